@@ -1,0 +1,49 @@
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import { adminRoutes } from "./admin/routes";
+import { contentRoutes } from "./content/routes";
+import { authRoutes } from "./auth/routes";
+import type { AppContext } from "./context";
+import { access } from "./http/access";
+import { plumbing } from "./http/plumbing";
+import { spaceRoutes } from "./spaces/routes";
+import { VERSION } from "./version";
+
+const DOCS_ASSETS = "/api/v1/docs/assets";
+
+/** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
+export function createApp(ctx: AppContext) {
+  return new Elysia({ normalize: "typebox" })
+    .use(plumbing(ctx))
+    .use(
+      openapi({
+        path: "/api/v1/docs",
+        specPath: "/api/v1/openapi.json",
+        provider: "swagger-ui",
+        exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json"] },
+        // The plugin's default spec URL is relative to the page and misses it; `url` is accepted at run time.
+        swagger: { cdn: `${DOCS_ASSETS}/swagger-ui-bundle.js`, theme: `${DOCS_ASSETS}/swagger-ui.css`, autoDarkMode: false, url: "/api/v1/openapi.json" } as never,
+        documentation: {
+          info: { title: "Basalt API", version: VERSION, description: "Local-first, review-first workspace database." },
+          components: {
+            securitySchemes: {
+              bearerAuth: { type: "http", scheme: "bearer", description: "An API key: bsk_…" },
+              sessionCookie: { type: "apiKey", in: "cookie", name: "basalt_session" },
+            },
+          },
+        },
+      }),
+    )
+    .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { detail: { hide: true } })
+    .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { detail: { hide: true } })
+    .use(access(ctx))
+    .get("/api/health", () => ({ status: "ok", version: VERSION }), { public: true })
+    .use(authRoutes(ctx))
+    .use(spaceRoutes(ctx))
+    .use(contentRoutes(ctx))
+    .use(adminRoutes(ctx));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,70 @@
+import { eq } from "drizzle-orm";
+import { iso } from "../clock";
+import type { AppContext } from "../context";
+import { unauthorized } from "../http/errors";
+import { isWellFormedKey } from "./key-format";
+import type { ApiKeyRow, UserRow } from "./key-cache";
+import type { Level } from "./levels";
+import { apiKeys, users } from "./schema";
+import { sha256 } from "./secrets";
+import { findSession } from "./sessions";
+
+export type Credential =
+  | { type: "api_key"; key: ApiKeyRow }
+  | { type: "session"; tokenHash: string; csrfToken: string; renewed: boolean };
+
+/** Who is calling, and the highest level their credential allows anywhere. */
+export interface Actor {
+  user: UserRow;
+  credential: Credential;
+  ceiling: Level;
+}
+
+export interface PresentedCredentials {
+  apiKey: string | null;
+  sessionToken: string | null;
+}
+
+/** Reads `Authorization: Bearer <key>` or `x-api-key`; a key wins over a session cookie. */
+export function presentedKey(authorization: string | undefined, xApiKey: string | undefined): string | null {
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match ? match[1] : "";
+  }
+  return xApiKey ?? null;
+}
+
+const LAST_USED_INTERVAL_MS = 60_000;
+
+export function authenticateKey(ctx: AppContext, value: string): Actor {
+  if (!isWellFormedKey(value)) throw unauthorized("The API key is malformed.");
+  const hash = sha256(value);
+  let entry = ctx.keyCache.get(hash);
+  if (!entry) {
+    const row = ctx.db.select({ key: apiKeys, user: users }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.hash, hash)).get();
+    if (!row) throw unauthorized("The API key is not valid.");
+    entry = { ...row, lastUsedWrittenAt: row.key.lastUsedAt ? Date.parse(row.key.lastUsedAt) : 0 };
+    ctx.keyCache.set(hash, entry);
+  }
+  if (entry.user.banned) throw unauthorized("The API key is not valid.");
+  const now = ctx.clock.now();
+  if (entry.key.expiresAt && Date.parse(entry.key.expiresAt) <= now) throw unauthorized("The API key has expired.");
+  if (now - entry.lastUsedWrittenAt >= LAST_USED_INTERVAL_MS) {
+    const lastUsedAt = iso(now);
+    ctx.db.update(apiKeys).set({ lastUsedAt }).where(eq(apiKeys.id, entry.key.id)).run();
+    entry.key = { ...entry.key, lastUsedAt };
+    entry.lastUsedWrittenAt = now;
+  }
+  return { user: entry.user, credential: { type: "api_key", key: entry.key }, ceiling: entry.key.level };
+}
+
+export function authenticate(ctx: AppContext, presented: PresentedCredentials): Actor {
+  if (presented.apiKey !== null) return authenticateKey(ctx, presented.apiKey);
+  if (presented.sessionToken) {
+    const session = findSession(ctx, presented.sessionToken);
+    if (!session) throw unauthorized("The session has expired; sign in again.");
+    const { user, ...credential } = session;
+    return { user, credential: { type: "session", ...credential }, ceiling: "manage" };
+  }
+  throw unauthorized();
+}

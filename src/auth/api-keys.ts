@@ -1,0 +1,109 @@
+import { and, desc, eq } from "drizzle-orm";
+import { DAY_MS, iso } from "../clock";
+import type { AppContext } from "../context";
+import { newId } from "../db/ids";
+import { conflict, notFound } from "../http/errors";
+import { generateKeyValue, keyPrefix } from "./key-format";
+import type { ApiKeyRow } from "./key-cache";
+import { atLeast, type Level } from "./levels";
+import { apiKeys } from "./schema";
+import { sha256 } from "./secrets";
+
+export const EXPIRATIONS = ["never", "7d", "30d", "90d", "1y"] as const;
+export type Expiration = (typeof EXPIRATIONS)[number];
+const EXPIRATION_DAYS: Record<Expiration, number | null> = { never: null, "7d": 7, "30d": 30, "90d": 90, "1y": 365 };
+export const DEFAULT_EXPIRATION: Expiration = "30d";
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  level: Level;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  status: "active" | "expired";
+}
+
+export function apiKeyView(row: ApiKeyRow, now: number): ApiKeyView {
+  const expired = row.expiresAt !== null && Date.parse(row.expiresAt) <= now;
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    level: row.level,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    lastUsedAt: row.lastUsedAt,
+    status: expired ? "expired" : "active",
+  };
+}
+
+export interface NewApiKey {
+  name: string;
+  level: Level;
+  expiration?: Expiration;
+}
+
+/** The only moment the key's value exists outside the caller's hands: it is returned, never stored. */
+export function createApiKey(ctx: AppContext, userId: string, input: NewApiKey): { apiKey: string; key: ApiKeyView } {
+  const value = generateKeyValue();
+  const now = ctx.clock.now();
+  const days = EXPIRATION_DAYS[input.expiration ?? DEFAULT_EXPIRATION];
+  const row: ApiKeyRow = {
+    id: newId("key"),
+    userId,
+    name: input.name,
+    prefix: keyPrefix(value),
+    hash: sha256(value),
+    level: input.level,
+    createdAt: iso(now),
+    expiresAt: days === null ? null : iso(now + days * DAY_MS),
+    lastUsedAt: null,
+  };
+  ctx.db.insert(apiKeys).values(row).run();
+  return { apiKey: value, key: apiKeyView(row, now) };
+}
+
+export function listApiKeys(ctx: AppContext, userId: string): ApiKeyView[] {
+  const now = ctx.clock.now();
+  return ctx.db.select().from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.id)).all().map((row) => apiKeyView(row, now));
+}
+
+function findOwnKey(ctx: AppContext, userId: string, keyId: string): ApiKeyRow {
+  const row = ctx.db.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.userId, userId))).get();
+  if (!row) throw notFound("No such API key.");
+  return row;
+}
+
+export function getApiKey(ctx: AppContext, userId: string, keyId: string): ApiKeyView {
+  return apiKeyView(findOwnKey(ctx, userId, keyId), ctx.clock.now());
+}
+
+export interface ApiKeyPatch {
+  name?: string;
+  level?: Level;
+  confirm?: boolean;
+}
+
+/** Every holder of a key gains a raised level at once, so raising it must be confirmed. */
+export function updateApiKey(ctx: AppContext, userId: string, keyId: string, patch: ApiKeyPatch): ApiKeyView {
+  const row = findOwnKey(ctx, userId, keyId);
+  if (patch.level && patch.level !== row.level && atLeast(patch.level, row.level) && patch.confirm !== true) {
+    throw conflict(`Raising the key's level from ${row.level} to ${patch.level} needs "confirm": true.`, {
+      reason: "CONFIRMATION_REQUIRED",
+      from: row.level,
+      to: patch.level,
+    });
+  }
+  const updated = { ...row, name: patch.name ?? row.name, level: patch.level ?? row.level };
+  ctx.db.update(apiKeys).set({ name: updated.name, level: updated.level }).where(eq(apiKeys.id, keyId)).run();
+  ctx.keyCache.forgetKey(keyId);
+  return apiKeyView(updated, ctx.clock.now());
+}
+
+export function deleteApiKey(ctx: AppContext, userId: string, keyId: string): void {
+  findOwnKey(ctx, userId, keyId);
+  ctx.db.delete(apiKeys).where(eq(apiKeys.id, keyId)).run();
+  ctx.keyCache.forgetKey(keyId);
+}

@@ -1,0 +1,157 @@
+import { and, eq, lt } from "drizzle-orm";
+import { iso } from "../clock";
+import type { AppContext } from "../context";
+import { writeTransaction } from "../db/client";
+import { newId } from "../db/ids";
+import { ApiError, conflict, notFound } from "../http/errors";
+import { createApiKey, DEFAULT_EXPIRATION, type Expiration, type NewApiKey } from "./api-keys";
+import { deviceRequests } from "./schema";
+import { randomString, sha256 } from "./secrets";
+
+/** RFC 8628 values: codes live 900 s, clients poll every 5 s, `slow_down` adds 5 s for good. */
+export const DEVICE_CODE_TTL_SECONDS = 900;
+export const POLL_INTERVAL_SECONDS = 5;
+const SLOW_DOWN_STEP_SECONDS = 5;
+const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+
+type DeviceRow = typeof deviceRequests.$inferSelect;
+
+/** `wdjb mjht`, `WDJB-MJHT` and `wdjbmjht` are the same code. */
+export const normalizeUserCode = (code: string): string => code.toUpperCase().replace(/[^A-Z]/g, "");
+const displayUserCode = (code: string): string => `${code.slice(0, 4)}-${code.slice(4)}`;
+
+export interface DeviceGrant {
+  deviceCode: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
+  expiresIn: number;
+  interval: number;
+}
+
+export function issueDeviceCode(ctx: AppContext, clientName: string | undefined, address: string): DeviceGrant {
+  ctx.limits.deviceCodes.take(address);
+  const deviceCode = randomString(40);
+  const now = ctx.clock.now();
+  for (;;) {
+    const userCode = randomString(8, USER_CODE_ALPHABET);
+    const inserted = ctx.db
+      .insert(deviceRequests)
+      .values({
+        id: newId("dev"),
+        deviceCodeHash: sha256(deviceCode),
+        userCode,
+        clientName: clientName?.trim() || null,
+        status: "pending",
+        intervalSeconds: POLL_INTERVAL_SECONDS,
+        createdAt: iso(now),
+        expiresAt: iso(now + DEVICE_CODE_TTL_SECONDS * 1000),
+      })
+      .onConflictDoNothing({ target: deviceRequests.userCode })
+      .returning({ id: deviceRequests.id })
+      .all();
+    if (inserted.length === 0) continue;
+    const verificationUri = `${ctx.config.publicUrl}/admin/device`;
+    return {
+      deviceCode,
+      userCode: displayUserCode(userCode),
+      verificationUri,
+      verificationUriComplete: `${verificationUri}?code=${displayUserCode(userCode)}`,
+      expiresIn: DEVICE_CODE_TTL_SECONDS,
+      interval: POLL_INTERVAL_SECONDS,
+    };
+  }
+}
+
+const isExpired = (ctx: AppContext, row: DeviceRow) => Date.parse(row.expiresAt) <= ctx.clock.now();
+
+export interface DeviceRequestView {
+  userCode: string;
+  clientName: string | null;
+  status: "pending" | "approved" | "denied" | "expired";
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** Guessing user codes is limited per session: only misses count. */
+function findByUserCode(ctx: AppContext, userCode: string, sessionKey: string): DeviceRow {
+  ctx.limits.deviceLookups.check(sessionKey);
+  const row = ctx.db.select().from(deviceRequests).where(eq(deviceRequests.userCode, normalizeUserCode(userCode))).get();
+  if (!row || row.status === "exchanged") {
+    ctx.limits.deviceLookups.record(sessionKey);
+    throw notFound("No device request has this code.");
+  }
+  return row;
+}
+
+function requestView(ctx: AppContext, row: DeviceRow): DeviceRequestView {
+  const status = row.status === "pending" && isExpired(ctx, row) ? "expired" : row.status === "exchanged" ? "approved" : row.status;
+  return { userCode: displayUserCode(row.userCode), clientName: row.clientName, status, createdAt: row.createdAt, expiresAt: row.expiresAt };
+}
+
+export function getDeviceRequest(ctx: AppContext, userCode: string, sessionKey: string): DeviceRequestView {
+  return requestView(ctx, findByUserCode(ctx, userCode, sessionKey));
+}
+
+function pendingRequest(ctx: AppContext, userCode: string, sessionKey: string): DeviceRow {
+  const row = findByUserCode(ctx, userCode, sessionKey);
+  const view = requestView(ctx, row);
+  if (view.status !== "pending") throw conflict(`This device request is ${view.status}.`, { reason: "DEVICE_REQUEST_NOT_PENDING", status: view.status });
+  return row;
+}
+
+export function approveDeviceRequest(ctx: AppContext, userId: string, sessionKey: string, input: { userCode: string } & NewApiKey): void {
+  const row = pendingRequest(ctx, input.userCode, sessionKey);
+  ctx.db
+    .update(deviceRequests)
+    .set({ status: "approved", approvedBy: userId, keyName: input.name, keyLevel: input.level, keyExpiration: input.expiration ?? DEFAULT_EXPIRATION })
+    .where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending")))
+    .run();
+}
+
+export function denyDeviceRequest(ctx: AppContext, userId: string, sessionKey: string, userCode: string): void {
+  const row = pendingRequest(ctx, userCode, sessionKey);
+  ctx.db.update(deviceRequests).set({ status: "denied", approvedBy: userId }).where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending"))).run();
+}
+
+/** The RFC 8628 token errors: 400 with the upper-case code and the RFC's lower-case name. */
+const grantError = (code: string, message: string, data: Record<string, unknown> = {}) =>
+  new ApiError(400, code, code.toLowerCase(), { message, ...data });
+
+export interface DeviceCredential {
+  apiKey: string;
+  apiKeyId: string;
+  expiresAt: string | null;
+  credentialType: "api_key";
+}
+
+/**
+ * Exchanges an approved device code for a new key, once. While the request is pending the poll is
+ * recorded (and committed) before the answer: polling faster than the interval adds 5 s to it.
+ */
+export function finalizeDeviceCode(ctx: AppContext, deviceCode: string): DeviceCredential {
+  const outcome = writeTransaction(ctx.db, (): DeviceCredential | ApiError => {
+    const row = ctx.db.select().from(deviceRequests).where(eq(deviceRequests.deviceCodeHash, sha256(deviceCode))).get();
+    if (!row || row.status === "exchanged") return grantError("INVALID_GRANT", "The device code is unknown or was already exchanged.");
+    if (isExpired(ctx, row)) return grantError("EXPIRED_TOKEN", "The device code expired; start again.");
+    if (row.status === "denied") return grantError("ACCESS_DENIED", "The request was denied.");
+    if (row.status === "approved") {
+      const { apiKey, key } = createApiKey(ctx, row.approvedBy!, { name: row.keyName!, level: row.keyLevel!, expiration: row.keyExpiration as Expiration });
+      ctx.db.update(deviceRequests).set({ status: "exchanged" }).where(eq(deviceRequests.id, row.id)).run();
+      return { apiKey, apiKeyId: key.id, expiresAt: key.expiresAt, credentialType: "api_key" };
+    }
+    const now = ctx.clock.now();
+    const tooSoon = now - Date.parse(row.lastPolledAt ?? row.createdAt) < row.intervalSeconds * 1000;
+    const intervalSeconds = tooSoon ? row.intervalSeconds + SLOW_DOWN_STEP_SECONDS : row.intervalSeconds;
+    ctx.db.update(deviceRequests).set({ lastPolledAt: iso(now), intervalSeconds }).where(eq(deviceRequests.id, row.id)).run();
+    return tooSoon
+      ? grantError("SLOW_DOWN", `Polled too fast; wait ${intervalSeconds} s between polls.`, { interval: intervalSeconds })
+      : grantError("AUTHORIZATION_PENDING", "The user has not approved the request yet.");
+  });
+  if (outcome instanceof ApiError) throw outcome;
+  return outcome;
+}
+
+export function pruneDeviceRequests(ctx: AppContext): number {
+  return ctx.db.delete(deviceRequests).where(lt(deviceRequests.expiresAt, iso(ctx.clock.now()))).returning({ id: deviceRequests.id }).all().length;
+}

@@ -1,0 +1,39 @@
+import type { apiKeys, users } from "./schema";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+
+export interface CachedKey {
+  key: ApiKeyRow;
+  user: UserRow;
+  /** When `last_used_at` was last written, so it is written at most once a minute. */
+  lastUsedWrittenAt: number;
+}
+
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Key hash → key and owner, so verifying a key costs a SHA-256 and a map lookup. Only positive
+ * answers are kept; every change to a key or its owner drops the affected entries before it
+ * returns, so the very next request sees it. Expiry is checked on every use, not cached.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, CachedKey>();
+
+  get(hash: string): CachedKey | undefined {
+    return this.entries.get(hash);
+  }
+
+  set(hash: string, entry: CachedKey): void {
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(hash, entry);
+  }
+
+  forgetKey(keyId: string): void {
+    for (const [hash, entry] of this.entries) if (entry.key.id === keyId) this.entries.delete(hash);
+  }
+
+  forgetUser(userId: string): void {
+    for (const [hash, entry] of this.entries) if (entry.user.id === userId) this.entries.delete(hash);
+  }
+}

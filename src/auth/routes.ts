@@ -1,0 +1,140 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context";
+import { access, sessionCookieOptions, spaceHeader } from "../http/access";
+import { oneOf } from "../http/schemas";
+import { createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, updateApiKey } from "./api-keys";
+import { approveDeviceRequest, denyDeviceRequest, finalizeDeviceCode, getDeviceRequest, issueDeviceCode } from "./device";
+import { LEVELS } from "./levels";
+import { createSession, deleteSession, SESSION_COOKIE } from "./sessions";
+import { completeSetup, setupNeeded } from "./setup";
+import { createUser, listUsers, requireAdmin, updateUser, userView, verifyLogin } from "./users";
+import { describeCaller } from "./whoami";
+
+const Name = t.String({ minLength: 1, maxLength: 200 });
+const Email = t.String({ minLength: 3, maxLength: 320 });
+const Password = t.String({ minLength: 1, maxLength: 1024 });
+const Level = oneOf(LEVELS);
+const Expiration = oneOf(EXPIRATIONS);
+const UserCode = t.String({ minLength: 1, maxLength: 32 });
+
+type ServerLike = { requestIP(request: Request): { address: string } | null } | null;
+const clientAddress = (server: ServerLike, request: Request) => server?.requestIP(request)?.address ?? "unknown";
+
+/** Users, sessions, setup, API keys, device authorization and `GET /auth`. */
+export function authRoutes(ctx: AppContext) {
+  const secure = ctx.config.publicUrl.startsWith("https:");
+  return new Elysia({ prefix: "/api/v1" })
+    .use(access(ctx))
+    .get("/setup", () => ({ needed: setupNeeded(ctx) }), { public: true })
+    .post(
+      "/setup",
+      async ({ body, cookie, set }) => {
+        const { token, ...input } = body;
+        const user = await completeSetup(ctx, token, input);
+        cookie[SESSION_COOKIE].set(sessionCookieOptions(createSession(ctx, user.id).token, secure));
+        set.status = 201;
+        return user;
+      },
+      { public: true, body: t.Object({ token: t.String(), email: Email, name: Name, password: Password }) },
+    )
+    .post(
+      "/auth/login",
+      async ({ body, cookie, server, request }) => {
+        const user = await verifyLogin(ctx, body.email, body.password, clientAddress(server, request));
+        const session = createSession(ctx, user.id);
+        cookie[SESSION_COOKIE].set(sessionCookieOptions(session.token, secure));
+        return { user: userView(user), csrfToken: session.csrfToken };
+      },
+      { public: true, body: t.Object({ email: Email, password: Password }) },
+    )
+    .post(
+      "/auth/logout",
+      ({ actor, cookie }) => {
+        if (actor.credential.type === "session") deleteSession(ctx, actor.credential.tokenHash);
+        cookie[SESSION_COOKIE].set({ ...sessionCookieOptions("", secure), maxAge: 0 });
+        return { success: true };
+      },
+      { account: "session" },
+    )
+    .get("/auth", ({ actor, headers }) => describeCaller(ctx, actor, spaceHeader(headers)), { account: "signedIn" })
+    .get("/users/me", ({ actor }) => userView(actor.user), { account: "signedIn" })
+    .get(
+      "/users",
+      ({ actor }) => {
+        requireAdmin(actor.user);
+        return listUsers(ctx);
+      },
+      { account: "signedIn" },
+    )
+    .post(
+      "/users",
+      async ({ actor, body, set }) => {
+        requireAdmin(actor.user);
+        const user = await createUser(ctx, body);
+        set.status = 201;
+        return user;
+      },
+      { account: "manage", body: t.Object({ email: Email, name: Name, password: Password, admin: t.Optional(t.Boolean()) }) },
+    )
+    .patch(
+      "/users/:userId",
+      ({ actor, params, body }) => {
+        requireAdmin(actor.user);
+        return updateUser(ctx, params.userId, body);
+      },
+      {
+        account: "manage",
+        body: t.Object({ name: t.Optional(Name), password: t.Optional(Password), admin: t.Optional(t.Boolean()), banned: t.Optional(t.Boolean()) }),
+      },
+    )
+    .post(
+      "/api-keys",
+      ({ actor, body, set }) => {
+        set.status = 201;
+        return createApiKey(ctx, actor.user.id, body);
+      },
+      { account: "session", body: t.Object({ name: Name, level: Level, expiration: t.Optional(Expiration) }) },
+    )
+    .get("/api-keys", ({ actor }) => listApiKeys(ctx, actor.user.id), { account: "session" })
+    .get("/api-keys/:keyId", ({ actor, params }) => getApiKey(ctx, actor.user.id, params.keyId), { account: "session" })
+    .patch("/api-keys/:keyId", ({ actor, params, body }) => updateApiKey(ctx, actor.user.id, params.keyId, body), {
+      account: "session",
+      body: t.Object({ name: t.Optional(Name), level: t.Optional(Level), confirm: t.Optional(t.Boolean()) }),
+    })
+    .delete(
+      "/api-keys/:keyId",
+      ({ actor, params }) => {
+        deleteApiKey(ctx, actor.user.id, params.keyId);
+        return { success: true };
+      },
+      { account: "session" },
+    )
+    .post("/device/code", ({ body, server, request }) => issueDeviceCode(ctx, body?.clientName, clientAddress(server, request)), {
+      public: true,
+      body: t.Optional(t.Object({ clientName: t.Optional(t.String({ maxLength: 200 })) })),
+    })
+    .get("/device/requests/:userCode", ({ actor, params }) => getDeviceRequest(ctx, params.userCode, sessionKeyOf(actor)), { account: "session" })
+    .post(
+      "/device/approve",
+      ({ actor, body }) => {
+        const { userCode, ...key } = body;
+        approveDeviceRequest(ctx, actor.user.id, sessionKeyOf(actor), { userCode, ...key });
+        return { success: true };
+      },
+      { account: "session", body: t.Object({ userCode: UserCode, name: Name, level: Level, expiration: t.Optional(Expiration) }) },
+    )
+    .post(
+      "/device/deny",
+      ({ actor, body }) => {
+        denyDeviceRequest(ctx, actor.user.id, sessionKeyOf(actor), body.userCode);
+        return { success: true };
+      },
+      { account: "session", body: t.Object({ userCode: UserCode }) },
+    )
+    .post("/device/finalize", ({ body }) => finalizeDeviceCode(ctx, body.deviceCode), {
+      public: true,
+      body: t.Object({ deviceCode: t.String({ minLength: 1, maxLength: 200 }) }),
+    });
+}
+
+const sessionKeyOf = (actor: { credential: { type: string; tokenHash?: string } }) => `session:${actor.credential.tokenHash}`;

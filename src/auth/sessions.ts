@@ -1,0 +1,57 @@
+import { eq } from "drizzle-orm";
+import { DAY_MS, iso } from "../clock";
+import type { AppContext } from "../context";
+import type { UserRow } from "./key-cache";
+import { randomString, sha256 } from "./secrets";
+import { sessions, users } from "./schema";
+
+export const SESSION_COOKIE = "basalt_session";
+export const SESSION_IDLE_MS = 7 * DAY_MS;
+/** `last_seen_at` moves at most once a minute: no write per request. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface SessionGrant {
+  token: string;
+  csrfToken: string;
+}
+
+export function createSession(ctx: AppContext, userId: string): SessionGrant {
+  const token = randomString(43);
+  const csrfToken = randomString(32);
+  const now = iso(ctx.clock.now());
+  ctx.db.insert(sessions).values({ tokenHash: sha256(token), userId, csrfToken, createdAt: now, lastSeenAt: now }).run();
+  return { token, csrfToken };
+}
+
+export interface ActiveSession {
+  tokenHash: string;
+  csrfToken: string;
+  user: UserRow;
+  /** True when this use moved the idle deadline, so the cookie's lifetime is renewed too. */
+  renewed: boolean;
+}
+
+/** The session behind a cookie token, or null when it is unknown, idle too long or its user banned. */
+export function findSession(ctx: AppContext, token: string): ActiveSession | null {
+  const tokenHash = sha256(token);
+  const row = ctx.db
+    .select({ session: sessions, user: users })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.tokenHash, tokenHash))
+    .get();
+  if (!row || row.user.banned) return null;
+  const now = ctx.clock.now();
+  const lastSeen = Date.parse(row.session.lastSeenAt);
+  if (now - lastSeen > SESSION_IDLE_MS) {
+    ctx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+    return null;
+  }
+  const renewed = now - lastSeen >= TOUCH_INTERVAL_MS;
+  if (renewed) ctx.db.update(sessions).set({ lastSeenAt: iso(now) }).where(eq(sessions.tokenHash, tokenHash)).run();
+  return { tokenHash, csrfToken: row.session.csrfToken, user: row.user, renewed };
+}
+
+export function deleteSession(ctx: AppContext, tokenHash: string): void {
+  ctx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+}

@@ -1,0 +1,126 @@
+import { asc, count, eq } from "drizzle-orm";
+import { iso } from "../clock";
+import type { AppContext } from "../context";
+import { writeTransaction } from "../db/client";
+import { newId } from "../db/ids";
+import { EMAIL_PATTERN, normalizeEmail } from "../formats";
+import { badRequest, forbidden, notFound, onUniqueViolation, unauthorized } from "../http/errors";
+import type { UserRow } from "./key-cache";
+import { sessions, users } from "./schema";
+
+export const MIN_PASSWORD_LENGTH = 8;
+
+export interface UserView {
+  id: string;
+  email: string;
+  name: string;
+  admin: boolean;
+  banned: boolean;
+  createdAt: string;
+}
+
+export const userView = (row: UserRow): UserView => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  admin: row.admin,
+  banned: row.banned,
+  createdAt: row.createdAt,
+});
+
+export interface NewUser {
+  email: string;
+  name: string;
+  password: string;
+  admin?: boolean;
+}
+
+function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`The password must have at least ${MIN_PASSWORD_LENGTH} characters.`);
+}
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw badRequest("The name must not be empty.");
+  return trimmed;
+}
+
+const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
+
+export async function createUser(ctx: AppContext, input: NewUser): Promise<UserView> {
+  const email = normalizeEmail(input.email);
+  if (!EMAIL_PATTERN.test(email)) throw badRequest(`"${input.email}" is not an e-mail address.`);
+  const name = checkName(input.name);
+  checkPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  const now = iso(ctx.clock.now());
+  const row: UserRow = { id: newId("usr"), email, name, passwordHash, admin: input.admin ?? false, banned: false, createdAt: now, updatedAt: now };
+  onUniqueViolation(() => ctx.db.insert(users).values(row).run(), `A user with the e-mail ${email} already exists.`);
+  return userView(row);
+}
+
+export function countUsers(ctx: AppContext): number {
+  return ctx.db.select({ n: count() }).from(users).get()!.n;
+}
+
+export function listUsers(ctx: AppContext): UserView[] {
+  return ctx.db.select().from(users).orderBy(asc(users.id)).all().map(userView);
+}
+
+export function findUserByEmail(ctx: AppContext, email: string): UserRow | undefined {
+  return ctx.db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
+}
+
+export function requireAdmin(user: UserRow): void {
+  if (!user.admin) throw forbidden("Only instance admins may manage users.");
+}
+
+export interface UserPatch {
+  name?: string;
+  password?: string;
+  admin?: boolean;
+  banned?: boolean;
+}
+
+/** A ban cuts every session and cached key of the user before this returns. */
+export async function updateUser(ctx: AppContext, userId: string, patch: UserPatch): Promise<UserView> {
+  const row = ctx.db.select().from(users).where(eq(users.id, userId)).get();
+  if (!row) throw notFound("No such user.");
+  const changes: Partial<UserRow> = { updatedAt: iso(ctx.clock.now()) };
+  if (patch.name !== undefined) changes.name = checkName(patch.name);
+  if (patch.admin !== undefined) changes.admin = patch.admin;
+  if (patch.banned !== undefined) changes.banned = patch.banned;
+  if (patch.password !== undefined) {
+    checkPassword(patch.password);
+    changes.passwordHash = await hashPassword(patch.password);
+  }
+  writeTransaction(ctx.db, () => {
+    ctx.db.update(users).set(changes).where(eq(users.id, userId)).run();
+    if (patch.banned || patch.password !== undefined) ctx.db.delete(sessions).where(eq(sessions.userId, userId)).run();
+  });
+  ctx.keyCache.forgetUser(userId);
+  return userView({ ...row, ...changes });
+}
+
+/** A password hash to verify against when the e-mail is unknown, so both failures cost the same. */
+let decoyHash: Promise<string> | undefined;
+
+/**
+ * Unknown e-mail and wrong password give the same answer after the same work. Failures are
+ * limited per address and per e-mail (5 a minute, then 429).
+ */
+export async function verifyLogin(ctx: AppContext, email: string, password: string, address: string): Promise<UserRow> {
+  const emailKey = `email:${normalizeEmail(email)}`;
+  const addressKey = `address:${address}`;
+  ctx.limits.loginFailures.check(addressKey);
+  ctx.limits.loginFailures.check(emailKey);
+  const row = findUserByEmail(ctx, email);
+  decoyHash ??= hashPassword(crypto.randomUUID());
+  const valid = await Bun.password.verify(password, row?.passwordHash ?? (await decoyHash));
+  if (!row || !valid || row.banned) {
+    ctx.limits.loginFailures.record(addressKey);
+    ctx.limits.loginFailures.record(emailKey);
+    throw unauthorized("The e-mail or password is wrong.");
+  }
+  return row;
+}

@@ -1,0 +1,57 @@
+import { Cron } from "croner";
+import { createApp } from "../app";
+import { issueSetupToken } from "../auth/setup";
+import { systemClock } from "../clock";
+import { ConfigError, databasePath, loadConfig } from "../config";
+import { consoleLogger, createContext } from "../context";
+import { closeStore, migrate, openStore } from "../db/client";
+import { startJobs } from "../jobs/schedule";
+import { VERSION } from "../version";
+import { CliError, parseFlags } from "./common";
+
+export async function serveCommand(args: string[]): Promise<void> {
+  const flags = parseFlags(args, {
+    port: { type: "string" },
+    host: { type: "string" },
+    "public-url": { type: "string" },
+    "max-body": { type: "string" },
+    "webhook-allow": { type: "string" },
+    "backup-cron": { type: "string" },
+  });
+  let config;
+  try {
+    config = loadConfig(flags);
+    if (config.backupCron) new Cron(config.backupCron).stop();
+  } catch (error) {
+    throw new CliError(error instanceof ConfigError ? error.message : `The backup schedule "${flags["backup-cron"] ?? process.env.BASALT_BACKUP_CRON}" is not a cron expression.`);
+  }
+  const store = openStore(databasePath(config.dataDir));
+  const applied = migrate(store);
+  const ctx = createContext(store, config, systemClock, consoleLogger);
+  const app = createApp(ctx);
+  try {
+    // A little over the body limit, so Bun itself cuts off a body streamed without a length.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes + 64 * 1024 });
+  } catch (error) {
+    closeStore(store);
+    const inUse = (error as { code?: string }).code === "EADDRINUSE";
+    throw new CliError(inUse ? `Port ${config.port} on ${config.host} is already in use.` : `Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
+  }
+  const jobs = startJobs(ctx);
+  console.log(`Basalt ${VERSION} listening on ${config.publicUrl} (data in ${config.dataDir}${applied ? `, ${applied} migration(s) applied` : ""})`);
+  const setupToken = issueSetupToken(ctx);
+  if (setupToken) console.log(`No user exists yet. Create the first account at ${config.publicUrl}/admin/setup?token=${setupToken}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`Received ${signal}: finishing requests in flight, then stopping.`);
+    jobs.stop();
+    await app.server?.stop(false);
+    closeStore(store);
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}

@@ -1,0 +1,73 @@
+import { join, resolve } from "node:path";
+
+/** Everything `serve` can be told, after flags and BASALT_* variables are merged (a flag wins). */
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  publicUrl: string;
+  maxBodyBytes: number;
+  webhookAllow: string[];
+  backupCron: string | null;
+}
+
+export class ConfigError extends Error {}
+
+export const DEFAULT_PORT = 7431;
+export const DEFAULT_HOST = "127.0.0.1";
+
+export function defaultDataDir(env: Record<string, string | undefined> = process.env): string {
+  return env.BASALT_DATA_DIR || "./basalt-data";
+}
+
+export function databasePath(dataDir: string): string {
+  return join(resolve(dataDir), "basalt.db");
+}
+
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, kb: 1024, k: 1024, mb: 1024 ** 2, m: 1024 ** 2, gb: 1024 ** 3, g: 1024 ** 3 };
+
+/** Reads sizes such as `1mb`, `512kb` or `1048576` (bytes). */
+export function parseSize(text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = match ? SIZE_UNITS[match[2].toLowerCase()] : undefined;
+  if (!match || unit === undefined) throw new ConfigError(`"${text}" is not a size (examples: 1mb, 512kb, 1048576).`);
+  const bytes = Math.floor(Number(match[1]) * unit);
+  if (bytes < 1) throw new ConfigError(`The size "${text}" must be at least one byte.`);
+  return bytes;
+}
+
+export function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new ConfigError(`"${text}" is not a port number (0 to 65535).`);
+  return port;
+}
+
+export function parseList(text: string | undefined): string[] {
+  return (text ?? "").split(",").map((item) => item.trim()).filter(Boolean);
+}
+
+export interface ServeFlags {
+  "data-dir"?: string;
+  port?: string;
+  host?: string;
+  "public-url"?: string;
+  "max-body"?: string;
+  "webhook-allow"?: string;
+  "backup-cron"?: string;
+}
+
+export function loadConfig(flags: ServeFlags, env: Record<string, string | undefined> = process.env): Config {
+  const host = flags.host ?? env.BASALT_HOST ?? DEFAULT_HOST;
+  const port = parsePort(flags.port ?? env.BASALT_PORT ?? String(DEFAULT_PORT));
+  const publicUrl = (flags["public-url"] ?? env.BASALT_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "");
+  if (!URL.canParse(publicUrl)) throw new ConfigError(`The public URL "${publicUrl}" is not an absolute URL.`);
+  return {
+    dataDir: resolve(flags["data-dir"] ?? defaultDataDir(env)),
+    host,
+    port,
+    publicUrl,
+    maxBodyBytes: parseSize(flags["max-body"] ?? env.BASALT_MAX_BODY ?? "1mb"),
+    webhookAllow: parseList(flags["webhook-allow"] ?? env.BASALT_WEBHOOK_ALLOW),
+    backupCron: flags["backup-cron"] ?? env.BASALT_BACKUP_CRON ?? null,
+  };
+}

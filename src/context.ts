@@ -1,0 +1,55 @@
+import type { Clock } from "./clock";
+import type { Config } from "./config";
+import type { Db, Store } from "./db/client";
+import { KeyCache } from "./auth/key-cache";
+import { RateLimiter } from "./http/rate-limit";
+
+export interface Logger {
+  info(line: string): void;
+  error(line: string): void;
+}
+
+export const consoleLogger: Logger = {
+  info: (line) => process.stdout.write(`${line}\n`),
+  error: (line) => process.stderr.write(`${line}\n`),
+};
+
+export const silentLogger: Logger = { info() {}, error() {} };
+
+/** What every domain function may use: the database, the time, the settings and shared caches. */
+export interface AppContext {
+  /** Tells one app instance's plugins from another's (Elysia de-duplicates plugins by name and seed). */
+  instanceId: string;
+  store: Store;
+  db: Db;
+  clock: Clock;
+  config: Config;
+  log: Logger;
+  keyCache: KeyCache;
+  limits: {
+    loginFailures: RateLimiter;
+    deviceCodes: RateLimiter;
+    deviceLookups: RateLimiter;
+  };
+  /** SHA-256 of the one-time setup token while no user exists. */
+  setupTokenHash: string | null;
+}
+
+export function createContext(store: Store, config: Config, clock: Clock, log: Logger): AppContext {
+  const minute = 60_000;
+  return {
+    instanceId: crypto.randomUUID(),
+    store,
+    db: store.db,
+    clock,
+    config,
+    log,
+    keyCache: new KeyCache(),
+    limits: {
+      loginFailures: new RateLimiter(clock, 5, minute),
+      deviceCodes: new RateLimiter(clock, 10, minute),
+      deviceLookups: new RateLimiter(clock, 10, minute),
+    },
+    setupTokenHash: null,
+  };
+}

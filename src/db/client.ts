@@ -1,0 +1,60 @@
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
+import * as schema from "./tables";
+
+export type Db = BunSQLiteDatabase<typeof schema>;
+
+export interface Store {
+  sqlite: Database;
+  db: Db;
+}
+
+/** PocketBase's set: wait on locks instead of failing, WAL, NORMAL sync (survives a process crash). */
+const PRAGMAS = [
+  "PRAGMA busy_timeout = 10000",
+  "PRAGMA journal_mode = WAL",
+  "PRAGMA synchronous = NORMAL",
+  "PRAGMA foreign_keys = ON",
+  "PRAGMA temp_store = MEMORY",
+  "PRAGMA cache_size = -32000",
+  "PRAGMA journal_size_limit = 67108864",
+];
+
+export function openStore(path: string): Store {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path, { create: true, strict: true });
+  for (const pragma of PRAGMAS) sqlite.run(pragma);
+  return { sqlite, db: drizzle(sqlite, { schema }) };
+}
+
+const MIGRATIONS = embeddedMigrations();
+
+/** Applies the migrations embedded at build time; returns how many were new. */
+export function migrate(store: Store): number {
+  const applied = () => {
+    const table = store.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+    return table ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0;
+  };
+  const before = applied();
+  // drizzle's own migrate step, fed the embedded files instead of a folder read at run time.
+  const internals = store.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+  internals.dialect.migrate(MIGRATIONS, internals.session, { migrationsFolder: "" });
+  return applied() - before;
+}
+
+export function closeStore(store: Store): void {
+  store.sqlite.run("PRAGMA optimize");
+  store.sqlite.close();
+}
+
+/**
+ * One synchronous IMMEDIATE transaction (a deferred one that upgrades to a write fails at once with
+ * SQLITE_BUSY). bun:sqlite has one connection per handle, so every query made through `db` inside
+ * `run` belongs to the transaction. `run` must stay synchronous: an await would commit early.
+ */
+export function writeTransaction<T>(db: Db, run: () => T): T {
+  return db.transaction(() => run(), { behavior: "immediate" });
+}

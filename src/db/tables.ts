@@ -1,0 +1,3 @@
+export * from "../auth/schema";
+export * from "../spaces/schema";
+export * from "../content/schema";

@@ -1,0 +1,43 @@
+/**
+ * The one error type that logic throws. The HTTP layer turns it into the contract's envelope
+ * `{ error, code, data?, reason? }`; anything else that escapes is a 500 without internals.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly data?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  /** Where the contract defines a `reason`, it stands at the top level and in `data.reason`. */
+  get reason(): string | undefined {
+    return typeof this.data?.reason === "string" ? this.data.reason : undefined;
+  }
+}
+
+type Data = Record<string, unknown>;
+
+export const badRequest = (message: string, data?: Data) => new ApiError(400, "BAD_REQUEST", message, data);
+export const unauthorized = (message = "A valid API key or session is required.") =>
+  new ApiError(401, "UNAUTHORIZED", message, undefined, { "www-authenticate": "Bearer" });
+export const forbidden = (message: string, data?: Data) => new ApiError(403, "FORBIDDEN", message, data);
+export const notFound = (message = "Not found") => new ApiError(404, "NOT_FOUND", message);
+export const conflict = (message: string, data?: Data) => new ApiError(409, "CONFLICT", message, data);
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError(429, "TOO_MANY_REQUESTS", `Too many requests; try again in ${retryAfterSeconds} s.`, undefined, {
+    "retry-after": String(retryAfterSeconds),
+  });
+
+/** Turns a SQLite unique-constraint failure into a readable 409; rethrows everything else. */
+export function onUniqueViolation<T>(run: () => T, message: string, data?: Data): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof Error && (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw conflict(message, data);
+    throw error;
+  }
+}

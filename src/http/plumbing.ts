@@ -1,0 +1,97 @@
+import { cors } from "@elysiajs/cors";
+import { Elysia, ValidationError } from "elysia";
+import type { AppContext } from "../context";
+import { ApiError } from "./errors";
+
+type Issue = { path: string[]; message: string };
+
+function validationIssues(error: ValidationError): Issue[] {
+  const where = error.type === "body" ? [] : [error.type];
+  return error.all.map((issue) => {
+    const path = "path" in issue && typeof issue.path === "string" ? issue.path.split("/").filter(Boolean) : [];
+    const choices = (issue as { schema?: { anyOf?: { const?: unknown }[] } }).schema?.anyOf?.map((option) => option.const);
+    const message = choices?.every((choice) => typeof choice === "string")
+      ? `must be one of ${choices.join(", ")}`
+      : "message" in issue
+        ? String(issue.message)
+        : "is not valid";
+    return { path: [...where, ...path], message };
+  });
+}
+
+const describe = (issue: Issue) => `${issue.path.length ? issue.path.join(".") : "body"}: ${issue.message}`;
+
+function envelope(error: ApiError) {
+  return { error: error.message, code: error.code, ...(error.reason ? { reason: error.reason } : {}), ...(error.data ? { data: error.data } : {}) };
+}
+
+const started = new WeakMap<Request, number>();
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * What every request goes through before and after its route: CORS, the body limit and JSON
+ * parsing, the one error envelope, and one log line (method, path, status, duration — never a
+ * header, so never a key).
+ */
+export function plumbing(ctx: AppContext) {
+  const maxBody = ctx.config.maxBodyBytes;
+  const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
+
+  return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
+    .onError({ as: "global" }, ({ error, code, set, path }) => {
+      let failure: ApiError;
+      // Elysia wraps what a parser throws; the parser's own ApiError (413, 415) is the cause.
+      const cause = code === "PARSE" ? (error as Error).cause : undefined;
+      if (error instanceof ApiError) failure = error;
+      else if (cause instanceof ApiError) failure = cause;
+      else if (error instanceof ValidationError) {
+        const issues = validationIssues(error);
+        failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.map(describe).join("; ")}`, { issues });
+      } else if (code === "PARSE") failure = new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
+      else if (code === "NOT_FOUND") {
+        set.status = 404;
+        return { error: "Not found", code: "NOT_FOUND", path };
+      } else {
+        ctx.log.error(`unhandled error on ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        failure = new ApiError(500, "INTERNAL_SERVER_ERROR", "Something went wrong on the server.");
+      }
+      set.status = failure.status;
+      if (failure.headers) Object.assign(set.headers, failure.headers);
+      return envelope(failure);
+    })
+    .use(
+      cors({
+        origin: true,
+        methods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allowedHeaders: ["content-type", "authorization", "x-api-key", "x-basalt-space", "x-busabase-space", "x-basalt-channel", "x-csrf-token"],
+        exposeHeaders: ["retry-after", "www-authenticate"],
+        credentials: true,
+        maxAge: 600,
+      }),
+    )
+    .onRequest(({ request }) => {
+      started.set(request, performance.now());
+      const length = Number(request.headers.get("content-length") ?? 0);
+      if (length > maxBody) throw tooLarge();
+    })
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
+      if (!request.body) return undefined;
+      const text = await request.text();
+      if (text.length === 0) return undefined;
+      if (Buffer.byteLength(text) > maxBody) throw tooLarge();
+      if (!JSON_TYPE.test(contentType ?? "")) {
+        throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");
+      }
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
+      }
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
+      const start = started.get(request);
+      const ms = start === undefined ? 0 : performance.now() - start;
+      ctx.log.info(`${request.method} ${path} ${set.status ?? 200} ${ms.toFixed(2)}ms`);
+    });
+}

@@ -1,0 +1,47 @@
+import { Cron } from "croner";
+import { lt } from "drizzle-orm";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { pruneDeviceRequests } from "../auth/device";
+import { sessions } from "../auth/schema";
+import { SESSION_IDLE_MS } from "../auth/sessions";
+import { iso } from "../clock";
+import { databasePath } from "../config";
+import type { AppContext } from "../context";
+import { backupDatabase } from "../cli/maintenance";
+
+/** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
+export const BACKUPS_KEPT = 7;
+
+export function runScheduledBackup(ctx: AppContext): string {
+  const dir = join(ctx.config.dataDir, "backups");
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, `basalt-${iso(ctx.clock.now()).replace(/[-:]/g, "").replace(/\..*$/, "")}.db`);
+  backupDatabase(databasePath(ctx.config.dataDir), out);
+  const old = readdirSync(dir).filter((name) => /^basalt-\d{8}T\d{6}\.db$/.test(name)).sort().slice(0, -BACKUPS_KEPT);
+  for (const name of old) rmSync(join(dir, name));
+  return out;
+}
+
+function pruneExpired(ctx: AppContext): void {
+  pruneDeviceRequests(ctx);
+  ctx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(ctx.clock.now() - SESSION_IDLE_MS))).run();
+}
+
+/** The server's background schedules; `stop()` ends them all. */
+export function startJobs(ctx: AppContext): { stop(): void } {
+  const guarded = (name: string, run: () => unknown) => () => {
+    try {
+      run();
+    } catch (error) {
+      ctx.log.error(`job ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  const jobs = [new Cron("0 17 * * * *", { protect: true }, guarded("prune-expired", () => pruneExpired(ctx)))];
+  if (ctx.config.backupCron) {
+    jobs.push(
+      new Cron(ctx.config.backupCron, { protect: true }, guarded("backup", () => ctx.log.info(`backup written to ${runScheduledBackup(ctx)}`))),
+    );
+  }
+  return { stop: () => jobs.forEach((job) => job.stop()) };
+}

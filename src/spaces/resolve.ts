@@ -1,0 +1,47 @@
+import type { Actor } from "../auth/actor";
+import { atLeast, type Level } from "../auth/levels";
+import type { AppContext } from "../context";
+import { badRequest, forbidden } from "../http/errors";
+import { effectiveLevel, findMembership, listMemberships, type Membership } from "./spaces";
+
+/** The space a request acts in, the caller's role there, and min(credential level, role level). */
+export interface SpaceScope extends Membership {
+  level: Level;
+}
+
+const spaceNotAllowed = () =>
+  forbidden("This space does not exist or you are not a member of it.", { reason: "SPACE_NOT_ALLOWED" });
+
+/** Too low a level is a 403 that says what was needed and what the caller has. */
+export function requireLevel(effective: Level, required: Level): void {
+  if (!atLeast(effective, required)) {
+    throw forbidden(`This needs the ${required} level; yours here is ${effective}.`, { required, effective });
+  }
+}
+
+export function scopeOf(actor: Actor, membership: Membership): SpaceScope {
+  return { ...membership, level: effectiveLevel(actor.ceiling, membership.role) };
+}
+
+/** Section 2.3: the named space (id or slug), else the caller's only space; never a guess. */
+export function resolveSpace(ctx: AppContext, actor: Actor, spaceRef: string | undefined): SpaceScope {
+  if (spaceRef) {
+    const membership = findMembership(ctx, actor.user.id, spaceRef);
+    if (!membership) throw spaceNotAllowed();
+    return scopeOf(actor, membership);
+  }
+  const memberships = listMemberships(ctx, actor.user.id);
+  if (memberships.length === 1) return scopeOf(actor, memberships[0]);
+  if (memberships.length === 0) throw forbidden("You are not a member of any space.", { reason: "SPACE_NOT_ALLOWED" });
+  throw badRequest("You belong to several spaces: name one with the x-basalt-space header.", {
+    reason: "SPACE_SELECTION_REQUIRED",
+    spaces: memberships.map(({ space }) => ({ id: space.id, name: space.name, slug: space.slug })),
+  });
+}
+
+/** A space named in the path (`/spaces/{spaceId}`), by id or slug. */
+export function resolveNamedSpace(ctx: AppContext, actor: Actor, spaceRef: string): SpaceScope {
+  const membership = findMembership(ctx, actor.user.id, spaceRef);
+  if (!membership) throw spaceNotAllowed();
+  return scopeOf(actor, membership);
+}

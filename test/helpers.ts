@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../src/app";
+import { createApiKey, type Expiration } from "../src/auth/api-keys";
+import type { Level } from "../src/auth/levels";
+import { createUser } from "../src/auth/users";
+import { ManualClock } from "../src/clock";
+import { loadConfig } from "../src/config";
+import { type AppContext, createContext } from "../src/context";
+import { closeStore, migrate, openStore } from "../src/db/client";
+import { createSpace } from "../src/spaces/spaces";
+
+export const REPO = join(import.meta.dir, "..");
+export const BUN = process.execPath;
+
+export const tempDir = (name = "basalt-test-") => mkdtempSync(join(tmpdir(), name));
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface Caller {
+  key?: string;
+  session?: Session;
+  space?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  rawBody?: string;
+}
+
+export interface Session {
+  cookie: string;
+  csrfToken: string;
+  userId: string;
+}
+
+/** A real server on a real port over a real SQLite file, with a clock the test can move. */
+export class TestServer {
+  readonly logs: string[] = [];
+  readonly clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
+  readonly dir = tempDir();
+  readonly ctx: AppContext;
+  readonly url: string;
+  private readonly app: ReturnType<typeof createApp>;
+
+  constructor(options: { maxBody?: string } = {}) {
+    const store = openStore(join(this.dir, "basalt.db"));
+    migrate(store);
+    const config = loadConfig({ "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test" }, {});
+    this.ctx = createContext(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
+    this.app = createApp(this.ctx).listen({ port: 0, hostname: "127.0.0.1" });
+    this.url = `http://127.0.0.1:${this.app.server!.port}`;
+  }
+
+  get dbPath(): string {
+    return join(this.dir, "basalt.db");
+  }
+
+  async call<T = any>(method: string, path: string, caller: Caller = {}): Promise<Reply<T>> {
+    const headers: Record<string, string> = { ...caller.headers };
+    if (caller.key !== undefined) headers.authorization = `Bearer ${caller.key}`;
+    if (caller.session) {
+      headers.cookie = caller.session.cookie;
+      if (method !== "GET") headers["x-csrf-token"] ??= caller.session.csrfToken;
+    }
+    if (caller.space) headers["x-basalt-space"] = caller.space;
+    let body: string | undefined = caller.rawBody;
+    if (caller.body !== undefined) {
+      body = JSON.stringify(caller.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(this.url + path, { method, headers, body, redirect: "manual" });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: response.status, body: parsed as T, headers: response.headers, text };
+  }
+
+  /** A user made directly (argon2 hashing over HTTP for every fixture would only slow tests). */
+  async user(name: string, options: { admin?: boolean; password?: string } = {}) {
+    return createUser(this.ctx, { email: `${name.toLowerCase()}@example.com`, name, password: options.password ?? "correct horse", admin: options.admin });
+  }
+
+  async signIn(email: string, password = "correct horse"): Promise<Session> {
+    const reply = await this.call("POST", "/api/v1/auth/login", { body: { email, password } });
+    if (reply.status !== 200) throw new Error(`login failed: ${reply.status} ${reply.text}`);
+    const cookie = reply.headers.get("set-cookie")!.split(";")[0];
+    return { cookie, csrfToken: reply.body.csrfToken, userId: reply.body.user.id };
+  }
+
+  key(userId: string, level: Level, expiration: Expiration = "30d"): string {
+    return createApiKey(this.ctx, userId, { name: `${level} key`, level, expiration }).apiKey;
+  }
+
+  space(ownerId: string, name: string, slug?: string) {
+    return createSpace(this.ctx, ownerId, { name, slug });
+  }
+
+  stop(): void {
+    this.app.server?.stop(true);
+    closeStore(this.ctx.store);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits (up to 2 s) for something that happens just after a response is sent, such as its log line. */
+export async function eventually(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check(); waited += 5) {
+    if (waited > 2000) throw new Error("condition not met within 2 s");
+    await Bun.sleep(5);
+  }
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { createApp } from "../src/app";
+import { VERSION } from "../src/version";
+import { eventually, TestServer } from "./helpers";
+
+let server: TestServer;
+let owner: { id: string };
+let key: string;
+
+beforeAll(async () => {
+  server = new TestServer({ maxBody: "2kb" });
+  owner = await server.user("Ada", { admin: true });
+  server.space(owner.id, "Research");
+  key = server.key(owner.id, "manage");
+});
+afterAll(() => server.stop());
+
+describe("section 1: conventions", () => {
+  test("GET /api/health answers without a credential", async () => {
+    const reply = await server.call("GET", "/api/health");
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ status: "ok", version: VERSION });
+  });
+
+  test("an unknown route answers 404 in the envelope with its path", async () => {
+    const reply = await server.call("GET", "/api/v1/no-such-thing");
+    expect(reply.status).toBe(404);
+    expect(reply.body).toEqual({ error: "Not found", code: "NOT_FOUND", path: "/api/v1/no-such-thing" });
+  });
+
+  test("a method a known path does not support answers 404 in the envelope", async () => {
+    const reply = await server.call("DELETE", "/api/health");
+    expect(reply.status).toBe(404);
+    expect(reply.body.code).toBe("NOT_FOUND");
+  });
+
+  test("malformed JSON is a 400 that does not echo internals", async () => {
+    const reply = await server.call("POST", "/api/v1/auth/login", { rawBody: '{"email": ', headers: { "content-type": "application/json" } });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ error: "The body is not valid JSON.", code: "BAD_REQUEST" });
+  });
+
+  test("a validation failure lists issues with paths", async () => {
+    const reply = await server.call("POST", "/api/v1/spaces", { key, body: { slug: 5 } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.code).toBe("BAD_REQUEST");
+    const paths = reply.body.data.issues.map((issue: { path: string[] }) => issue.path.join("."));
+    expect(paths).toContain("name");
+    expect(paths).toContain("slug");
+  });
+
+  test("a value of the wrong type is rejected, never coerced", async () => {
+    const session = await server.signIn("ada@example.com");
+    for (const level of [3, true, ["read"], { level: "read" }]) {
+      const reply = await server.call("POST", "/api/v1/api-keys", { session, body: { name: "x", level } });
+      expect(reply.status).toBe(400);
+    }
+    const stringly = await server.call("PATCH", `/api/v1/users/${owner.id}`, { key, body: { banned: "false" } });
+    expect(stringly.status).toBe(400);
+  });
+
+  test("unknown fields in a body are ignored", async () => {
+    const reply = await server.call("POST", "/api/v1/spaces", { key, body: { name: "Extra", slug: "extra", color: "red" } });
+    expect(reply.status).toBe(201);
+    expect(reply.body).not.toHaveProperty("color");
+  });
+
+  test("a body that is not JSON is a 415", async () => {
+    const reply = await server.call("POST", "/api/v1/auth/login", { rawBody: "email=a", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(reply.status).toBe(415);
+    expect(reply.body.code).toBe("UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  test("a body over the limit is a 413, with or without a declared length", async () => {
+    const big = JSON.stringify({ name: "x".repeat(4000) });
+    const declared = await server.call("POST", "/api/v1/spaces", { key, rawBody: big, headers: { "content-type": "application/json" } });
+    expect(declared.status).toBe(413);
+    expect(declared.body.code).toBe("PAYLOAD_TOO_LARGE");
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${server.url}/api/v1/spaces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: stream });
+    expect(chunked.status).toBe(413);
+    expect((await chunked.json()).code).toBe("PAYLOAD_TOO_LARGE");
+  });
+
+  test("a thrown error is a 500 with no stack or SQL in the body", async () => {
+    const app = createApp(server.ctx).get("/api/v1/explode", () => {
+      throw new Error("SQLITE_ERROR: near SELECT * FROM users");
+    });
+    const reply = await app.handle(new Request("http://localhost/api/v1/explode"));
+    expect(reply.status).toBe(500);
+    const text = await reply.text();
+    expect(JSON.parse(text)).toEqual({ error: "Something went wrong on the server.", code: "INTERNAL_SERVER_ERROR" });
+    expect(text).not.toContain("SELECT");
+  });
+
+  test("CORS preflight answers 204 and allows the contract's headers", async () => {
+    const reply = await server.call("OPTIONS", "/api/v1/auth", {
+      headers: { origin: "http://localhost:3000", "access-control-request-method": "POST", "access-control-request-headers": "authorization, x-basalt-space" },
+    });
+    expect(reply.status).toBe(204);
+    const allowed = reply.headers.get("access-control-allow-headers")!;
+    for (const header of ["content-type", "authorization", "x-api-key", "x-basalt-space", "x-busabase-space", "x-basalt-channel"]) expect(allowed).toContain(header);
+    expect(reply.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+  });
+
+  test("every request is logged once: method, path, status, duration, never a key", async () => {
+    server.logs.length = 0;
+    await server.call("GET", "/api/v1/auth?token=abc", { key });
+    await server.call("GET", "/api/v1/auth", { headers: { "x-api-key": key } });
+    await eventually(() => server.logs.length >= 2);
+    expect(server.logs).toHaveLength(2);
+    expect(server.logs[0]).toMatch(/^GET \/api\/v1\/auth 200 \d+\.\d+ms$/);
+    expect(server.logs.join("\n")).not.toContain(key);
+  });
+});
+
+describe("OpenAPI and docs", () => {
+  test("openapi.json is public and lists every /api/v1 route with absolute paths", async () => {
+    const reply = await server.call("GET", "/api/v1/openapi.json");
+    expect(reply.status).toBe(200);
+    const paths = Object.keys(reply.body.paths);
+    for (const path of ["/api/v1/auth", "/api/v1/api-keys", "/api/v1/device/finalize", "/api/v1/spaces/{spaceId}/members", "/api/v1/nodes", "/api/health"]) {
+      expect(paths).toContain(path);
+    }
+    expect(paths.every((path) => path.startsWith("/api/"))).toBe(true);
+  });
+
+  test("every route declares its access, and the document shows it", async () => {
+    const app = createApp(server.ctx);
+    const undeclared = app.routes
+      .filter((route) => route.method !== "OPTIONS")
+      .filter((route) => !(route.hooks.detail as { hide?: boolean } | undefined)?.hide)
+      .filter((route) => !(route.hooks.detail as Record<string, unknown> | undefined)?.["x-basalt-access"])
+      .map((route) => `${route.method} ${route.path}`);
+    expect(undeclared).toEqual([]);
+    const document = (await server.call("GET", "/api/v1/openapi.json")).body;
+    expect(document.paths["/api/v1/api-keys"].post["x-basalt-access"]).toBe("session");
+    expect(document.paths["/api/v1/nodes"].get["x-basalt-access"]).toBe("read");
+  });
+
+  test("a route without a declared level fails the check above", () => {
+    const app = new Elysia().get("/api/v1/forgotten", () => "oops");
+    const undeclared = app.routes.filter((route) => !(route.hooks.detail as Record<string, unknown> | undefined)?.["x-basalt-access"]);
+    expect(undeclared).toHaveLength(1);
+  });
+
+  test("the docs page loads its assets from this server, not a CDN", async () => {
+    const page = await server.call("GET", "/api/v1/docs");
+    expect(page.status).toBe(200);
+    const sources = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) expect(source.startsWith("/")).toBe(true);
+    for (const source of sources) expect((await server.call("GET", source)).status).toBe(200);
+    expect(page.text).toContain("/api/v1/openapi.json");
+  });
+});
