@@ -11,7 +11,7 @@ import { findSession } from "./sessions";
 
 export type Credential =
   | { type: "api_key"; key: ApiKeyRow }
-  | { type: "session"; tokenHash: string; csrfToken: string; renewed: boolean };
+  | { type: "session"; tokenHash: string; csrfToken: string };
 
 /** Who is calling, and the highest level their credential allows anywhere. */
 export interface Actor {

@@ -56,7 +56,7 @@ export function authRoutes(ctx: AppContext) {
       },
       { account: "session" },
     )
-    .get("/auth", ({ actor, headers }) => describeCaller(ctx, actor, spaceHeader(headers)), { account: "signedIn" })
+    .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)), { account: "signedIn" })
     .get("/users/me", ({ actor }) => userView(actor.user), { account: "signedIn" })
     .get(
       "/users",

@@ -7,6 +7,7 @@ import { sessions, users } from "./schema";
 
 export const SESSION_COOKIE = "basalt_session";
 export const SESSION_IDLE_MS = 7 * DAY_MS;
+export const SESSION_COOKIE_DAYS = 30;
 /** `last_seen_at` moves at most once a minute: no write per request. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -27,8 +28,6 @@ export interface ActiveSession {
   tokenHash: string;
   csrfToken: string;
   user: UserRow;
-  /** True when this use moved the idle deadline, so the cookie's lifetime is renewed too. */
-  renewed: boolean;
 }
 
 /** The session behind a cookie token, or null when it is unknown, idle too long or its user banned. */
@@ -47,9 +46,8 @@ export function findSession(ctx: AppContext, token: string): ActiveSession | nul
     ctx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
     return null;
   }
-  const renewed = now - lastSeen >= TOUCH_INTERVAL_MS;
-  if (renewed) ctx.db.update(sessions).set({ lastSeenAt: iso(now) }).where(eq(sessions.tokenHash, tokenHash)).run();
-  return { tokenHash, csrfToken: row.session.csrfToken, user: row.user, renewed };
+  if (now - lastSeen >= TOUCH_INTERVAL_MS) ctx.db.update(sessions).set({ lastSeenAt: iso(now) }).where(eq(sessions.tokenHash, tokenHash)).run();
+  return { tokenHash, csrfToken: row.session.csrfToken, user: row.user };
 }
 
 export function deleteSession(ctx: AppContext, tokenHash: string): void {

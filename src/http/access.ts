@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";
 import { type Actor, authenticate, presentedKey } from "../auth/actor";
 import type { Level } from "../auth/levels";
-import { SESSION_COOKIE, SESSION_IDLE_MS } from "../auth/sessions";
+import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
 import { requireLevel, resolveNamedSpace, resolveSpace } from "../spaces/resolve";
 import { forbidden } from "./errors";
@@ -15,18 +15,14 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** The headers a request may name its space with. */
-export const spaceHeader = (headers: Record<string, string | undefined>): string | undefined =>
-  headers["x-basalt-space"] ?? headers["x-busabase-space"];
+export const spaceHeader = (request: Request): string | undefined =>
+  request.headers.get("x-basalt-space") ?? request.headers.get("x-busabase-space") ?? undefined;
 
 /** One place records what each route requires; the OpenAPI document shows it as `x-basalt-access`. */
 const accessDetail = (access: string): { "x-basalt-access": string; security?: Record<string, string[]>[] } =>
   access === "public" ? { "x-basalt-access": access } : { "x-basalt-access": access, security: [{ bearerAuth: [] }, { sessionCookie: [] }] };
 
-interface RequestParts {
-  headers: Record<string, string | undefined>;
-  request: Request;
-  cookie: Record<string, { value?: unknown; set(options: Record<string, unknown>): unknown }>;
-}
+
 
 /**
  * Every route declares exactly one of these macros: `public`, `account` (outside spaces), `level`
@@ -34,17 +30,16 @@ interface RequestParts {
  * for any route that declares none.
  */
 export function access(ctx: AppContext) {
-  const secureCookie = ctx.config.publicUrl.startsWith("https:");
-
-  function actorOf({ headers, request, cookie }: RequestParts): Actor {
-    const sessionCookie = cookie[SESSION_COOKIE];
-    const token = typeof sessionCookie?.value === "string" ? sessionCookie.value : null;
-    const actor = authenticate(ctx, { apiKey: presentedKey(headers.authorization, headers["x-api-key"]), sessionToken: token });
+  /** Reads `request.headers`, always present, rather than the parsed `headers` Elysia may skip. */
+  function actorOf(request: Request): Actor {
+    const header = (name: string) => request.headers.get(name) ?? undefined;
+    const cookies = header("cookie");
+    const token = cookies ? (new Bun.CookieMap(cookies).get(SESSION_COOKIE) ?? null) : null;
+    const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
     if (actor.credential.type === "session") {
-      if (!SAFE_METHODS.has(request.method) && !sameText(headers["x-csrf-token"] ?? "", actor.credential.csrfToken)) {
+      if (!SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", actor.credential.csrfToken)) {
         throw forbidden("A signed-in request that changes state needs the x-csrf-token header.", { reason: "CSRF_TOKEN_INVALID" });
       }
-      if (actor.credential.renewed) sessionCookie.set(sessionCookieOptions(token!, secureCookie));
     }
     return actor;
   }
@@ -53,8 +48,8 @@ export function access(ctx: AppContext) {
     .macro("public", { detail: accessDetail("public") })
     .macro("account", (required: AccountAccess) => ({
       detail: accessDetail(required),
-      resolve(context) {
-        const actor = actorOf(context as unknown as RequestParts);
+      resolve({ request }) {
+        const actor = actorOf(request);
         if (required === "session" && actor.credential.type !== "session") {
           throw forbidden("This needs a signed-in session (the admin page), not an API key.", { reason: "SESSION_REQUIRED" });
         }
@@ -64,24 +59,27 @@ export function access(ctx: AppContext) {
     }))
     .macro("level", (required: Level) => ({
       detail: accessDetail(required),
-      resolve(context) {
-        const actor = actorOf(context as unknown as RequestParts);
-        const space = resolveSpace(ctx, actor, spaceHeader(context.headers));
+      resolve({ request }) {
+        const actor = actorOf(request);
+        const space = resolveSpace(ctx, actor, spaceHeader(request));
         requireLevel(space.level, required);
         return { actor, space };
       },
     }))
     .macro("spaceLevel", (required: Level) => ({
       detail: accessDetail(required),
-      resolve(context) {
-        const actor = actorOf(context as unknown as RequestParts);
-        const space = resolveNamedSpace(ctx, actor, (context.params as Record<string, string>).spaceId);
+      resolve({ request, params }) {
+        const actor = actorOf(request);
+        const space = resolveNamedSpace(ctx, actor, (params as Record<string, string>).spaceId);
         requireLevel(space.level, required);
         return { actor, space };
       },
     }));
 }
 
+/**
+ * The browser keeps the cookie for 30 days; the server ends the session after 7 days idle.
+ */
 export function sessionCookieOptions(token: string, secure: boolean) {
-  return { value: token, httpOnly: true, sameSite: "lax" as const, path: "/", secure, maxAge: SESSION_IDLE_MS / 1000 };
+  return { value: token, httpOnly: true, sameSite: "lax" as const, path: "/", secure, maxAge: SESSION_COOKIE_DAYS * 86_400 };
 }

@@ -37,7 +37,8 @@ export function onUniqueViolation<T>(run: () => T, message: string, data?: Data)
   try {
     return run();
   } catch (error) {
-    if (error instanceof Error && (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw conflict(message, data);
+    const code = (error as { code?: string }).code;
+    if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw conflict(message, data);
     throw error;
   }
 }

@@ -1,0 +1,131 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { VERSION } from "../src/version";
+import { BUN, eventually, REPO, tempDir } from "./helpers";
+
+/** The compiled executable, run from an empty directory with nothing else present. */
+const home = tempDir("basalt-binary-");
+const binary = join(home, "basalt");
+
+beforeAll(() => {
+  const build = Bun.spawnSync([BUN, "run", "build"], { cwd: REPO, stderr: "pipe", stdout: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  copyFileSync(join(REPO, "dist/basalt"), binary);
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  await probe.stop(true);
+  return port;
+}
+
+interface Running {
+  process: ReturnType<typeof Bun.spawn>;
+  url: string;
+  output: () => string;
+}
+
+/** Starts `basalt serve` in `cwd` and waits for its first line of output. */
+async function serve(cwd: string, ...args: string[]): Promise<Running> {
+  const port = await freePort();
+  const child = Bun.spawn([binary, "serve", "--port", String(port), ...args], { cwd, stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });
+  let text = "";
+  const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      text += decoder.decode(value);
+    }
+  })();
+  const deadline = Date.now() + 10_000;
+  while (!text.includes("listening on")) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`serve did not start: ${text} ${await new Response(child.stderr as ReadableStream).text()}`);
+    await Bun.sleep(10);
+  }
+  return { process: child, url: `http://127.0.0.1:${port}`, output: () => text };
+}
+
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
+describe("the single executable", () => {
+  test("prints its version and help from an empty directory", () => {
+    const cwd = tempDir("basalt-empty-");
+    const version = Bun.spawnSync([binary, "--version"], { cwd });
+    expect(version.stdout.toString().trim()).toBe(VERSION);
+    expect(Bun.spawnSync([binary, "--help"], { cwd }).stdout.toString()).toContain("backup --out FILE");
+  });
+
+  test("serves from an empty directory: migrations, docs and admin assets are inside it", async () => {
+    const cwd = tempDir("basalt-empty-");
+    const server = await serve(cwd);
+    try {
+      expect(existsSync(join(cwd, "basalt-data/basalt.db"))).toBe(true);
+      expect(await (await fetch(`${server.url}/api/health`)).json()).toEqual({ status: "ok", version: VERSION });
+      const spec = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
+      expect(Object.keys(spec.paths)).toContain("/api/v1/device/finalize");
+      const docs = await (await fetch(`${server.url}/api/v1/docs`)).text();
+      for (const asset of docs.matchAll(/(?:src|href)="(\/[^"]+)"/g)) expect((await fetch(server.url + asset[1])).status).toBe(200);
+      const admin = await fetch(`${server.url}/admin/setup`);
+      expect(await admin.text()).toContain("/admin/assets/admin.js");
+      expect((await fetch(`${server.url}/admin/assets/admin.js`)).headers.get("content-type")).toContain("javascript");
+    } finally {
+      server.process.kill("SIGKILL");
+    }
+  });
+
+  test("setup link, acknowledged writes survive kill -9, backup while serving, graceful SIGTERM", async () => {
+    const cwd = tempDir("basalt-e2e-");
+    const first = await serve(cwd);
+    await eventually(() => first.output().includes("setup?token="));
+    const token = /setup\?token=([0-9A-Za-z]+)/.exec(first.output())![1];
+    const setup = await post(`${first.url}/api/v1/setup`, { token, email: "ada@example.com", name: "Ada", password: "correct horse" });
+    expect(setup.status).toBe(201);
+    const cookie = setup.headers.get("set-cookie")!.split(";")[0];
+    const { credential } = await (await fetch(`${first.url}/api/v1/auth`, { headers: { cookie } })).json();
+    const space = await post(`${first.url}/api/v1/spaces`, { name: "Durable" }, { cookie, "x-csrf-token": credential.csrfToken });
+    expect(space.status).toBe(201);
+    first.process.kill("SIGKILL");
+    await first.process.exited;
+
+    const second = await serve(cwd);
+    expect(second.output()).not.toContain("setup?token=");
+    const login = await post(`${second.url}/api/v1/auth/login`, { email: "ada@example.com", password: "correct horse" });
+    expect(login.status).toBe(200);
+    const session = login.headers.get("set-cookie")!.split(";")[0];
+    const spaces = await (await fetch(`${second.url}/api/v1/spaces`, { headers: { cookie: session } })).json();
+    expect(spaces.map((s: { slug: string }) => s.slug)).toEqual(["durable"]);
+
+    const backup = Bun.spawnSync([binary, "backup", "--out", join(cwd, "snapshot.db")], { cwd });
+    expect(backup.exitCode).toBe(0);
+    const snapshot = new Database(join(cwd, "snapshot.db"), { readonly: true });
+    expect(snapshot.query("SELECT slug FROM spaces").all()).toEqual([{ slug: "durable" }]);
+    snapshot.close();
+
+    // A login takes tens of milliseconds of password hashing: it is still in flight when SIGTERM lands.
+    const inFlight = post(`${second.url}/api/v1/auth/login`, { email: "ada@example.com", password: "wrong password" });
+    await Bun.sleep(5);
+    second.process.kill("SIGTERM");
+    expect((await inFlight).status).toBe(401);
+    expect(await second.process.exited).toBe(0);
+    expect(second.output()).toContain("Received SIGTERM");
+    const db = new Database(join(cwd, "basalt-data/basalt.db"));
+    expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    db.close();
+  });
+
+  test("a port in use is one clear sentence and a non-zero exit", async () => {
+    const blocker = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = blocker.port;
+    const result = Bun.spawnSync([binary, "serve", "--port", String(port)], { cwd: tempDir("basalt-empty-") });
+    blocker.stop(true);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr.toString().trim()).toBe(`basalt: Port ${port} on 127.0.0.1 is already in use.`);
+  });
+});
