@@ -3,16 +3,33 @@ import type { Config } from "./config";
 import type { Db, Store } from "./db/client";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./http/rate-limit";
+import type { Membership } from "./spaces/spaces";
 
 export interface Logger {
   info(line: string): void;
   error(line: string): void;
 }
 
-export const consoleLogger: Logger = {
-  info: (line) => process.stdout.write(`${line}\n`),
-  error: (line) => process.stderr.write(`${line}\n`),
-};
+/**
+ * Request lines are gathered and written once per event-loop turn: one write for many requests
+ * under load instead of one system call each. Errors go out at once.
+ */
+function bufferedStdout(): Logger {
+  let pending: string[] = [];
+  const flush = () => {
+    const lines = pending;
+    pending = [];
+    process.stdout.write(`${lines.join("\n")}\n`);
+  };
+  return {
+    info(line) {
+      if (pending.push(line) === 1) setImmediate(flush);
+    },
+    error: (line) => process.stderr.write(`${line}\n`),
+  };
+}
+
+export const consoleLogger: Logger = bufferedStdout();
 
 export const silentLogger: Logger = { info() {}, error() {} };
 
@@ -26,6 +43,8 @@ export interface AppContext {
   config: Config;
   log: Logger;
   keyCache: KeyCache;
+  /** userId → that user's spaces and roles; see `listMemberships`. */
+  memberships: Map<string, { list: Membership[]; readAt: number }>;
   limits: {
     loginFailures: RateLimiter;
     deviceCodes: RateLimiter;
@@ -45,6 +64,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     config,
     log,
     keyCache: new KeyCache(),
+    memberships: new Map(),
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       deviceCodes: new RateLimiter(clock, 10, minute),

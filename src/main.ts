@@ -1,56 +1,6 @@
 #!/usr/bin/env bun
-import { keysCommand, spacesCommand, usersCommand } from "./cli/accounts";
-import { CliError } from "./cli/common";
-import { backupCommand, migrateCommand } from "./cli/maintenance";
-import { serveCommand } from "./cli/serve";
-import { VERSION } from "./version";
-
-const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
-
-Usage: basalt <command> [options]
-
-Commands:
-  serve [--port 7431] [--host 127.0.0.1] [--public-url URL] [--max-body 1mb]
-        [--webhook-allow LIST] [--backup-cron EXPR]
-                               migrate, then serve the API, /admin and /api/v1/docs
-  users create --email E --name N --password P [--admin]
-  users list
-  keys create --email E --name N --level read|changeRequest|write|manage
-              [--expires 7d|30d|90d|1y|never]   prints the key once
-  keys list --email E
-  spaces create --name N [--slug S] --owner E
-  spaces list
-  migrate                      apply pending migrations and exit
-  backup --out FILE            write a consistent copy of the database (safe while serving)
-  version, --version           print the version
-  --help                       this text
-
-Every command takes --data-dir DIR (default ./basalt-data, or BASALT_DATA_DIR).
-serve also reads BASALT_PORT, BASALT_HOST, BASALT_PUBLIC_URL, BASALT_MAX_BODY,
-BASALT_WEBHOOK_ALLOW and BASALT_BACKUP_CRON; a flag wins over its variable.`;
-
-const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
-  serve: serveCommand,
-  users: usersCommand,
-  keys: keysCommand,
-  spaces: spacesCommand,
-  migrate: migrateCommand,
-  backup: backupCommand,
-};
-
-async function main(argv: string[]): Promise<void> {
-  const [command, ...args] = argv;
-  if (command === undefined || command === "--help" || command === "-h" || command === "help") return void console.log(HELP);
-  if (command === "version" || command === "--version" || command === "-v") return void console.log(VERSION);
-  const run = COMMANDS[command];
-  if (!run) throw new CliError(`Unknown command "${command}"; run "basalt --help" for the list.`);
-  if (args.includes("--help") || args.includes("-h")) return void console.log(HELP);
-  await run(args);
-}
-
-main(process.argv.slice(2)).catch((error) => {
-  if (error instanceof CliError) console.error(`basalt: ${error.message}`);
-  else if (error?.constructor?.name === "ApiError") console.error(`basalt: ${error.message}`);
-  else console.error(`basalt: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+// Elysia reads NODE_ENV as it loads, so it is set before the rest of the program is imported:
+// the shipped program runs in production mode unless told otherwise. (No top-level await: the
+// bytecode build does not allow it.)
+process.env.NODE_ENV ??= "production";
+void import("./cli/index").then(({ run }) => run(process.argv.slice(2)));

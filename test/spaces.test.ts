@@ -88,6 +88,29 @@ describe("members", () => {
     expect(asViewer.body.data).toEqual({ required: "manage", effective: "read" });
   });
 
+  test("a role change or removal applies to the very next request", async () => {
+    const space = server.space(ada.id, "Team");
+    const bob = await server.user("Bob");
+    await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: bob.email, role: "editor" } });
+    const key = server.key(bob.id, "manage");
+    expect((await server.call("GET", "/api/v1/auth", { key, space: space.id })).body.effectiveLevel).toBe("write");
+    await server.call("PATCH", `/api/v1/spaces/${space.id}/members/${bob.id}`, { session, body: { role: "viewer" } });
+    expect((await server.call("GET", "/api/v1/auth", { key, space: space.id })).body.effectiveLevel).toBe("read");
+    await server.call("DELETE", `/api/v1/spaces/${space.id}/members/${bob.id}`, { session });
+    expect((await server.call("GET", "/api/v1/nodes", { key, space: space.id })).status).toBe(403);
+  });
+
+  test("a space added by another process is found at once when named", async () => {
+    const key = server.key(ada.id, "read");
+    server.space(ada.id, "First");
+    expect((await server.call("GET", "/api/v1/auth", { key })).body.spaces).toHaveLength(1);
+    const now = new Date().toISOString();
+    server.ctx.store.sqlite.run("INSERT INTO spaces (id, name, slug, created_at, updated_at) VALUES ('spc_outside', 'Outside', 'outside', ?, ?)", [now, now]);
+    server.ctx.store.sqlite.run("INSERT INTO members (space_id, user_id, role, created_at) VALUES ('spc_outside', ?, 'owner', ?)", [ada.id, now]);
+    server.ctx.store.sqlite.run("INSERT INTO nodes (id, space_id, type, slug, name, created_at, updated_at) VALUES ('nod_outside', 'spc_outside', 'folder', 'root', 'Outside', ?, ?)", [now, now]);
+    expect((await server.call("GET", "/api/v1/nodes", { key, space: "outside" })).status).toBe(200);
+  });
+
   test("members are listed with read, managed with manage", async () => {
     const space = server.space(ada.id, "Team");
     const carol = await server.user("Carol");

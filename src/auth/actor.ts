@@ -1,4 +1,5 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { preparedFor } from "../db/client";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { unauthorized } from "../http/errors";
@@ -36,12 +37,16 @@ export function presentedKey(authorization: string | undefined, xApiKey: string 
 
 const LAST_USED_INTERVAL_MS = 60_000;
 
+const keyByHash = preparedFor((db) =>
+  db.select({ key: apiKeys, user: users }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.hash, sql.placeholder("hash"))).prepare(),
+);
+
 export function authenticateKey(ctx: AppContext, value: string): Actor {
   if (!isWellFormedKey(value)) throw unauthorized("The API key is malformed.");
   const hash = sha256(value);
   let entry = ctx.keyCache.get(hash);
   if (!entry) {
-    const row = ctx.db.select({ key: apiKeys, user: users }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.hash, hash)).get();
+    const row = keyByHash(ctx.db).get({ hash });
     if (!row) throw unauthorized("The API key is not valid.");
     entry = { ...row, lastUsedWrittenAt: row.key.lastUsedAt ? Date.parse(row.key.lastUsedAt) : 0 };
     ctx.keyCache.set(hash, entry);

@@ -1,4 +1,5 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { preparedFor } from "../db/client";
 import { DAY_MS, iso } from "../clock";
 import type { AppContext } from "../context";
 import type { UserRow } from "./key-cache";
@@ -30,15 +31,14 @@ export interface ActiveSession {
   user: UserRow;
 }
 
+const sessionByHash = preparedFor((db) =>
+  db.select({ session: sessions, user: users }).from(sessions).innerJoin(users, eq(users.id, sessions.userId)).where(eq(sessions.tokenHash, sql.placeholder("tokenHash"))).prepare(),
+);
+
 /** The session behind a cookie token, or null when it is unknown, idle too long or its user banned. */
 export function findSession(ctx: AppContext, token: string): ActiveSession | null {
   const tokenHash = sha256(token);
-  const row = ctx.db
-    .select({ session: sessions, user: users })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(eq(sessions.tokenHash, tokenHash))
-    .get();
+  const row = sessionByHash(ctx.db).get({ tokenHash });
   if (!row || row.user.banned) return null;
   const now = ctx.clock.now();
   const lastSeen = Date.parse(row.session.lastSeenAt);

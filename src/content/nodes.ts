@@ -1,4 +1,5 @@
-import { and, asc, eq, isNull, or } from "drizzle-orm";
+import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
+import { preparedFor } from "../db/client";
 import type { AppContext } from "../context";
 import { notFound } from "../http/errors";
 import { nodes, type NodeStatus } from "./schema";
@@ -26,9 +27,29 @@ export interface NodeView {
   children?: NodeView[];
 }
 
+const nodesOfSpace = preparedFor((db) =>
+  db
+    .select()
+    .from(nodes)
+    .where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), eq(nodes.status, sql.placeholder("status"))))
+    .orderBy(asc(nodes.position), asc(nodes.id))
+    .prepare(),
+);
+
+const rootOfSpace = preparedFor((db) => db.select().from(nodes).where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), isNull(nodes.parentId))).prepare());
+
+const activeNodeByRef = preparedFor((db) =>
+  db
+    .select()
+    .from(nodes)
+    .where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), eq(nodes.status, "active"), or(eq(nodes.id, sql.placeholder("ref")), eq(nodes.slug, sql.placeholder("ref")))))
+    .orderBy(asc(nodes.id))
+    .prepare(),
+);
+
 /** A space's nodes of one status, grouped by parent: one query, then the tree is built in memory. */
 function childrenByParent(ctx: AppContext, spaceId: string, status: NodeStatus): Map<string | null, NodeRow[]> {
-  const rows = ctx.db.select().from(nodes).where(and(eq(nodes.spaceId, spaceId), eq(nodes.status, status))).orderBy(asc(nodes.position), asc(nodes.id)).all();
+  const rows = nodesOfSpace(ctx.db).all({ spaceId, status });
   const byParent = new Map<string | null, NodeRow[]>();
   for (const row of rows) byParent.set(row.parentId, [...(byParent.get(row.parentId) ?? []), row]);
   return byParent;
@@ -59,16 +80,11 @@ function view(row: NodeRow, byParent: Map<string | null, NodeRow[]>, depth: numb
 }
 
 export function rootNode(ctx: AppContext, spaceId: string): NodeRow {
-  return ctx.db.select().from(nodes).where(and(eq(nodes.spaceId, spaceId), isNull(nodes.parentId))).get()!;
+  return rootOfSpace(ctx.db).get({ spaceId })!;
 }
 
 function findNode(ctx: AppContext, spaceId: string, ref: string): NodeRow {
-  const row = ctx.db
-    .select()
-    .from(nodes)
-    .where(and(eq(nodes.spaceId, spaceId), eq(nodes.status, "active"), or(eq(nodes.id, ref), eq(nodes.slug, ref))))
-    .orderBy(asc(nodes.id))
-    .get();
+  const row = activeNodeByRef(ctx.db).get({ spaceId, ref });
   if (!row) throw notFound("No such node in this space.");
   return row;
 }

@@ -1,4 +1,3 @@
-import { cors } from "@elysiajs/cors";
 import { Elysia, ValidationError } from "elysia";
 import type { AppContext } from "../context";
 import { ApiError } from "./errors";
@@ -26,6 +25,18 @@ function envelope(error: ApiError) {
 }
 
 const started = new WeakMap<Request, number>();
+
+/**
+ * CORS for browsers calling the API from other origins. Credentials are not allowed: agents send
+ * keys in headers, and the admin page is same-origin, so no other page can ride on its cookie.
+ * Only requests with an Origin header pay for it (agents and command lines send none).
+ */
+const CORS_HEADERS = {
+  "access-control-allow-methods": "GET, POST, PUT, PATCH, DELETE",
+  "access-control-allow-headers": "content-type, authorization, x-api-key, x-basalt-space, x-busabase-space, x-basalt-channel, x-csrf-token",
+  "access-control-expose-headers": "retry-after, www-authenticate",
+  "access-control-max-age": "600",
+};
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -60,18 +71,13 @@ export function plumbing(ctx: AppContext) {
       if (failure.headers) Object.assign(set.headers, failure.headers);
       return envelope(failure);
     })
-    .use(
-      cors({
-        origin: true,
-        methods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-        allowedHeaders: ["content-type", "authorization", "x-api-key", "x-basalt-space", "x-busabase-space", "x-basalt-channel", "x-csrf-token"],
-        exposeHeaders: ["retry-after", "www-authenticate"],
-        credentials: true,
-        maxAge: 600,
-      }),
-    )
-    .onRequest(({ request }) => {
+    .onRequest(({ request, set }) => {
       started.set(request, performance.now());
+      const origin = request.headers.get("origin");
+      if (origin !== null) {
+        Object.assign(set.headers, CORS_HEADERS, { "access-control-allow-origin": origin, vary: "Origin" });
+        if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
+      }
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > maxBody) throw tooLarge();
     })

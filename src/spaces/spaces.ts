@@ -1,11 +1,11 @@
-import { and, asc, count, eq, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { type Role, ROLE_LEVEL, type Level, lowerOf } from "../auth/levels";
 import type { UserRow } from "../auth/key-cache";
 import { users } from "../auth/schema";
 import { nodes } from "../content/schema";
-import { writeTransaction } from "../db/client";
+import { preparedFor, writeTransaction } from "../db/client";
 import { newId } from "../db/ids";
 import { normalizeEmail, SLUG_PATTERN, slugify } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
@@ -33,6 +33,15 @@ function checkName(name: string): string {
   return trimmed;
 }
 
+/** Every write to spaces or members goes through here, so the membership cache never outlives it. */
+function changeMemberships<T>(ctx: AppContext, write: () => T): T {
+  try {
+    return writeTransaction(ctx.db, write);
+  } finally {
+    ctx.memberships.clear();
+  }
+}
+
 const duplicateSlug = (slug: string) => `A space with the slug "${slug}" already exists.`;
 
 /** A space is born with its owner and its root folder, in one transaction. */
@@ -44,7 +53,7 @@ export function createSpace(ctx: AppContext, ownerId: string, input: { name: str
   const space: SpaceRow = { id: newId("spc"), name, slug, createdAt: now, updatedAt: now };
   onUniqueViolation(
     () =>
-      writeTransaction(ctx.db, () => {
+      changeMemberships(ctx, () => {
         ctx.db.insert(spaces).values(space).run();
         ctx.db.insert(members).values({ spaceId: space.id, userId: ownerId, role: "owner", createdAt: now }).run();
         ctx.db.insert(nodes).values({ id: newId("nod"), spaceId: space.id, parentId: null, type: "folder", slug: "root", name, createdAt: now, updatedAt: now }).run();
@@ -59,15 +68,33 @@ export interface Membership {
   role: Role;
 }
 
-export function listMemberships(ctx: AppContext, userId: string): Membership[] {
-  return ctx.db
+const membershipsOfUser = preparedFor((db) =>
+  db
     .select({ space: spaces, role: members.role })
     .from(members)
     .innerJoin(spaces, eq(spaces.id, members.spaceId))
-    .where(eq(members.userId, userId))
-    .orderBy(asc(spaces.createdAt), asc(spaces.id))
-    .all();
+    .where(eq(members.userId, sql.placeholder("userId")))
+    .prepare(),
+);
+
+/**
+ * The caller's spaces, oldest first (ids are time-ordered). Every request in a space needs them, so
+ * they are kept in memory: each write to spaces or members here clears the cache before it returns,
+ * and entries older than a few seconds are read again, for changes made by another process (the
+ * command line can only add spaces and members, never revoke them).
+ */
+export function listMemberships(ctx: AppContext, userId: string, fresh = false): Membership[] {
+  const cached = ctx.memberships.get(userId);
+  if (!fresh && cached && performance.now() - cached.readAt < MEMBERSHIP_TTL_MS) return cached.list;
+  const list = membershipsOfUser(ctx.db)
+    .all({ userId })
+    .sort((a, b) => (a.space.id < b.space.id ? -1 : 1));
+  if (ctx.memberships.size >= 10_000) ctx.memberships.clear();
+  ctx.memberships.set(userId, { list, readAt: performance.now() });
+  return list;
 }
+
+const MEMBERSHIP_TTL_MS = 5_000;
 
 /** Every space with its owners' e-mails, for the operator's `basalt spaces list`. */
 export function listSpacesWithOwners(ctx: AppContext) {
@@ -84,13 +111,10 @@ export function listSpacesWithOwners(ctx: AppContext) {
 export const listSpaces = (ctx: AppContext, userId: string): SpaceView[] => listMemberships(ctx, userId).map((m) => spaceView(m.space, m.role));
 
 /** The caller's membership in the space named by id or slug, or undefined (unknown and foreign alike). */
+/** A space not found in the cached list is looked up again before the caller is refused. */
 export function findMembership(ctx: AppContext, userId: string, spaceRef: string): Membership | undefined {
-  return ctx.db
-    .select({ space: spaces, role: members.role })
-    .from(spaces)
-    .innerJoin(members, and(eq(members.spaceId, spaces.id), eq(members.userId, userId)))
-    .where(or(eq(spaces.id, spaceRef), eq(spaces.slug, spaceRef)))
-    .get();
+  const named = (list: Membership[]) => list.find(({ space }) => space.id === spaceRef || space.slug === spaceRef);
+  return named(listMemberships(ctx, userId)) ?? named(listMemberships(ctx, userId, true));
 }
 
 export const effectiveLevel = (ceiling: Level, role: Role): Level => lowerOf(ceiling, ROLE_LEVEL[role]);
@@ -104,7 +128,7 @@ export function updateSpace(ctx: AppContext, membership: Membership, patch: { na
     checkSlug(patch.slug);
     changes.slug = patch.slug;
   }
-  onUniqueViolation(() => ctx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run(), duplicateSlug(patch.slug ?? ""));
+  onUniqueViolation(() => changeMemberships(ctx, () => ctx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run()), duplicateSlug(patch.slug ?? ""));
   return spaceView({ ...membership.space, ...changes }, membership.role);
 }
 
@@ -112,7 +136,7 @@ export function updateSpace(ctx: AppContext, membership: Membership, patch: { na
 export function deleteSpace(ctx: AppContext, membership: Membership, confirm: string): void {
   if (membership.role !== "owner") throw conflict("Only an owner may delete a space.", { reason: "OWNER_REQUIRED" });
   if (confirm !== membership.space.slug) throw badRequest(`To delete the space, send "confirm": "${membership.space.slug}".`);
-  ctx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run();
+  changeMemberships(ctx, () => ctx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run());
 }
 
 export interface MemberView {
@@ -144,7 +168,7 @@ export function addMember(ctx: AppContext, spaceId: string, input: { email: stri
   const user: UserRow | undefined = ctx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
   if (!user) throw notFound(`No user has the e-mail ${input.email}.`);
   onUniqueViolation(
-    () => ctx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(ctx.clock.now()) }).run(),
+    () => changeMemberships(ctx, () => ctx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(ctx.clock.now()) }).run()),
     `${user.email} is already a member of this space.`,
   );
   return getMember(ctx, spaceId, user.id);
@@ -158,7 +182,7 @@ function guardLastOwner(ctx: AppContext, spaceId: string, member: MemberView): v
 }
 
 export function changeMemberRole(ctx: AppContext, spaceId: string, userId: string, role: Role): MemberView {
-  return writeTransaction(ctx.db, () => {
+  return changeMemberships(ctx, () => {
     const member = getMember(ctx, spaceId, userId);
     if (role !== "owner") guardLastOwner(ctx, spaceId, member);
     ctx.db.update(members).set({ role }).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
@@ -167,7 +191,7 @@ export function changeMemberRole(ctx: AppContext, spaceId: string, userId: strin
 }
 
 export function removeMember(ctx: AppContext, spaceId: string, userId: string): void {
-  writeTransaction(ctx.db, () => {
+  changeMemberships(ctx, () => {
     guardLastOwner(ctx, spaceId, getMember(ctx, spaceId, userId));
     ctx.db.delete(members).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
   });

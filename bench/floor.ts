@@ -1,0 +1,37 @@
+/**
+ * The floor: a bare Bun.serve + bun:sqlite server doing the same essential work as each Basalt route
+ * (hash a key, the same indexed selects), with no framework, validation or logging. Usage:
+ * `bun bench/floor.ts <database> <port>`.
+ */
+import { Database } from "bun:sqlite";
+
+const [path, port] = process.argv.slice(2);
+const db = new Database(path, { readonly: true });
+db.run("PRAGMA busy_timeout = 10000");
+const keyByHash = db.query("SELECT k.id, k.level, k.expires_at, u.id AS user_id, u.banned FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?");
+const membership = db.query("SELECT s.id, s.name, s.slug, m.role FROM spaces s JOIN members m ON m.space_id = s.id AND m.user_id = ? WHERE s.id = ? OR s.slug = ?");
+const root = db.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL");
+const nodes = db.query("SELECT * FROM nodes WHERE space_id = ? AND status = 'active' ORDER BY position, id");
+
+function authenticate(request: Request) {
+  const key = request.headers.get("authorization")!.slice(7);
+  return keyByHash.get(Bun.SHA256.hash(key, "hex") as unknown as string) as { user_id: string } | null;
+}
+
+Bun.serve({
+  port: Number(port),
+  hostname: "127.0.0.1",
+  fetch(request) {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/health") return Response.json({ status: "ok", version: "floor" });
+    const key = authenticate(request);
+    if (!key) return Response.json({ error: "unauthorized" }, { status: 401 });
+    if (pathname === "/auth") return Response.json(key);
+    const space = request.headers.get("x-basalt-space")!;
+    const member = membership.get(key.user_id, space, space) as { id: string } | null;
+    if (!member) return Response.json({ error: "forbidden" }, { status: 403 });
+    const rootNode = root.get(member.id) as { id: string };
+    return Response.json(nodes.all(member.id).filter((node) => (node as { parent_id: string }).parent_id === rootNode.id));
+  },
+});
+console.log(`floor listening on ${port}`);

@@ -1,0 +1,110 @@
+/**
+ * `bun run bench`: builds the binary, starts it on a temporary data directory, drives each route
+ * with wrk (50 connections) and the floor server doing the same essential work in the same run, and
+ * writes the table to bench/results/latest.md. Servers are pinned to core 0 and wrk to core 1.
+ */
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const REPO = join(import.meta.dir, "..");
+const BUN = process.execPath;
+const DURATION = process.env.BENCH_SECONDS ?? "5";
+const dir = mkdtempSync(join(tmpdir(), "basalt-bench-"));
+const binary = join(REPO, "dist/basalt");
+
+function run(command: string[], cwd = dir): string {
+  const result = Bun.spawnSync(command, { cwd, stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`${command.join(" ")} failed: ${result.stderr.toString()}`);
+  return result.stdout.toString();
+}
+
+async function waitFor(url: string, timeoutMs = 10_000): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < timeoutMs) {
+    try {
+      if ((await fetch(url)).ok) return performance.now() - start;
+    } catch {}
+    await Bun.sleep(2);
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+function rssMb(pid: number): number {
+  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+interface Result {
+  rps: number;
+  p50: string;
+  p99: string;
+}
+
+function wrk(url: string, headers: Record<string, string>): Result {
+  const flags = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
+  const out = run(["taskset", "-c", "1", "wrk", "-t1", "-c50", `-d${DURATION}s`, "--latency", ...flags, url]);
+  const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? "?";
+  return { rps: Number(pick(/Requests\/sec:\s+([\d.]+)/)), p50: pick(/\s50%\s+(\S+)/), p99: pick(/\s99%\s+(\S+)/) };
+}
+
+run([BUN, "run", "build"], REPO);
+const dataDir = join(dir, "data");
+const cli = (...args: string[]) => run([binary, ...args, "--data-dir", dataDir]);
+cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench password");
+cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
+const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "write").trim();
+
+const port = 17431;
+const started = performance.now();
+const server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "ignore", stderr: "inherit" });
+const firstOk = await waitFor(`http://127.0.0.1:${port}/api/health`);
+const startupMs = performance.now() - started;
+await Bun.sleep(1000);
+const idleRss = rssMb(server.pid);
+
+const floorPort = 17432;
+const floor = Bun.spawn(["taskset", "-c", "0", BUN, join(REPO, "bench/floor.ts"), join(dataDir, "basalt.db"), String(floorPort)], { stdout: "ignore", stderr: "inherit" });
+await waitFor(`http://127.0.0.1:${floorPort}/health`);
+
+const auth = { authorization: `Bearer ${key}` };
+const routes = [
+  { name: "GET /api/health", path: "/api/health", floorPath: "/health", headers: {} },
+  { name: "GET /api/v1/auth (key)", path: "/api/v1/auth", floorPath: "/auth", headers: auth },
+  { name: "GET /api/v1/nodes (key, space header)", path: "/api/v1/nodes", floorPath: "/nodes", headers: { ...auth, "x-basalt-space": "bench" } },
+];
+
+const rows: string[] = [];
+try {
+  for (const route of routes) {
+    const basalt = wrk(`http://127.0.0.1:${port}${route.path}`, route.headers);
+    const bare = wrk(`http://127.0.0.1:${floorPort}${route.floorPath}`, route.headers);
+    rows.push(`| ${route.name} | ${basalt.rps.toFixed(0)} | ${basalt.p50} | ${basalt.p99} | ${bare.rps.toFixed(0)} | ${((basalt.rps / bare.rps) * 100).toFixed(0)}% |`);
+  }
+} finally {
+  server.kill("SIGTERM");
+  floor.kill("SIGTERM");
+  await Promise.all([server.exited, floor.exited]);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const report = `# Benchmark results
+
+Run: ${new Date().toISOString()} · wrk -t1 -c50 -d${DURATION}s · server on core 0, wrk on core 1 · ${navigator.hardwareConcurrency} cores
+
+| what | value |
+|---|---|
+| binary size | ${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB |
+| start to first 200 | ${startupMs.toFixed(0)} ms (health answered ${firstOk.toFixed(0)} ms after spawn) |
+| idle RSS | ${idleRss.toFixed(1)} MB |
+
+| route | req/s | p50 | p99 | floor req/s | vs floor |
+|---|---|---|---|---|---|
+${rows.join("\n")}
+
+The floor (\`bench/floor.ts\`) is a bare \`Bun.serve\` + bun:sqlite server doing the same essential work:
+health answers JSON; auth hashes the key and does one indexed select; nodes adds the membership and
+the tree selects.
+`;
+writeFileSync(join(REPO, "bench/results/latest.md"), report);
+console.log(report);

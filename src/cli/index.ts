@@ -1,0 +1,58 @@
+import { VERSION } from "../version";
+import { keysCommand, spacesCommand, usersCommand } from "./accounts";
+import { CliError } from "./common";
+import { backupCommand, migrateCommand } from "./maintenance";
+import { serveCommand } from "./serve";
+
+const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
+
+Usage: basalt <command> [options]
+
+Commands:
+  serve [--port 7431] [--host 127.0.0.1] [--public-url URL] [--max-body 1mb]
+        [--webhook-allow LIST] [--backup-cron EXPR]
+                               migrate, then serve the API, /admin and /api/v1/docs
+  users create --email E --name N --password P [--admin]
+  users list
+  keys create --email E --name N --level read|changeRequest|write|manage
+              [--expires 7d|30d|90d|1y|never]   prints the key once
+  keys list --email E
+  spaces create --name N [--slug S] --owner E
+  spaces list
+  migrate                      apply pending migrations and exit
+  backup --out FILE            write a consistent copy of the database (safe while serving)
+  version, --version           print the version
+  --help                       this text
+
+Every command takes --data-dir DIR (default ./basalt-data, or BASALT_DATA_DIR).
+serve also reads BASALT_PORT, BASALT_HOST, BASALT_PUBLIC_URL, BASALT_MAX_BODY,
+BASALT_WEBHOOK_ALLOW and BASALT_BACKUP_CRON; a flag wins over its variable.`;
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  serve: serveCommand,
+  users: usersCommand,
+  keys: keysCommand,
+  spaces: spacesCommand,
+  migrate: migrateCommand,
+  backup: backupCommand,
+};
+
+async function dispatch(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") return void console.log(HELP);
+  if (command === "version" || command === "--version" || command === "-v") return void console.log(VERSION);
+  const run = COMMANDS[command];
+  if (!run) throw new CliError(`Unknown command "${command}"; run "basalt --help" for the list.`);
+  if (args.includes("--help") || args.includes("-h")) return void console.log(HELP);
+  await run(args);
+}
+
+/** Runs one command; any failure is one sentence on stderr and exit status 1. */
+export async function run(argv: string[]): Promise<void> {
+  try {
+    await dispatch(argv);
+  } catch (error) {
+    console.error(`basalt: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}
