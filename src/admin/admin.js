@@ -124,7 +124,7 @@ async function deviceScreen() {
     await api("POST", "/device/deny", { userCode: request.userCode });
     main.replaceChildren(el("section", {}, el("h1", {}, "Request denied"), el("p", {}, "The device did not get a key.")));
   });
-  approve.append(deny);
+  approve.querySelector("button[type=submit]").after(" ", deny);
   main.replaceChildren(approve);
 }
 

@@ -23,7 +23,8 @@ export function runScheduledBackup(ctx: AppContext): string {
   return out;
 }
 
-function pruneExpired(ctx: AppContext): void {
+/** Hourly: expired device requests and sessions idle past their lifetime. */
+export function pruneExpired(ctx: AppContext): void {
   pruneDeviceRequests(ctx);
   ctx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(ctx.clock.now() - SESSION_IDLE_MS))).run();
 }
