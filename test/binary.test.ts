@@ -91,6 +91,10 @@ describe("the single executable", () => {
     const { credential } = await (await fetch(`${first.url}/api/v1/auth`, { headers: { cookie } })).json();
     const space = await post(`${first.url}/api/v1/spaces`, { name: "Durable" }, { cookie, "x-csrf-token": credential.csrfToken });
     expect(space.status).toBe(201);
+    const named = await fetch(`${first.url}/api/v1/spaces/durable`, { headers: { cookie } });
+    expect((await named.json()).role).toBe("owner");
+    const device = await post(`${first.url}/api/v1/device/code`, { clientName: "cli" });
+    expect((await device.json()).verificationUri).toBe(`${first.url}/admin/device`);
     first.process.kill("SIGKILL");
     await first.process.exited;
 

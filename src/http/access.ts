@@ -22,8 +22,6 @@ export const spaceHeader = (request: Request): string | undefined =>
 const accessDetail = (access: string): { "x-basalt-access": string; security?: Record<string, string[]>[] } =>
   access === "public" ? { "x-basalt-access": access } : { "x-basalt-access": access, security: [{ bearerAuth: [] }, { sessionCookie: [] }] };
 
-
-
 /**
  * Every route declares exactly one of these macros: `public`, `account` (outside spaces), `level`
  * (in the space of section 2.3) or `spaceLevel` (in the space named by `:spaceId`). A test fails
@@ -36,10 +34,9 @@ export function access(ctx: AppContext) {
     const cookies = header("cookie");
     const token = cookies ? (new Bun.CookieMap(cookies).get(SESSION_COOKIE) ?? null) : null;
     const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
-    if (actor.credential.type === "session") {
-      if (!SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", actor.credential.csrfToken)) {
-        throw forbidden("A signed-in request that changes state needs the x-csrf-token header.", { reason: "CSRF_TOKEN_INVALID" });
-      }
+    const { credential } = actor;
+    if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", credential.csrfToken)) {
+      throw forbidden("A signed-in request that changes state needs the x-csrf-token header.", { reason: "CSRF_TOKEN_INVALID" });
     }
     return actor;
   }
@@ -77,9 +74,7 @@ export function access(ctx: AppContext) {
     }));
 }
 
-/**
- * The browser keeps the cookie for 30 days; the server ends the session after 7 days idle.
- */
+/** The browser keeps the cookie for 30 days; the server ends the session after 7 days idle. */
 export function sessionCookieOptions(token: string, secure: boolean) {
   return { value: token, httpOnly: true, sameSite: "lax" as const, path: "/", secure, maxAge: SESSION_COOKIE_DAYS * 86_400 };
 }
