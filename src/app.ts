@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { adminRoutes } from "./admin/routes";
+import { changeRoutes } from "./changes/routes";
 import { contentRoutes } from "./content/routes";
 import { authRoutes } from "./auth/routes";
 import type { AppContext } from "./context";
@@ -43,6 +44,7 @@ export function createApp(ctx: AppContext) {
     .use(authRoutes(ctx))
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
+    .use(changeRoutes(ctx))
     .use(adminRoutes(ctx));
 }
 

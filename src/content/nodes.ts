@@ -1,15 +1,18 @@
-import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
-import { preparedFor } from "../db/client";
+import { and, asc, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
-import { notFound } from "../http/errors";
-import { nodes, type NodeStatus } from "./schema";
+import { preparedFor } from "../db/client";
+import { newId } from "../db/ids";
+import { SLUG_PATTERN } from "../formats";
+import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
+import { bases, nodes, type NodeStatus, type NodeType } from "./schema";
 
-type NodeRow = typeof nodes.$inferSelect;
+export type NodeRow = typeof nodes.$inferSelect;
+type NodeWithBase = NodeRow & { baseId: string | null };
 
 export interface NodeView {
   id: string;
   parentId: string | null;
-  type: NodeRow["type"];
+  type: NodeType;
   slug: string;
   name: string;
   description: string;
@@ -29,34 +32,38 @@ export interface NodeView {
 
 const nodesOfSpace = preparedFor((db) =>
   db
-    .select()
+    .select({ node: nodes, baseId: bases.id })
     .from(nodes)
-    .where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), eq(nodes.status, sql.placeholder("status"))))
+    .leftJoin(bases, eq(bases.nodeId, nodes.id))
+    .where(eq(nodes.spaceId, sql.placeholder("spaceId")))
     .orderBy(asc(nodes.position), asc(nodes.id))
     .prepare(),
 );
 
 const rootOfSpace = preparedFor((db) => db.select().from(nodes).where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), isNull(nodes.parentId))).prepare());
 
-const activeNodeByRef = preparedFor((db) =>
+const nodeByRef = preparedFor((db) =>
   db
     .select()
     .from(nodes)
-    .where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), eq(nodes.status, "active"), or(eq(nodes.id, sql.placeholder("ref")), eq(nodes.slug, sql.placeholder("ref")))))
-    .orderBy(asc(nodes.id))
+    .where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), or(eq(nodes.id, sql.placeholder("ref")), eq(nodes.slug, sql.placeholder("ref")))))
+    .orderBy(asc(nodes.status), asc(nodes.id))
     .prepare(),
 );
 
-/** A space's nodes of one status, grouped by parent: one query, then the tree is built in memory. */
-function childrenByParent(ctx: AppContext, spaceId: string, status: NodeStatus): Map<string | null, NodeRow[]> {
-  const rows = nodesOfSpace(ctx.db).all({ spaceId, status });
-  const byParent = new Map<string | null, NodeRow[]>();
-  for (const row of rows) byParent.set(row.parentId, [...(byParent.get(row.parentId) ?? []), row]);
+/** The whole tree of a space in one query, grouped by parent. */
+function treeOf(ctx: AppContext, spaceId: string): Map<string | null, NodeWithBase[]> {
+  const byParent = new Map<string | null, NodeWithBase[]>();
+  for (const { node, baseId } of nodesOfSpace(ctx.db).all({ spaceId })) {
+    const siblings = byParent.get(node.parentId) ?? [];
+    siblings.push({ ...node, baseId });
+    byParent.set(node.parentId, siblings);
+  }
   return byParent;
 }
 
-function view(row: NodeRow, byParent: Map<string | null, NodeRow[]>, depth: number): NodeView {
-  const children = byParent.get(row.id) ?? [];
+function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, status: NodeStatus, depth: number): NodeView {
+  const children = (byParent.get(row.id) ?? []).filter((child) => child.status === status);
   return {
     id: row.id,
     parentId: row.parentId,
@@ -64,7 +71,7 @@ function view(row: NodeRow, byParent: Map<string | null, NodeRow[]>, depth: numb
     slug: row.slug,
     name: row.name,
     description: row.description,
-    baseId: null,
+    baseId: row.baseId,
     metadata: row.metadata,
     settings: row.settings,
     explicitVisibility: null,
@@ -75,7 +82,7 @@ function view(row: NodeRow, byParent: Map<string | null, NodeRow[]>, depth: numb
     updatedAt: row.updatedAt,
     hasChildren: children.length > 0,
     shared: false,
-    ...(depth > 0 ? { children: children.map((child) => view(child, byParent, depth - 1)) } : {}),
+    ...(depth > 0 ? { children: children.map((child) => view(child, byParent, status, depth - 1)) } : {}),
   };
 }
 
@@ -83,21 +90,158 @@ export function rootNode(ctx: AppContext, spaceId: string): NodeRow {
   return rootOfSpace(ctx.db).get({ spaceId })!;
 }
 
-function findNode(ctx: AppContext, spaceId: string, ref: string): NodeRow {
-  const row = activeNodeByRef(ctx.db).get({ spaceId, ref });
-  if (!row) throw notFound("No such node in this space.");
+/** A node by id or slug (active ones first); `status` narrows it. */
+export function findNode(ctx: AppContext, spaceId: string, ref: string, status?: NodeStatus): NodeRow {
+  const row = nodeByRef(ctx.db).get({ spaceId, ref });
+  if (!row || (status && row.status !== status)) throw notFound(status ? `No ${status} node "${ref}" in this space.` : `No node "${ref}" in this space.`);
   return row;
 }
 
 /** `GET /nodes`: the children of `parentId` (default: the root), each filled down to `depth`. */
 export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus }): NodeView[] {
-  const parent = query.parentId ? findNode(ctx, spaceId, query.parentId) : rootNode(ctx, spaceId);
-  const byParent = childrenByParent(ctx, spaceId, query.status ?? "active");
-  return (byParent.get(parent.id) ?? []).map((row) => view(row, byParent, (query.depth ?? 1) - 1));
+  const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : rootNode(ctx, spaceId);
+  const status = query.status ?? "active";
+  const byParent = treeOf(ctx, spaceId);
+  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, (query.depth ?? 1) - 1));
 }
 
 /** `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not found. */
 export function getNode(ctx: AppContext, spaceId: string, ref: string): NodeView {
-  const row = findNode(ctx, spaceId, ref);
-  return view(row, childrenByParent(ctx, spaceId, "active"), 1);
+  const row = findNode(ctx, spaceId, ref, "active");
+  const byParent = treeOf(ctx, spaceId);
+  const self = (byParent.get(row.parentId) ?? []).find((node) => node.id === row.id)!;
+  return view(self, byParent, "active", 1);
+}
+
+/** The node and every node below it. */
+function subtree(ctx: AppContext, spaceId: string, rootId: string): string[] {
+  const byParent = treeOf(ctx, spaceId);
+  const ids: string[] = [];
+  const visit = (id: string) => {
+    ids.push(id);
+    for (const child of byParent.get(id) ?? []) visit(child.id);
+  };
+  visit(rootId);
+  return ids;
+}
+
+function checkSlug(slug: string): void {
+  if (!SLUG_PATTERN.test(slug) || slug.length > 64) throw badRequest(`The node slug "${slug}" must match ^[a-z0-9-]+$ (at most 64 characters).`);
+}
+
+const takenSlug = (slug: string) => `A sibling node already has the slug "${slug}".`;
+
+function activeFolder(ctx: AppContext, spaceId: string, ref: string | undefined): NodeRow {
+  const parent = ref ? findNode(ctx, spaceId, ref, "active") : rootNode(ctx, spaceId);
+  if (parent.type !== "folder") throw badRequest(`"${parent.slug}" is a base; only folders hold nodes.`);
+  return parent;
+}
+
+function nextPosition(ctx: AppContext, parentId: string): number {
+  const row = ctx.db.select({ max: sql<number | null>`max(${nodes.position})` }).from(nodes).where(eq(nodes.parentId, parentId)).get();
+  return (row?.max ?? -1) + 1;
+}
+
+export interface NewNode {
+  parentId?: string;
+  nodeType: NodeType;
+  slug: string;
+  name: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export function createNode(ctx: AppContext, spaceId: string, input: NewNode, at: string): NodeRow {
+  checkSlug(input.slug);
+  if (!input.name?.trim()) throw badRequest("A node needs a name.");
+  const parent = activeFolder(ctx, spaceId, input.parentId);
+  const row: NodeRow = {
+    id: newId("nod"),
+    spaceId,
+    parentId: parent.id,
+    type: input.nodeType,
+    slug: input.slug,
+    name: input.name.trim(),
+    description: input.description ?? "",
+    metadata: input.metadata ?? {},
+    settings: {},
+    position: nextPosition(ctx, parent.id),
+    status: "active",
+    createdAt: at,
+    updatedAt: at,
+  };
+  onUniqueViolation(() => ctx.db.insert(nodes).values(row).run(), takenSlug(input.slug));
+  return row;
+}
+
+export function renameNode(ctx: AppContext, spaceId: string, input: { nodeId: string; slug?: string; name?: string; description?: string }, at: string): NodeRow {
+  const node = findNode(ctx, spaceId, input.nodeId, "active");
+  const changes: Partial<NodeRow> = { updatedAt: at };
+  if (input.slug !== undefined) {
+    checkSlug(input.slug);
+    changes.slug = input.slug;
+  }
+  if (input.name !== undefined) {
+    if (!input.name.trim()) throw badRequest("A node needs a name.");
+    changes.name = input.name.trim();
+  }
+  if (input.description !== undefined) changes.description = input.description;
+  onUniqueViolation(() => ctx.db.update(nodes).set(changes).where(eq(nodes.id, node.id)).run(), takenSlug(input.slug ?? ""));
+  return { ...node, ...changes };
+}
+
+export function moveNode(ctx: AppContext, spaceId: string, input: { nodeId: string; parentId?: string; position?: number }, at: string): NodeRow {
+  const node = findNode(ctx, spaceId, input.nodeId, "active");
+  if (node.parentId === null) throw badRequest("The root folder cannot be moved.");
+  const parent = activeFolder(ctx, spaceId, input.parentId);
+  if (subtree(ctx, spaceId, node.id).includes(parent.id)) throw badRequest("A node cannot move into itself or below itself.");
+  const position = input.position ?? (parent.id === node.parentId ? node.position : nextPosition(ctx, parent.id));
+  onUniqueViolation(() => ctx.db.update(nodes).set({ parentId: parent.id, position, updatedAt: at }).where(eq(nodes.id, node.id)).run(), takenSlug(node.slug));
+  return { ...node, parentId: parent.id, position, updatedAt: at };
+}
+
+/** Archives the node and everything below it. */
+export function archiveNode(ctx: AppContext, spaceId: string, nodeId: string, at: string): NodeRow {
+  const node = findNode(ctx, spaceId, nodeId, "active");
+  if (node.parentId === null) throw badRequest("The root folder cannot be deleted.");
+  ctx.db.update(nodes).set({ status: "archived", updatedAt: at }).where(inArray(nodes.id, subtree(ctx, spaceId, node.id))).run();
+  return { ...node, status: "archived", updatedAt: at };
+}
+
+/** Restores an archived node and everything below it, under an active parent. */
+export function restoreNode(ctx: AppContext, spaceId: string, nodeId: string, at: string): NodeRow {
+  const node = findNode(ctx, spaceId, nodeId, "archived");
+  const parent = ctx.db.select().from(nodes).where(eq(nodes.id, node.parentId!)).get();
+  if (parent?.status !== "active") throw conflict("Restore the parent folder first.", { reason: "PARENT_ARCHIVED" });
+  onUniqueViolation(
+    () => ctx.db.update(nodes).set({ status: "active", updatedAt: at }).where(inArray(nodes.id, subtree(ctx, spaceId, node.id))).run(),
+    takenSlug(node.slug),
+  );
+  return { ...node, status: "active", updatedAt: at };
+}
+
+/** Shallow merge into the node's metadata. */
+export function updateMetadata(ctx: AppContext, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
+  const node = findNode(ctx, spaceId, nodeId, "active");
+  ctx.db.update(nodes).set({ metadata: { ...node.metadata, ...metadata }, updatedAt: at }).where(eq(nodes.id, node.id)).run();
+  return getNode(ctx, spaceId, node.id);
+}
+
+/** Permanently deletes an archived node and all below it (their bases and records cascade). */
+export function purgeNode(ctx: AppContext, spaceId: string, nodeId: string): number {
+  const node = findNode(ctx, spaceId, nodeId);
+  if (node.status !== "archived") throw conflict("Only an archived node can be deleted permanently; archive it first.", { reason: "NOT_ARCHIVED" });
+  const ids = subtree(ctx, spaceId, node.id);
+  ctx.db.delete(nodes).where(eq(nodes.id, node.id)).run();
+  return ids.length;
+}
+
+/** A node as the change requests show it: itself, no children, whatever its status. */
+export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): NodeView | null {
+  const byParent = treeOf(ctx, spaceId);
+  for (const siblings of byParent.values()) {
+    const row = siblings.find((node) => node.id === nodeId);
+    if (row) return view(row, byParent, row.status, 0);
+  }
+  return null;
 }

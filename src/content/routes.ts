@@ -1,20 +1,223 @@
 import { Elysia, t } from "elysia";
+import { sourceAttribution } from "../changes/change-requests";
+import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
+import { viewOf } from "../changes/change-requests";
+import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { oneOf } from "../http/schemas";
 import { access } from "../http/access";
-import { getNode, listNodes } from "./nodes";
+import { badRequest } from "../http/errors";
+import { limitParam, nestedQuery, oneString } from "../http/query";
+import { oneOf } from "../http/schemas";
+import { baseView, findBase, listBases, updateBase } from "./bases";
+import { getNode, listNodes, purgeNode, updateMetadata } from "./nodes";
+import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory } from "./records";
+import { FIELD_TYPES } from "./field-types";
+import type { Actor } from "../auth/actor";
+import type { SpaceScope } from "../spaces/resolve";
 
-/** Workspace content, in the space of section 2.3 of the contract. */
+const Slug = t.String({ minLength: 1, maxLength: 64 });
+const Name = t.String({ minLength: 1, maxLength: 200 });
+const Json = t.Record(t.String(), t.Unknown());
+const Message = t.Optional(t.String({ maxLength: 10_000 }));
+const Review = { message: Message, autoMerge: t.Optional(t.Boolean()) };
+const FieldDefinition = t.Object({ slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json) });
+const ReviewPolicy = t.Object({ kind: t.Optional(t.Literal("single")), requiredApprovals: t.Integer({ minimum: 1, maximum: 10 }) });
+const Status = oneOf(["active", "archived"]);
+
+const NodeOperation = t.Union([
+  t.Object({
+    kind: t.Literal("create"),
+    ref: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    parentNodeId: t.Optional(t.String()),
+    parentNodeRef: t.Optional(t.String()),
+    nodeType: oneOf(["folder", "base"]),
+    slug: Slug,
+    name: Name,
+    description: t.Optional(t.String({ maxLength: 10_000 })),
+    metadata: t.Optional(Json),
+    fields: t.Optional(t.Array(FieldDefinition, { maxItems: 200 })),
+    reviewPolicy: t.Optional(ReviewPolicy),
+  }),
+  t.Object({ kind: t.Literal("rename"), nodeId: t.String(), slug: t.Optional(Slug), name: t.Optional(Name), description: t.Optional(t.String({ maxLength: 10_000 })) }),
+  t.Object({ kind: t.Literal("move"), nodeId: t.String(), parentNodeId: t.Optional(t.String()), parentNodeRef: t.Optional(t.String()), position: t.Optional(t.Integer({ minimum: 0 })) }),
+  t.Object({ kind: t.Literal("delete"), nodeId: t.String() }),
+  t.Object({ kind: t.Literal("restore"), nodeId: t.String() }),
+]);
+
+const FieldChange = t.Union([
+  t.Object({ operation: t.Literal("create"), slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json), ...Review }),
+  t.Object({
+    operation: t.Literal("update"),
+    fieldId: t.String(),
+    patch: t.Object({ name: t.Optional(Name), required: t.Optional(t.Boolean()), options: t.Optional(Json) }),
+    ...Review,
+  }),
+  t.Object({ operation: t.Literal("delete"), fieldId: t.String(), ...Review }),
+  t.Object({ operation: t.Literal("reorder"), fieldIds: t.Array(t.String(), { minItems: 1, maxItems: 500 }), ...Review }),
+]);
+
+const RecordChange = t.Union([
+  t.Object({ operation: t.Literal("update"), fields: Json, baseCommitId: t.Optional(t.String()), ...Review }),
+  t.Object({ operation: t.Literal("delete"), deleteMode: t.Optional(t.Literal("archive")), message: Message }),
+  t.Object({ operation: t.Literal("restore"), message: Message }),
+]);
+
+const now = (ctx: AppContext) => iso(ctx.clock.now());
+
+/** The record listing's query: `baseId`, `limit`, `cursor`, `status`, `sort` and bracketed `filters`. */
+function recordQuery(url: string): RecordQuery & { baseId: string; limit: number; cursor?: string } {
+  const query = nestedQuery(url);
+  const baseId = oneString("baseId", query.baseId);
+  if (!baseId) throw badRequest("The query parameter baseId is required.");
+  const status = oneString("status", query.status) ?? "active";
+  if (status !== "active" && status !== "archived") throw badRequest("status must be active or archived.");
+  const rawFilters = query.filters === undefined ? [] : Array.isArray(query.filters) ? query.filters : [query.filters];
+  const filters = rawFilters.map((raw, i): RecordFilter => {
+    const filter = raw as Record<string, unknown>;
+    if (typeof filter !== "object" || typeof filter.fieldSlug !== "string") throw badRequest(`filters[${i}][fieldSlug] is required.`);
+    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator as string)) throw badRequest(`filters[${i}][operator] must be one of ${FILTER_OPERATORS.join(", ")}.`);
+    const value = filter.value;
+    if (value !== undefined && typeof value !== "string" && !(Array.isArray(value) && value.every((v) => typeof v === "string"))) throw badRequest(`filters[${i}][value] is not valid.`);
+    return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: value as string | string[] | undefined };
+  });
+  return { baseId, status, filters, sort: oneString("sort", query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+}
+
+/** A proposal's answer: the record (or base) when it merged at once, else the change request. */
+function materialized<T extends object>(ctx: AppContext, proposed: ReturnType<typeof proposeRecords>, merged: () => T) {
+  if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
+  return { ...viewOf(ctx, proposed.changeRequest), materialized: false as const };
+}
+
+/** Nodes, bases, fields and records, in the space of section 2.3 of the contract. */
 export function contentRoutes(ctx: AppContext) {
+  const proposer = (scope: SpaceScope, actor: Actor, request: Request): Proposer => ({
+    scope,
+    actor,
+    attribution: sourceAttribution(actor, request.headers.get("x-basalt-channel") ?? undefined),
+  });
+
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .get("/nodes", ({ space, query }) => listNodes(ctx, space.space.id, query), {
       level: "read",
-      query: t.Object({
-        parentId: t.Optional(t.String({ minLength: 1 })),
-        depth: t.Optional(t.Integer({ minimum: 1, maximum: 5 })),
-        status: t.Optional(oneOf(["active", "archived"])),
-      }),
+      query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.Integer({ minimum: 1, maximum: 5 })), status: t.Optional(Status) }),
     })
-    .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { level: "read" });
+    .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { level: "read" })
+    .post(
+      "/nodes/change-requests",
+      ({ space, actor, request, body, set }) => {
+        set.status = 201;
+        const proposed = proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body);
+        return viewOf(ctx, proposed.changeRequest);
+      },
+      { level: "changeRequest", body: t.Object({ operations: t.Array(NodeOperation, { minItems: 1, maxItems: 100 }), ...Review }) },
+    )
+    .post(
+      "/nodes/:nodeId/move",
+      ({ space, actor, request, params, body }) => {
+        const proposed = proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "move", nodeId: params.nodeId, ...body }], { autoMerge: true });
+        return viewOf(ctx, proposed.changeRequest);
+      },
+      { level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(t.Integer({ minimum: 0 })) }) },
+    )
+    .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => updateMetadata(ctx, space.space.id, params.nodeId, body.metadata, now(ctx)), {
+      level: "write",
+      body: t.Object({ metadata: Json }),
+    })
+    .delete("/nodes/:nodeId", ({ space, params }) => ({ success: true, purged: purgeNode(ctx, space.space.id, params.nodeId) }), { level: "manage" })
+    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, query.status), { level: "read", query: t.Object({ status: t.Optional(Status) }) })
+    .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { level: "read" })
+    .post(
+      "/bases",
+      ({ space, actor, request, body, set }) => {
+        set.status = 201;
+        const { parentNodeId, fields, reviewPolicy, ...rest } = body;
+        const proposed = proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "create", nodeType: "base", parentNodeId, fields, reviewPolicy, ...rest }], body);
+        return materialized(ctx, proposed, () => baseView(findBase(ctx, space.space.id, proposed.changeRequest.baseId!)));
+      },
+      {
+        level: "changeRequest",
+        body: t.Object({
+          parentNodeId: t.Optional(t.String()),
+          slug: Slug,
+          name: Name,
+          description: t.Optional(t.String({ maxLength: 10_000 })),
+          fields: t.Array(FieldDefinition, { maxItems: 200 }),
+          reviewPolicy: t.Optional(ReviewPolicy),
+          ...Review,
+        }),
+      },
+    )
+    .patch("/bases/:baseId", ({ space, params, body }) => updateBase(ctx, findBase(ctx, space.space.id, params.baseId), body, space.level, now(ctx)), {
+      level: "write",
+      body: t.Object({ name: t.Optional(Name), description: t.Optional(t.String({ maxLength: 10_000 })), reviewPolicy: t.Optional(ReviewPolicy) }),
+    })
+    .post(
+      "/bases/:baseId/fields",
+      ({ space, actor, request, params, body }) => {
+        proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, { operation: "create", ...body }, { autoMerge: true });
+        return baseView(findBase(ctx, space.space.id, params.baseId));
+      },
+      { level: "write", body: FieldDefinition },
+    )
+    .post(
+      "/bases/:baseId/fields/change-requests",
+      ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const { message, autoMerge, ...change } = body;
+        return viewOf(ctx, proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge }).changeRequest);
+      },
+      { level: "changeRequest", body: FieldChange },
+    )
+    .post(
+      "/bases/:baseId/change-requests",
+      ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const proposed = proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
+        return materialized(ctx, proposed, () => getRecord(ctx, space.space.id, (proposed.outcome as { recordIds: string[] }).recordIds[0]));
+      },
+      { level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }) },
+    )
+    .post(
+      "/bases/:baseId/records/bulk-change-request",
+      ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        return viewOf(ctx, proposeRecords(ctx, proposer(space, actor, request), params.baseId, body.records, body).changeRequest);
+      },
+      {
+        level: "changeRequest",
+        body: t.Object({ records: t.Array(t.Object({ fields: Json }), { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
+      },
+    )
+    .get(
+      "/records",
+      ({ space, request }) => {
+        const query = recordQuery(request.url);
+        return listRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
+      },
+      { level: "read" },
+    )
+    .get(
+      "/records/count",
+      ({ space, request }) => {
+        const query = recordQuery(request.url);
+        return countRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
+      },
+      { level: "read" },
+    )
+    .get("/records/get", ({ space, query }) => getRecord(ctx, space.space.id, query.recordId), { level: "read", query: t.Object({ recordId: t.String({ minLength: 1 }) }) })
+    .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { level: "read" })
+    .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { level: "read" })
+    .post(
+      "/records/:recordId/change-requests",
+      ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const { message, ...change } = body;
+        const autoMerge = "autoMerge" in body ? body.autoMerge : undefined;
+        const proposed = proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change as never, { message, autoMerge });
+        return materialized(ctx, proposed, () => getRecord(ctx, space.space.id, params.recordId));
+      },
+      { level: "changeRequest", body: RecordChange },
+    );
 }

@@ -29,3 +29,61 @@ export const nodes = sqliteTable(
     uniqueIndex("nodes_sibling_slug_idx").on(table.parentId, table.slug).where(sql`${table.status} = 'active'`),
   ],
 );
+
+export interface ReviewPolicy {
+  kind: "single";
+  requiredApprovals: number;
+}
+
+export const bases = sqliteTable("bases", {
+  id: text("id").primaryKey(),
+  spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
+  nodeId: text("node_id").notNull().unique().references(() => nodes.id, { onDelete: "cascade" }),
+  reviewPolicy: text("review_policy", { mode: "json" }).$type<ReviewPolicy>().notNull(),
+  /** The last `auto_number` handed out in this base. */
+  lastAutoNumber: integer("last_auto_number").notNull().default(0),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const fields = sqliteTable(
+  "fields",
+  {
+    id: text("id").primaryKey(),
+    baseId: text("base_id").notNull().references(() => bases.id, { onDelete: "cascade" }),
+    slug: text("slug").notNull(),
+    name: text("name").notNull(),
+    type: text("type").notNull(),
+    required: integer("required", { mode: "boolean" }).notNull().default(false),
+    position: integer("position").notNull(),
+    options: text("options", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("fields_slug_idx").on(table.baseId, table.slug)],
+);
+
+export type RecordStatus = "active" | "archived";
+
+/** The current state of each record; its history is the chain of commits ending at `head_commit_id`. */
+export const records = sqliteTable(
+  "records",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
+    baseId: text("base_id").notNull().references(() => bases.id, { onDelete: "cascade" }),
+    status: text("status").$type<RecordStatus>().notNull(),
+    /** Stored values by field slug; computed fields are derived from the columns below. */
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    autoNumber: integer("auto_number").notNull(),
+    headCommitId: text("head_commit_id").notNull(),
+    createdBy: text("created_by").notNull(),
+    updatedBy: text("updated_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    archivedAt: text("archived_at"),
+  },
+  (table) => [
+    index("records_created_idx").on(table.baseId, table.status, table.createdAt, table.id),
+    index("records_updated_idx").on(table.baseId, table.status, table.updatedAt, table.id),
+  ],
+);

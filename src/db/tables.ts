@@ -1,3 +1,5 @@
 export * from "../auth/schema";
 export * from "../spaces/schema";
 export * from "../content/schema";
+export * from "../changes/schema";
+export * from "../events/schema";

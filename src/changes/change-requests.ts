@@ -1,0 +1,368 @@
+import { and, count, desc, eq, inArray, lt, type SQL } from "drizzle-orm";
+import type { Actor } from "../auth/actor";
+import { atLeast } from "../auth/levels";
+import { findBase, type LoadedBase } from "../content/bases";
+import { checkRecordValues } from "../content/field-types";
+import { findRecord, type RecordView, getRecord } from "../content/records";
+import type { ReviewPolicy } from "../content/schema";
+import { iso } from "../clock";
+import type { AppContext } from "../context";
+import { writeTransaction } from "../db/client";
+import { newId } from "../db/ids";
+import { ApiError, badRequest, conflict, notFound } from "../http/errors";
+import { recordEvent } from "../events/outbox";
+import type { SpaceScope } from "../spaces/resolve";
+import { insertCommit } from "./commits";
+import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
+import { changeRequests, type ChangeStatus, type OperationKind, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
+import { type ChangeRequestView, changeRequestViews } from "./views";
+
+export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
+
+/** Who proposed, as reviewers see it: the key's name (or the user's, for a session) and the channel. */
+export function sourceAttribution(actor: Actor, channelHeader: string | undefined): SourceAttribution {
+  if (actor.credential.type === "session") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "web_ui" };
+  const channel = channelHeader ?? "api";
+  if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`x-basalt-channel must be one of ${CHANNELS.join(", ")}.`);
+  return { displayName: actor.credential.key.name, ownerName: actor.user.name, channel };
+}
+
+export interface ProposedOperation {
+  kind: OperationKind;
+  targetType: TargetType;
+  baseId: string | null;
+  nodeId: string | null;
+  targetRecordId?: string | null;
+  baseCommitId?: string | null;
+  deleteMode?: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface Proposal {
+  scope: SpaceScope;
+  actor: Actor;
+  attribution: SourceAttribution;
+  targetType: TargetType;
+  baseId: string | null;
+  nodeId: string | null;
+  reviewPolicy: ReviewPolicy;
+  operations: ProposedOperation[];
+  message?: string;
+  idempotencyKey?: string;
+  /** Omitted: merge at once with write or more. `false` forces review; `true` without write waits too. */
+  autoMerge?: boolean;
+  /** Deletes and restores always wait for review. */
+  reviewAlways?: boolean;
+}
+
+export interface Proposed {
+  changeRequest: ChangeRequestRow;
+  outcome: MergeOutcome | null;
+}
+
+const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequests).where(eq(changeRequests.id, id)).get()!;
+
+/**
+ * Creates a change request with one commit per operation; when auto-merge applies it is merged in
+ * the same transaction. A repeated idempotency key (per base and user) answers the first result.
+ */
+export function propose(ctx: AppContext, p: Proposal): Proposed {
+  if (p.idempotencyKey && p.baseId) {
+    const earlier = ctx.db
+      .select()
+      .from(changeRequests)
+      .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
+      .get();
+    if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: (earlier.mergeSummary.recordIds as string[]) ?? [] } : null };
+  }
+  const autoMerge = !p.reviewAlways && p.autoMerge !== false && atLeast(p.scope.level, "write");
+  const at = iso(ctx.clock.now());
+  const cr: ChangeRequestRow = {
+    id: newId("crq"),
+    spaceId: p.scope.space.id,
+    baseId: p.baseId,
+    nodeId: p.nodeId,
+    targetType: p.targetType,
+    status: "in_review",
+    submittedBy: p.actor.user.id,
+    sourceAttribution: p.attribution,
+    sourceMeta: p.message ? { message: p.message } : {},
+    reviewPolicySnapshot: { ...p.reviewPolicy },
+    mergeSummary: {},
+    rejectedReason: null,
+    idempotencyKey: p.idempotencyKey ?? null,
+    reviewedAt: null,
+    mergedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const outcome = writeTransaction(ctx.db, () => {
+    ctx.db.insert(changeRequests).values(cr).run();
+    const rows: OperationRow[] = p.operations.map((op, position) => {
+      const id = newId("opr");
+      const commit = insertCommit(ctx, {
+        spaceId: cr.spaceId,
+        baseId: op.baseId,
+        nodeId: op.nodeId,
+        operationId: id,
+        recordId: null,
+        parentCommitId: null,
+        message: p.message ?? null,
+        authorId: p.actor.user.id,
+        targetType: op.targetType,
+        kind: op.kind,
+        payload: op.payload,
+        createdAt: at,
+      });
+      return {
+        id,
+        changeRequestId: cr.id,
+        baseId: op.baseId,
+        nodeId: op.nodeId,
+        targetType: op.targetType,
+        kind: op.kind,
+        status: "pending",
+        targetRecordId: op.targetRecordId ?? null,
+        baseCommitId: op.baseCommitId ?? null,
+        headCommitId: commit.id,
+        mergedRecordId: null,
+        deleteMode: op.deleteMode ?? null,
+        position,
+        createdAt: at,
+        updatedAt: at,
+      };
+    });
+    for (let i = 0; i < rows.length; i += 500) ctx.db.insert(operations).values(rows.slice(i, i + 500)).run();
+    recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.created", data: { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy }, at });
+    return autoMerge ? mergeInTransaction(ctx, cr, rows, p.actor.user.id, at) : null;
+  });
+  return { changeRequest: outcome ? loadRow(ctx, cr.id) : cr, outcome };
+}
+
+/** The change request of the space, or 404 (another space's ids are not found). */
+export function findChangeRequest(ctx: AppContext, spaceId: string, id: string): ChangeRequestRow {
+  const row = ctx.db.select().from(changeRequests).where(and(eq(changeRequests.id, id), eq(changeRequests.spaceId, spaceId))).get();
+  if (!row) throw notFound("No such change request in this space.");
+  return row;
+}
+
+const operationsOf = (ctx: AppContext, crId: string): OperationRow[] => ctx.db.select().from(operations).where(eq(operations.changeRequestId, crId)).orderBy(operations.position).all();
+
+export const viewOf = (ctx: AppContext, row: ChangeRequestRow): ChangeRequestView => changeRequestViews(ctx, [row])[0];
+
+export function getChangeRequest(ctx: AppContext, spaceId: string, id: string): ChangeRequestView {
+  return viewOf(ctx, findChangeRequest(ctx, spaceId, id));
+}
+
+const notAllowedIn = (row: ChangeRequestRow, action: string) =>
+  conflict(`A change request that is ${row.status} cannot be ${action}.`, { reason: "INVALID_STATUS", status: row.status });
+
+const OPEN: ChangeStatus[] = ["in_review", "changes_requested", "approved", "conflict"];
+const REVIEWABLE: ChangeStatus[] = ["in_review", "changes_requested", "approved"];
+
+const headsOf = (ops: OperationRow[]): Record<string, string> => Object.fromEntries(ops.map((op) => [op.id, op.headCommitId]));
+
+/**
+ * The status the current verdicts give: a verdict counts only for the revision it saw. Any current
+ * rejection → changes_requested; enough distinct approvers → approved; else in_review. With two or
+ * more approvals required, the submitter's own approval is recorded but not counted.
+ */
+function derivedStatus(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[]): ChangeStatus {
+  const heads = headsOf(ops);
+  const current = ctx.db
+    .select()
+    .from(reviews)
+    .where(eq(reviews.changeRequestId, cr.id))
+    .all()
+    .filter((review) => Bun.deepEquals(review.visibleOperationHeads, heads));
+  if (current.some((review) => review.verdict === "rejected")) return "changes_requested";
+  const required = Number(cr.reviewPolicySnapshot.requiredApprovals ?? 1);
+  const approvers = new Set(current.filter((r) => r.verdict === "approved" && !(required >= 2 && r.reviewerId === cr.submittedBy)).map((r) => r.reviewerId));
+  return approvers.size >= required ? "approved" : "in_review";
+}
+
+const STATUS_EVENTS: Partial<Record<ChangeStatus, "change_request.approved" | "change_request.changes_requested">> = {
+  approved: "change_request.approved",
+  changes_requested: "change_request.changes_requested",
+};
+
+export function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string, input: { verdict: Verdict; reason?: string }): ChangeRequestView {
+  const row = writeTransaction(ctx.db, () => {
+    const cr = findChangeRequest(ctx, scope.space.id, id);
+    if (!REVIEWABLE.includes(cr.status)) throw notAllowedIn(cr, "reviewed");
+    const ops = operationsOf(ctx, cr.id);
+    const at = iso(ctx.clock.now());
+    const review = { verdict: input.verdict, reason: input.reason ?? null, visibleOperationHeads: headsOf(ops), createdAt: at };
+    ctx.db
+      .insert(reviews)
+      .values({ id: newId("rev"), changeRequestId: cr.id, reviewerId: actor.user.id, ...review })
+      .onConflictDoUpdate({ target: [reviews.changeRequestId, reviews.reviewerId], set: review })
+      .run();
+    const status = derivedStatus(ctx, cr, ops);
+    ctx.db.update(changeRequests).set({ status, reviewedAt: at, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    const event = STATUS_EVENTS[status];
+    if (event && status !== cr.status) recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: event, data: { changeRequestId: cr.id, reviewerId: actor.user.id }, at });
+    return loadRow(ctx, cr.id);
+  });
+  return viewOf(ctx, row);
+}
+
+export function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined): ChangeRequestView {
+  const row = writeTransaction(ctx.db, () => {
+    const cr = findChangeRequest(ctx, scope.space.id, id);
+    if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "closed");
+    const at = iso(ctx.clock.now());
+    ctx.db.update(changeRequests).set({ status: "rejected", rejectedReason: reason ?? null, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.rejected", data: { changeRequestId: cr.id, reason: reason ?? null }, at });
+    return loadRow(ctx, cr.id);
+  });
+  return viewOf(ctx, row);
+}
+
+/** The record a merge produced (the first, for a bulk change request), as the merge answer shows it. */
+function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOutcome): RecordView | null {
+  return outcome.merged && outcome.recordIds.length > 0 ? getRecord(ctx, spaceId, outcome.recordIds[0]) : null;
+}
+
+/**
+ * Merges an approved change request in one transaction. Merging a merged one answers it again.
+ * Data that moved underneath makes it `conflict` (409); values that no longer fit the base's
+ * fields make the merge fail (409) and change nothing.
+ */
+export function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string): { changeRequest: ChangeRequestView; record: RecordView | null } {
+  const outcome = writeTransaction(ctx.db, (): MergeOutcome => {
+    const cr = findChangeRequest(ctx, scope.space.id, id);
+    if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
+    if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
+    try {
+      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), actor.user.id, iso(ctx.clock.now()));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) throw conflict(`The change request no longer fits the base: ${error.message}`, { reason: "NOT_MERGEABLE", ...error.data });
+      throw error;
+    }
+  });
+  const changeRequest = getChangeRequest(ctx, scope.space.id, id);
+  if (!outcome.merged) {
+    throw conflict("The data changed since this was proposed: the change request is now in conflict.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict, changeRequestId: id });
+  }
+  return { changeRequest, record: mergedRecord(ctx, scope.space.id, outcome) };
+}
+
+function baseForOperation(ctx: AppContext, spaceId: string, op: OperationRow): LoadedBase {
+  return findBase(ctx, spaceId, op.baseId!, { archived: true });
+}
+
+/**
+ * Appends a commit to an operation: `fields` is the whole new proposal. A record update is
+ * re-based on the record's current head unless `baseCommitId` is given. Earlier verdicts stop
+ * counting, and the change request goes back to in_review.
+ */
+export function reviseOperation(ctx: AppContext, scope: SpaceScope, actor: Actor, operationId: string, input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string }): ChangeRequestView {
+  const row = writeTransaction(ctx.db, () => {
+    const op = ctx.db.select().from(operations).where(eq(operations.id, operationId)).get();
+    if (!op) throw notFound("No such operation.");
+    const cr = findChangeRequest(ctx, scope.space.id, op.changeRequestId);
+    if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "revised");
+    let payload = input.fields;
+    let baseCommitId = op.baseCommitId;
+    if (op.kind === "record_create" || op.kind === "record_update") {
+      const loaded = baseForOperation(ctx, cr.spaceId, op);
+      checkRecordValues(loaded.fields, payload, op.kind === "record_create" ? "create" : "update");
+      if (op.kind === "record_update") {
+        payload = Object.fromEntries(Object.entries(payload).filter(([slug]) => loaded.fields.some((f) => f.slug === slug)));
+        baseCommitId = input.baseCommitId ?? findRecord(ctx, cr.spaceId, op.targetRecordId!).headCommitId;
+      }
+    }
+    const at = iso(ctx.clock.now());
+    const commit = insertCommit(ctx, {
+      spaceId: cr.spaceId,
+      baseId: op.baseId,
+      nodeId: op.nodeId,
+      operationId: op.id,
+      recordId: null,
+      parentCommitId: op.headCommitId,
+      message: input.message ?? null,
+      authorId: actor.user.id,
+      targetType: op.targetType,
+      kind: op.kind,
+      payload,
+      createdAt: at,
+    });
+    ctx.db.update(operations).set({ headCommitId: commit.id, baseCommitId, updatedAt: at }).where(eq(operations.id, op.id)).run();
+    ctx.db.update(changeRequests).set({ status: "in_review", mergeSummary: {}, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    return loadRow(ctx, cr.id);
+  });
+  return viewOf(ctx, row);
+}
+
+export interface ChangeRequestQuery {
+  status?: ChangeStatus[];
+  mine?: boolean;
+  baseId?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Newest first; the cursor is the last id of the previous page. */
+export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery) {
+  const where: SQL[] = [eq(changeRequests.spaceId, scope.space.id)];
+  if (query.status?.length) where.push(inArray(changeRequests.status, query.status));
+  if (query.mine) where.push(eq(changeRequests.submittedBy, actor.user.id));
+  if (query.baseId) where.push(eq(changeRequests.baseId, findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id));
+  if (query.cursor) where.push(lt(changeRequests.id, decodeIdCursor(query.cursor)));
+  const rows = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(query.limit + 1).all();
+  const page = rows.slice(0, query.limit);
+  return { changeRequests: changeRequestViews(ctx, page), nextCursor: rows.length > query.limit ? Buffer.from(page.at(-1)!.id).toString("base64url") : null };
+}
+
+function decodeIdCursor(cursor: string): string {
+  const id = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!/^crq_[0-9A-Z]{26}$/.test(id)) throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
+  return id;
+}
+
+/** The Inbox tabs: the space's change requests by status, and the caller's own in any status. */
+export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor) {
+  const byStatus = new Map(
+    ctx.db
+      .select({ status: changeRequests.status, n: count() })
+      .from(changeRequests)
+      .where(eq(changeRequests.spaceId, scope.space.id))
+      .groupBy(changeRequests.status)
+      .all()
+      .map((row) => [row.status, row.n]),
+  );
+  const created = ctx.db.select({ n: count() }).from(changeRequests).where(and(eq(changeRequests.spaceId, scope.space.id), eq(changeRequests.submittedBy, actor.user.id))).get()!.n;
+  return {
+    review: byStatus.get("in_review") ?? 0,
+    changes: byStatus.get("changes_requested") ?? 0,
+    created,
+    approved: byStatus.get("approved") ?? 0,
+    merged: byStatus.get("merged") ?? 0,
+    rejected: byStatus.get("rejected") ?? 0,
+  };
+}
+
+export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordId: string): ChangeRequestView[] {
+  findRecord(ctx, scope.space.id, recordId);
+  const ids = ctx.db.selectDistinct({ id: operations.changeRequestId }).from(operations).where(eq(operations.targetRecordId, recordId)).all().map((row) => row.id);
+  if (ids.length === 0) return [];
+  return changeRequestViews(ctx, ctx.db.select().from(changeRequests).where(inArray(changeRequests.id, ids)).orderBy(desc(changeRequests.id)).all());
+}
+
+export type BatchResult = { changeRequestId: string; ok: true; status: string; changeRequest: ChangeRequestView } | { changeRequestId: string; ok: false; error: string; code: string; data?: Record<string, unknown> };
+
+/** Runs one action per id, each on its own: one failing does not stop the others. */
+export function eachChangeRequest(ids: string[], action: (id: string) => ChangeRequestView): { results: BatchResult[] } {
+  return {
+    results: ids.map((changeRequestId) => {
+      try {
+        const changeRequest = action(changeRequestId);
+        return { changeRequestId, ok: true as const, status: changeRequest.status, changeRequest };
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        return { changeRequestId, ok: false as const, error: error.message, code: error.code, ...(error.data ? { data: error.data } : {}) };
+      }
+    }),
+  };
+}

@@ -1,0 +1,62 @@
+import { inArray } from "drizzle-orm";
+import { users } from "../auth/schema";
+import type { AppContext } from "../context";
+import { newId } from "../db/ids";
+import { commits, type OperationKind, type TargetType } from "./schema";
+
+export type CommitRow = typeof commits.$inferSelect;
+
+export interface UserRef {
+  id: string;
+  name: string;
+  email: string;
+}
+
+export interface CommitView {
+  id: string;
+  baseId: string | null;
+  nodeId: string | null;
+  operationId: string | null;
+  parentCommitId: string | null;
+  message: string | null;
+  author: string;
+  targetType: TargetType;
+  operation: OperationKind;
+  payload: Record<string, unknown>;
+  authorUser: UserRef | null;
+  createdAt: string;
+}
+
+/** Names and e-mails of the users a view mentions, fetched in one query. */
+export function userRefs(ctx: AppContext, ids: Iterable<string>): Map<string, UserRef> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = ctx.db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(inArray(users.id, unique)).all();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+export const commitView = (row: CommitRow, people: Map<string, UserRef>): CommitView => ({
+  id: row.id,
+  baseId: row.baseId,
+  nodeId: row.nodeId,
+  operationId: row.operationId,
+  parentCommitId: row.parentCommitId,
+  message: row.message,
+  author: row.authorId,
+  targetType: row.targetType,
+  operation: row.kind,
+  payload: row.payload,
+  authorUser: people.get(row.authorId) ?? null,
+  createdAt: row.createdAt,
+});
+
+export function insertCommit(ctx: AppContext, commit: Omit<CommitRow, "id">): CommitRow {
+  const row = { id: newId("cmt"), ...commit };
+  ctx.db.insert(commits).values(row).run();
+  return row;
+}
+
+export function loadCommits(ctx: AppContext, ids: string[]): Map<string, CommitRow> {
+  if (ids.length === 0) return new Map();
+  return new Map(ctx.db.select().from(commits).where(inArray(commits.id, [...new Set(ids)])).all().map((row) => [row.id, row]));
+}

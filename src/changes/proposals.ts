@@ -1,0 +1,133 @@
+import type { Actor } from "../auth/actor";
+import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, findBase, type LoadedBase, type NewField, prepareField } from "../content/bases";
+import { checkRecordValues } from "../content/field-types";
+import { findNode } from "../content/nodes";
+import { findRecord } from "../content/records";
+import type { NodeType } from "../content/schema";
+import type { AppContext } from "../context";
+import { SLUG_PATTERN } from "../formats";
+import { badRequest } from "../http/errors";
+import type { SpaceScope } from "../spaces/resolve";
+import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
+import type { SourceAttribution } from "./schema";
+
+/** Who proposes, where, and how they are shown to reviewers. */
+export interface Proposer {
+  scope: SpaceScope;
+  actor: Actor;
+  attribution: SourceAttribution;
+}
+
+interface Review {
+  message?: string;
+  idempotencyKey?: string;
+  autoMerge?: boolean;
+}
+
+const proposal = (who: Proposer, review: Review, rest: Omit<Proposal, "scope" | "actor" | "attribution">): Proposal => ({
+  scope: who.scope,
+  actor: who.actor,
+  attribution: who.attribution,
+  message: review.message,
+  idempotencyKey: review.idempotencyKey,
+  autoMerge: review.autoMerge,
+  ...rest,
+});
+
+const recordCreate = (loaded: LoadedBase, fields: Record<string, unknown>): ProposedOperation => ({
+  kind: "record_create",
+  targetType: "base",
+  baseId: loaded.base.id,
+  nodeId: loaded.node.id,
+  payload: checkRecordValues(loaded.fields, fields, "create"),
+});
+
+/** One change request with one `record_create` per record (1..1000); values are checked first. */
+export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Proposed {
+  const loaded = findBase(ctx, who.scope.space.id, baseRef);
+  const ops: ProposedOperation[] = [];
+  const errors: unknown[] = [];
+  records.forEach((record, index) => {
+    try {
+      ops.push(recordCreate(loaded, record.fields));
+    } catch (error) {
+      errors.push({ index, ...((error as { data?: object }).data ?? {}) });
+    }
+  });
+  if (errors.length > 0) throw badRequest(`${errors.length} of ${records.length} records have invalid values.`, { records: errors });
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
+}
+
+export type RecordChange =
+  | { operation: "update"; fields: Record<string, unknown>; baseCommitId?: string }
+  | { operation: "delete"; deleteMode?: "archive" }
+  | { operation: "restore" };
+
+export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: string, change: RecordChange, review: Review): Proposed {
+  const record = findRecord(ctx, who.scope.space.id, recordId);
+  const loaded = findBase(ctx, who.scope.space.id, record.baseId);
+  const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
+  let op: ProposedOperation;
+  if (change.operation === "update") {
+    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId ?? record.headCommitId, payload: checkRecordValues(loaded.fields, change.fields, "update") };
+  } else if (change.operation === "delete") {
+    op = { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } };
+  } else {
+    op = { ...target, kind: "record_restore", payload: {} };
+  }
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op], reviewAlways: change.operation !== "update" }));
+}
+
+export type NodeChange =
+  | { kind: "create"; ref?: string; parentNodeId?: string; parentNodeRef?: string; nodeType: NodeType; slug: string; name: string; description?: string; metadata?: Record<string, unknown>; fields?: NewField[]; reviewPolicy?: { requiredApprovals?: number } }
+  | { kind: "rename"; nodeId: string; slug?: string; name?: string; description?: string }
+  | { kind: "move"; nodeId: string; parentNodeId?: string; parentNodeRef?: string; position?: number }
+  | { kind: "delete"; nodeId: string }
+  | { kind: "restore"; nodeId: string };
+
+/** Checks what can be checked before review: shapes, slugs, field definitions, refs and targets. */
+function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, refs: Set<string>): ProposedOperation {
+  const base = { targetType: "node" as const, baseId: null };
+  if (change.kind === "create" || change.kind === "move") {
+    if (change.parentNodeRef !== undefined && !refs.has(change.parentNodeRef)) throw badRequest(`parentNodeRef "${change.parentNodeRef}" names no earlier create in this change request.`);
+    if (change.parentNodeId !== undefined) findNode(ctx, spaceId, change.parentNodeId, "active");
+  }
+  if (change.kind === "create") {
+    if (!SLUG_PATTERN.test(change.slug)) throw badRequest(`The node slug "${change.slug}" must match ^[a-z0-9-]+$.`);
+    if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
+    const checked: NewField[] = [];
+    for (const field of change.fields ?? []) checked.push(prepareField("bse_check", field, checked, checked.length, ""));
+    if (change.ref !== undefined) refs.add(change.ref);
+    const { kind: _, reviewPolicy, ...payload } = change;
+    return { ...base, kind: "node_create", nodeId: null, payload: { ...payload, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
+  }
+  const node = findNode(ctx, spaceId, change.nodeId, change.kind === "restore" ? "archived" : "active");
+  const { kind, ...payload } = change;
+  return { ...base, kind: `node_${kind}`, nodeId: node.id, payload: { ...payload, nodeId: node.id } };
+}
+
+export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: NodeChange[], review: Review): Proposed {
+  if (changes.length === 0) throw badRequest("A change request needs at least one operation.");
+  const refs = new Set<string>();
+  const ops = changes.map((change) => nodeOperation(ctx, who.scope.space.id, change, refs));
+  return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: ops[0].nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: ops }));
+}
+
+export type FieldChange =
+  | ({ operation: "create" } & NewField)
+  | { operation: "update"; fieldId: string; patch: { name?: string; required?: boolean; options?: Record<string, unknown> } }
+  | { operation: "delete"; fieldId: string }
+  | { operation: "reorder"; fieldIds: string[] };
+
+const FIELD_KINDS = { create: "base_add_field", update: "base_update_field", delete: "base_delete_field", reorder: "base_reorder_fields" } as const;
+
+export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Proposed {
+  const loaded = findBase(ctx, who.scope.space.id, baseRef);
+  const { operation, ...payload } = change;
+  if (change.operation === "create") prepareField(loaded.base.id, change, loaded.fields, loaded.fields.length, "");
+  if (change.operation === "update" || change.operation === "delete") {
+    if (!loaded.fields.some((f) => f.id === change.fieldId || f.slug === change.fieldId)) throw badRequest(`The base has no field "${change.fieldId}".`);
+  }
+  const op: ProposedOperation = { kind: FIELD_KINDS[operation], targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, payload };
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
+}

@@ -1,0 +1,71 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context";
+import { access } from "../http/access";
+import { badRequest } from "../http/errors";
+import { limitParam, nestedQuery, oneString, stringList } from "../http/query";
+import { oneOf } from "../http/schemas";
+import {
+  closeChangeRequest,
+  eachChangeRequest,
+  getChangeRequest,
+  inboxCounts,
+  listChangeRequests,
+  mergeChangeRequest,
+  recordChangeRequests,
+  reviewChangeRequest,
+  reviseOperation,
+} from "./change-requests";
+import type { ChangeStatus } from "./schema";
+
+const STATUSES = ["in_review", "changes_requested", "approved", "rejected", "merged", "conflict"] as const;
+const Verdict = oneOf(["approved", "rejected"]);
+const Reason = t.Optional(t.String({ maxLength: 10_000 }));
+const Ids = t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 });
+
+function changeRequestQuery(url: string) {
+  const query = nestedQuery(url);
+  const status = stringList("status", query.status);
+  for (const value of status) if (!(STATUSES as readonly string[]).includes(value)) throw badRequest(`status must be among ${STATUSES.join(", ")}.`);
+  const mine = oneString("mine", query.mine);
+  if (mine !== undefined && mine !== "true" && mine !== "false") throw badRequest("mine must be true or false.");
+  return {
+    status: status as ChangeStatus[],
+    mine: mine === "true",
+    baseId: oneString("baseId", query.baseId),
+    cursor: oneString("cursor", query.cursor),
+    limit: limitParam(oneString("limit", query.limit), 50),
+  };
+}
+
+/** The review loop: listing, the Inbox counts, reviews, merges, closing and revisions. */
+export function changeRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/api/v1" })
+    .use(access(ctx))
+    .get("/change-requests", ({ space, actor, request }) => listChangeRequests(ctx, space, actor, changeRequestQuery(request.url)), { level: "read" })
+    .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { level: "read" })
+    .get("/change-requests/:changeRequestId", ({ space, params }) => getChangeRequest(ctx, space.space.id, params.changeRequestId), { level: "read" })
+    .get("/records/:recordId/change-requests", ({ space, params }) => recordChangeRequests(ctx, space, params.recordId), { level: "read" })
+    .post("/change-requests/:changeRequestId/reviews", ({ space, actor, params, body }) => reviewChangeRequest(ctx, space, actor, params.changeRequestId, body), {
+      level: "write",
+      body: t.Object({ verdict: Verdict, reason: Reason }),
+    })
+    .post(
+      "/change-requests/reviews",
+      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, (id) => reviewChangeRequest(ctx, space, actor, id, body)),
+      { level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
+    )
+    .post("/change-requests/:changeRequestId/merge", ({ space, actor, params }) => mergeChangeRequest(ctx, space, actor, params.changeRequestId), { level: "write" })
+    .post(
+      "/change-requests/merge",
+      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, (id) => mergeChangeRequest(ctx, space, actor, id).changeRequest),
+      { level: "write", body: t.Object({ changeRequestIds: Ids }) },
+    )
+    .post("/change-requests/:changeRequestId/close", ({ space, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason), {
+      level: "write",
+      body: t.Optional(t.Object({ reason: Reason })),
+    })
+    .post("/operations/:operationId/revisions", ({ space, actor, params, body }) => reviseOperation(ctx, space, actor, params.operationId, body), {
+      level: "changeRequest",
+      body: t.Object({ fields: t.Record(t.String(), t.Unknown()), message: t.Optional(t.String({ maxLength: 10_000 })), baseCommitId: t.Optional(t.String()) }),
+    });
+}

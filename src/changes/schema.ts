@@ -1,0 +1,115 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { bases, nodes } from "../content/schema";
+import { spaces } from "../spaces/schema";
+
+export type ChangeStatus = "in_review" | "changes_requested" | "approved" | "rejected" | "merged" | "conflict";
+export type OperationStatus = "pending" | "merged" | "archived";
+export type OperationKind =
+  | "node_create"
+  | "node_rename"
+  | "node_move"
+  | "node_delete"
+  | "node_restore"
+  | "base_add_field"
+  | "base_update_field"
+  | "base_delete_field"
+  | "base_reorder_fields"
+  | "record_create"
+  | "record_update"
+  | "record_delete"
+  | "record_restore";
+export type TargetType = "node" | "base";
+
+export interface SourceAttribution {
+  displayName: string;
+  ownerName: string;
+  channel: string;
+}
+
+export const changeRequests = sqliteTable(
+  "change_requests",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
+    baseId: text("base_id").references(() => bases.id, { onDelete: "cascade" }),
+    nodeId: text("node_id").references(() => nodes.id, { onDelete: "set null" }),
+    targetType: text("target_type").$type<TargetType>().notNull(),
+    status: text("status").$type<ChangeStatus>().notNull(),
+    submittedBy: text("submitted_by").notNull(),
+    sourceAttribution: text("source_attribution", { mode: "json" }).$type<SourceAttribution>().notNull(),
+    sourceMeta: text("source_meta", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    reviewPolicySnapshot: text("review_policy_snapshot", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    mergeSummary: text("merge_summary", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    rejectedReason: text("rejected_reason"),
+    idempotencyKey: text("idempotency_key"),
+    reviewedAt: text("reviewed_at"),
+    mergedAt: text("merged_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    index("change_requests_space_idx").on(table.spaceId, table.status, table.id),
+    index("change_requests_submitter_idx").on(table.spaceId, table.submittedBy, table.id),
+    uniqueIndex("change_requests_idempotency_idx").on(table.baseId, table.submittedBy, table.idempotencyKey).where(sql`${table.idempotencyKey} IS NOT NULL`),
+  ],
+);
+
+export const operations = sqliteTable(
+  "operations",
+  {
+    id: text("id").primaryKey(),
+    changeRequestId: text("change_request_id").notNull().references(() => changeRequests.id, { onDelete: "cascade" }),
+    baseId: text("base_id").references(() => bases.id, { onDelete: "cascade" }),
+    nodeId: text("node_id").references(() => nodes.id, { onDelete: "set null" }),
+    targetType: text("target_type").$type<TargetType>().notNull(),
+    kind: text("kind").$type<OperationKind>().notNull(),
+    status: text("status").$type<OperationStatus>().notNull(),
+    targetRecordId: text("target_record_id"),
+    baseCommitId: text("base_commit_id"),
+    headCommitId: text("head_commit_id").notNull(),
+    mergedRecordId: text("merged_record_id"),
+    deleteMode: text("delete_mode"),
+    position: integer("position").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("operations_change_request_idx").on(table.changeRequestId, table.position), index("operations_record_idx").on(table.targetRecordId)],
+);
+
+/** Append-only: proposals and their revisions (by operation), and every state a record has had. */
+export const commits = sqliteTable(
+  "commits",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
+    baseId: text("base_id").references(() => bases.id, { onDelete: "cascade" }),
+    nodeId: text("node_id"),
+    operationId: text("operation_id"),
+    recordId: text("record_id"),
+    parentCommitId: text("parent_commit_id"),
+    message: text("message"),
+    authorId: text("author_id").notNull(),
+    targetType: text("target_type").$type<TargetType>().notNull(),
+    kind: text("kind").$type<OperationKind>().notNull(),
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("commits_record_idx").on(table.recordId, table.id), index("commits_operation_idx").on(table.operationId, table.id)],
+);
+
+export type Verdict = "approved" | "rejected";
+
+export const reviews = sqliteTable(
+  "reviews",
+  {
+    id: text("id").primaryKey(),
+    changeRequestId: text("change_request_id").notNull().references(() => changeRequests.id, { onDelete: "cascade" }),
+    reviewerId: text("reviewer_id").notNull(),
+    verdict: text("verdict").$type<Verdict>().notNull(),
+    reason: text("reason"),
+    visibleOperationHeads: text("visible_operation_heads", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("reviews_reviewer_idx").on(table.changeRequestId, table.reviewerId)],
+);

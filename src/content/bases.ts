@@ -1,0 +1,211 @@
+import { and, asc, eq, or, sql } from "drizzle-orm";
+import type { AppContext } from "../context";
+import { preparedFor } from "../db/client";
+import { newId } from "../db/ids";
+import { badRequest, forbidden, notFound } from "../http/errors";
+import { atLeast, type Level } from "../auth/levels";
+import { checkFieldOptions, checkFieldSlug, FIELD_TYPES } from "./field-types";
+import { bases, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
+
+export type BaseRow = typeof bases.$inferSelect;
+export type FieldRow = typeof fields.$inferSelect;
+type NodeRow = typeof nodes.$inferSelect;
+
+export const DEFAULT_REVIEW_POLICY: ReviewPolicy = { kind: "single", requiredApprovals: 1 };
+
+export interface LoadedBase {
+  base: BaseRow;
+  node: NodeRow;
+  fields: FieldRow[];
+}
+
+export interface FieldView {
+  id: string;
+  baseId: string;
+  slug: string;
+  name: string;
+  type: string;
+  required: boolean;
+  position: number;
+  options: Record<string, unknown>;
+}
+
+export interface BaseView {
+  id: string;
+  nodeId: string;
+  slug: string;
+  name: string;
+  description: string;
+  reviewPolicy: ReviewPolicy;
+  createdAt: string;
+  updatedAt: string;
+  fields: FieldView[];
+}
+
+const fieldView = (field: FieldRow): FieldView => ({
+  id: field.id,
+  baseId: field.baseId,
+  slug: field.slug,
+  name: field.name,
+  type: field.type,
+  required: field.required,
+  position: field.position,
+  options: field.options,
+});
+
+export const baseView = ({ base, node, fields: list }: LoadedBase): BaseView => ({
+  id: base.id,
+  nodeId: node.id,
+  slug: node.slug,
+  name: node.name,
+  description: node.description,
+  reviewPolicy: base.reviewPolicy,
+  createdAt: base.createdAt,
+  updatedAt: base.updatedAt,
+  fields: list.map(fieldView),
+});
+
+const fieldsOfBase = preparedFor((db) => db.select().from(fields).where(eq(fields.baseId, sql.placeholder("baseId"))).orderBy(asc(fields.position), asc(fields.id)).prepare());
+
+export const loadFields = (ctx: AppContext, baseId: string): FieldRow[] => fieldsOfBase(ctx.db).all({ baseId });
+
+const baseByRef = preparedFor((db) =>
+  db
+    .select({ base: bases, node: nodes })
+    .from(bases)
+    .innerJoin(nodes, eq(nodes.id, bases.nodeId))
+    .where(and(eq(bases.spaceId, sql.placeholder("spaceId")), or(eq(bases.id, sql.placeholder("ref")), eq(nodes.id, sql.placeholder("ref")), eq(nodes.slug, sql.placeholder("ref")))))
+    .orderBy(asc(nodes.status), asc(bases.id))
+    .prepare(),
+);
+
+/** A base of the space by id, node id or slug; archived bases only when asked for. */
+export function findBase(ctx: AppContext, spaceId: string, ref: string, options: { archived?: boolean } = {}): LoadedBase {
+  const row = baseByRef(ctx.db).get({ spaceId, ref });
+  if (!row || (row.node.status === "archived" && !options.archived)) throw notFound("No such base in this space.");
+  return { ...row, fields: loadFields(ctx, row.base.id) };
+}
+
+export function listBases(ctx: AppContext, spaceId: string, status: NodeStatus = "active"): BaseView[] {
+  const rows = ctx.db
+    .select({ base: bases, node: nodes })
+    .from(bases)
+    .innerJoin(nodes, eq(nodes.id, bases.nodeId))
+    .where(and(eq(bases.spaceId, spaceId), eq(nodes.status, status)))
+    .orderBy(asc(bases.id))
+    .all();
+  return rows.map((row) => baseView({ ...row, fields: loadFields(ctx, row.base.id) }));
+}
+
+export interface NewField {
+  slug: string;
+  name: string;
+  type: string;
+  required?: boolean;
+  options?: Record<string, unknown>;
+}
+
+/** Checks a new field against the base's others; answers the row to insert. */
+export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string): FieldRow {
+  checkFieldSlug(input.slug);
+  if (!input.name?.trim()) throw badRequest(`The field "${input.slug}" needs a name.`);
+  if (!(FIELD_TYPES as readonly string[]).includes(input.type)) throw badRequest(`"${input.type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
+  if (existing.some((field) => field.slug === input.slug)) throw badRequest(`The base already has a field "${input.slug}".`);
+  return {
+    id: newId("fld"),
+    baseId,
+    slug: input.slug,
+    name: input.name.trim(),
+    type: input.type,
+    required: input.required ?? false,
+    position,
+    options: checkFieldOptions(input.type, input.options),
+    createdAt: at,
+  };
+}
+
+export function checkReviewPolicy(policy: { requiredApprovals?: number } | undefined): ReviewPolicy {
+  const requiredApprovals = policy?.requiredApprovals ?? 1;
+  if (!Number.isInteger(requiredApprovals) || requiredApprovals < 1 || requiredApprovals > 10) throw badRequest("reviewPolicy.requiredApprovals must be a whole number from 1 to 10.");
+  return { kind: "single", requiredApprovals };
+}
+
+/** Creates the base behind a new base node, with its fields (checked first, all or none). */
+export function createBaseForNode(ctx: AppContext, spaceId: string, nodeId: string, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
+  const base: BaseRow = { id: newId("bse"), spaceId, nodeId, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
+  const rows: FieldRow[] = [];
+  for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
+  ctx.db.insert(bases).values(base).run();
+  if (rows.length > 0) ctx.db.insert(fields).values(rows).run();
+  return base;
+}
+
+export function touchBase(ctx: AppContext, baseId: string, at: string): void {
+  ctx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
+}
+
+export function addField(ctx: AppContext, baseId: string, input: NewField, at: string): FieldRow {
+  const existing = loadFields(ctx, baseId);
+  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at);
+  ctx.db.insert(fields).values(row).run();
+  touchBase(ctx, baseId, at);
+  return row;
+}
+
+function findField(ctx: AppContext, baseId: string, fieldId: string): FieldRow {
+  const field = loadFields(ctx, baseId).find((f) => f.id === fieldId || f.slug === fieldId);
+  if (!field) throw badRequest(`The base has no field "${fieldId}".`);
+  return field;
+}
+
+export function updateField(ctx: AppContext, baseId: string, fieldId: string, patch: { name?: string; required?: boolean; options?: Record<string, unknown> }, at: string): void {
+  const field = findField(ctx, baseId, fieldId);
+  const changes: Partial<FieldRow> = {};
+  if (patch.name !== undefined) {
+    if (!patch.name.trim()) throw badRequest("A field name must not be empty.");
+    changes.name = patch.name.trim();
+  }
+  if (patch.required !== undefined) changes.required = patch.required;
+  if (patch.options !== undefined) changes.options = checkFieldOptions(field.type, patch.options);
+  ctx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
+  touchBase(ctx, baseId, at);
+}
+
+/** Removes the field from the base; values stored under its slug stay in history, unread. */
+export function deleteField(ctx: AppContext, baseId: string, fieldId: string, at: string): void {
+  const field = findField(ctx, baseId, fieldId);
+  ctx.db.delete(fields).where(eq(fields.id, field.id)).run();
+  touchBase(ctx, baseId, at);
+}
+
+/** `fieldIds` must name every field of the base exactly once. */
+export function reorderFields(ctx: AppContext, baseId: string, fieldIds: string[], at: string): void {
+  const existing = loadFields(ctx, baseId);
+  const ids = fieldIds.map((ref) => findField(ctx, baseId, ref).id);
+  if (new Set(ids).size !== existing.length || ids.length !== existing.length) throw badRequest("fieldIds must list every field of the base exactly once.");
+  ids.forEach((id, position) => ctx.db.update(fields).set({ position }).where(eq(fields.id, id)).run());
+  touchBase(ctx, baseId, at);
+}
+
+export interface BasePatch {
+  name?: string;
+  description?: string;
+  reviewPolicy?: { requiredApprovals?: number };
+}
+
+/** Direct edit of a base's name, description (write) and review policy (manage). */
+export function updateBase(ctx: AppContext, loaded: LoadedBase, patch: BasePatch, level: Level, at: string): BaseView {
+  if (patch.reviewPolicy !== undefined && !atLeast(level, "manage")) {
+    throw forbidden("Changing the review policy needs the manage level.", { required: "manage", effective: level });
+  }
+  const nodeChanges: Partial<NodeRow> = { updatedAt: at };
+  if (patch.name !== undefined) {
+    if (!patch.name.trim()) throw badRequest("The name must not be empty.");
+    nodeChanges.name = patch.name.trim();
+  }
+  if (patch.description !== undefined) nodeChanges.description = patch.description;
+  const reviewPolicy = patch.reviewPolicy ? checkReviewPolicy(patch.reviewPolicy) : loaded.base.reviewPolicy;
+  ctx.db.update(nodes).set(nodeChanges).where(eq(nodes.id, loaded.node.id)).run();
+  ctx.db.update(bases).set({ reviewPolicy, updatedAt: at }).where(eq(bases.id, loaded.base.id)).run();
+  return baseView({ base: { ...loaded.base, reviewPolicy, updatedAt: at }, node: { ...loaded.node, ...nodeChanges }, fields: loaded.fields });
+}

@@ -1,0 +1,119 @@
+import { EMAIL_PATTERN } from "../formats";
+import { badRequest } from "../http/errors";
+
+export const INPUT_TYPES = ["text", "longtext", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const;
+export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number"] as const;
+export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+export const FIELD_SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
+
+export interface FieldDefinition {
+  slug: string;
+  type: string;
+  required: boolean;
+  options: Record<string, unknown>;
+}
+
+export interface FieldError {
+  slug: string;
+  type: string;
+  message: string;
+}
+
+export const isComputed = (type: string): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
+
+/** `null`, `""` and `[]` are empty: a required field may hold none of them. */
+export const isEmpty = (value: unknown): boolean => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+
+const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const PHONE_PATTERN = /^\+?[\d\s().-]{6,}$/;
+
+interface Choice {
+  id: string;
+  name: string;
+}
+
+const choicesOf = (options: Record<string, unknown>): Choice[] => (options.choices as Choice[] | undefined) ?? [];
+
+/** A select value given by name or id, stored as the choice's name; undefined when it is no choice. */
+function choiceName(options: Record<string, unknown>, value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  return choicesOf(options).find((choice) => choice.name === value || choice.id === value)?.name;
+}
+
+/** Checks one value against its field; answers the stored form, or an error message. */
+function normalize(field: FieldDefinition, value: unknown): { value: unknown } | { error: string } {
+  if (value === null) return { value: null };
+  switch (field.type) {
+    case "text":
+    case "longtext":
+      return typeof value === "string" ? { value } : { error: "must be a string" };
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) ? { value } : { error: "must be a finite number" };
+    case "checkbox":
+      return typeof value === "boolean" ? { value } : { error: "must be true or false" };
+    case "date":
+      return typeof value === "string" && DATE_PATTERN.test(value) && !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value))
+        ? { value }
+        : { error: "must be an ISO 8601 date or date-time" };
+    case "select": {
+      const name = choiceName(field.options, value);
+      return name !== undefined ? { value: name } : { error: `must be one of: ${choicesOf(field.options).map((c) => c.name).join(", ")}` };
+    }
+    case "multiselect": {
+      if (!Array.isArray(value)) return { error: "must be an array of choices" };
+      const names = value.map((item) => choiceName(field.options, item));
+      return names.every((name) => name !== undefined) ? { value: [...new Set(names)] } : { error: `must hold only: ${choicesOf(field.options).map((c) => c.name).join(", ")}` };
+    }
+    case "url":
+      return typeof value === "string" && /^https?:\/\//i.test(value) && URL.canParse(value) ? { value } : { error: "must be an absolute http(s) URL" };
+    case "email":
+      return typeof value === "string" && EMAIL_PATTERN.test(value) ? { value } : { error: "must be an e-mail address" };
+    case "phone":
+      return typeof value === "string" && PHONE_PATTERN.test(value) ? { value } : { error: "must be a phone number" };
+    default:
+      return { value };
+  }
+}
+
+/**
+ * Checks the values a client sent for a record. Unknown slugs and computed fields are ignored; on
+ * `create` every required field must be set, on `update` only the fields sent are checked. Throws
+ * 400 with `data.errors` listing every bad value.
+ */
+export function checkRecordValues(fields: FieldDefinition[], input: Record<string, unknown>, mode: "create" | "update"): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  const errors: FieldError[] = [];
+  for (const field of fields) {
+    if (isComputed(field.type)) continue;
+    const given = Object.hasOwn(input, field.slug);
+    if (!given && mode === "update") continue;
+    const result = normalize(field, given ? input[field.slug] : null);
+    if ("error" in result) errors.push({ slug: field.slug, type: field.type, message: `${field.slug} ${result.error}.` });
+    else if (field.required && isEmpty(result.value)) errors.push({ slug: field.slug, type: field.type, message: `${field.slug} is required.` });
+    else if (given) values[field.slug] = result.value;
+  }
+  if (errors.length > 0) throw badRequest(`Invalid field values: ${errors.map((e) => e.message).join(" ")}`, { errors });
+  return values;
+}
+
+/** Validates a field definition's options; select and multiselect need `choices: [{ name, id? }]`. */
+export function checkFieldOptions(type: string, options: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!(FIELD_TYPES as readonly string[]).includes(type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
+  const given = options ?? {};
+  if (type !== "select" && type !== "multiselect") return given;
+  const choices = given.choices;
+  if (!Array.isArray(choices) || choices.length === 0) throw badRequest(`A ${type} field needs options.choices: [{ "name": "…" }].`);
+  const normalized = choices.map((choice: unknown) => {
+    const { name, id } = (choice ?? {}) as { name?: unknown; id?: unknown };
+    if (typeof name !== "string" || name === "") throw badRequest("Every choice needs a non-empty name.");
+    return { ...(choice as object), id: typeof id === "string" && id ? id : name, name };
+  });
+  if (new Set(normalized.map((c) => c.name)).size !== normalized.length) throw badRequest("Choice names must be unique.");
+  return { ...given, choices: normalized };
+}
+
+export function checkFieldSlug(slug: string): void {
+  if (!FIELD_SLUG_PATTERN.test(slug)) throw badRequest(`The field slug "${slug}" must match ^[a-z0-9_-]+$ (1 to 64 characters).`);
+}

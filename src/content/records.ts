@@ -1,0 +1,323 @@
+import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
+import { type CommitRow, type CommitView, commitView, insertCommit, loadCommits, type UserRef, userRefs } from "../changes/commits";
+import { commits } from "../changes/schema";
+import type { AppContext } from "../context";
+import { preparedFor } from "../db/client";
+import { newId } from "../db/ids";
+import { badRequest, notFound } from "../http/errors";
+import { type FieldRow, type LoadedBase, loadFields } from "./bases";
+import { bases, records, type RecordStatus } from "./schema";
+
+export type RecordRow = typeof records.$inferSelect;
+
+export interface RecordView {
+  id: string;
+  baseId: string;
+  status: RecordStatus;
+  fields: Record<string, unknown>;
+  headCommitId: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  archivedAt: string | null;
+  headCommit: CommitView | null;
+}
+
+/** Every field of the base, unset ones as null; computed fields from the record's own columns. */
+export function recordFields(row: RecordRow, fieldRows: FieldRow[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of fieldRows) {
+    switch (field.type) {
+      case "created_time":
+        out[field.slug] = row.createdAt;
+        break;
+      case "updated_time":
+        out[field.slug] = row.updatedAt;
+        break;
+      case "created_by":
+        out[field.slug] = row.createdBy;
+        break;
+      case "updated_by":
+        out[field.slug] = row.updatedBy;
+        break;
+      case "auto_number":
+        out[field.slug] = row.autoNumber;
+        break;
+      default:
+        out[field.slug] = row.data[field.slug] ?? null;
+    }
+  }
+  return out;
+}
+
+export const recordView = (row: RecordRow, fieldRows: FieldRow[], head: CommitRow | undefined, people: Map<string, UserRef>): RecordView => ({
+  id: row.id,
+  baseId: row.baseId,
+  status: row.status,
+  fields: recordFields(row, fieldRows),
+  headCommitId: row.headCommitId,
+  createdBy: row.createdBy,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+  archivedAt: row.archivedAt,
+  headCommit: head ? commitView(head, people) : null,
+});
+
+/** Views for records of one base, with their head commits read in one query. */
+export function recordViews(ctx: AppContext, rows: RecordRow[], fieldRows: FieldRow[]): RecordView[] {
+  const heads = loadCommits(ctx, rows.map((row) => row.headCommitId));
+  const people = userRefs(ctx, [...heads.values()].map((commit) => commit.authorId));
+  return rows.map((row) => recordView(row, fieldRows, heads.get(row.headCommitId), people));
+}
+
+const recordById = preparedFor((db) => db.select().from(records).where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))).prepare());
+
+export function findRecord(ctx: AppContext, spaceId: string, recordId: string): RecordRow {
+  const row = recordById(ctx.db).get({ id: recordId, spaceId });
+  if (!row) throw notFound("No such record in this space.");
+  return row;
+}
+
+export function getRecord(ctx: AppContext, spaceId: string, recordId: string): RecordView {
+  const row = findRecord(ctx, spaceId, recordId);
+  return recordViews(ctx, [row], loadFields(ctx, row.baseId))[0];
+}
+
+export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
+  findRecord(ctx, spaceId, recordId);
+  const rows = ctx.db.select().from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all();
+  const people = userRefs(ctx, rows.map((row) => row.authorId));
+  return rows.map((row) => commitView(row, people));
+}
+
+// ---- listing: filters, sort and keyset cursors ----
+
+export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty"] as const;
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
+export interface RecordFilter {
+  fieldSlug: string;
+  operator: FilterOperator;
+  value?: string | string[];
+}
+
+export interface RecordQuery {
+  status: RecordStatus;
+  sort?: string;
+  filters: RecordFilter[];
+}
+
+const COLUMN_OF_COMPUTED: Record<string, SQL> = {
+  created_time: sql`${records.createdAt}`,
+  updated_time: sql`${records.updatedAt}`,
+  created_by: sql`${records.createdBy}`,
+  updated_by: sql`${records.updatedBy}`,
+  auto_number: sql`${records.autoNumber}`,
+};
+
+const NUMERIC_TYPES = new Set(["number", "auto_number", "checkbox"]);
+
+/** The SQL value of a field, and what NULL sorts as (so keyset comparisons never meet a NULL). */
+function fieldExpression(field: FieldRow): { value: SQL; sortable: SQL } {
+  const column = COLUMN_OF_COMPUTED[field.type];
+  if (column) return { value: column, sortable: column };
+  const value = sql`json_extract(${records.data}, ${`$."${field.slug}"`})`;
+  return { value, sortable: NUMERIC_TYPES.has(field.type) ? sql`coalesce(${value}, -9e999)` : sql`coalesce(${value}, '')` };
+}
+
+function typedValue(field: FieldRow, text: string): string | number {
+  if (field.type === "checkbox") {
+    if (text !== "true" && text !== "false") throw badRequest(`Filter values for ${field.slug} are true or false.`);
+    return text === "true" ? 1 : 0;
+  }
+  if (NUMERIC_TYPES.has(field.type)) {
+    const number = Number(text);
+    if (text.trim() === "" || !Number.isFinite(number)) throw badRequest(`Filter values for ${field.slug} must be numbers.`);
+    return number;
+  }
+  return text;
+}
+
+function fieldNamed(fieldRows: FieldRow[], slug: string): FieldRow {
+  const field = fieldRows.find((f) => f.slug === slug);
+  if (!field) throw badRequest(`The base has no field "${slug}".`);
+  return field;
+}
+
+function filterCondition(field: FieldRow, filter: RecordFilter): SQL {
+  const { value } = fieldExpression(field);
+  const values = filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
+  const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
+  if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
+  const one = () => typedValue(field, values[0]);
+  const empty = sql`(${value} IS NULL OR ${value} = '' OR ${value} = '[]')`;
+  switch (filter.operator) {
+    case "eq":
+      return sql`${value} = ${one()}`;
+    case "neq":
+      return sql`(${value} IS NULL OR ${value} != ${one()})`;
+    case "gt":
+      return sql`${value} > ${one()}`;
+    case "gte":
+      return sql`${value} >= ${one()}`;
+    case "lt":
+      return sql`${value} < ${one()}`;
+    case "lte":
+      return sql`${value} <= ${one()}`;
+    case "in":
+      return sql`${value} IN (${sql.join(values.map((v) => sql`${typedValue(field, v)}`), sql`, `)})`;
+    case "contains":
+      if (field.type === "multiselect") return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${`$."${field.slug}"`}) WHERE value = ${values[0]})`;
+      return sql`instr(lower(${value}), lower(${values[0]})) > 0`;
+    case "isEmpty":
+      return empty;
+    case "isNotEmpty":
+      return sql`NOT ${empty}`;
+  }
+}
+
+interface SortPlan {
+  expression: SQL;
+  descending: boolean;
+}
+
+const UNSORTABLE = new Set(["multiselect", "json"]);
+
+function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
+  const descending = sort.startsWith("-");
+  const key = descending ? sort.slice(1) : sort;
+  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending };
+  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending };
+  const field = fieldNamed(fieldRows, key);
+  if (UNSORTABLE.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
+  return { expression: fieldExpression(field).sortable, descending };
+}
+
+const encodeCursor = (value: unknown, id: string) => Buffer.from(JSON.stringify([value, id])).toString("base64url");
+
+function decodeCursor(cursor: string): [string | number, string] {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(parsed) && parsed.length === 2 && (typeof parsed[0] === "string" || typeof parsed[0] === "number") && typeof parsed[1] === "string") {
+      return parsed as [string | number, string];
+    }
+  } catch {}
+  throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
+}
+
+function conditions(loaded: LoadedBase, query: RecordQuery): SQL[] {
+  return [
+    eq(records.baseId, loaded.base.id),
+    eq(records.status, query.status),
+    ...query.filters.map((filter) => filterCondition(fieldNamed(loaded.fields, filter.fieldSlug), filter)),
+  ];
+}
+
+/**
+ * Keyset pagination: the cursor carries the last row's sort value and id, so a page is a range
+ * scan that costs the same at record 1 and at record 1,000,000 (the default sort is indexed).
+ */
+export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { limit: number; cursor?: string }) {
+  const plan = sortPlan(loaded.fields, query.sort);
+  const where = conditions(loaded, query);
+  if (query.cursor) {
+    const [value, id] = decodeCursor(query.cursor);
+    where.push(plan.descending ? sql`(${plan.expression}, ${records.id}) < (${value}, ${id})` : sql`(${plan.expression}, ${records.id}) > (${value}, ${id})`);
+  }
+  const order = plan.descending ? [sql`${plan.expression} DESC`, desc(records.id)] : [sql`${plan.expression} ASC`, asc(records.id)];
+  const rows = ctx.db
+    .select({ row: records, sortValue: sql<string | number>`${plan.expression}` })
+    .from(records)
+    .where(and(...where))
+    .orderBy(...order)
+    .limit(query.limit + 1)
+    .all();
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    records: recordViews(
+      ctx,
+      page.map((r) => r.row),
+      loaded.fields,
+    ),
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last.sortValue, last.row.id) : null,
+  };
+}
+
+export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
+  const row = ctx.db.select({ total: sql<number>`count(*)` }).from(records).where(and(...conditions(loaded, query))).get();
+  return { total: row?.total ?? 0 };
+}
+
+// ---- changes applied by a merge (inside its transaction) ----
+
+interface Authored {
+  actorId: string;
+  operationId: string;
+  message: string | null;
+  at: string;
+}
+
+function recordCommit(ctx: AppContext, row: RecordRow, fieldRows: FieldRow[], parentCommitId: string | null, by: Authored, kind: CommitRow["kind"]): CommitRow {
+  return insertCommit(ctx, {
+    spaceId: row.spaceId,
+    baseId: row.baseId,
+    nodeId: null,
+    operationId: by.operationId,
+    recordId: row.id,
+    parentCommitId,
+    message: by.message,
+    authorId: by.actorId,
+    targetType: "base",
+    kind,
+    payload: recordFields(row, fieldRows),
+    createdAt: by.at,
+  });
+}
+
+export function insertRecord(ctx: AppContext, loaded: LoadedBase, values: Record<string, unknown>, by: Authored): { row: RecordRow; commit: CommitRow } {
+  const { lastAutoNumber } = ctx.db
+    .update(bases)
+    .set({ lastAutoNumber: sql`${bases.lastAutoNumber} + 1` })
+    .where(eq(bases.id, loaded.base.id))
+    .returning({ lastAutoNumber: bases.lastAutoNumber })
+    .get()!;
+  const row: RecordRow = {
+    id: newId("rec"),
+    spaceId: loaded.base.spaceId,
+    baseId: loaded.base.id,
+    status: "active",
+    data: values,
+    autoNumber: lastAutoNumber,
+    headCommitId: "",
+    createdBy: by.actorId,
+    updatedBy: by.actorId,
+    createdAt: by.at,
+    updatedAt: by.at,
+    archivedAt: null,
+  };
+  const commit = recordCommit(ctx, row, loaded.fields, null, by, "record_create");
+  row.headCommitId = commit.id;
+  ctx.db.insert(records).values(row).run();
+  return { row, commit };
+}
+
+/** Writes a new state of a record as a commit on top of its head. */
+export function writeRecord(
+  ctx: AppContext,
+  current: RecordRow,
+  fieldRows: FieldRow[],
+  changes: Pick<RecordRow, "data" | "status" | "archivedAt">,
+  by: Authored,
+  kind: CommitRow["kind"],
+): { row: RecordRow; commit: CommitRow } {
+  const next: RecordRow = { ...current, ...changes, updatedBy: by.actorId, updatedAt: by.at };
+  const commit = recordCommit(ctx, next, fieldRows, current.headCommitId, by, kind);
+  next.headCommitId = commit.id;
+  ctx.db
+    .update(records)
+    .set({ data: next.data, status: next.status, archivedAt: next.archivedAt, headCommitId: next.headCommitId, updatedBy: next.updatedBy, updatedAt: next.updatedAt })
+    .where(eq(records.id, current.id))
+    .run();
+  return { row: next, commit };
+}
