@@ -116,3 +116,30 @@ export async function eventually(check: () => boolean): Promise<void> {
     await Bun.sleep(5);
   }
 }
+
+/** A space with its owner and a key at each level, for the content tests. */
+export async function workspace(server: TestServer) {
+  const owner = await server.user("Ada");
+  const space = server.space(owner.id, "Research");
+  return {
+    owner,
+    space,
+    read: server.key(owner.id, "read"),
+    propose: server.key(owner.id, "changeRequest"),
+    write: server.key(owner.id, "write"),
+    manage: server.key(owner.id, "manage"),
+  };
+}
+
+export const PAPER_FIELDS = [
+  { slug: "title", name: "Title", type: "text", required: true },
+  { slug: "year", name: "Year", type: "number" },
+  { slug: "status", name: "Status", type: "select", options: { choices: [{ name: "draft" }, { name: "published" }] } },
+];
+
+/** Creates a base directly (a write key merges at once) and answers it. */
+export async function createBase(server: TestServer, key: string, slug = "papers", fields: unknown[] = PAPER_FIELDS, extra: Record<string, unknown> = {}) {
+  const reply = await server.call("POST", "/api/v1/bases", { key, body: { slug, name: slug, fields, ...extra } });
+  if (reply.status !== 201) throw new Error(`base creation failed: ${reply.status} ${reply.text}`);
+  return reply.body;
+}

@@ -6,7 +6,7 @@ import { findRecord } from "../content/records";
 import type { NodeType } from "../content/schema";
 import type { AppContext } from "../context";
 import { SLUG_PATTERN } from "../formats";
-import { badRequest } from "../http/errors";
+import { ApiError, badRequest } from "../http/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
 import type { SourceAttribution } from "./schema";
@@ -42,19 +42,28 @@ const recordCreate = (loaded: LoadedBase, fields: Record<string, unknown>): Prop
   payload: checkRecordValues(loaded.fields, fields, "create"),
 });
 
-/** One change request with one `record_create` per record (1..1000); values are checked first. */
+/**
+ * One change request with one `record_create` per record (1..1000); every value is checked first.
+ * For a bulk request each error also names the record's `index`.
+ */
 export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Proposed {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
+  if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, records[0].fields)], review);
   const ops: ProposedOperation[] = [];
-  const errors: unknown[] = [];
+  const errors: Record<string, unknown>[] = [];
   records.forEach((record, index) => {
     try {
       ops.push(recordCreate(loaded, record.fields));
     } catch (error) {
-      errors.push({ index, ...((error as { data?: object }).data ?? {}) });
+      if (!(error instanceof ApiError)) throw error;
+      for (const fieldError of (error.data?.errors as Record<string, unknown>[]) ?? []) errors.push({ index, ...fieldError });
     }
   });
-  if (errors.length > 0) throw badRequest(`${errors.length} of ${records.length} records have invalid values.`, { records: errors });
+  if (errors.length > 0) throw badRequest(`Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${records.length} records.`, { errors });
+  return proposeCreates(ctx, who, loaded, ops, review);
+}
+
+function proposeCreates(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Proposed {
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
 }
 

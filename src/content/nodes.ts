@@ -97,12 +97,12 @@ export function findNode(ctx: AppContext, spaceId: string, ref: string, status?:
   return row;
 }
 
-/** `GET /nodes`: the children of `parentId` (default: the root), each filled down to `depth`. */
+/** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it. */
 export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus }): NodeView[] {
   const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : rootNode(ctx, spaceId);
   const status = query.status ?? "active";
   const byParent = treeOf(ctx, spaceId);
-  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, (query.depth ?? 1) - 1));
+  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? 1));
 }
 
 /** `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not found. */

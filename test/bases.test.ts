@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createBase, PAPER_FIELDS, TestServer, workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Awaited<ReturnType<typeof workspace>>;
+
+beforeEach(async () => {
+  server = new TestServer();
+  ws = await workspace(server);
+});
+afterEach(() => server.stop());
+
+describe("bases", () => {
+  test("direct creation answers the Base with materialized: true", async () => {
+    const reply = await server.call("POST", "/api/v1/bases", { key: ws.write, body: { slug: "papers", name: "Papers", description: "reading list", fields: PAPER_FIELDS } });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({ materialized: true, slug: "papers", name: "Papers", description: "reading list", reviewPolicy: { kind: "single", requiredApprovals: 1 } });
+    expect(reply.body.id).toMatch(/^bse_/);
+    expect(reply.body.fields.map((f: { slug: string; position: number }) => [f.slug, f.position])).toEqual([["title", 0], ["year", 1], ["status", 2]]);
+    expect(reply.body.fields[0]).toMatchObject({ id: expect.stringMatching(/^fld_/), baseId: reply.body.id, name: "Title", type: "text", required: true, options: {} });
+    expect((await server.call("GET", `/api/v1/bases/${reply.body.id}`, { key: ws.read })).body.slug).toBe("papers");
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body).toHaveLength(1);
+  });
+
+  test("a changeRequest key proposes a base: a ChangeRequest with materialized: false", async () => {
+    const reply = await server.call("POST", "/api/v1/bases", { key: ws.propose, body: { slug: "papers", name: "Papers", fields: PAPER_FIELDS } });
+    expect(reply.body).toMatchObject({ materialized: false, status: "in_review", targetType: "node" });
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body).toEqual([]);
+  });
+
+  test("PATCH renames with write; the review policy needs manage and 1..10", async () => {
+    await createBase(server, ws.write);
+    expect((await server.call("PATCH", "/api/v1/bases/papers", { key: ws.write, body: { name: "Reading", description: "d" } })).body).toMatchObject({ name: "Reading", description: "d" });
+    const policy = await server.call("PATCH", "/api/v1/bases/papers", { key: ws.write, body: { reviewPolicy: { requiredApprovals: 2 } } });
+    expect(policy.status).toBe(403);
+    expect(policy.body.data).toEqual({ required: "manage", effective: "write" });
+    expect((await server.call("PATCH", "/api/v1/bases/papers", { key: ws.manage, body: { reviewPolicy: { requiredApprovals: 11 } } })).status).toBe(400);
+    expect((await server.call("PATCH", "/api/v1/bases/papers", { key: ws.manage, body: { reviewPolicy: { requiredApprovals: 3 } } })).body.reviewPolicy).toEqual({ kind: "single", requiredApprovals: 3 });
+  });
+});
+
+describe("fields", () => {
+  beforeEach(async () => {
+    await createBase(server, ws.write);
+  });
+
+  test("POST /fields adds a field directly with write", async () => {
+    const reply = await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "venue", name: "Venue", type: "text" } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.fields.map((f: { slug: string }) => f.slug)).toEqual(["title", "year", "status", "venue"]);
+    expect((await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.propose, body: { slug: "x", name: "X", type: "text" } })).status).toBe(403);
+  });
+
+  test("field change requests: create, update, delete, reorder", async () => {
+    const propose = (body: Record<string, unknown>) => server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.propose, body });
+    const approveAndMerge = async (id: string) => {
+      await server.call("POST", `/api/v1/change-requests/${id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+      const merged = await server.call("POST", `/api/v1/change-requests/${id}/merge`, { key: ws.write });
+      expect(merged.status).toBe(200);
+    };
+    const fields = async () => (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields;
+
+    const created = await propose({ operation: "create", slug: "venue", name: "Venue", type: "text" });
+    expect(created.status).toBe(201);
+    expect(created.body.operations[0].operation).toBe("base_add_field");
+    await approveAndMerge(created.body.id);
+    const venue = (await fields()).find((f: { slug: string }) => f.slug === "venue");
+    expect(venue).toBeDefined();
+
+    const updated = await propose({ operation: "update", fieldId: venue.id, patch: { name: "Published in", required: true } });
+    expect(updated.body.operations[0].operation).toBe("base_update_field");
+    await approveAndMerge(updated.body.id);
+    expect((await fields()).find((f: { id: string }) => f.id === venue.id)).toMatchObject({ name: "Published in", required: true });
+
+    const all = await fields();
+    const reordered = await propose({ operation: "reorder", fieldIds: [...all].reverse().map((f: { id: string }) => f.id) });
+    await approveAndMerge(reordered.body.id);
+    expect((await fields()).map((f: { slug: string }) => f.slug)).toEqual(["venue", "status", "year", "title"]);
+
+    const removed = await propose({ operation: "delete", fieldId: venue.id });
+    expect(removed.body.operations[0].operation).toBe("base_delete_field");
+    await approveAndMerge(removed.body.id);
+    expect((await fields()).map((f: { slug: string }) => f.slug)).toEqual(["status", "year", "title"]);
+
+    expect((await propose({ operation: "delete", fieldId: "fld_nope" })).status).toBe(400);
+    expect((await propose({ operation: "rename", fieldId: venue.id })).status).toBe(400);
+    expect((await propose({ operation: "reorder", fieldIds: ["title"] })).status).toBe(201);
+  });
+});

@@ -1,0 +1,279 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createBase, TestServer, workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Awaited<ReturnType<typeof workspace>>;
+
+beforeEach(async () => {
+  server = new TestServer();
+  ws = await workspace(server);
+  await createBase(server, ws.write);
+});
+afterEach(() => server.stop());
+
+const proposeRecord = async (fields: Record<string, unknown> = { title: "Attention", year: 2017 }, key = ws.propose) => {
+  const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { key, body: { fields } });
+  expect(reply.status).toBe(201);
+  expect(reply.body.materialized).toBe(false);
+  return reply.body;
+};
+const createRecord = async (fields: Record<string, unknown> = { title: "Attention", year: 2017 }) => {
+  const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields } });
+  expect(reply.body.materialized).toBe(true);
+  return reply.body;
+};
+const review = (id: string, verdict: string, key = ws.write, reason?: string) => server.call("POST", `/api/v1/change-requests/${id}/reviews`, { key, body: { verdict, reason } });
+const merge = (id: string, key = ws.write) => server.call("POST", `/api/v1/change-requests/${id}/merge`, { key });
+const close = (id: string, reason?: string) => server.call("POST", `/api/v1/change-requests/${id}/close`, { key: ws.write, body: { reason } });
+const revise = (operationId: string, fields: Record<string, unknown>, key = ws.propose) => server.call("POST", `/api/v1/operations/${operationId}/revisions`, { key, body: { fields } });
+const get = async (id: string) => (await server.call("GET", `/api/v1/change-requests/${id}`, { key: ws.read })).body;
+
+describe("the change request object", () => {
+  test("has the seed's fields, attribution from the credential and the channel header", async () => {
+    const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, headers: { "x-basalt-channel": "agent" }, body: { fields: { title: "T" }, message: "please add" } });
+    const cr = reply.body;
+    for (const key of ["id", "baseId", "targetType", "nodeId", "status", "submittedBy", "submittedByUser", "sourceAttribution", "sourceMeta", "reviewPolicySnapshot", "mergeSummary", "rejectedReason", "reviewedAt", "mergedAt", "createdAt", "updatedAt", "base", "node", "operations", "primaryOperation", "operationCount", "reviews"]) {
+      expect(cr).toHaveProperty(key);
+    }
+    expect(cr).toMatchObject({ status: "in_review", targetType: "base", submittedBy: ws.owner.id, operationCount: 1, reviewPolicySnapshot: { kind: "single", requiredApprovals: 1 } });
+    expect(cr.id).toMatch(/^crq_/);
+    expect(cr.submittedByUser).toEqual({ id: ws.owner.id, name: "Ada", email: "ada@example.com" });
+    expect(cr.sourceAttribution).toEqual({ displayName: "changeRequest key", ownerName: "Ada", channel: "agent" });
+    expect(cr.base.slug).toBe("papers");
+    expect(cr.node.type).toBe("base");
+    const op = cr.primaryOperation;
+    expect(op).toMatchObject({ operation: "record_create", status: "pending", changeRequestId: cr.id, targetType: "base" });
+    expect(op.id).toMatch(/^opr_/);
+    expect(op.headCommit).toMatchObject({ id: op.headCommitId, operationId: op.id, parentCommitId: null, message: "please add", operation: "record_create", payload: { title: "T" } });
+    const bad = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, headers: { "x-basalt-channel": "fax" }, body: { fields: { title: "T" } } });
+    expect(bad.status).toBe(400);
+  });
+
+  test("a session's proposal is attributed to the web UI", async () => {
+    const session = await server.signIn("ada@example.com");
+    const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { session, space: ws.space.id, body: { fields: { title: "T" }, autoMerge: false } });
+    expect(reply.body.sourceAttribution).toEqual({ displayName: "Ada", ownerName: "Ada", channel: "web_ui" });
+  });
+});
+
+describe("transitions (section 7)", () => {
+  test("create → in_review; approve → approved; merge → merged; merge again is idempotent", async () => {
+    const cr = await proposeRecord();
+    const approved = await review(cr.id, "approved");
+    expect(approved.body.status).toBe("approved");
+    expect(approved.body.reviews).toHaveLength(1);
+    expect(approved.body.reviews[0]).toMatchObject({ reviewerId: ws.owner.id, verdict: "approved", visibleOperationHeads: { [cr.operations[0].id]: cr.operations[0].headCommitId } });
+    const merged = await merge(cr.id);
+    expect(merged.status).toBe(200);
+    expect(merged.body.changeRequest).toMatchObject({ status: "merged" });
+    expect(merged.body.changeRequest.mergedAt).toBeString();
+    expect(merged.body.changeRequest.operations[0]).toMatchObject({ status: "merged", mergedRecordId: merged.body.record.id });
+    expect(merged.body.record.fields).toMatchObject({ title: "Attention", year: 2017 });
+    const again = await merge(cr.id);
+    expect(again.status).toBe(200);
+    expect(again.body.changeRequest.status).toBe("merged");
+    expect(again.body.record.id).toBe(merged.body.record.id);
+    const count = await server.call("GET", "/api/v1/records/count?baseId=papers", { key: ws.read });
+    expect(count.body).toEqual({ total: 1 });
+  });
+
+  test("a rejection → changes_requested; a new verdict from the same reviewer replaces it", async () => {
+    const cr = await proposeRecord();
+    const rejected = await review(cr.id, "rejected", ws.write, "cite the paper");
+    expect(rejected.body.status).toBe("changes_requested");
+    expect(rejected.body.reviews[0]).toMatchObject({ verdict: "rejected", reason: "cite the paper" });
+    const approved = await review(cr.id, "approved");
+    expect(approved.body.status).toBe("approved");
+    expect(approved.body.reviews).toHaveLength(1);
+    expect(approved.body.reviews[0].verdict).toBe("approved");
+    expect((await review(cr.id, "rejected")).body.status).toBe("changes_requested");
+  });
+
+  test("revise → in_review, earlier approvals no longer count, commits chain", async () => {
+    const cr = await proposeRecord();
+    expect((await review(cr.id, "approved")).body.status).toBe("approved");
+    const op = cr.operations[0];
+    const revised = await revise(op.id, { title: "Attention Is All You Need", year: 2017 });
+    expect(revised.status).toBe(200);
+    expect(revised.body.status).toBe("in_review");
+    const head = revised.body.operations[0].headCommit;
+    expect(head.parentCommitId).toBe(op.headCommitId);
+    expect(head.payload).toEqual({ title: "Attention Is All You Need", year: 2017 });
+    expect((await merge(cr.id)).status).toBe(409);
+    expect((await review(cr.id, "approved")).body.status).toBe("approved");
+    expect((await merge(cr.id)).body.record.fields.title).toBe("Attention Is All You Need");
+  });
+
+  test("close → rejected (terminal) with its reason", async () => {
+    const cr = await proposeRecord();
+    const closed = await close(cr.id, "duplicate");
+    expect(closed.body).toMatchObject({ status: "rejected", rejectedReason: "duplicate" });
+    for (const attempt of [review(cr.id, "approved"), merge(cr.id), close(cr.id), revise(cr.operations[0].id, { title: "x" })]) {
+      const reply = await attempt;
+      expect(reply.status).toBe(409);
+      expect(reply.body.data.status).toBe("rejected");
+    }
+  });
+
+  test("merge needs approved: in_review and changes_requested answer 409 with the status", async () => {
+    const cr = await proposeRecord();
+    const early = await merge(cr.id);
+    expect(early.status).toBe(409);
+    expect(early.body.data.status).toBe("in_review");
+    await review(cr.id, "rejected");
+    expect((await merge(cr.id)).body.data.status).toBe("changes_requested");
+  });
+
+  test("a merged change request cannot be reviewed, revised or closed", async () => {
+    const cr = await proposeRecord();
+    await review(cr.id, "approved");
+    await merge(cr.id);
+    for (const attempt of [review(cr.id, "approved"), close(cr.id), revise(cr.operations[0].id, { title: "x" })]) {
+      const reply = await attempt;
+      expect(reply.status).toBe(409);
+      expect(reply.body.data.status).toBe("merged");
+    }
+  });
+
+  test("a changeRequest key can propose and revise, never review, merge or close", async () => {
+    const cr = await proposeRecord();
+    expect((await revise(cr.operations[0].id, { title: "B" })).status).toBe(200);
+    for (const reply of [
+      await review(cr.id, "approved", ws.propose),
+      await merge(cr.id, ws.propose),
+      await server.call("POST", `/api/v1/change-requests/${cr.id}/close`, { key: ws.propose, body: {} }),
+    ]) {
+      expect(reply.status).toBe(403);
+      expect(reply.body.data).toEqual({ required: "write", effective: "changeRequest" });
+    }
+    expect((await get(cr.id)).status).toBe("in_review");
+  });
+
+  test("a read key cannot propose", async () => {
+    const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.read, body: { fields: { title: "T" } } });
+    expect(reply.status).toBe(403);
+    expect(reply.body.data).toEqual({ required: "changeRequest", effective: "read" });
+  });
+
+  test("unknown change requests and operations are 404", async () => {
+    expect((await merge("crq_00000000000000000000000000")).status).toBe(404);
+    expect((await revise("opr_00000000000000000000000000", {})).status).toBe(404);
+  });
+});
+
+describe("approvals against reviewPolicy.requiredApprovals", () => {
+  test("two distinct reviewers are needed; the submitter's own approval is recorded, not counted", async () => {
+    await server.call("PATCH", "/api/v1/bases/papers", { key: ws.manage, body: { reviewPolicy: { requiredApprovals: 2 } } });
+    const bob = await server.user("Bob");
+    const carol = await server.user("Carol");
+    const session = await server.signIn("ada@example.com");
+    for (const person of [bob, carol]) await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: person.email, role: "editor" } });
+    const cr = await proposeRecord();
+    expect(cr.reviewPolicySnapshot.requiredApprovals).toBe(2);
+    expect((await review(cr.id, "approved", ws.write)).body.status).toBe("in_review");
+    const bobKey = server.key(bob.id, "write");
+    expect((await review(cr.id, "approved", bobKey)).body.status).toBe("in_review");
+    expect((await review(cr.id, "approved", bobKey)).body.status).toBe("in_review");
+    const done = await review(cr.id, "approved", server.key(carol.id, "write"));
+    expect(done.body.status).toBe("approved");
+    expect(done.body.reviews).toHaveLength(3);
+  });
+});
+
+describe("three-way merge", () => {
+  test("changes to different fields merge; the result keeps both", async () => {
+    const record = await createRecord({ title: "Original", year: 2000 });
+    const proposal = (await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.propose, body: { operation: "update", fields: { title: "Proposed" } } })).body;
+    expect(proposal.operations[0].baseCommitId).toBe(record.headCommitId);
+    expect(proposal.operations[0].baseFields).toEqual({ title: "Original" });
+    const direct = await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { year: 2001 } } });
+    expect(direct.body.materialized).toBe(true);
+    await review(proposal.id, "approved");
+    const merged = await merge(proposal.id);
+    expect(merged.status).toBe(200);
+    expect(merged.body.record.fields).toMatchObject({ title: "Proposed", year: 2001 });
+    const history = (await server.call("GET", `/api/v1/records/${record.id}/history`, { key: ws.read })).body;
+    expect(history).toHaveLength(3);
+    expect(history[0].parentCommitId).toBe(history[1].id);
+    expect(history[1].parentCommitId).toBe(history[2].id);
+    expect(history[0].payload).toEqual(merged.body.record.fields);
+  });
+
+  test("both sides changing one field is a conflict: 409, status conflict, and the failed merge changes nothing", async () => {
+    const record = await createRecord({ title: "Original", year: 2000 });
+    const proposal = (await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.propose, body: { operation: "update", fields: { title: "Theirs", year: 1999 } } })).body;
+    await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Ours" } } });
+    await review(proposal.id, "approved");
+    const before = (await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read })).body;
+    const eventsBefore = server.ctx.store.sqlite.query("SELECT count(*) AS n FROM events WHERE type LIKE 'record.%'").get();
+    const failed = await merge(proposal.id);
+    expect(failed.status).toBe(409);
+    expect(failed.body.data.conflict).toEqual({ recordId: record.id, fields: ["title"] });
+    const after = (await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read })).body;
+    expect(after).toEqual(before);
+    expect(server.ctx.store.sqlite.query("SELECT count(*) AS n FROM events WHERE type LIKE 'record.%'").get()).toEqual(eventsBefore);
+    const cr = await get(proposal.id);
+    expect(cr.status).toBe("conflict");
+    expect(cr.mergeSummary.conflict).toEqual({ recordId: record.id, fields: ["title"] });
+    expect(cr.operations[0].status).toBe("pending");
+
+    const rebased = await revise(cr.operations[0].id, { title: "Theirs, rebased", year: 1999 });
+    expect(rebased.body.status).toBe("in_review");
+    expect(rebased.body.operations[0].baseCommitId).toBe(after.headCommitId);
+    await review(proposal.id, "approved");
+    expect((await merge(proposal.id)).body.record.fields).toMatchObject({ title: "Theirs, rebased", year: 1999 });
+  });
+
+  test("a merge whose values no longer fit the base fails whole and changes nothing", async () => {
+    const cr = (await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records: [{ fields: { title: "One" } }, { fields: { title: "Two", status: "draft" } }] } })).body;
+    await server.call("POST", "/api/v1/bases/papers/fields/change-requests", {
+      key: ws.write,
+      body: { operation: "update", fieldId: "status", patch: { options: { choices: [{ name: "published" }] } } },
+    });
+    await review(cr.id, "approved");
+    const failed = await merge(cr.id);
+    expect(failed.status).toBe(409);
+    expect(failed.body.data.errors[0]).toMatchObject({ slug: "status" });
+    expect((await server.call("GET", "/api/v1/records/count?baseId=papers", { key: ws.read })).body.total).toBe(0);
+    expect((await get(cr.id)).status).toBe("approved");
+  });
+});
+
+describe("listing, Inbox counts and batches", () => {
+  test("list newest first with status, mine and cursor; counts per Inbox tab", async () => {
+    const a = await proposeRecord({ title: "A" });
+    const b = await proposeRecord({ title: "B" });
+    const c = await proposeRecord({ title: "C" });
+    await review(b.id, "rejected");
+    await review(c.id, "approved");
+    await createRecord({ title: "direct" });
+    const all = await server.call("GET", "/api/v1/change-requests?limit=2", { key: ws.read });
+    expect(all.body.changeRequests).toHaveLength(2);
+    const next = await server.call("GET", `/api/v1/change-requests?limit=2&cursor=${all.body.nextCursor}`, { key: ws.read });
+    const seen = [...all.body.changeRequests, ...next.body.changeRequests].map((cr: { id: string }) => cr.id);
+    expect(new Set(seen).size).toBe(seen.length);
+    const inReview = await server.call("GET", "/api/v1/change-requests?status[0]=in_review", { key: ws.read });
+    expect(inReview.body.changeRequests.map((cr: { id: string }) => cr.id)).toEqual([a.id]);
+    const plain = await server.call("GET", "/api/v1/change-requests?status=changes_requested&status=approved", { key: ws.read });
+    expect(plain.body.changeRequests.map((cr: { id: string }) => cr.id)).toEqual([c.id, b.id]);
+    expect((await server.call("GET", "/api/v1/change-requests?status=bogus", { key: ws.read })).status).toBe(400);
+    const counts = await server.call("GET", "/api/v1/change-requests/counts", { key: ws.read });
+    // created: the base, three proposals and one direct record, all by the same user
+    expect(counts.body).toEqual({ review: 1, changes: 1, created: 5, approved: 1, merged: 2, rejected: 0 });
+  });
+
+  test("batch review and merge answer each item on its own", async () => {
+    const a = await proposeRecord({ title: "A" });
+    const b = await proposeRecord({ title: "B" });
+    const reviewed = await server.call("POST", "/api/v1/change-requests/reviews", { key: ws.write, body: { changeRequestIds: [a.id, b.id, "crq_missing"], verdict: "approved" } });
+    expect(reviewed.status).toBe(200);
+    expect(reviewed.body.results.map((r: { ok: boolean }) => r.ok)).toEqual([true, true, false]);
+    expect(reviewed.body.results[0]).toMatchObject({ changeRequestId: a.id, ok: true, status: "approved" });
+    expect(reviewed.body.results[2]).toMatchObject({ changeRequestId: "crq_missing", ok: false, code: "NOT_FOUND" });
+    const merged = await server.call("POST", "/api/v1/change-requests/merge", { key: ws.write, body: { changeRequestIds: [a.id, b.id] } });
+    expect(merged.body.results.map((r: { status: string }) => r.status)).toEqual(["merged", "merged"]);
+    expect((await server.call("POST", "/api/v1/change-requests/merge", { key: ws.write, body: { changeRequestIds: [] } })).status).toBe(400);
+    const tooMany = Array.from({ length: 101 }, (_, i) => `crq_${i}`);
+    expect((await server.call("POST", "/api/v1/change-requests/reviews", { key: ws.write, body: { changeRequestIds: tooMany, verdict: "approved" } })).status).toBe(400);
+  });
+});

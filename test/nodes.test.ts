@@ -1,0 +1,108 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { TestServer, workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Awaited<ReturnType<typeof workspace>>;
+
+beforeEach(async () => {
+  server = new TestServer();
+  ws = await workspace(server);
+});
+afterEach(() => server.stop());
+
+const nodeChanges = (operations: unknown[], key = ws.write, extra: Record<string, unknown> = {}) => server.call("POST", "/api/v1/nodes/change-requests", { key, body: { operations, ...extra } });
+const tree = async (query = "") => (await server.call("GET", `/api/v1/nodes${query}`, { key: ws.read })).body;
+
+describe("the node tree", () => {
+  test("create with refs inside one change request; list with depth", async () => {
+    const reply = await nodeChanges([
+      { kind: "create", ref: "lab", nodeType: "folder", slug: "lab", name: "Lab" },
+      { kind: "create", ref: "notes", parentNodeRef: "lab", nodeType: "folder", slug: "notes", name: "Notes" },
+      { kind: "create", parentNodeRef: "notes", nodeType: "base", slug: "papers", name: "Papers", fields: [{ slug: "title", name: "Title", type: "text" }] },
+    ]);
+    expect(reply.status).toBe(201);
+    expect(reply.body.status).toBe("merged");
+    expect(reply.body.operations.map((op: { operation: string; status: string }) => [op.operation, op.status])).toEqual([
+      ["node_create", "merged"],
+      ["node_create", "merged"],
+      ["node_create", "merged"],
+    ]);
+    const shallow = await tree();
+    expect(shallow).toHaveLength(1);
+    expect(shallow[0]).toMatchObject({ slug: "lab", type: "folder", hasChildren: true, shared: false, explicitVisibility: null, icon: null, status: "active", baseId: null });
+    expect(shallow[0].children).toEqual([expect.objectContaining({ slug: "notes", hasChildren: true })]);
+    expect(shallow[0].children[0].children).toBeUndefined();
+    const deep = await tree("?depth=3");
+    const papers = deep[0].children[0].children[0];
+    expect(papers).toMatchObject({ slug: "papers", type: "base", baseId: expect.stringMatching(/^bse_/), hasChildren: false });
+    expect((await server.call("GET", `/api/v1/nodes/notes`, { key: ws.read })).body.children.map((n: { slug: string }) => n.slug)).toEqual(["papers"]);
+    expect((await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields[0].slug).toBe("title");
+    expect((await tree("?depth=6")).code ?? "").toBe("BAD_REQUEST");
+  });
+
+  test("a proposal waits for review and lands on merge; a bad ref is a 400", async () => {
+    const proposal = await nodeChanges([{ kind: "create", nodeType: "folder", slug: "drafts", name: "Drafts" }], ws.propose);
+    expect(proposal.body.status).toBe("in_review");
+    expect(await tree()).toEqual([]);
+    await server.call("POST", `/api/v1/change-requests/${proposal.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${proposal.body.id}/merge`, { key: ws.write });
+    expect((await tree()).map((n: { slug: string }) => n.slug)).toEqual(["drafts"]);
+    expect((await nodeChanges([{ kind: "create", parentNodeRef: "nowhere", nodeType: "folder", slug: "x", name: "X" }])).status).toBe(400);
+  });
+
+  test("slugs are unique among siblings", async () => {
+    await nodeChanges([{ kind: "create", nodeType: "folder", slug: "a", name: "A" }]);
+    const duplicate = await nodeChanges([{ kind: "create", nodeType: "folder", slug: "a", name: "A again" }]);
+    expect(duplicate.status).toBe(409);
+    expect((await nodeChanges([{ kind: "create", nodeType: "folder", slug: "Not OK", name: "x" }])).status).toBe(400);
+  });
+
+  test("rename, move (never into itself), metadata", async () => {
+    await nodeChanges([
+      { kind: "create", ref: "a", nodeType: "folder", slug: "a", name: "A" },
+      { kind: "create", ref: "b", nodeType: "folder", slug: "b", name: "B" },
+      { kind: "create", parentNodeRef: "a", nodeType: "folder", slug: "child", name: "Child" },
+    ]);
+    const renamed = await nodeChanges([{ kind: "rename", nodeId: "b", slug: "bee", name: "Bee", description: "buzz" }]);
+    expect(renamed.body.status).toBe("merged");
+    expect((await server.call("GET", "/api/v1/nodes/bee", { key: ws.read })).body).toMatchObject({ name: "Bee", description: "buzz" });
+    const moved = await server.call("POST", "/api/v1/nodes/bee/move", { key: ws.write, body: { parentNodeId: "a" } });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ status: "merged", operations: [expect.objectContaining({ operation: "node_move" })] });
+    expect((await server.call("GET", "/api/v1/nodes/a", { key: ws.read })).body.children.map((n: { slug: string }) => n.slug)).toEqual(["child", "bee"]);
+    expect((await server.call("POST", "/api/v1/nodes/a/move", { key: ws.write, body: { parentNodeId: "child" } })).status).toBe(400);
+    expect((await server.call("POST", "/api/v1/nodes/a/move", { key: ws.propose, body: {} })).status).toBe(403);
+    const meta = await server.call("PATCH", "/api/v1/nodes/a/metadata", { key: ws.write, body: { metadata: { color: "red", order: 1 } } });
+    const again = await server.call("PATCH", "/api/v1/nodes/a/metadata", { key: ws.write, body: { metadata: { order: 2 } } });
+    expect(meta.body.metadata).toEqual({ color: "red", order: 1 });
+    expect(again.body.metadata).toEqual({ color: "red", order: 2 });
+  });
+
+  test("delete archives the subtree, restore brings it back, purge needs manage and an archived node", async () => {
+    await nodeChanges([
+      { kind: "create", ref: "a", nodeType: "folder", slug: "a", name: "A" },
+      { kind: "create", parentNodeRef: "a", nodeType: "base", slug: "inner", name: "Inner", fields: [{ slug: "t", name: "T", type: "text" }] },
+    ]);
+    await server.call("POST", "/api/v1/bases/inner/change-requests", { key: ws.write, body: { fields: { t: "x" } } });
+    expect((await server.call("DELETE", "/api/v1/nodes/a", { key: ws.manage })).status).toBe(409);
+    const deleted = await nodeChanges([{ kind: "delete", nodeId: "a" }]);
+    expect(deleted.body.operations[0].status).toBe("archived");
+    expect(await tree()).toEqual([]);
+    expect((await server.call("GET", "/api/v1/nodes/a", { key: ws.read })).status).toBe(404);
+    expect((await tree("?status=archived&depth=2"))[0]).toMatchObject({ slug: "a", status: "archived", children: [expect.objectContaining({ slug: "inner", status: "archived" })] });
+    expect((await server.call("GET", "/api/v1/bases?status=archived", { key: ws.read })).body.map((b: { slug: string }) => b.slug)).toEqual(["inner"]);
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body).toEqual([]);
+
+    const restored = await nodeChanges([{ kind: "restore", nodeId: "a" }]);
+    expect(restored.body.status).toBe("merged");
+    expect((await tree("?depth=2"))[0].children[0].slug).toBe("inner");
+
+    await nodeChanges([{ kind: "delete", nodeId: "a" }]);
+    const asWriter = await server.call("DELETE", "/api/v1/nodes/a", { key: ws.write });
+    expect(asWriter.status).toBe(403);
+    const purged = await server.call("DELETE", "/api/v1/nodes/a", { key: ws.manage });
+    expect(purged.body).toEqual({ success: true, purged: 2 });
+    expect(server.ctx.store.sqlite.query("SELECT count(*) AS n FROM records").get()).toEqual({ n: 0 });
+    expect((await tree("?status=archived")).length).toBe(0);
+  });
+});

@@ -1,0 +1,283 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createBase, TestServer, workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Awaited<ReturnType<typeof workspace>>;
+
+beforeEach(async () => {
+  server = new TestServer();
+  ws = await workspace(server);
+});
+afterEach(() => server.stop());
+
+const ALL_TYPES = [
+  { slug: "text", name: "Text", type: "text" },
+  { slug: "longtext", name: "Long text", type: "longtext" },
+  { slug: "number", name: "Number", type: "number" },
+  { slug: "checkbox", name: "Checkbox", type: "checkbox" },
+  { slug: "date", name: "Date", type: "date" },
+  { slug: "select", name: "Select", type: "select", options: { choices: [{ id: "c1", name: "red" }, { name: "blue" }] } },
+  { slug: "multiselect", name: "Multi", type: "multiselect", options: { choices: [{ name: "a" }, { name: "b" }] } },
+  { slug: "url", name: "URL", type: "url" },
+  { slug: "email", name: "E-mail", type: "email" },
+  { slug: "phone", name: "Phone", type: "phone" },
+  { slug: "json", name: "JSON", type: "json" },
+  { slug: "created_time", name: "Created", type: "created_time" },
+  { slug: "updated_time", name: "Updated", type: "updated_time" },
+  { slug: "created_by", name: "Created by", type: "created_by" },
+  { slug: "updated_by", name: "Updated by", type: "updated_by" },
+  { slug: "auto_number", name: "No.", type: "auto_number" },
+];
+
+const create = (fields: Record<string, unknown>, key = ws.write, base = "things") => server.call("POST", `/api/v1/bases/${base}/change-requests`, { key, body: { fields } });
+
+describe("field types", () => {
+  const valid: Record<string, unknown[]> = {
+    text: ["hello", ""],
+    longtext: ["many\nlines"],
+    number: [0, -3.5, 1e9],
+    checkbox: [true, false],
+    date: ["2026-11-21", "2026-11-21T13:05:00.123Z", "2026-11-21T13:05:00+02:00"],
+    select: ["red", "c1", "blue"],
+    multiselect: [["a"], ["a", "b"], []],
+    url: ["https://example.com/x?y=1", "http://localhost:3000"],
+    email: ["ada@example.com"],
+    phone: ["+1 (555) 010-9999", "555 0100"],
+    json: [{ nested: [1, 2] }, [1], "text", 3, true],
+  };
+  const invalid: Record<string, unknown[]> = {
+    text: [5, true, ["x"]],
+    longtext: [{}],
+    number: ["5", true, { value: 5 }],
+    checkbox: ["true", 1],
+    date: ["yesterday", "2026-13-45", 20261121],
+    select: ["green", ["red"]],
+    multiselect: ["a", ["c"], [1]],
+    url: ["example.com", "ftp://example.com", "javascript:alert(1)"],
+    email: ["not an address", 5],
+    phone: ["12", "call me"],
+  };
+
+  beforeEach(async () => {
+    await createBase(server, ws.write, "things", ALL_TYPES);
+  });
+
+  test("every valid value is stored and read back; select stores the choice name", async () => {
+    for (const [slug, values] of Object.entries(valid)) {
+      for (const value of values) {
+        const reply = await create({ [slug]: value });
+        expect(reply.status).toBe(201);
+        const expected = slug === "select" && value === "c1" ? "red" : value;
+        expect(reply.body.fields[slug]).toEqual(expected);
+      }
+    }
+  });
+
+  test("every invalid value is a 400 naming the field, and nothing is created", async () => {
+    for (const [slug, values] of Object.entries(invalid)) {
+      for (const value of values) {
+        const reply = await create({ [slug]: value });
+        expect(reply.status).toBe(400);
+        expect(reply.body.data.errors).toEqual([expect.objectContaining({ slug, type: ALL_TYPES.find((f) => f.slug === slug)!.type })]);
+      }
+    }
+    expect((await server.call("GET", "/api/v1/records/count?baseId=things", { key: ws.read })).body.total).toBe(0);
+  });
+
+  test("a record has every field; unset ones are null; computed fields come from the server", async () => {
+    const reply = await create({ text: "x", created_by: "usr_fake", auto_number: 99, created_time: "1999-01-01", unknown: 1 });
+    const fields = reply.body.fields;
+    expect(Object.keys(fields).sort()).toEqual(ALL_TYPES.map((f) => f.slug).sort());
+    expect(fields).toMatchObject({ text: "x", number: null, select: null, json: null, created_by: ws.owner.id, updated_by: ws.owner.id, auto_number: 1, created_time: reply.body.createdAt });
+    const second = await create({ text: "y" });
+    expect(second.body.fields.auto_number).toBe(2);
+    server.clock.advance(60_000);
+    const updated = await server.call("POST", `/api/v1/records/${reply.body.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { number: 7 } } });
+    expect(updated.body.fields).toMatchObject({ number: 7, text: "x", updated_time: new Date(server.clock.now()).toISOString(), created_time: reply.body.createdAt });
+    expect(updated.body.headCommit.payload).toEqual(updated.body.fields);
+  });
+
+  test("required fields may not be empty: null, empty string or empty array", async () => {
+    await createBase(server, ws.write, "strict", [
+      { slug: "name", name: "Name", type: "text", required: true },
+      { slug: "tags", name: "Tags", type: "multiselect", required: true, options: { choices: [{ name: "a" }] } },
+    ]);
+    for (const fields of [{}, { name: null, tags: ["a"] }, { name: "", tags: ["a"] }, { name: "x", tags: [] }]) {
+      expect((await create(fields, ws.write, "strict")).status).toBe(400);
+    }
+    const ok = await create({ name: "x", tags: ["a"] }, ws.write, "strict");
+    expect(ok.status).toBe(201);
+    const clearing = await server.call("POST", `/api/v1/records/${ok.body.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { name: null } } });
+    expect(clearing.status).toBe(400);
+  });
+
+  test("a field definition is checked: slug, type and choices", async () => {
+    const bad = [
+      { slug: "Bad Slug", name: "x", type: "text" },
+      { slug: "x", name: "x", type: "colour" },
+      { slug: "x", name: "x", type: "select" },
+      { slug: "x", name: "x", type: "select", options: { choices: [{ name: "a" }, { name: "a" }] } },
+    ];
+    for (const field of bad) expect((await server.call("POST", "/api/v1/bases/things/fields", { key: ws.write, body: field })).status).toBe(400);
+    expect((await server.call("POST", "/api/v1/bases/things/fields", { key: ws.write, body: { slug: "text", name: "Again", type: "text" } })).status).toBe(400);
+  });
+});
+
+describe("records", () => {
+  beforeEach(async () => {
+    await createBase(server, ws.write);
+  });
+
+  test("direct create with write is materialized; changeRequest waits; autoMerge false forces review", async () => {
+    const direct = await create({ title: "A" }, ws.write, "papers");
+    expect(direct.status).toBe(201);
+    expect(direct.body).toMatchObject({ materialized: true, status: "active", baseId: expect.stringMatching(/^bse_/) });
+    expect(direct.body.id).toMatch(/^rec_/);
+    const proposed = await create({ title: "B" }, ws.propose, "papers");
+    expect(proposed.body).toMatchObject({ materialized: false, status: "in_review" });
+    const forced = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "C" }, autoMerge: false } });
+    expect(forced.body).toMatchObject({ materialized: false, status: "in_review" });
+    const quiet = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "D" }, autoMerge: true } });
+    expect(quiet.body).toMatchObject({ materialized: false, status: "in_review" });
+  });
+
+  test("an idempotency key (per base and user) answers the first result and creates nothing", async () => {
+    const first = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Once" }, idempotencyKey: "k-1" } });
+    const again = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Twice?" }, idempotencyKey: "k-1" } });
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.body.fields.title).toBe("Once");
+    expect((await server.call("GET", "/api/v1/records/count?baseId=papers", { key: ws.read })).body.total).toBe(1);
+    const proposal = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "P" }, idempotencyKey: "k-2" } });
+    const replay = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "P" }, idempotencyKey: "k-2" } });
+    expect(replay.body.id).toBe(proposal.body.id);
+    expect((await server.call("GET", "/api/v1/change-requests?status=in_review", { key: ws.read })).body.changeRequests).toHaveLength(1);
+  });
+
+  test("bulk: one change request with one operation per record, 1 to 1000", async () => {
+    const records = Array.from({ length: 1000 }, (_, i) => ({ fields: { title: `Paper ${i}`, year: 1000 + i } }));
+    const bulk = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records } });
+    expect(bulk.status).toBe(201);
+    expect(bulk.body.operationCount).toBe(1000);
+    expect(bulk.body.operations.every((op: { operation: string }) => op.operation === "record_create")).toBe(true);
+    expect((await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records: [] } })).status).toBe(400);
+    expect((await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records: [...records, records[0]] } })).status).toBe(400);
+    const invalid = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records: [{ fields: { title: "ok" } }, { fields: { year: "x" } }] } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.data.errors).toEqual([
+      { index: 1, slug: "title", type: "text", message: "title is required." },
+      { index: 1, slug: "year", type: "number", message: "year must be a finite number." },
+    ]);
+    await server.call("POST", `/api/v1/change-requests/${bulk.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    const merged = await server.call("POST", `/api/v1/change-requests/${bulk.body.id}/merge`, { key: ws.write });
+    expect(merged.body.changeRequest.status).toBe("merged");
+    expect((await server.call("GET", "/api/v1/records/count?baseId=papers", { key: ws.read })).body.total).toBe(1000);
+  });
+
+  test("delete archives and restore reactivates, both through review", async () => {
+    const record = (await create({ title: "A" }, ws.write, "papers")).body;
+    const deletion = await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "delete" } });
+    expect(deletion.body).toMatchObject({ materialized: false, status: "in_review" });
+    expect(deletion.body.operations[0]).toMatchObject({ operation: "record_delete", deleteMode: "archive", targetRecordId: record.id });
+    await server.call("POST", `/api/v1/change-requests/${deletion.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    const merged = await server.call("POST", `/api/v1/change-requests/${deletion.body.id}/merge`, { key: ws.write });
+    expect(merged.body.changeRequest.operations[0].status).toBe("archived");
+    const archived = await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read });
+    expect(archived.body).toMatchObject({ status: "archived", archivedAt: expect.any(String) });
+    expect((await server.call("GET", "/api/v1/records?baseId=papers", { key: ws.read })).body.records).toHaveLength(0);
+    expect((await server.call("GET", "/api/v1/records?baseId=papers&status=archived", { key: ws.read })).body.records).toHaveLength(1);
+
+    const restore = await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "restore" } });
+    await server.call("POST", `/api/v1/change-requests/${restore.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${restore.body.id}/merge`, { key: ws.write });
+    expect((await server.call("GET", `/api/v1/records/get?recordId=${record.id}`, { key: ws.read })).body).toMatchObject({ status: "active", archivedAt: null });
+    const related = await server.call("GET", `/api/v1/records/${record.id}/change-requests`, { key: ws.read });
+    expect(related.body.map((cr: { id: string }) => cr.id)).toEqual([restore.body.id, deletion.body.id, expect.stringMatching(/^crq_/)]);
+    const history = await server.call("GET", `/api/v1/records/${record.id}/history`, { key: ws.read });
+    expect(history.body.map((c: { operation: string }) => c.operation)).toEqual(["record_restore", "record_delete", "record_create"]);
+  });
+
+  test("records of another space are not found", async () => {
+    const record = (await create({ title: "Mine" }, ws.write, "papers")).body;
+    const eve = await server.user("Eve");
+    server.space(eve.id, "Elsewhere");
+    const key = server.key(eve.id, "manage");
+    expect((await server.call("GET", `/api/v1/records/${record.id}`, { key })).status).toBe(404);
+  });
+});
+
+describe("listing", () => {
+  beforeEach(async () => {
+    await createBase(server, ws.write, "papers", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "year", name: "Year", type: "number" },
+      { slug: "tags", name: "Tags", type: "multiselect", options: { choices: [{ name: "ml" }, { name: "db" }] } },
+      { slug: "done", name: "Done", type: "checkbox" },
+    ]);
+    const records = Array.from({ length: 125 }, (_, i) => ({ fields: { title: `Paper ${String(i).padStart(3, "0")}`, year: 1900 + (i % 50), tags: i % 2 ? ["ml"] : ["db"], done: i % 5 === 0 } }));
+    const bulk = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records } });
+    expect(bulk.body.status).toBe("merged");
+  });
+
+  async function everyPage(query: string, limit: number) {
+    const ids: string[] = [];
+    const titles: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const reply: { body: { records: { id: string; fields: { title: string } }[]; nextCursor: string | null } } = await server.call("GET", `/api/v1/records?baseId=papers&limit=${limit}${query}${cursor ? `&cursor=${cursor}` : ""}`, { key: ws.read });
+      ids.push(...reply.body.records.map((r) => r.id));
+      titles.push(...reply.body.records.map((r) => r.fields.title));
+      cursor = reply.body.nextCursor;
+    } while (cursor);
+    return { ids, titles };
+  }
+
+  test("keyset pages visit every record exactly once, in every sort", async () => {
+    for (const sort of ["", "&sort=title", "&sort=-year", "&sort=year", "&sort=createdAt", "&sort=-done"]) {
+      const { ids } = await everyPage(sort, 17);
+      expect(ids).toHaveLength(125);
+      expect(new Set(ids).size).toBe(125);
+    }
+    const byTitle = await everyPage("&sort=-title", 30);
+    expect(byTitle.titles[0]).toBe("Paper 124");
+    expect(byTitle.titles.at(-1)).toBe("Paper 000");
+  });
+
+  test("filters combine with AND and read values by the field's type", async () => {
+    const count = async (filters: string) => (await server.call("GET", `/api/v1/records/count?baseId=papers${filters}`, { key: ws.read })).body.total;
+    expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=gte&filters[0][value]=1940")).toBe(20);
+    expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=lt&filters[0][value]=1905")).toBe(15);
+    expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=eq&filters[0][value]=1900")).toBe(3);
+    expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=in&filters[0][value][0]=1900&filters[0][value][1]=1901")).toBe(6);
+    expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=in&filters[0][value]=1900,1901")).toBe(6);
+    expect(await count("&filters[0][fieldSlug]=tags&filters[0][operator]=contains&filters[0][value]=ml")).toBe(62);
+    expect(await count("&filters[0][fieldSlug]=title&filters[0][operator]=contains&filters[0][value]=paper 12")).toBe(5);
+    expect(await count("&filters[0][fieldSlug]=done&filters[0][operator]=eq&filters[0][value]=true")).toBe(25);
+    expect(await count("&filters[0][fieldSlug]=done&filters[0][operator]=eq&filters[0][value]=true&filters[1][fieldSlug]=tags&filters[1][operator]=contains&filters[1][value]=ml")).toBe(12);
+    expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=neq&filters[0][value]=1900")).toBe(122);
+    expect(await count("&filters[0][fieldSlug]=title&filters[0][operator]=isEmpty")).toBe(0);
+    expect(await count("&filters[0][fieldSlug]=title&filters[0][operator]=isNotEmpty")).toBe(125);
+    const page = await server.call("GET", "/api/v1/records?baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=eq&filters[0][value]=1900", { key: ws.read });
+    expect(page.body.records.map((r: { fields: { year: number } }) => r.fields.year)).toEqual([1900, 1900, 1900]);
+  });
+
+  test("bad queries are 400: unknown field, operator, number, cursor, limit, missing base id", async () => {
+    for (const query of [
+      "baseId=papers&filters[0][fieldSlug]=nope&filters[0][operator]=eq&filters[0][value]=1",
+      "baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=like&filters[0][value]=1",
+      "baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=gt&filters[0][value]=abc",
+      "baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=gt",
+      "baseId=papers&cursor=garbage",
+      "baseId=papers&limit=0",
+      "baseId=papers&limit=101",
+      "baseId=papers&sort=tags",
+      "baseId=papers&status=deleted",
+      "limit=5",
+    ]) {
+      const reply = await server.call("GET", `/api/v1/records?${query}`, { key: ws.read });
+      expect(reply.status).toBe(400);
+      expect(reply.body.code).toBe("BAD_REQUEST");
+    }
+    expect((await server.call("GET", "/api/v1/records?baseId=nothing", { key: ws.read })).status).toBe(404);
+  });
+});
