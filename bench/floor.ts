@@ -1,17 +1,22 @@
 /**
  * The floor: a bare Bun.serve + bun:sqlite server doing the same essential work as each Basalt route
- * (hash a key, the same indexed selects), with no framework, validation or logging. Usage:
+ * (hash a key, the same indexed selects, one insert in an immediate transaction), with no
+ * framework, validation or logging. Usage:
  * `bun bench/floor.ts <database> <port>`.
  */
 import { Database } from "bun:sqlite";
 
 const [path, port] = process.argv.slice(2);
-const db = new Database(path, { readonly: true });
-db.run("PRAGMA busy_timeout = 10000");
+const db = new Database(path);
+for (const pragma of ["busy_timeout = 10000", "journal_mode = WAL", "synchronous = NORMAL"]) db.run(`PRAGMA ${pragma}`);
+db.run("CREATE TABLE IF NOT EXISTS floor_records (id TEXT PRIMARY KEY, base_id TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL)");
 const keyByHash = db.query("SELECT k.id, k.level, k.expires_at, u.id AS user_id, u.banned FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?");
 const membership = db.query("SELECT s.id, s.name, s.slug, m.role FROM spaces s JOIN members m ON m.space_id = s.id AND m.user_id = ? WHERE s.id = ? OR s.slug = ?");
 const root = db.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL");
 const nodes = db.query("SELECT * FROM nodes WHERE space_id = ? AND status = 'active' ORDER BY position, id");
+const recordById = db.query("SELECT * FROM records WHERE id = ? AND space_id = ?");
+const insertRecord = db.query("INSERT INTO floor_records (id, base_id, data, created_at) VALUES (?, ?, ?, ?)");
+const insertOne = db.transaction((values: [string, string, string, string]) => insertRecord.run(...values));
 
 function authenticate(request: Request) {
   const key = request.headers.get("authorization")!.slice(7);
@@ -21,7 +26,7 @@ function authenticate(request: Request) {
 Bun.serve({
   port: Number(port),
   hostname: "127.0.0.1",
-  fetch(request) {
+  async fetch(request) {
     const { pathname } = new URL(request.url);
     if (pathname === "/health") return Response.json({ status: "ok", version: "floor" });
     const key = authenticate(request);
@@ -30,6 +35,13 @@ Bun.serve({
     const space = request.headers.get("x-basalt-space")!;
     const member = membership.get(key.user_id, space, space) as { id: string } | null;
     if (!member) return Response.json({ error: "forbidden" }, { status: 403 });
+    if (pathname.startsWith("/records/")) return Response.json(recordById.get(pathname.slice(9), member.id));
+    if (pathname === "/records") {
+      const body = (await request.json()) as { fields: Record<string, unknown> };
+      const id = `rec_${crypto.randomUUID()}`;
+      insertOne([id, "bench", JSON.stringify(body.fields), new Date().toISOString()]);
+      return Response.json({ id, fields: body.fields }, { status: 201 });
+    }
     const rootNode = root.get(member.id) as { id: string };
     return Response.json(nodes.all(member.id).filter((node) => (node as { parent_id: string }).parent_id === rootNode.id));
   },

@@ -41,8 +41,16 @@ interface Result {
   p99: string;
 }
 
-function wrk(url: string, headers: Record<string, string>): Result {
+/** A wrk script that sends `body` as JSON with each request. */
+function postScript(body: unknown): string {
+  const path = join(dir, `post-${Math.random().toString(36).slice(2)}.lua`);
+  writeFileSync(path, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify(body))}\nwrk.headers["content-type"] = "application/json"\n`);
+  return path;
+}
+
+function wrk(url: string, headers: Record<string, string>, body?: unknown): Result {
   const flags = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
+  if (body !== undefined) flags.push("-s", postScript(body));
   const out = run(["taskset", "-c", "1", "wrk", "-t1", "-c50", `-d${DURATION}s`, "--latency", ...flags, url]);
   const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? "?";
   return { rps: Number(pick(/Requests\/sec:\s+([\d.]+)/)), p50: pick(/\s50%\s+(\S+)/), p99: pick(/\s99%\s+(\S+)/) };
@@ -66,17 +74,27 @@ const floor = Bun.spawn(["taskset", "-c", "0", BUN, join(REPO, "bench/floor.ts")
 await waitFor(`http://127.0.0.1:${floorPort}/health`);
 
 const auth = { authorization: `Bearer ${key}` };
+const inSpace = { ...auth, "x-basalt-space": "bench" };
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { ...inSpace, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json());
+const FIELDS = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
+const recordFields = { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" };
+await api("POST", "/api/v1/bases", { slug: "papers", name: "Papers", fields: FIELDS });
+const sample = await api("POST", "/api/v1/bases/papers/change-requests", { fields: recordFields });
+
 const routes = [
   { name: "GET /api/health", path: "/api/health", floorPath: "/health", headers: {} },
   { name: "GET /api/v1/auth (key)", path: "/api/v1/auth", floorPath: "/auth", headers: auth },
-  { name: "GET /api/v1/nodes (key, space header)", path: "/api/v1/nodes", floorPath: "/nodes", headers: { ...auth, "x-basalt-space": "bench" } },
+  { name: "GET /api/v1/nodes (key, space header)", path: "/api/v1/nodes", floorPath: "/nodes", headers: inSpace },
+  { name: "GET /api/v1/records/{id}", path: `/api/v1/records/${sample.id}`, floorPath: `/records/${sample.id}`, headers: inSpace },
+  { name: "POST /api/v1/bases/{id}/change-requests (create, 5 fields)", path: "/api/v1/bases/papers/change-requests", floorPath: "/records", headers: inSpace, body: { fields: recordFields } },
 ];
 
 const rows: string[] = [];
 try {
   for (const route of routes) {
-    const basalt = wrk(`http://127.0.0.1:${port}${route.path}`, route.headers);
-    const bare = wrk(`http://127.0.0.1:${floorPort}${route.floorPath}`, route.headers);
+    const basalt = wrk(`http://127.0.0.1:${port}${route.path}`, route.headers, route.body);
+    const bare = wrk(`http://127.0.0.1:${floorPort}${route.floorPath}`, route.headers, route.body);
     rows.push(`| ${route.name} | ${basalt.rps.toFixed(0)} | ${basalt.p50} | ${basalt.p99} | ${bare.rps.toFixed(0)} | ${((basalt.rps / bare.rps) * 100).toFixed(0)}% |`);
   }
 } finally {

@@ -4,6 +4,7 @@ import type { Db, Store } from "./db/client";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./http/rate-limit";
 import type { Membership } from "./spaces/spaces";
+import type { LoadedBase } from "./content/bases";
 
 export interface Logger {
   info(line: string): void;
@@ -45,6 +46,8 @@ export interface AppContext {
   keyCache: KeyCache;
   /** userId → that user's spaces and roles; see `listMemberships`. */
   memberships: Map<string, { list: Membership[]; readAt: number }>;
+  /** "<space id> <base ref>" → base, node and fields; see `findBase`. */
+  bases: Map<string, LoadedBase>;
   limits: {
     loginFailures: RateLimiter;
     deviceCodes: RateLimiter;
@@ -56,7 +59,7 @@ export interface AppContext {
 
 export function createContext(store: Store, config: Config, clock: Clock, log: Logger): AppContext {
   const minute = 60_000;
-  return {
+  const ctx: AppContext = {
     instanceId: crypto.randomUUID(),
     store,
     db: store.db,
@@ -65,6 +68,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     log,
     keyCache: new KeyCache(),
     memberships: new Map(),
+    bases: new Map(),
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       deviceCodes: new RateLimiter(clock, 10, minute),
@@ -72,4 +76,9 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
   };
+  store.writes.onRollback(() => {
+    ctx.memberships.clear();
+    ctx.bases.clear();
+  });
+  return ctx;
 }

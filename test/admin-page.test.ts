@@ -17,7 +17,7 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
-});
+}, 60_000);
 afterAll(async () => {
   await browser?.close();
   server?.stop();

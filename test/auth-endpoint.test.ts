@@ -8,7 +8,7 @@ afterEach(() => server.stop());
 test("GET /auth with a key: user, credential, space in effect, member, every space", async () => {
   const ada = await server.user("Ada");
   const bob = await server.user("Bob");
-  const research = server.space(bob.id, "Research");
+  const research = await server.space(bob.id, "Research");
   server.ctx.store.sqlite.run("INSERT INTO members (space_id, user_id, role, created_at) VALUES (?, ?, 'editor', ?)", [research.id, ada.id, new Date().toISOString()]);
   const key = server.key(ada.id, "changeRequest");
   const reply = await server.call("GET", "/api/v1/auth", { key });
@@ -25,8 +25,8 @@ test("GET /auth with a key: user, credential, space in effect, member, every spa
 
 test("GET /auth never rejects for ambiguity: several spaces, no header, space is null", async () => {
   const ada = await server.user("Ada");
-  server.space(ada.id, "One");
-  server.space(ada.id, "Two");
+  await server.space(ada.id, "One");
+  await server.space(ada.id, "Two");
   const reply = await server.call("GET", "/api/v1/auth", { key: server.key(ada.id, "write") });
   expect(reply.status).toBe(200);
   expect(reply.body.space).toBeNull();
@@ -40,7 +40,7 @@ test("GET /auth never rejects for ambiguity: several spaces, no header, space is
 
 test("GET /auth with a session: the credential is a session (with its CSRF token) at the role's level", async () => {
   const ada = await server.user("Ada");
-  server.space(ada.id, "Mine");
+  await server.space(ada.id, "Mine");
   const session = await server.signIn(ada.email);
   const reply = await server.call("GET", "/api/v1/auth", { session });
   expect(reply.body.credential).toEqual({ type: "session", csrfToken: session.csrfToken });

@@ -13,7 +13,7 @@ beforeAll(() => {
   const build = Bun.spawnSync([BUN, "run", "build"], { cwd: REPO, stderr: "pipe", stdout: "pipe" });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
   copyFileSync(join(REPO, "dist/basalt"), binary);
-});
+}, 60_000);
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 async function freePort(): Promise<number> {

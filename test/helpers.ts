@@ -120,7 +120,7 @@ export async function eventually(check: () => boolean): Promise<void> {
 /** A space with its owner and a key at each level, for the content tests. */
 export async function workspace(server: TestServer) {
   const owner = await server.user("Ada");
-  const space = server.space(owner.id, "Research");
+  const space = await server.space(owner.id, "Research");
   return {
     owner,
     space,

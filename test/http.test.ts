@@ -11,7 +11,7 @@ let key: string;
 beforeAll(async () => {
   server = new TestServer({ maxBody: "2kb" });
   owner = await server.user("Ada", { admin: true });
-  server.space(owner.id, "Research");
+  await server.space(owner.id, "Research");
   key = server.key(owner.id, "manage");
 });
 afterAll(() => server.stop());

@@ -200,7 +200,7 @@ describe("records", () => {
   test("records of another space are not found", async () => {
     const record = (await create({ title: "Mine" }, ws.write, "papers")).body;
     const eve = await server.user("Eve");
-    server.space(eve.id, "Elsewhere");
+    await server.space(eve.id, "Elsewhere");
     const key = server.key(eve.id, "manage");
     expect((await server.call("GET", `/api/v1/records/${record.id}`, { key })).status).toBe(404);
   });

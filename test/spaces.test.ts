@@ -64,7 +64,7 @@ describe("spaces", () => {
 
 describe("members", () => {
   test("add, list, change role, remove; the last owner is protected", async () => {
-    const space = server.space(ada.id, "Team");
+    const space = await server.space(ada.id, "Team");
     const bob = await server.user("Bob");
     const added = await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: "BOB@example.com", role: "editor" } });
     expect(added.status).toBe(201);
@@ -89,7 +89,7 @@ describe("members", () => {
   });
 
   test("a role change or removal applies to the very next request", async () => {
-    const space = server.space(ada.id, "Team");
+    const space = await server.space(ada.id, "Team");
     const bob = await server.user("Bob");
     await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: bob.email, role: "editor" } });
     const key = server.key(bob.id, "manage");
@@ -102,7 +102,7 @@ describe("members", () => {
 
   test("a space added by another process is found at once when named", async () => {
     const key = server.key(ada.id, "read");
-    server.space(ada.id, "First");
+    await server.space(ada.id, "First");
     expect((await server.call("GET", "/api/v1/auth", { key })).body.spaces).toHaveLength(1);
     const now = new Date().toISOString();
     server.ctx.store.sqlite.run("INSERT INTO spaces (id, name, slug, created_at, updated_at) VALUES ('spc_outside', 'Outside', 'outside', ?, ?)", [now, now]);
@@ -112,7 +112,7 @@ describe("members", () => {
   });
 
   test("members are listed with read, managed with manage", async () => {
-    const space = server.space(ada.id, "Team");
+    const space = await server.space(ada.id, "Team");
     const carol = await server.user("Carol");
     await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: carol.email, role: "editor" } });
     const carolKey = server.key(carol.id, "manage");
@@ -125,7 +125,7 @@ describe("members", () => {
 
 describe("which space a request targets (section 2.3)", () => {
   test("one space: the header may be omitted", async () => {
-    const space = server.space(ada.id, "Only");
+    const space = await server.space(ada.id, "Only");
     const key = server.key(ada.id, "read");
     expect((await server.call("GET", "/api/v1/nodes", { key })).status).toBe(200);
     const auth = await server.call("GET", "/api/v1/auth", { key });
@@ -133,8 +133,8 @@ describe("which space a request targets (section 2.3)", () => {
   });
 
   test("several spaces and no header: 400 SPACE_SELECTION_REQUIRED listing them", async () => {
-    const a = server.space(ada.id, "Alpha");
-    const b = server.space(ada.id, "Beta");
+    const a = await server.space(ada.id, "Alpha");
+    const b = await server.space(ada.id, "Beta");
     const reply = await server.call("GET", "/api/v1/nodes", { key: server.key(ada.id, "read") });
     expect(reply.status).toBe(400);
     expect(reply.body).toMatchObject({ code: "BAD_REQUEST", reason: "SPACE_SELECTION_REQUIRED" });
@@ -148,8 +148,8 @@ describe("which space a request targets (section 2.3)", () => {
   });
 
   test("the header picks by id or slug; x-busabase-space is the same header", async () => {
-    server.space(ada.id, "Alpha");
-    const beta = server.space(ada.id, "Beta");
+    await server.space(ada.id, "Alpha");
+    const beta = await server.space(ada.id, "Beta");
     const key = server.key(ada.id, "read");
     const choices: Record<string, string>[] = [{ "x-basalt-space": beta.id }, { "x-basalt-space": "beta" }, { "x-busabase-space": "beta" }];
     for (const headers of choices) {
@@ -160,9 +160,9 @@ describe("which space a request targets (section 2.3)", () => {
   });
 
   test("a foreign or unknown space: the same 403 SPACE_NOT_ALLOWED", async () => {
-    server.space(ada.id, "Mine");
+    await server.space(ada.id, "Mine");
     const bob = await server.user("Bob");
-    const foreign = server.space(bob.id, "Theirs");
+    const foreign = await server.space(bob.id, "Theirs");
     const key = server.key(ada.id, "read");
     const replies = [await server.call("GET", "/api/v1/nodes", { key, space: foreign.id }), await server.call("GET", "/api/v1/nodes", { key, space: "spc_does_not_exist" })];
     for (const reply of replies) {
@@ -180,7 +180,7 @@ describe("which space a request targets (section 2.3)", () => {
   });
 
   test("effective level is the lower of key level and role level", async () => {
-    const space = server.space(ada.id, "Team");
+    const space = await server.space(ada.id, "Team");
     const bob = await server.user("Bob");
     await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: bob.email, role: "contributor" } });
     const cases: [string, string][] = [

@@ -129,8 +129,8 @@ export interface DeviceCredential {
  * Exchanges an approved device code for a new key, once. While the request is pending the poll is
  * recorded (and committed) before the answer: polling faster than the interval adds 5 s to it.
  */
-export function finalizeDeviceCode(ctx: AppContext, deviceCode: string): DeviceCredential {
-  const outcome = writeTransaction(ctx.db, (): DeviceCredential | ApiError => {
+export async function finalizeDeviceCode(ctx: AppContext, deviceCode: string): Promise<DeviceCredential> {
+  const outcome = await writeTransaction(ctx.store, (): DeviceCredential | ApiError => {
     const row = ctx.db.select().from(deviceRequests).where(eq(deviceRequests.deviceCodeHash, sha256(deviceCode))).get();
     if (!row || row.status === "exchanged") return grantError("INVALID_GRANT", "The device code is unknown or was already exchanged.");
     if (isExpired(ctx, row)) return grantError("EXPIRED_TOKEN", "The device code expired; start again.");

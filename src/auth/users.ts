@@ -94,7 +94,7 @@ export async function updateUser(ctx: AppContext, userId: string, patch: UserPat
     checkPassword(patch.password);
     changes.passwordHash = await hashPassword(patch.password);
   }
-  writeTransaction(ctx.db, () => {
+  await writeTransaction(ctx.store, () => {
     ctx.db.update(users).set(changes).where(eq(users.id, userId)).run();
     if (patch.banned || patch.password !== undefined) ctx.db.delete(sessions).where(eq(sessions.userId, userId)).run();
   });

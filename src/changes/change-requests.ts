@@ -7,12 +7,12 @@ import { findRecord, type RecordView, getRecord } from "../content/records";
 import type { ReviewPolicy } from "../content/schema";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { writeTransaction } from "../db/client";
+import { insertRow, writeTransaction } from "../db/client";
 import { newId } from "../db/ids";
 import { ApiError, badRequest, conflict, notFound } from "../http/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
-import { insertCommit } from "./commits";
+import { insertCommit, type UserRef } from "./commits";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import { changeRequests, type ChangeStatus, type OperationKind, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
 import { type ChangeRequestView, changeRequestViews } from "./views";
@@ -60,21 +60,15 @@ export interface Proposed {
   outcome: MergeOutcome | null;
 }
 
+const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, email: user.email });
+
 const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequests).where(eq(changeRequests.id, id)).get()!;
 
 /**
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
  * the same transaction. A repeated idempotency key (per base and user) answers the first result.
  */
-export function propose(ctx: AppContext, p: Proposal): Proposed {
-  if (p.idempotencyKey && p.baseId) {
-    const earlier = ctx.db
-      .select()
-      .from(changeRequests)
-      .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
-      .get();
-    if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: (earlier.mergeSummary.recordIds as string[]) ?? [] } : null };
-  }
+export async function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   const autoMerge = !p.reviewAlways && p.autoMerge !== false && atLeast(p.scope.level, "write");
   const at = iso(ctx.clock.now());
   const cr: ChangeRequestRow = {
@@ -96,8 +90,16 @@ export function propose(ctx: AppContext, p: Proposal): Proposed {
     createdAt: at,
     updatedAt: at,
   };
-  const outcome = writeTransaction(ctx.db, () => {
-    ctx.db.insert(changeRequests).values(cr).run();
+  const result = await writeTransaction(ctx.store, (): Proposed => {
+    if (p.idempotencyKey && p.baseId) {
+      const earlier = ctx.db
+        .select()
+        .from(changeRequests)
+        .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
+        .get();
+      if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: (earlier.mergeSummary.recordIds as string[]) ?? [] } : null };
+    }
+    insertRow(ctx.db, changeRequests, cr);
     const rows: OperationRow[] = p.operations.map((op, position) => {
       const id = newId("opr");
       const commit = insertCommit(ctx, {
@@ -132,11 +134,13 @@ export function propose(ctx: AppContext, p: Proposal): Proposed {
         updatedAt: at,
       };
     });
-    for (let i = 0; i < rows.length; i += 500) ctx.db.insert(operations).values(rows.slice(i, i + 500)).run();
+    for (const row of rows) insertRow(ctx.db, operations, row);
     recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.created", data: { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy }, at });
-    return autoMerge ? mergeInTransaction(ctx, cr, rows, p.actor.user.id, at) : null;
+    const payloads = new Map(rows.map((row, i) => [row.id, p.operations[i].payload]));
+    const outcome = autoMerge ? mergeInTransaction(ctx, cr, rows, authorOf(p.actor), at, payloads) : null;
+    return { changeRequest: outcome ? loadRow(ctx, cr.id) : cr, outcome };
   });
-  return { changeRequest: outcome ? loadRow(ctx, cr.id) : cr, outcome };
+  return result;
 }
 
 /** The change request of the space, or 404 (another space's ids are not found). */
@@ -186,8 +190,8 @@ const STATUS_EVENTS: Partial<Record<ChangeStatus, "change_request.approved" | "c
   changes_requested: "change_request.changes_requested",
 };
 
-export function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string, input: { verdict: Verdict; reason?: string }): ChangeRequestView {
-  const row = writeTransaction(ctx.db, () => {
+export async function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string, input: { verdict: Verdict; reason?: string }): Promise<ChangeRequestView> {
+  const row = await writeTransaction(ctx.store, () => {
     const cr = findChangeRequest(ctx, scope.space.id, id);
     if (!REVIEWABLE.includes(cr.status)) throw notAllowedIn(cr, "reviewed");
     const ops = operationsOf(ctx, cr.id);
@@ -207,8 +211,8 @@ export function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, actor: A
   return viewOf(ctx, row);
 }
 
-export function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined): ChangeRequestView {
-  const row = writeTransaction(ctx.db, () => {
+export async function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined): Promise<ChangeRequestView> {
+  const row = await writeTransaction(ctx.store, () => {
     const cr = findChangeRequest(ctx, scope.space.id, id);
     if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "closed");
     const at = iso(ctx.clock.now());
@@ -220,8 +224,9 @@ export function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: strin
 }
 
 /** The record a merge produced (the first, for a bulk change request), as the merge answer shows it. */
-function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOutcome): RecordView | null {
-  return outcome.merged && outcome.recordIds.length > 0 ? getRecord(ctx, spaceId, outcome.recordIds[0]) : null;
+export function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOutcome | null): RecordView | null {
+  if (!outcome?.merged || outcome.recordIds.length === 0) return null;
+  return outcome.records?.[0] ?? getRecord(ctx, spaceId, outcome.recordIds[0]);
 }
 
 /**
@@ -229,13 +234,13 @@ function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOutcome): 
  * Data that moved underneath makes it `conflict` (409); values that no longer fit the base's
  * fields make the merge fail (409) and change nothing.
  */
-export function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string): { changeRequest: ChangeRequestView; record: RecordView | null } {
-  const outcome = writeTransaction(ctx.db, (): MergeOutcome => {
+export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string): Promise<{ changeRequest: ChangeRequestView; record: RecordView | null }> {
+  const outcome = await writeTransaction(ctx.store, (): MergeOutcome => {
     const cr = findChangeRequest(ctx, scope.space.id, id);
     if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
     if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
     try {
-      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), actor.user.id, iso(ctx.clock.now()));
+      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), authorOf(actor), iso(ctx.clock.now()));
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) throw conflict(`The change request no longer fits the base: ${error.message}`, { reason: "NOT_MERGEABLE", ...error.data });
       throw error;
@@ -257,8 +262,14 @@ function baseForOperation(ctx: AppContext, spaceId: string, op: OperationRow): L
  * re-based on the record's current head unless `baseCommitId` is given. Earlier verdicts stop
  * counting, and the change request goes back to in_review.
  */
-export function reviseOperation(ctx: AppContext, scope: SpaceScope, actor: Actor, operationId: string, input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string }): ChangeRequestView {
-  const row = writeTransaction(ctx.db, () => {
+export async function reviseOperation(
+  ctx: AppContext,
+  scope: SpaceScope,
+  actor: Actor,
+  operationId: string,
+  input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string },
+): Promise<ChangeRequestView> {
+  const row = await writeTransaction(ctx.store, () => {
     const op = ctx.db.select().from(operations).where(eq(operations.id, operationId)).get();
     if (!op) throw notFound("No such operation.");
     const cr = findChangeRequest(ctx, scope.space.id, op.changeRequestId);
@@ -352,17 +363,17 @@ export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordI
 
 export type BatchResult = { changeRequestId: string; ok: true; status: string; changeRequest: ChangeRequestView } | { changeRequestId: string; ok: false; error: string; code: string; data?: Record<string, unknown> };
 
-/** Runs one action per id, each on its own: one failing does not stop the others. */
-export function eachChangeRequest(ids: string[], action: (id: string) => ChangeRequestView): { results: BatchResult[] } {
-  return {
-    results: ids.map((changeRequestId) => {
-      try {
-        const changeRequest = action(changeRequestId);
-        return { changeRequestId, ok: true as const, status: changeRequest.status, changeRequest };
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        return { changeRequestId, ok: false as const, error: error.message, code: error.code, ...(error.data ? { data: error.data } : {}) };
-      }
-    }),
-  };
+/** Runs one action per id, each on its own and in order: one failing does not stop the others. */
+export async function eachChangeRequest(ids: string[], action: (id: string) => Promise<ChangeRequestView>): Promise<{ results: BatchResult[] }> {
+  const results: BatchResult[] = [];
+  for (const changeRequestId of ids) {
+    try {
+      const changeRequest = await action(changeRequestId);
+      results.push({ changeRequestId, ok: true, status: changeRequest.status, changeRequest });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      results.push({ changeRequestId, ok: false, error: error.message, code: error.code, ...(error.data ? { data: error.data } : {}) });
+    }
+  }
+  return { results };
 }

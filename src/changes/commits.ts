@@ -1,6 +1,7 @@
 import { inArray } from "drizzle-orm";
 import { users } from "../auth/schema";
 import type { AppContext } from "../context";
+import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import { commits, type OperationKind, type TargetType } from "./schema";
 
@@ -52,7 +53,7 @@ export const commitView = (row: CommitRow, people: Map<string, UserRef>): Commit
 
 export function insertCommit(ctx: AppContext, commit: Omit<CommitRow, "id">): CommitRow {
   const row = { id: newId("cmt"), ...commit };
-  ctx.db.insert(commits).values(row).run();
+  insertRow(ctx.db, commits, row);
   return row;
 }
 

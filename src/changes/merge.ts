@@ -1,14 +1,15 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { preparedFor } from "../db/client";
 import { addField, createBaseForNode, deleteField, findBase, type LoadedBase, type NewField, reorderFields, updateField } from "../content/bases";
 import { checkRecordValues } from "../content/field-types";
 import { archiveNode, createNode, moveNode, type NewNode, renameNode, restoreNode } from "../content/nodes";
-import { findRecord, insertRecord, recordFields, recordView, writeRecord } from "../content/records";
+import { findRecord, insertRecord, recordFields, type RecordView, recordView, writeRecord } from "../content/records";
 import type { ReviewPolicy } from "../content/schema";
 import type { AppContext } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent } from "../events/outbox";
-import { loadCommits, type UserRef, userRefs } from "./commits";
-import { changeRequests, operations, type OperationStatus } from "./schema";
+import { loadCommits, type UserRef } from "./commits";
+import { changeRequests, operations } from "./schema";
 
 export type ChangeRequestRow = typeof changeRequests.$inferSelect;
 export type OperationRow = typeof operations.$inferSelect;
@@ -18,7 +19,8 @@ export interface MergeConflict {
   fields: string[];
 }
 
-export type MergeOutcome = { merged: true; recordIds: string[] } | { merged: false; conflict: MergeConflict };
+/** `records` holds the records as the merge left them, when this merge (not an earlier one) ran. */
+export type MergeOutcome = { merged: true; recordIds: string[]; records?: RecordView[] } | { merged: false; conflict: MergeConflict };
 
 const same = (a: unknown, b: unknown) => Bun.deepEquals(a ?? null, b ?? null);
 
@@ -69,7 +71,7 @@ const parentOf = (m: MergeContext, payload: Record<string, unknown>): string | u
 };
 
 /** Applies one operation; answers the record it produced, if any. */
-function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknown>): { recordId?: string; nodeId?: string; baseId?: string } {
+function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknown>): { record?: RecordView; nodeId?: string; baseId?: string } {
   const { ctx, cr, at } = m;
   const by = { actorId: m.actorId, operationId: op.id, message: null, at };
   const spaceId = cr.spaceId;
@@ -78,8 +80,9 @@ function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknow
       const loaded = baseOf(m, op.baseId!);
       const values = checkRecordValues(loaded.fields, payload, "create");
       const { row, commit } = insertRecord(ctx, loaded, values, by);
-      recordEvent(ctx, { spaceId, baseId: row.baseId, type: "record.created", data: { record: recordView(row, loaded.fields, commit, m.people), changeRequestId: cr.id }, at });
-      return { recordId: row.id };
+      const record = recordView(row, loaded.fields, commit, m.people);
+      recordEvent(ctx, { spaceId, baseId: row.baseId, type: "record.created", data: { record, changeRequestId: cr.id }, at });
+      return { record };
     }
     case "record_update": {
       const loaded = baseOf(m, op.baseId!);
@@ -94,7 +97,7 @@ function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknow
       const previous = Object.fromEntries(changedFields.map((slug) => [slug, ours[slug]]));
       const record = recordView(row, loaded.fields, commit, m.people);
       recordEvent(ctx, { spaceId, baseId: row.baseId, type: "record.updated", data: { record, changeRequestId: cr.id, previous, changedFields }, at });
-      return { recordId: row.id };
+      return { record };
     }
     case "record_delete":
     case "record_restore": {
@@ -105,7 +108,7 @@ function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknow
       const { row, commit } = writeRecord(ctx, current, loaded.fields, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, op.kind);
       const record = recordView(row, loaded.fields, commit, m.people);
       recordEvent(ctx, { spaceId, baseId: row.baseId, type: archive ? "record.deleted" : "record.restored", data: { record, changeRequestId: cr.id }, at });
-      return { recordId: row.id };
+      return { record };
     }
     case "node_create": {
       const node = createNode(ctx, spaceId, { ...(payload as unknown as NewNode), parentId: parentOf(m, payload) }, at);
@@ -142,6 +145,36 @@ function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknow
   return {};
 }
 
+const markOperation = preparedFor((db) =>
+  db
+    .update(operations)
+    .set({
+      status: sql.placeholder("status"),
+      mergedRecordId: sql.placeholder("mergedRecordId"),
+      targetRecordId: sql.placeholder("targetRecordId"),
+      nodeId: sql.placeholder("nodeId"),
+      baseId: sql.placeholder("baseId"),
+      updatedAt: sql.placeholder("at"),
+    } as never)
+    .where(eq(operations.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+const markMerged = preparedFor((db) =>
+  db
+    .update(changeRequests)
+    .set({
+      status: "merged",
+      mergedAt: sql.placeholder("at"),
+      updatedAt: sql.placeholder("at"),
+      nodeId: sql.placeholder("nodeId"),
+      baseId: sql.placeholder("baseId"),
+      mergeSummary: sql.placeholder("summary"),
+    } as never)
+    .where(eq(changeRequests.id, sql.placeholder("id")))
+    .prepare(),
+);
+
 /** Record updates whose fields moved underneath them; checked before anything is applied. */
 function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[], payloads: Map<string, Record<string, unknown>>): MergeConflict | null {
   const updates = ops.filter((op) => op.kind === "record_update" && op.baseCommitId);
@@ -162,42 +195,53 @@ function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[]
  * failing operation throws (rolling all back). A conflict is found before anything is written; the
  * change request then becomes `conflict` and nothing else changes.
  */
-export function mergeInTransaction(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[], actorId: string, at: string): MergeOutcome {
-  const heads = loadCommits(ctx, ops.map((op) => op.headCommitId));
-  const payloads = new Map(ops.map((op) => [op.id, heads.get(op.headCommitId)?.payload ?? {}]));
+export function mergeInTransaction(
+  ctx: AppContext,
+  cr: ChangeRequestRow,
+  ops: OperationRow[],
+  author: UserRef,
+  at: string,
+  known?: Map<string, Record<string, unknown>>,
+): MergeOutcome {
+  let payloads = known;
+  if (!payloads) {
+    const heads = loadCommits(ctx, ops.map((op) => op.headCommitId));
+    payloads = new Map(ops.map((op) => [op.id, heads.get(op.headCommitId)?.payload ?? {}]));
+  }
   const found = findConflict(ctx, cr, ops, payloads);
   if (found) {
     ctx.db.update(changeRequests).set({ status: "conflict", mergeSummary: { conflict: found }, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
     recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.conflict", data: { changeRequestId: cr.id, conflict: found }, at });
     return { merged: false, conflict: found };
   }
-  const m: MergeContext = { ctx, cr, actorId, at, refs: new Map(), bases: new Map(), people: userRefs(ctx, [actorId]) };
-  const recordIds: string[] = [];
+  const m: MergeContext = { ctx, cr, actorId: author.id, at, refs: new Map(), bases: new Map(), people: new Map([[author.id, author]]) };
+  const records: RecordView[] = [];
   let nodeId = cr.nodeId;
   let baseId = cr.baseId;
   for (const op of ops) {
     let result;
     try {
-      result = apply(m, op, payloads.get(op.id)!);
+      result = apply(m, op, payloads.get(op.id) ?? {});
     } catch (error) {
       if (error instanceof ApiError && ops.length > 1) throw new ApiError(error.status, error.code, `Operation ${op.position + 1} (${op.kind}): ${error.message}`, error.data);
       throw error;
     }
-    if (result.recordId) recordIds.push(result.recordId);
-    const status: OperationStatus = op.kind === "record_delete" || op.kind === "node_delete" ? "archived" : "merged";
-    ctx.db
-      .update(operations)
-      .set({ status, mergedRecordId: result.recordId ?? null, targetRecordId: op.targetRecordId ?? result.recordId ?? null, nodeId: op.nodeId ?? result.nodeId ?? null, baseId: op.baseId ?? result.baseId ?? null, updatedAt: at })
-      .where(eq(operations.id, op.id))
-      .run();
+    const recordId = result.record?.id ?? null;
+    if (result.record) records.push(result.record);
+    markOperation(ctx.db).run({
+      id: op.id,
+      status: op.kind === "record_delete" || op.kind === "node_delete" ? "archived" : "merged",
+      mergedRecordId: recordId,
+      targetRecordId: op.targetRecordId ?? recordId,
+      nodeId: op.nodeId ?? result.nodeId ?? null,
+      baseId: op.baseId ?? result.baseId ?? null,
+      at,
+    });
     nodeId ??= result.nodeId ?? null;
     baseId ??= result.baseId ?? null;
   }
-  ctx.db
-    .update(changeRequests)
-    .set({ status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: { mergedAt: at, operationCount: ops.length, recordIds } })
-    .where(eq(changeRequests.id, cr.id))
-    .run();
+  const recordIds = records.map((record) => record.id);
+  markMerged(ctx.db).run({ id: cr.id, at, nodeId, baseId, summary: { mergedAt: at, operationCount: ops.length, recordIds } });
   recordEvent(ctx, { spaceId: cr.spaceId, baseId, type: "change_request.merged", data: { changeRequestId: cr.id, recordIds }, at });
-  return { merged: true, recordIds };
+  return { merged: true, recordIds, records };
 }

@@ -46,7 +46,7 @@ const recordCreate = (loaded: LoadedBase, fields: Record<string, unknown>): Prop
  * One change request with one `record_create` per record (1..1000); every value is checked first.
  * For a bulk request each error also names the record's `index`.
  */
-export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Proposed {
+export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, records[0].fields)], review);
   const ops: ProposedOperation[] = [];
@@ -63,7 +63,7 @@ export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, 
   return proposeCreates(ctx, who, loaded, ops, review);
 }
 
-function proposeCreates(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Proposed {
+function proposeCreates(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Promise<Proposed> {
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
 }
 
@@ -72,7 +72,7 @@ export type RecordChange =
   | { operation: "delete"; deleteMode?: "archive" }
   | { operation: "restore" };
 
-export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: string, change: RecordChange, review: Review): Proposed {
+export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: string, change: RecordChange, review: Review): Promise<Proposed> {
   const record = findRecord(ctx, who.scope.space.id, recordId);
   const loaded = findBase(ctx, who.scope.space.id, record.baseId);
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
@@ -115,7 +115,7 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
   return { ...base, kind: `node_${kind}`, nodeId: node.id, payload: { ...payload, nodeId: node.id } };
 }
 
-export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: NodeChange[], review: Review): Proposed {
+export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: NodeChange[], review: Review): Promise<Proposed> {
   if (changes.length === 0) throw badRequest("A change request needs at least one operation.");
   const refs = new Set<string>();
   const ops = changes.map((change) => nodeOperation(ctx, who.scope.space.id, change, refs));
@@ -130,7 +130,7 @@ export type FieldChange =
 
 const FIELD_KINDS = { create: "base_add_field", update: "base_update_field", delete: "base_delete_field", reorder: "base_reorder_fields" } as const;
 
-export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Proposed {
+export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const { operation, ...payload } = change;
   if (change.operation === "create") prepareField(loaded.base.id, change, loaded.fields, loaded.fields.length, "");

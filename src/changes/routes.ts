@@ -57,7 +57,7 @@ export function changeRoutes(ctx: AppContext) {
     .post("/change-requests/:changeRequestId/merge", ({ space, actor, params }) => mergeChangeRequest(ctx, space, actor, params.changeRequestId), { level: "write" })
     .post(
       "/change-requests/merge",
-      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, (id) => mergeChangeRequest(ctx, space, actor, id).changeRequest),
+      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, async (id) => (await mergeChangeRequest(ctx, space, actor, id)).changeRequest),
       { level: "write", body: t.Object({ changeRequestIds: Ids }) },
     )
     .post("/change-requests/:changeRequestId/close", ({ space, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason), {

@@ -79,12 +79,27 @@ const baseByRef = preparedFor((db) =>
     .prepare(),
 );
 
-/** A base of the space by id, node id or slug; archived bases only when asked for. */
+/**
+ * A base of the space by id, node id or slug; archived bases only when asked for. Bases with their
+ * fields are kept in memory (every record read and write needs them); every function below that
+ * changes a base, its fields or any node drops them all first.
+ */
 export function findBase(ctx: AppContext, spaceId: string, ref: string, options: { archived?: boolean } = {}): LoadedBase {
-  const row = baseByRef(ctx.db).get({ spaceId, ref });
-  if (!row || (row.node.status === "archived" && !options.archived)) throw notFound("No such base in this space.");
-  return { ...row, fields: loadFields(ctx, row.base.id) };
+  const key = `${spaceId} ${ref}`;
+  let loaded = ctx.bases.get(key);
+  if (!loaded) {
+    const row = baseByRef(ctx.db).get({ spaceId, ref });
+    if (!row) throw notFound("No such base in this space.");
+    loaded = { ...row, fields: loadFields(ctx, row.base.id) };
+    if (ctx.bases.size >= 1_000) ctx.bases.clear();
+    ctx.bases.set(key, loaded);
+  }
+  if (loaded.node.status === "archived" && !options.archived) throw notFound("No such base in this space.");
+  return loaded;
 }
+
+/** Called first by everything that changes bases, fields or nodes. */
+export const forgetBases = (ctx: AppContext): void => ctx.bases.clear();
 
 export function listBases(ctx: AppContext, spaceId: string, status: NodeStatus = "active"): BaseView[] {
   const rows = ctx.db
@@ -132,6 +147,7 @@ export function checkReviewPolicy(policy: { requiredApprovals?: number } | undef
 
 /** Creates the base behind a new base node, with its fields (checked first, all or none). */
 export function createBaseForNode(ctx: AppContext, spaceId: string, nodeId: string, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
+  forgetBases(ctx);
   const base: BaseRow = { id: newId("bse"), spaceId, nodeId, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
   const rows: FieldRow[] = [];
   for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
@@ -141,10 +157,12 @@ export function createBaseForNode(ctx: AppContext, spaceId: string, nodeId: stri
 }
 
 export function touchBase(ctx: AppContext, baseId: string, at: string): void {
+  forgetBases(ctx);
   ctx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
 }
 
 export function addField(ctx: AppContext, baseId: string, input: NewField, at: string): FieldRow {
+  forgetBases(ctx);
   const existing = loadFields(ctx, baseId);
   const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at);
   ctx.db.insert(fields).values(row).run();
@@ -159,6 +177,7 @@ function findField(ctx: AppContext, baseId: string, fieldId: string): FieldRow {
 }
 
 export function updateField(ctx: AppContext, baseId: string, fieldId: string, patch: { name?: string; required?: boolean; options?: Record<string, unknown> }, at: string): void {
+  forgetBases(ctx);
   const field = findField(ctx, baseId, fieldId);
   const changes: Partial<FieldRow> = {};
   if (patch.name !== undefined) {
@@ -173,6 +192,7 @@ export function updateField(ctx: AppContext, baseId: string, fieldId: string, pa
 
 /** Removes the field from the base; values stored under its slug stay in history, unread. */
 export function deleteField(ctx: AppContext, baseId: string, fieldId: string, at: string): void {
+  forgetBases(ctx);
   const field = findField(ctx, baseId, fieldId);
   ctx.db.delete(fields).where(eq(fields.id, field.id)).run();
   touchBase(ctx, baseId, at);
@@ -180,6 +200,7 @@ export function deleteField(ctx: AppContext, baseId: string, fieldId: string, at
 
 /** `fieldIds` must name every field of the base exactly once. */
 export function reorderFields(ctx: AppContext, baseId: string, fieldIds: string[], at: string): void {
+  forgetBases(ctx);
   const existing = loadFields(ctx, baseId);
   const ids = fieldIds.map((ref) => findField(ctx, baseId, ref).id);
   if (new Set(ids).size !== existing.length || ids.length !== existing.length) throw badRequest("fieldIds must list every field of the base exactly once.");
@@ -195,6 +216,7 @@ export interface BasePatch {
 
 /** Direct edit of a base's name, description (write) and review policy (manage). */
 export function updateBase(ctx: AppContext, loaded: LoadedBase, patch: BasePatch, level: Level, at: string): BaseView {
+  forgetBases(ctx);
   if (patch.reviewPolicy !== undefined && !atLeast(level, "manage")) {
     throw forbidden("Changing the review policy needs the manage level.", { required: "manage", effective: level });
   }

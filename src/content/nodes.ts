@@ -4,6 +4,7 @@ import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import { SLUG_PATTERN } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
+import { forgetBases } from "./bases";
 import { bases, nodes, type NodeStatus, type NodeType } from "./schema";
 
 export type NodeRow = typeof nodes.$inferSelect;
@@ -152,6 +153,7 @@ export interface NewNode {
 }
 
 export function createNode(ctx: AppContext, spaceId: string, input: NewNode, at: string): NodeRow {
+  forgetBases(ctx);
   checkSlug(input.slug);
   if (!input.name?.trim()) throw badRequest("A node needs a name.");
   const parent = activeFolder(ctx, spaceId, input.parentId);
@@ -175,6 +177,7 @@ export function createNode(ctx: AppContext, spaceId: string, input: NewNode, at:
 }
 
 export function renameNode(ctx: AppContext, spaceId: string, input: { nodeId: string; slug?: string; name?: string; description?: string }, at: string): NodeRow {
+  forgetBases(ctx);
   const node = findNode(ctx, spaceId, input.nodeId, "active");
   const changes: Partial<NodeRow> = { updatedAt: at };
   if (input.slug !== undefined) {
@@ -191,6 +194,7 @@ export function renameNode(ctx: AppContext, spaceId: string, input: { nodeId: st
 }
 
 export function moveNode(ctx: AppContext, spaceId: string, input: { nodeId: string; parentId?: string; position?: number }, at: string): NodeRow {
+  forgetBases(ctx);
   const node = findNode(ctx, spaceId, input.nodeId, "active");
   if (node.parentId === null) throw badRequest("The root folder cannot be moved.");
   const parent = activeFolder(ctx, spaceId, input.parentId);
@@ -202,6 +206,7 @@ export function moveNode(ctx: AppContext, spaceId: string, input: { nodeId: stri
 
 /** Archives the node and everything below it. */
 export function archiveNode(ctx: AppContext, spaceId: string, nodeId: string, at: string): NodeRow {
+  forgetBases(ctx);
   const node = findNode(ctx, spaceId, nodeId, "active");
   if (node.parentId === null) throw badRequest("The root folder cannot be deleted.");
   ctx.db.update(nodes).set({ status: "archived", updatedAt: at }).where(inArray(nodes.id, subtree(ctx, spaceId, node.id))).run();
@@ -210,6 +215,7 @@ export function archiveNode(ctx: AppContext, spaceId: string, nodeId: string, at
 
 /** Restores an archived node and everything below it, under an active parent. */
 export function restoreNode(ctx: AppContext, spaceId: string, nodeId: string, at: string): NodeRow {
+  forgetBases(ctx);
   const node = findNode(ctx, spaceId, nodeId, "archived");
   const parent = ctx.db.select().from(nodes).where(eq(nodes.id, node.parentId!)).get();
   if (parent?.status !== "active") throw conflict("Restore the parent folder first.", { reason: "PARENT_ARCHIVED" });
@@ -229,6 +235,7 @@ export function updateMetadata(ctx: AppContext, spaceId: string, nodeId: string,
 
 /** Permanently deletes an archived node and all below it (their bases and records cascade). */
 export function purgeNode(ctx: AppContext, spaceId: string, nodeId: string): number {
+  forgetBases(ctx);
   const node = findNode(ctx, spaceId, nodeId);
   if (node.status !== "archived") throw conflict("Only an archived node can be deleted permanently; archive it first.", { reason: "NOT_ARCHIVED" });
   const ids = subtree(ctx, spaceId, node.id);

@@ -1,11 +1,12 @@
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import { type CommitRow, type CommitView, commitView, insertCommit, loadCommits, type UserRef, userRefs } from "../changes/commits";
+import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
-import { preparedFor } from "../db/client";
+import { insertRow, preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
-import { type FieldRow, type LoadedBase, loadFields } from "./bases";
+import { type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
@@ -78,9 +79,22 @@ export function findRecord(ctx: AppContext, spaceId: string, recordId: string): 
   return row;
 }
 
+const recordWithHead = preparedFor((db) =>
+  db
+    .select({ record: records, head: commits, author: { id: users.id, name: users.name, email: users.email } })
+    .from(records)
+    .leftJoin(commits, eq(commits.id, records.headCommitId))
+    .leftJoin(users, eq(users.id, commits.authorId))
+    .where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId"))))
+    .prepare(),
+);
+
+/** One record with its head commit and author, in one query; the fields come from the base cache. */
 export function getRecord(ctx: AppContext, spaceId: string, recordId: string): RecordView {
-  const row = findRecord(ctx, spaceId, recordId);
-  return recordViews(ctx, [row], loadFields(ctx, row.baseId))[0];
+  const row = recordWithHead(ctx.db).get({ id: recordId, spaceId });
+  if (!row) throw notFound("No such record in this space.");
+  const { fields: fieldRows } = findBase(ctx, spaceId, row.record.baseId, { archived: true });
+  return recordView(row.record, fieldRows, row.head ?? undefined, new Map(row.author ? [[row.author.id, row.author]] : []));
 }
 
 export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
@@ -275,13 +289,17 @@ function recordCommit(ctx: AppContext, row: RecordRow, fieldRows: FieldRow[], pa
   });
 }
 
-export function insertRecord(ctx: AppContext, loaded: LoadedBase, values: Record<string, unknown>, by: Authored): { row: RecordRow; commit: CommitRow } {
-  const { lastAutoNumber } = ctx.db
+const nextAutoNumber = preparedFor((db) =>
+  db
     .update(bases)
     .set({ lastAutoNumber: sql`${bases.lastAutoNumber} + 1` })
-    .where(eq(bases.id, loaded.base.id))
+    .where(eq(bases.id, sql.placeholder("baseId")))
     .returning({ lastAutoNumber: bases.lastAutoNumber })
-    .get()!;
+    .prepare(),
+);
+
+export function insertRecord(ctx: AppContext, loaded: LoadedBase, values: Record<string, unknown>, by: Authored): { row: RecordRow; commit: CommitRow } {
+  const { lastAutoNumber } = nextAutoNumber(ctx.db).get({ baseId: loaded.base.id })!;
   const row: RecordRow = {
     id: newId("rec"),
     spaceId: loaded.base.spaceId,
@@ -298,7 +316,7 @@ export function insertRecord(ctx: AppContext, loaded: LoadedBase, values: Record
   };
   const commit = recordCommit(ctx, row, loaded.fields, null, by, "record_create");
   row.headCommitId = commit.id;
-  ctx.db.insert(records).values(row).run();
+  insertRow(ctx.db, records, row);
   return { row, commit };
 }
 

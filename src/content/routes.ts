@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { sourceAttribution } from "../changes/change-requests";
 import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
-import { viewOf } from "../changes/change-requests";
+import { mergedRecord, type Proposed, viewOf } from "../changes/change-requests";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
@@ -84,7 +84,7 @@ function recordQuery(url: string): RecordQuery & { baseId: string; limit: number
 }
 
 /** A proposal's answer: the record (or base) when it merged at once, else the change request. */
-function materialized<T extends object>(ctx: AppContext, proposed: ReturnType<typeof proposeRecords>, merged: () => T) {
+function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
   return { ...viewOf(ctx, proposed.changeRequest), materialized: false as const };
 }
@@ -106,17 +106,17 @@ export function contentRoutes(ctx: AppContext) {
     .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { level: "read" })
     .post(
       "/nodes/change-requests",
-      ({ space, actor, request, body, set }) => {
+      async ({ space, actor, request, body, set }) => {
         set.status = 201;
-        const proposed = proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body);
+        const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body);
         return viewOf(ctx, proposed.changeRequest);
       },
       { level: "changeRequest", body: t.Object({ operations: t.Array(NodeOperation, { minItems: 1, maxItems: 100 }), ...Review }) },
     )
     .post(
       "/nodes/:nodeId/move",
-      ({ space, actor, request, params, body }) => {
-        const proposed = proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "move", nodeId: params.nodeId, ...body }], { autoMerge: true });
+      async ({ space, actor, request, params, body }) => {
+        const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "move", nodeId: params.nodeId, ...body }], { autoMerge: true });
         return viewOf(ctx, proposed.changeRequest);
       },
       { level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(t.Integer({ minimum: 0 })) }) },
@@ -130,10 +130,10 @@ export function contentRoutes(ctx: AppContext) {
     .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { level: "read" })
     .post(
       "/bases",
-      ({ space, actor, request, body, set }) => {
+      async ({ space, actor, request, body, set }) => {
         set.status = 201;
         const { parentNodeId, fields, reviewPolicy, ...rest } = body;
-        const proposed = proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "create", nodeType: "base", parentNodeId, fields, reviewPolicy, ...rest }], body);
+        const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "create", nodeType: "base", parentNodeId, fields, reviewPolicy, ...rest }], body);
         return materialized(ctx, proposed, () => baseView(findBase(ctx, space.space.id, proposed.changeRequest.baseId!)));
       },
       {
@@ -155,35 +155,35 @@ export function contentRoutes(ctx: AppContext) {
     })
     .post(
       "/bases/:baseId/fields",
-      ({ space, actor, request, params, body }) => {
-        proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, { operation: "create", ...body }, { autoMerge: true });
+      async ({ space, actor, request, params, body }) => {
+        await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, { operation: "create", ...body }, { autoMerge: true });
         return baseView(findBase(ctx, space.space.id, params.baseId));
       },
       { level: "write", body: FieldDefinition },
     )
     .post(
       "/bases/:baseId/fields/change-requests",
-      ({ space, actor, request, params, body, set }) => {
+      async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { message, autoMerge, ...change } = body;
-        return viewOf(ctx, proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge }).changeRequest);
+        return viewOf(ctx, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
       },
       { level: "changeRequest", body: FieldChange },
     )
     .post(
       "/bases/:baseId/change-requests",
-      ({ space, actor, request, params, body, set }) => {
+      async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
-        const proposed = proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
-        return materialized(ctx, proposed, () => getRecord(ctx, space.space.id, (proposed.outcome as { recordIds: string[] }).recordIds[0]));
+        const proposed = await proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
+        return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
       },
       { level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }) },
     )
     .post(
       "/bases/:baseId/records/bulk-change-request",
-      ({ space, actor, request, params, body, set }) => {
+      async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
-        return viewOf(ctx, proposeRecords(ctx, proposer(space, actor, request), params.baseId, body.records, body).changeRequest);
+        return viewOf(ctx, (await proposeRecords(ctx, proposer(space, actor, request), params.baseId, body.records, body)).changeRequest);
       },
       {
         level: "changeRequest",
@@ -211,12 +211,12 @@ export function contentRoutes(ctx: AppContext) {
     .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { level: "read" })
     .post(
       "/records/:recordId/change-requests",
-      ({ space, actor, request, params, body, set }) => {
+      async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { message, ...change } = body;
         const autoMerge = "autoMerge" in body ? body.autoMerge : undefined;
-        const proposed = proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change as never, { message, autoMerge });
-        return materialized(ctx, proposed, () => getRecord(ctx, space.space.id, params.recordId));
+        const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change as never, { message, autoMerge });
+        return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
       },
       { level: "changeRequest", body: RecordChange },
     );

@@ -1,8 +1,11 @@
 import { Database } from "bun:sqlite";
+import { getTableColumns, type InferSelectModel, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
+import { WriteQueue } from "./write-queue";
 import * as schema from "./tables";
 
 export type Db = BunSQLiteDatabase<typeof schema>;
@@ -10,6 +13,7 @@ export type Db = BunSQLiteDatabase<typeof schema>;
 export interface Store {
   sqlite: Database;
   db: Db;
+  writes: WriteQueue;
 }
 
 /** PocketBase's set: wait on locks instead of failing, WAL, NORMAL sync (survives a process crash). */
@@ -21,13 +25,14 @@ const PRAGMAS = [
   "PRAGMA temp_store = MEMORY",
   "PRAGMA cache_size = -32000",
   "PRAGMA journal_size_limit = 67108864",
+  "PRAGMA wal_autocheckpoint = 1000",
 ];
 
 export function openStore(path: string): Store {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of PRAGMAS) sqlite.run(pragma);
-  return { sqlite, db: drizzle(sqlite, { schema }) };
+  return { sqlite, db: drizzle(sqlite, { schema }), writes: new WriteQueue(sqlite) };
 }
 
 const MIGRATIONS = embeddedMigrations();
@@ -51,12 +56,12 @@ export function closeStore(store: Store): void {
 }
 
 /**
- * One synchronous IMMEDIATE transaction (a deferred one that upgrades to a write fails at once with
- * SQLITE_BUSY). bun:sqlite has one connection per handle, so every query made through `db` inside
- * `run` belongs to the transaction. `run` must stay synchronous: an await would commit early.
+ * Runs `write` in an IMMEDIATE transaction (grouped with others: see `WriteQueue`) and settles
+ * once it is committed. bun:sqlite has one connection per handle, so every query made through
+ * `ctx.db` inside `write` belongs to the transaction. `write` must stay synchronous.
  */
-export function writeTransaction<T>(db: Db, run: () => T): T {
-  return db.transaction(() => run(), { behavior: "immediate" });
+export function writeTransaction<T>(store: Store, write: () => T): Promise<T> {
+  return store.writes.write(write);
 }
 
 /**
@@ -73,4 +78,22 @@ export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
     }
     return statement;
   };
+}
+
+const insertStatements = new WeakMap<Db, Map<SQLiteTable, { run(values: Record<string, unknown>): unknown }>>();
+
+/**
+ * Inserts one full row (every column given, `null` for none) with a statement built once per
+ * table: the write paths insert many small rows, and building each insert costs more than running it.
+ */
+export function insertRow<T extends SQLiteTable>(db: Db, table: T, row: InferSelectModel<T>): void {
+  let byTable = insertStatements.get(db);
+  if (!byTable) insertStatements.set(db, (byTable = new Map()));
+  let statement = byTable.get(table);
+  if (!statement) {
+    const placeholders = Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, sql.placeholder(key)]));
+    statement = db.insert(table).values(placeholders as never).prepare();
+    byTable.set(table, statement);
+  }
+  statement.run(row as Record<string, unknown>);
 }

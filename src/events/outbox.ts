@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import { events } from "./schema";
 
@@ -22,5 +23,5 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * exists exactly when its change does (the webhook worker delivers from this outbox).
  */
 export function recordEvent(ctx: AppContext, event: { spaceId: string; baseId: string | null; type: EventType; data: Record<string, unknown>; at: string }): void {
-  ctx.db.insert(events).values({ id: newId("evt"), spaceId: event.spaceId, baseId: event.baseId, type: event.type, data: event.data, createdAt: event.at }).run();
+  insertRow(ctx.db, events, { id: newId("evt"), spaceId: event.spaceId, baseId: event.baseId, type: event.type, data: event.data, createdAt: event.at });
 }

@@ -32,13 +32,17 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
     "retry-after": String(retryAfterSeconds),
   });
 
-/** Turns a SQLite unique-constraint failure into a readable 409; rethrows everything else. */
+/** Turns a SQLite unique-constraint failure (thrown or rejected) into a readable 409. */
 export function onUniqueViolation<T>(run: () => T, message: string, data?: Data): T {
-  try {
-    return run();
-  } catch (error) {
+  const translate = (error: unknown): never => {
     const code = (error as { code?: string }).code;
     if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw conflict(message, data);
     throw error;
+  };
+  try {
+    const result = run();
+    return result instanceof Promise ? (result.catch(translate) as T) : result;
+  } catch (error) {
+    return translate(error);
   }
 }

@@ -29,8 +29,8 @@ export function spaceRoutes(ctx: AppContext) {
     })
     .delete(
       "/spaces/:spaceId",
-      ({ space, body }) => {
-        deleteSpace(ctx, space, body.confirm);
+      async ({ space, body }) => {
+        await deleteSpace(ctx, space, body.confirm);
         return { success: true };
       },
       { spaceLevel: "manage", body: t.Object({ confirm: t.String() }) },
@@ -50,8 +50,8 @@ export function spaceRoutes(ctx: AppContext) {
     })
     .delete(
       "/spaces/:spaceId/members/:userId",
-      ({ space, params }) => {
-        removeMember(ctx, space.space.id, params.userId);
+      async ({ space, params }) => {
+        await removeMember(ctx, space.space.id, params.userId);
         return { success: true };
       },
       { spaceLevel: "manage" },

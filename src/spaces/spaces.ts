@@ -33,10 +33,16 @@ function checkName(name: string): string {
   return trimmed;
 }
 
-/** Every write to spaces or members goes through here, so the membership cache never outlives it. */
-function changeMemberships<T>(ctx: AppContext, write: () => T): T {
+/**
+ * Every write to spaces or members goes through here: the membership cache is dropped inside the
+ * transaction, before any later request can read, and again once it settles.
+ */
+async function changeMemberships<T>(ctx: AppContext, write: () => T): Promise<T> {
   try {
-    return writeTransaction(ctx.db, write);
+    return await writeTransaction(ctx.store, () => {
+      ctx.memberships.clear();
+      return write();
+    });
   } finally {
     ctx.memberships.clear();
   }
@@ -45,13 +51,13 @@ function changeMemberships<T>(ctx: AppContext, write: () => T): T {
 const duplicateSlug = (slug: string) => `A space with the slug "${slug}" already exists.`;
 
 /** A space is born with its owner and its root folder, in one transaction. */
-export function createSpace(ctx: AppContext, ownerId: string, input: { name: string; slug?: string }): SpaceView {
+export async function createSpace(ctx: AppContext, ownerId: string, input: { name: string; slug?: string }): Promise<SpaceView> {
   const name = checkName(input.name);
   const slug = input.slug ?? slugify(name, "space");
   checkSlug(slug);
   const now = iso(ctx.clock.now());
   const space: SpaceRow = { id: newId("spc"), name, slug, createdAt: now, updatedAt: now };
-  onUniqueViolation(
+  await onUniqueViolation(
     () =>
       changeMemberships(ctx, () => {
         ctx.db.insert(spaces).values(space).run();
@@ -121,22 +127,22 @@ export const effectiveLevel = (ceiling: Level, role: Role): Level => lowerOf(cei
 
 export const membershipView = (membership: Membership): SpaceView => spaceView(membership.space, membership.role);
 
-export function updateSpace(ctx: AppContext, membership: Membership, patch: { name?: string; slug?: string }): SpaceView {
+export async function updateSpace(ctx: AppContext, membership: Membership, patch: { name?: string; slug?: string }): Promise<SpaceView> {
   const changes: Partial<SpaceRow> = { updatedAt: iso(ctx.clock.now()) };
   if (patch.name !== undefined) changes.name = checkName(patch.name);
   if (patch.slug !== undefined) {
     checkSlug(patch.slug);
     changes.slug = patch.slug;
   }
-  onUniqueViolation(() => changeMemberships(ctx, () => ctx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run()), duplicateSlug(patch.slug ?? ""));
+  await onUniqueViolation(() => changeMemberships(ctx, () => ctx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run()), duplicateSlug(patch.slug ?? ""));
   return spaceView({ ...membership.space, ...changes }, membership.role);
 }
 
 /** Deleting a space takes all its content with it (foreign keys cascade). */
-export function deleteSpace(ctx: AppContext, membership: Membership, confirm: string): void {
+export async function deleteSpace(ctx: AppContext, membership: Membership, confirm: string): Promise<void> {
   if (membership.role !== "owner") throw conflict("Only an owner may delete a space.", { reason: "OWNER_REQUIRED" });
   if (confirm !== membership.space.slug) throw badRequest(`To delete the space, send "confirm": "${membership.space.slug}".`);
-  changeMemberships(ctx, () => ctx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run());
+  await changeMemberships(ctx, () => ctx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run());
 }
 
 export interface MemberView {
@@ -164,10 +170,10 @@ function getMember(ctx: AppContext, spaceId: string, userId: string): MemberView
   return member;
 }
 
-export function addMember(ctx: AppContext, spaceId: string, input: { email: string; role: Role }): MemberView {
+export async function addMember(ctx: AppContext, spaceId: string, input: { email: string; role: Role }): Promise<MemberView> {
   const user: UserRow | undefined = ctx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
   if (!user) throw notFound(`No user has the e-mail ${input.email}.`);
-  onUniqueViolation(
+  await onUniqueViolation(
     () => changeMemberships(ctx, () => ctx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(ctx.clock.now()) }).run()),
     `${user.email} is already a member of this space.`,
   );
@@ -181,7 +187,7 @@ function guardLastOwner(ctx: AppContext, spaceId: string, member: MemberView): v
   if (owners <= 1) throw conflict("The last owner of a space cannot be removed or demoted.", { reason: "LAST_OWNER" });
 }
 
-export function changeMemberRole(ctx: AppContext, spaceId: string, userId: string, role: Role): MemberView {
+export function changeMemberRole(ctx: AppContext, spaceId: string, userId: string, role: Role): Promise<MemberView> {
   return changeMemberships(ctx, () => {
     const member = getMember(ctx, spaceId, userId);
     if (role !== "owner") guardLastOwner(ctx, spaceId, member);
@@ -190,8 +196,8 @@ export function changeMemberRole(ctx: AppContext, spaceId: string, userId: strin
   });
 }
 
-export function removeMember(ctx: AppContext, spaceId: string, userId: string): void {
-  changeMemberships(ctx, () => {
+export async function removeMember(ctx: AppContext, spaceId: string, userId: string): Promise<void> {
+  await changeMemberships(ctx, () => {
     guardLastOwner(ctx, spaceId, getMember(ctx, spaceId, userId));
     ctx.db.delete(members).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
   });
