@@ -15,6 +15,8 @@ const membership = db.query("SELECT s.id, s.name, s.slug, m.role FROM spaces s J
 const root = db.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL");
 const nodes = db.query("SELECT * FROM nodes WHERE space_id = ? AND status = 'active' ORDER BY position, id");
 const recordById = db.query("SELECT * FROM records WHERE id = ? AND space_id = ?");
+const firstPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT 51");
+const laterPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51");
 const insertRecord = db.query("INSERT INTO floor_records (id, base_id, data, created_at) VALUES (?, ?, ?, ?)");
 const insertOne = db.transaction((values: [string, string, string, string]) => insertRecord.run(...values));
 
@@ -35,6 +37,13 @@ Bun.serve({
     const space = request.headers.get("x-basalt-space")!;
     const member = membership.get(key.user_id, space, space) as { id: string } | null;
     if (!member) return Response.json({ error: "forbidden" }, { status: 403 });
+    if (pathname === "/list") {
+      const query = new URL(request.url).searchParams;
+      const cursor = query.get("cursor");
+      const baseId = query.get("baseId")!;
+      const rows = cursor ? laterPage.all(baseId, ...(JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string, string])) : firstPage.all(baseId);
+      return Response.json({ records: rows.slice(0, 50), nextCursor: rows.length > 50 ? "more" : null });
+    }
     if (pathname.startsWith("/records/")) return Response.json(recordById.get(pathname.slice(9), member.id));
     if (pathname === "/records") {
       const body = (await request.json()) as { fields: Record<string, unknown> };

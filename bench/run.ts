@@ -82,19 +82,40 @@ const recordFields = { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more 
 await api("POST", "/api/v1/bases", { slug: "papers", name: "Papers", fields: FIELDS });
 const sample = await api("POST", "/api/v1/bases/papers/change-requests", { fields: recordFields });
 
+// Listing: 201,000 records in one base, and the cursor of the page that follows the first 200,000.
+const LISTED = Number(process.env.BENCH_LISTED ?? 200_000);
+await api("POST", "/api/v1/bases", { slug: "listing", name: "Listing", fields: FIELDS });
+for (let made = 0; made < LISTED + 1000; made += 1000) {
+  await api("POST", "/api/v1/bases/listing/records/bulk-change-request", { records: Array.from({ length: 1000 }, (_, i) => ({ fields: { ...recordFields, f2: made + i } })) });
+}
+let deepCursor = "";
+for (let seen = 0; seen < LISTED; seen += 100) {
+  deepCursor = (await api("GET", `/api/v1/records?baseId=listing&limit=100${deepCursor ? `&cursor=${deepCursor}` : ""}`)).nextCursor;
+}
+const listingBase = (await api("GET", "/api/v1/bases/listing")).id;
+
 const routes = [
   { name: "GET /api/health", path: "/api/health", floorPath: "/health", headers: {} },
   { name: "GET /api/v1/auth (key)", path: "/api/v1/auth", floorPath: "/auth", headers: auth },
   { name: "GET /api/v1/nodes (key, space header)", path: "/api/v1/nodes", floorPath: "/nodes", headers: inSpace },
   { name: "GET /api/v1/records/{id}", path: `/api/v1/records/${sample.id}`, floorPath: `/records/${sample.id}`, headers: inSpace },
+  { name: "GET /api/v1/records page 1 (limit 50)", path: "/api/v1/records?baseId=listing", floorPath: `/list?baseId=${listingBase}`, headers: inSpace },
+  {
+    name: `GET /api/v1/records after ${LISTED.toLocaleString("en")} records (limit 50)`,
+    path: `/api/v1/records?baseId=listing&cursor=${deepCursor}`,
+    floorPath: `/list?baseId=${listingBase}&cursor=${deepCursor}`,
+    headers: inSpace,
+  },
   { name: "POST /api/v1/bases/{id}/change-requests (create, 5 fields)", path: "/api/v1/bases/papers/change-requests", floorPath: "/records", headers: inSpace, body: { fields: recordFields } },
 ];
 
 const rows: string[] = [];
+const throughput: number[] = [];
 try {
   for (const route of routes) {
     const basalt = wrk(`http://127.0.0.1:${port}${route.path}`, route.headers, route.body);
     const bare = wrk(`http://127.0.0.1:${floorPort}${route.floorPath}`, route.headers, route.body);
+    throughput.push(basalt.rps);
     rows.push(`| ${route.name} | ${basalt.rps.toFixed(0)} | ${basalt.p50} | ${basalt.p99} | ${bare.rps.toFixed(0)} | ${((basalt.rps / bare.rps) * 100).toFixed(0)}% |`);
   }
 } finally {
@@ -103,6 +124,9 @@ try {
   await Promise.all([server.exited, floor.exited]);
   rmSync(dir, { recursive: true, force: true });
 }
+
+const pageOne = routes.findIndex((route) => route.name.includes("page 1"));
+const listingRatio = `${((throughput[pageOne + 1] / throughput[pageOne]) * 100).toFixed(0)}%`;
 
 const report = `# Benchmark results
 
@@ -118,9 +142,12 @@ Run: ${new Date().toISOString()} · wrk -t1 -c50 -d${DURATION}s · server on cor
 |---|---|---|---|---|---|
 ${rows.join("\n")}
 
+A page after ${LISTED.toLocaleString("en")} records against page 1: ${listingRatio} of page 1's throughput.
+
 The floor (\`bench/floor.ts\`) is a bare \`Bun.serve\` + bun:sqlite server doing the same essential work:
 health answers JSON; auth hashes the key and does one indexed select; nodes adds the membership and
-the tree selects.
+the tree selects; a record read does the key, membership and record selects; a listing page is the
+same keyset select on the same index; a create is one insert in an immediate transaction.
 `;
 writeFileSync(join(REPO, "bench/results/latest.md"), report);
 console.log(report);

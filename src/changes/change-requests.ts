@@ -138,7 +138,7 @@ export async function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.created", data: { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy }, at });
     const payloads = new Map(rows.map((row, i) => [row.id, p.operations[i].payload]));
     const outcome = autoMerge ? mergeInTransaction(ctx, cr, rows, authorOf(p.actor), at, payloads) : null;
-    return { changeRequest: outcome ? loadRow(ctx, cr.id) : cr, outcome };
+    return { changeRequest: cr, outcome };
   });
   return result;
 }

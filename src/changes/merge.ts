@@ -193,7 +193,8 @@ function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[]
 /**
  * Lands every operation of a change request, or none: runs inside the caller's transaction, and a
  * failing operation throws (rolling all back). A conflict is found before anything is written; the
- * change request then becomes `conflict` and nothing else changes.
+ * change request then becomes `conflict` and nothing else changes. `cr` is updated in place to
+ * match what was written.
  */
 export function mergeInTransaction(
   ctx: AppContext,
@@ -210,6 +211,7 @@ export function mergeInTransaction(
   }
   const found = findConflict(ctx, cr, ops, payloads);
   if (found) {
+    Object.assign(cr, { status: "conflict", mergeSummary: { conflict: found }, updatedAt: at });
     ctx.db.update(changeRequests).set({ status: "conflict", mergeSummary: { conflict: found }, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
     recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.conflict", data: { changeRequestId: cr.id, conflict: found }, at });
     return { merged: false, conflict: found };
@@ -241,7 +243,9 @@ export function mergeInTransaction(
     baseId ??= result.baseId ?? null;
   }
   const recordIds = records.map((record) => record.id);
-  markMerged(ctx.db).run({ id: cr.id, at, nodeId, baseId, summary: { mergedAt: at, operationCount: ops.length, recordIds } });
+  const mergeSummary = { mergedAt: at, operationCount: ops.length, recordIds };
+  Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary });
+  markMerged(ctx.db).run({ id: cr.id, at, nodeId, baseId, summary: mergeSummary });
   recordEvent(ctx, { spaceId: cr.spaceId, baseId, type: "change_request.merged", data: { changeRequestId: cr.id, recordIds }, at });
   return { merged: true, recordIds, records };
 }

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
-import { type CommitRow, type CommitView, commitView, insertCommit, loadCommits, type UserRef, userRefs } from "../changes/commits";
+import { type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
 import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
@@ -51,23 +51,59 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[]): Record<stri
   return out;
 }
 
-export const recordView = (row: RecordRow, fieldRows: FieldRow[], head: CommitRow | undefined, people: Map<string, UserRef>): RecordView => ({
-  id: row.id,
-  baseId: row.baseId,
-  status: row.status,
-  fields: recordFields(row, fieldRows),
-  headCommitId: row.headCommitId,
-  createdBy: row.createdBy,
-  createdAt: row.createdAt,
-  updatedAt: row.updatedAt,
-  archivedAt: row.archivedAt,
-  headCommit: head ? commitView(head, people) : null,
-});
+/** A head commit as records show it: its payload is the record's field map, so it is not read. */
+export type CommitHead = Omit<CommitRow, "payload">;
+
+export function recordView(row: RecordRow, fieldRows: FieldRow[], head: CommitHead | undefined, people: Map<string, UserRef>): RecordView {
+  const fields = recordFields(row, fieldRows);
+  return {
+    id: row.id,
+    baseId: row.baseId,
+    status: row.status,
+    fields,
+    headCommitId: row.headCommitId,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    archivedAt: row.archivedAt,
+    headCommit: head ? commitView({ ...head, payload: fields }, people) : null,
+  };
+}
+
+const headColumns = {
+  id: commits.id,
+  spaceId: commits.spaceId,
+  baseId: commits.baseId,
+  nodeId: commits.nodeId,
+  operationId: commits.operationId,
+  recordId: commits.recordId,
+  parentCommitId: commits.parentCommitId,
+  message: commits.message,
+  authorId: commits.authorId,
+  targetType: commits.targetType,
+  kind: commits.kind,
+  createdAt: commits.createdAt,
+};
+const authorColumns = { id: users.id, name: users.name, email: users.email };
+
+/** Head commits and their authors for a page of records: one statement whatever the page size. */
+const headsByIds = preparedFor((db) =>
+  db
+    .select({ head: headColumns, author: authorColumns })
+    .from(commits)
+    .leftJoin(users, eq(users.id, commits.authorId))
+    .where(sql`${commits.id} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`)
+    .prepare(),
+);
 
 /** Views for records of one base, with their head commits read in one query. */
 export function recordViews(ctx: AppContext, rows: RecordRow[], fieldRows: FieldRow[]): RecordView[] {
-  const heads = loadCommits(ctx, rows.map((row) => row.headCommitId));
-  const people = userRefs(ctx, [...heads.values()].map((commit) => commit.authorId));
+  const heads = new Map<string, CommitHead>();
+  const people = new Map<string, UserRef>();
+  for (const { head, author } of headsByIds(ctx.db).all({ ids: JSON.stringify(rows.map((row) => row.headCommitId)) })) {
+    heads.set(head.id, head);
+    if (author) people.set(author.id, author);
+  }
   return rows.map((row) => recordView(row, fieldRows, heads.get(row.headCommitId), people));
 }
 
@@ -81,7 +117,7 @@ export function findRecord(ctx: AppContext, spaceId: string, recordId: string): 
 
 const recordWithHead = preparedFor((db) =>
   db
-    .select({ record: records, head: commits, author: { id: users.id, name: users.name, email: users.email } })
+    .select({ record: records, head: headColumns, author: authorColumns })
     .from(records)
     .leftJoin(commits, eq(commits.id, records.headCommitId))
     .leftJoin(users, eq(users.id, commits.authorId))
