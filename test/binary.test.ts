@@ -2,6 +2,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import { closeStore, migrate, openStore } from "../src/db/client";
 import { VERSION } from "../src/version";
 import { BUN, eventually, REPO, tempDir } from "./helpers";
 
@@ -122,6 +124,22 @@ describe("the single executable", () => {
     const db = new Database(join(cwd, "basalt-data/basalt.db"));
     expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
     db.close();
+  });
+
+  test("migrates an old database (only the first migration applied) from an empty directory", () => {
+    const cwd = tempDir("basalt-old-");
+    const old = openStore(join(cwd, "basalt-data", "basalt.db"));
+    const [first] = readMigrationFiles({ migrationsFolder: join(REPO, "migrations") });
+    migrate(old, [first]);
+    old.sqlite.run("INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES ('usr_old', 'old@example.com', 'Old', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
+    closeStore(old);
+    const result = Bun.spawnSync([binary, "migrate"], { cwd });
+    expect(result.stdout.toString()).toMatch(/^Applied [1-9]\d* migrations?\.$/m);
+    const db = new Database(join(cwd, "basalt-data", "basalt.db"), { readonly: true });
+    expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "old@example.com" }]);
+    expect(db.query("SELECT count(*) AS n FROM records").get()).toEqual({ n: 0 });
+    db.close();
+    expect(Bun.spawnSync([binary, "migrate"], { cwd }).stdout.toString()).toContain("up to date");
   });
 
   test("a port in use is one clear sentence and a non-zero exit", async () => {

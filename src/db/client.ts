@@ -37,8 +37,8 @@ export function openStore(path: string): Store {
 
 const MIGRATIONS = embeddedMigrations();
 
-/** Applies the migrations embedded at build time; returns how many were new. */
-export function migrate(store: Store): number {
+/** Applies the migrations embedded at build time (or the ones given); returns how many were new. */
+export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS): number {
   const applied = () => {
     const table = store.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
     return table ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0;
@@ -46,7 +46,7 @@ export function migrate(store: Store): number {
   const before = applied();
   // drizzle's own migrate step, fed the embedded files instead of a folder read at run time.
   const internals = store.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-  internals.dialect.migrate(MIGRATIONS, internals.session, { migrationsFolder: "" });
+  internals.dialect.migrate(migrations, internals.session, { migrationsFolder: "" });
   return applied() - before;
 }
 
