@@ -1,12 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, TestServer, workspace } from "./helpers";
+import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
-let ws: Awaited<ReturnType<typeof workspace>>;
-
+let ws: Workspace;
 beforeEach(async () => {
-  server = new TestServer();
-  ws = await workspace(server);
+  ({ server, ws } = await freshWorkspace());
   await createBase(server, ws.write);
 });
 afterEach(() => server.stop());

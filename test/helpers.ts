@@ -131,6 +131,14 @@ export async function workspace(server: TestServer) {
   };
 }
 
+export type Workspace = Awaited<ReturnType<typeof workspace>>;
+
+/** A new server and workspace for each test of the content files. */
+export async function freshWorkspace(): Promise<{ server: TestServer; ws: Workspace }> {
+  const server = new TestServer();
+  return { server, ws: await workspace(server) };
+}
+
 export const PAPER_FIELDS = [
   { slug: "title", name: "Title", type: "text", required: true },
   { slug: "year", name: "Year", type: "number" },

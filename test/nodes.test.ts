@@ -1,13 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { TestServer, workspace } from "./helpers";
+import { TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
-let ws: Awaited<ReturnType<typeof workspace>>;
-
-beforeEach(async () => {
-  server = new TestServer();
-  ws = await workspace(server);
-});
+let ws: Workspace;
+beforeEach(async () => ({ server, ws } = await freshWorkspace()));
 afterEach(() => server.stop());
 
 const nodeChanges = (operations: unknown[], key = ws.write, extra: Record<string, unknown> = {}) => server.call("POST", "/api/v1/nodes/change-requests", { key, body: { operations, ...extra } });

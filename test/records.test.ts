@@ -1,13 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, TestServer, workspace } from "./helpers";
+import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
-let ws: Awaited<ReturnType<typeof workspace>>;
-
-beforeEach(async () => {
-  server = new TestServer();
-  ws = await workspace(server);
-});
+let ws: Workspace;
+beforeEach(async () => ({ server, ws } = await freshWorkspace()));
 afterEach(() => server.stop());
 
 const ALL_TYPES = [
