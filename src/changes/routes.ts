@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import { access } from "../http/access";
 import { badRequest } from "../http/errors";
 import { limitParam, nestedQuery, oneString, stringList } from "../http/query";
-import { oneOf } from "../http/schemas";
+import { oneOf, queryParameter } from "../http/schemas";
 import {
   closeChangeRequest,
   eachChangeRequest,
@@ -37,11 +37,22 @@ function changeRequestQuery(url: string) {
   };
 }
 
+const LIST_QUERY = [
+  queryParameter("status[i]", `Any of ${STATUSES.join(", ")}; status=x is accepted too.`),
+  queryParameter("mine", "true: only the caller's own."),
+  queryParameter("baseId", "Only this base's (id or slug)."),
+  queryParameter("limit", "1..100, default 50."),
+  queryParameter("cursor", "nextCursor of the previous page."),
+];
+
 /** The review loop: listing, the Inbox counts, reviews, merges, closing and revisions. */
 export function changeRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
-    .get("/change-requests", ({ space, actor, request }) => listChangeRequests(ctx, space, actor, changeRequestQuery(request.url)), { level: "read" })
+    .get("/change-requests", ({ space, actor, request }) => listChangeRequests(ctx, space, actor, changeRequestQuery(request.url)), {
+      level: "read",
+      detail: { parameters: LIST_QUERY },
+    })
     .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { level: "read" })
     .get("/change-requests/:changeRequestId", ({ space, params }) => getChangeRequest(ctx, space.space.id, params.changeRequestId), { level: "read" })
     .get("/records/:recordId/change-requests", ({ space, params }) => recordChangeRequests(ctx, space, params.recordId), { level: "read" })

@@ -1,19 +1,18 @@
 import { Elysia, t } from "elysia";
-import { sourceAttribution } from "../changes/change-requests";
+import type { Actor } from "../auth/actor";
+import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../changes/change-requests";
 import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
-import { mergedRecord, type Proposed, viewOf } from "../changes/change-requests";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
 import { badRequest } from "../http/errors";
 import { limitParam, nestedQuery, oneString } from "../http/query";
-import { oneOf } from "../http/schemas";
+import { oneOf, queryParameter } from "../http/schemas";
 import { baseView, findBase, listBases, updateBase } from "./bases";
 import { getNode, listNodes, purgeNode, updateMetadata } from "./nodes";
 import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory } from "./records";
-import { FIELD_TYPES } from "./field-types";
-import type { Actor } from "../auth/actor";
 import type { SpaceScope } from "../spaces/resolve";
+import { FIELD_TYPES } from "./field-types";
 
 const Slug = t.String({ minLength: 1, maxLength: 64 });
 const Name = t.String({ minLength: 1, maxLength: 200 });
@@ -63,6 +62,19 @@ const RecordChange = t.Union([
 ]);
 
 const now = (ctx: AppContext) => iso(ctx.clock.now());
+
+
+/** The bracketed query of the record listing, parsed by hand, shown in the OpenAPI document. */
+const RECORD_QUERY = [
+  queryParameter("baseId", "The base (id or slug).", true),
+  queryParameter("limit", "1..100, default 50."),
+  queryParameter("cursor", "nextCursor of the previous page."),
+  queryParameter("status", "active (default) or archived."),
+  queryParameter("sort", "<slug>, -<slug>, createdAt or updatedAt; default -createdAt."),
+  queryParameter("filters[i][fieldSlug]", "Field of filter i; filters combine with AND."),
+  queryParameter("filters[i][operator]", FILTER_OPERATORS.join(", ")),
+  queryParameter("filters[i][value]", "Read by the field's type; for in, value[j] or a comma list."),
+];
 
 /** The record listing's query: `baseId`, `limit`, `cursor`, `status`, `sort` and bracketed `filters`. */
 function recordQuery(url: string): RecordQuery & { baseId: string; limit: number; cursor?: string } {
@@ -196,7 +208,7 @@ export function contentRoutes(ctx: AppContext) {
         const query = recordQuery(request.url);
         return listRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
       },
-      { level: "read" },
+      { level: "read", detail: { parameters: RECORD_QUERY } },
     )
     .get(
       "/records/count",
@@ -204,7 +216,7 @@ export function contentRoutes(ctx: AppContext) {
         const query = recordQuery(request.url);
         return countRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
       },
-      { level: "read" },
+      { level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
     )
     .get("/records/get", ({ space, query }) => getRecord(ctx, space.space.id, query.recordId), { level: "read", query: t.Object({ recordId: t.String({ minLength: 1 }) }) })
     .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { level: "read" })

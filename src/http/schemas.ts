@@ -7,3 +7,12 @@ import type { TLiteral, TUnion } from "@sinclair/typebox";
  */
 export const oneOf = <const T extends readonly string[]>(values: T) =>
   t.Union(values.map((value) => t.Literal(value)) as TSchema[]) as unknown as TUnion<TLiteral<T[number]>[]>;
+
+/** Documents a query parameter that a route parses by hand (bracket notation) in the OpenAPI document. */
+export const queryParameter = (name: string, description: string, required = false) => ({
+  name,
+  in: "query" as const,
+  required,
+  schema: { type: "string" as const },
+  description,
+});
