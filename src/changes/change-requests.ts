@@ -278,11 +278,8 @@ export async function reviseOperation(
     let baseCommitId = op.baseCommitId;
     if (op.kind === "record_create" || op.kind === "record_update") {
       const loaded = baseForOperation(ctx, cr.spaceId, op);
-      checkRecordValues(loaded.fields, payload, op.kind === "record_create" ? "create" : "update");
-      if (op.kind === "record_update") {
-        payload = Object.fromEntries(Object.entries(payload).filter(([slug]) => loaded.fields.some((f) => f.slug === slug)));
-        baseCommitId = input.baseCommitId ?? findRecord(ctx, cr.spaceId, op.targetRecordId!).headCommitId;
-      }
+      payload = checkRecordValues(loaded.fields, payload, op.kind === "record_create" ? "create" : "update");
+      if (op.kind === "record_update") baseCommitId = input.baseCommitId ?? findRecord(ctx, cr.spaceId, op.targetRecordId!).headCommitId;
     }
     const at = iso(ctx.clock.now());
     const commit = insertCommit(ctx, {

@@ -243,12 +243,28 @@ export function purgeNode(ctx: AppContext, spaceId: string, nodeId: string): num
   return ids.length;
 }
 
+const nodeWithBase = preparedFor((db) =>
+  db
+    .select({ node: nodes, baseId: bases.id })
+    .from(nodes)
+    .leftJoin(bases, eq(bases.nodeId, nodes.id))
+    .where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), eq(nodes.id, sql.placeholder("nodeId"))))
+    .prepare(),
+);
+
+const childCount = preparedFor((db) =>
+  db
+    .select({ n: sql<number>`count(*)` })
+    .from(nodes)
+    .where(and(eq(nodes.parentId, sql.placeholder("parentId")), eq(nodes.status, sql.placeholder("status"))))
+    .prepare(),
+);
+
 /** A node as the change requests show it: itself, no children, whatever its status. */
 export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): NodeView | null {
-  const byParent = treeOf(ctx, spaceId);
-  for (const siblings of byParent.values()) {
-    const row = siblings.find((node) => node.id === nodeId);
-    if (row) return view(row, byParent, row.status, 0);
-  }
-  return null;
+  const row = nodeWithBase(ctx.db).get({ spaceId, nodeId });
+  if (!row) return null;
+  const node = { ...row.node, baseId: row.baseId };
+  const hasChildren = (childCount(ctx.db).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
+  return { ...view(node, new Map(), node.status, 0), hasChildren };
 }
