@@ -50,6 +50,13 @@ describe("section 1: conventions", () => {
     expect(paths).toContain("slug");
   });
 
+  test("access is decided before validation: no credential is a 401, too low a level a 403", async () => {
+    const anonymous = await server.call("POST", "/api/v1/spaces", { body: { slug: 5 } });
+    expect(anonymous.status).toBe(401);
+    const reader = await server.call("POST", "/api/v1/spaces", { key: server.key(owner.id, "read"), body: { slug: 5 } });
+    expect(reader.status).toBe(403);
+  });
+
   test("a value of the wrong type is rejected, never coerced", async () => {
     const session = await server.signIn("ada@example.com");
     for (const level of [3, true, ["read"], { level: "read" }]) {

@@ -4,7 +4,7 @@ import { type Actor, authenticate, presentedKey } from "../auth/actor";
 import type { Level } from "../auth/levels";
 import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
-import { requireLevel, resolveNamedSpace, resolveSpace } from "../spaces/resolve";
+import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { forbidden } from "./errors";
 
 /** Who may call a route outside any space: any credential, a session or `manage` key, or a session only. */
@@ -41,36 +41,48 @@ export function access(ctx: AppContext) {
     return actor;
   }
 
+  /**
+   * Access is decided in the transform stage, before the body is validated, so a caller without
+   * the right gets 401/403 and never a validation answer; `resolve` hands the result to the route.
+   */
+  const granted = new WeakMap<Request, { actor: Actor; space: SpaceScope }>();
+  const grant = (request: Request, actor: Actor, space?: SpaceScope) => granted.set(request, { actor, space: space! });
+  const actorOnly = ({ request }: { request: Request }) => ({ actor: granted.get(request)!.actor });
+  const actorAndSpace = ({ request }: { request: Request }) => granted.get(request)!;
+
   return new Elysia({ name: "basalt.access", seed: ctx.instanceId })
     .macro("public", { detail: accessDetail("public") })
     .macro("account", (required: AccountAccess) => ({
       detail: accessDetail(required),
-      resolve({ request }) {
+      transform({ request }) {
         const actor = actorOf(request);
         if (required === "session" && actor.credential.type !== "session") {
           throw forbidden("This needs a signed-in session (the admin page), not an API key.", { reason: "SESSION_REQUIRED" });
         }
         if (required === "manage") requireLevel(actor.ceiling, "manage");
-        return { actor };
+        grant(request, actor);
       },
+      resolve: actorOnly,
     }))
     .macro("level", (required: Level) => ({
       detail: accessDetail(required),
-      resolve({ request }) {
+      transform({ request }) {
         const actor = actorOf(request);
         const space = resolveSpace(ctx, actor, spaceHeader(request));
         requireLevel(space.level, required);
-        return { actor, space };
+        grant(request, actor, space);
       },
+      resolve: actorAndSpace,
     }))
     .macro("spaceLevel", (required: Level) => ({
       detail: accessDetail(required),
-      resolve({ request, params }) {
+      transform({ request, params }) {
         const actor = actorOf(request);
         const space = resolveNamedSpace(ctx, actor, (params as Record<string, string>).spaceId);
         requireLevel(space.level, required);
-        return { actor, space };
+        grant(request, actor, space);
       },
+      resolve: actorAndSpace,
     }));
 }
 
