@@ -239,6 +239,16 @@ describe("listing", () => {
     expect(byTitle.titles.at(-1)).toBe("Paper 000");
   });
 
+  test("records with empty sort values are paged like the rest", async () => {
+    const blanks = Array.from({ length: 30 }, (_, i) => ({ fields: { title: i % 2 ? null : `Blank ${i}` } }));
+    await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records: blanks } });
+    for (const sort of ["&sort=year", "&sort=-year", "&sort=title", "&sort=-title"]) {
+      const { ids } = await everyPage(sort, 16);
+      expect(ids).toHaveLength(155);
+      expect(new Set(ids).size).toBe(155);
+    }
+  });
+
   test("filters combine with AND and read values by the field's type", async () => {
     const count = async (filters: string) => (await server.call("GET", `/api/v1/records/count?baseId=papers${filters}`, { key: ws.read })).body.total;
     expect(await count("&filters[0][fieldSlug]=year&filters[0][operator]=gte&filters[0][value]=1940")).toBe(20);

@@ -172,7 +172,7 @@ function fieldExpression(field: FieldRow): { value: SQL; sortable: SQL } {
   const column = COLUMN_OF_COMPUTED[field.type];
   if (column) return { value: column, sortable: column };
   const value = sql`json_extract(${records.data}, ${`$."${field.slug}"`})`;
-  return { value, sortable: NUMERIC_TYPES.has(field.type) ? sql`coalesce(${value}, -9e999)` : sql`coalesce(${value}, '')` };
+  return { value, sortable: NUMERIC_TYPES.has(field.type) ? sql`coalesce(${value}, ${-Number.MAX_VALUE})` : sql`coalesce(${value}, '')` };
 }
 
 function typedValue(field: FieldRow, text: string): string | number {
