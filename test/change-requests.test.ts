@@ -75,6 +75,17 @@ describe("transitions (section 7)", () => {
     expect(count.body).toEqual({ total: 1 });
   });
 
+  test("a merged proposal is authored by its submitter, with its message", async () => {
+    const bob = await server.user("Bob");
+    const session = await server.signIn("ada@example.com");
+    await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: bob.email, role: "contributor" } });
+    const proposal = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: server.key(bob.id, "changeRequest"), body: { fields: { title: "Bob's" }, message: "from Bob" } });
+    await review(proposal.body.id, "approved");
+    const merged = await merge(proposal.body.id);
+    expect(merged.body.record.createdBy).toBe(bob.id);
+    expect(merged.body.record.headCommit).toMatchObject({ author: bob.id, message: "from Bob", authorUser: { id: bob.id, name: "Bob", email: bob.email } });
+  });
+
   test("a rejection → changes_requested; a new verdict from the same reviewer replaces it", async () => {
     const cr = await proposeRecord();
     const rejected = await review(cr.id, "rejected", ws.write, "cite the paper");

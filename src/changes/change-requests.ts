@@ -12,7 +12,7 @@ import { newId } from "../db/ids";
 import { ApiError, badRequest, conflict, notFound } from "../http/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
-import { insertCommit, type UserRef } from "./commits";
+import { insertCommit, type UserRef, userRefs } from "./commits";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import { changeRequests, type ChangeStatus, type OperationKind, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
 import { type ChangeRequestView, changeRequestViews } from "./views";
@@ -240,7 +240,8 @@ export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, act
     if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
     if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
     try {
-      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), authorOf(actor), iso(ctx.clock.now()));
+      const submitter = userRefs(ctx, [cr.submittedBy]).get(cr.submittedBy) ?? authorOf(actor);
+      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), submitter, iso(ctx.clock.now()));
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) throw conflict(`The change request no longer fits the base: ${error.message}`, { reason: "NOT_MERGEABLE", ...error.data });
       throw error;

@@ -73,7 +73,7 @@ const parentOf = (m: MergeContext, payload: Record<string, unknown>): string | u
 /** Applies one operation; answers the record it produced, if any. */
 function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknown>): { record?: RecordView; nodeId?: string; baseId?: string } {
   const { ctx, cr, at } = m;
-  const by = { actorId: m.actorId, operationId: op.id, message: null, at };
+  const by = { actorId: m.actorId, operationId: op.id, message: (cr.sourceMeta.message as string | undefined) ?? null, at };
   const spaceId = cr.spaceId;
   switch (op.kind) {
     case "record_create": {
@@ -194,7 +194,7 @@ function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[]
  * Lands every operation of a change request, or none: runs inside the caller's transaction, and a
  * failing operation throws (rolling all back). A conflict is found before anything is written; the
  * change request then becomes `conflict` and nothing else changes. `cr` is updated in place to
- * match what was written.
+ * match what was written. `author` is the submitter: the records' commits and `updatedBy` are theirs.
  */
 export function mergeInTransaction(
   ctx: AppContext,
