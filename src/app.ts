@@ -47,5 +47,3 @@ export function createApp(ctx: AppContext) {
     .use(changeRoutes(ctx))
     .use(adminRoutes(ctx));
 }
-
-export type App = ReturnType<typeof createApp>;

@@ -32,8 +32,6 @@ function bufferedStdout(): Logger {
 
 export const consoleLogger: Logger = bufferedStdout();
 
-export const silentLogger: Logger = { info() {}, error() {} };
-
 /** What every domain function may use: the database, the time, the settings and shared caches. */
 export interface AppContext {
   /** Tells one app instance's plugins from another's (Elysia de-duplicates plugins by name and seed). */

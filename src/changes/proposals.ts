@@ -107,7 +107,7 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
     const checked: NewField[] = [];
     for (const field of change.fields ?? []) checked.push(prepareField("bse_check", field, checked, checked.length, ""));
     if (change.ref !== undefined) refs.add(change.ref);
-    const { kind: _, reviewPolicy, ...payload } = change;
+    const { kind, reviewPolicy, ...payload } = change;
     return { ...base, kind: "node_create", nodeId: null, payload: { ...payload, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
   }
   const node = findNode(ctx, spaceId, change.nodeId, change.kind === "restore" ? "archived" : "active");

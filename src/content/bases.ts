@@ -156,7 +156,7 @@ export function createBaseForNode(ctx: AppContext, spaceId: string, nodeId: stri
   return base;
 }
 
-export function touchBase(ctx: AppContext, baseId: string, at: string): void {
+function touchBase(ctx: AppContext, baseId: string, at: string): void {
   forgetBases(ctx);
   ctx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
 }
