@@ -29,7 +29,7 @@ const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, kb: 1024, k: 1024, mb:
 /** Reads sizes such as `1mb`, `512kb` or `1048576` (bytes). */
 export function parseSize(text: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
-  const unit = match ? SIZE_UNITS[match[2].toLowerCase()] : undefined;
+  const unit = match && Object.hasOwn(SIZE_UNITS, match[2].toLowerCase()) ? SIZE_UNITS[match[2].toLowerCase()] : undefined;
   if (!match || unit === undefined) throw new ConfigError(`"${text}" is not a size (examples: 1mb, 512kb, 1048576).`);
   const bytes = Math.floor(Number(match[1]) * unit);
   if (bytes < 1) throw new ConfigError(`The size "${text}" must be at least one byte.`);

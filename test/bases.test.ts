@@ -80,6 +80,6 @@ describe("fields", () => {
 
     expect((await propose({ operation: "delete", fieldId: "fld_nope" })).status).toBe(400);
     expect((await propose({ operation: "rename", fieldId: venue.id })).status).toBe(400);
-    expect((await propose({ operation: "reorder", fieldIds: ["title"] })).status).toBe(201);
+    expect((await propose({ operation: "reorder", fieldIds: ["title"] })).status).toBe(400);
   });
 });

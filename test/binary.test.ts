@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
@@ -26,6 +26,7 @@ async function freePort(): Promise<number> {
 }
 
 interface Running {
+  cwd: string;
   process: ReturnType<typeof Bun.spawn>;
   url: string;
   output: () => string;
@@ -50,7 +51,7 @@ async function serve(cwd: string, ...args: string[]): Promise<Running> {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`serve did not start: ${text} ${await new Response(child.stderr as ReadableStream).text()}`);
     await Bun.sleep(10);
   }
-  return { process: child, url: `http://127.0.0.1:${port}`, output: () => text };
+  return { cwd, process: child, url: `http://127.0.0.1:${port}`, output: () => text };
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -106,12 +107,12 @@ describe("the single executable", () => {
     expect(login.status).toBe(200);
     const session = login.headers.get("set-cookie")!.split(";")[0];
     const spaces = await (await fetch(`${second.url}/api/v1/spaces`, { headers: { cookie: session } })).json();
-    expect(spaces.map((s: { slug: string }) => s.slug)).toEqual(["durable"]);
+    expect(spaces.map((s: { slug: string }) => s.slug)).toEqual(["my-workspace", "durable"]);
 
     const backup = Bun.spawnSync([binary, "backup", "--out", join(cwd, "snapshot.db")], { cwd });
     expect(backup.exitCode).toBe(0);
     const snapshot = new Database(join(cwd, "snapshot.db"), { readonly: true });
-    expect(snapshot.query("SELECT slug FROM spaces").all()).toEqual([{ slug: "durable" }]);
+    expect(snapshot.query("SELECT slug FROM spaces ORDER BY id").all()).toEqual([{ slug: "my-workspace" }, { slug: "durable" }]);
     snapshot.close();
 
     // A login takes tens of milliseconds of password hashing: it is still in flight when SIGTERM lands.
@@ -142,12 +143,40 @@ describe("the single executable", () => {
     expect(Bun.spawnSync([binary, "migrate"], { cwd }).stdout.toString()).toContain("up to date");
   });
 
-  test("a port in use is one clear sentence and a non-zero exit", async () => {
-    const blocker = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-    const port = blocker.port;
-    const result = Bun.spawnSync([binary, "serve", "--port", String(port)], { cwd: tempDir("basalt-empty-") });
-    blocker.stop(true);
-    expect(result.exitCode).not.toBe(0);
-    expect(result.stderr.toString().trim()).toBe(`basalt: Port ${port} on 127.0.0.1 is already in use.`);
+  test("a port another basalt serve holds is refused with one sentence, and so is its data directory", async () => {
+    const running = await serve(tempDir("basalt-first-"));
+    try {
+      const port = new URL(running.url).port;
+      const samePort = Bun.spawnSync([binary, "serve", "--port", port], { cwd: tempDir("basalt-second-") });
+      expect(samePort.exitCode).not.toBe(0);
+      expect(samePort.stderr.toString().trim()).toBe(`basalt: Port ${port} on 127.0.0.1 is already in use.`);
+
+      const sameDir = Bun.spawnSync([binary, "serve", "--port", String(await freePort()), "--data-dir", join(running.cwd, "basalt-data")], { cwd: tempDir("basalt-second-") });
+      expect(sameDir.exitCode).not.toBe(0);
+      expect(sameDir.stderr.toString().trim()).toBe(`basalt: Another basalt serve is already using the data directory ${join(running.cwd, "basalt-data")}.`);
+      // The other commands keep working beside the server.
+      expect(Bun.spawnSync([binary, "users", "list"], { cwd: running.cwd }).exitCode).toBe(0);
+    } finally {
+      running.process.kill("SIGKILL");
+      await running.process.exited;
+    }
+    // The kernel dropped the lock with the process: the same directory serves again at once.
+    const again = await serve(running.cwd);
+    again.process.kill("SIGKILL");
+  });
+
+  test("the data directory is 0700; the database, its WAL and backups are 0600", async () => {
+    const cwd = tempDir("basalt-modes-");
+    const running = await serve(cwd);
+    try {
+      const mode = (path: string) => statSync(path).mode & 0o777;
+      const data = join(cwd, "basalt-data");
+      expect(mode(data)).toBe(0o700);
+      for (const file of ["basalt.db", "basalt.db-wal", "basalt.db-shm"]) expect(mode(join(data, file))).toBe(0o600);
+      expect(Bun.spawnSync([binary, "backup", "--out", join(cwd, "copy.db")], { cwd }).exitCode).toBe(0);
+      expect(mode(join(cwd, "copy.db"))).toBe(0o600);
+    } finally {
+      running.process.kill("SIGKILL");
+    }
   });
 });

@@ -9,6 +9,7 @@ import { ManualClock } from "../src/clock";
 import { loadConfig } from "../src/config";
 import { type AppContext, createContext } from "../src/context";
 import { closeStore, migrate, openStore } from "../src/db/client";
+import { listenOptions } from "../src/http/plumbing";
 import { createSpace } from "../src/spaces/spaces";
 
 export const REPO = join(import.meta.dir, "..");
@@ -52,7 +53,7 @@ export class TestServer {
     migrate(store);
     const config = loadConfig({ "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test" }, {});
     this.ctx = createContext(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
-    this.app = createApp(this.ctx).listen({ port: 0, hostname: "127.0.0.1" });
+    this.app = createApp(this.ctx).listen(listenOptions(0, "127.0.0.1"));
     this.url = `http://127.0.0.1:${this.app.server!.port}`;
   }
 

@@ -54,7 +54,8 @@ describe("spaces", () => {
     const bob = await server.user("Bob");
     await server.call("POST", `/api/v1/spaces/${body.id}/members`, { session, body: { email: bob.email, role: "admin" } });
     const byAdmin = await server.call("DELETE", `/api/v1/spaces/${body.id}`, { key: server.key(bob.id, "manage"), body: { confirm: "doomed" } });
-    expect(byAdmin.status).toBe(409);
+    expect(byAdmin.status).toBe(403);
+    expect(byAdmin.body.reason).toBe("OWNER_REQUIRED");
     const deleted = await server.call("DELETE", `/api/v1/spaces/${body.id}`, { session, body: { confirm: "doomed" } });
     expect(deleted.body).toEqual({ success: true });
     expect((await server.call("GET", "/api/v1/spaces", { session })).body).toEqual([]);

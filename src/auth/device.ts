@@ -73,12 +73,19 @@ export interface DeviceRequestView {
   expiresAt: string;
 }
 
-/** Guessing user codes is limited per session: only misses count. */
-function findByUserCode(ctx: AppContext, userCode: string, sessionKey: string): DeviceRow {
-  ctx.limits.deviceLookups.check(sessionKey);
+/** Who looks a user code up: guessing is limited per user and per address, whatever the session. */
+export interface Looker {
+  userId: string;
+  address: string;
+}
+
+/** Only misses count against the limit. */
+function findByUserCode(ctx: AppContext, userCode: string, looker: Looker): DeviceRow {
+  const keys = [`user:${looker.userId}`, `address:${looker.address}`];
+  ctx.limits.deviceLookups.check(...keys);
   const row = ctx.db.select().from(deviceRequests).where(eq(deviceRequests.userCode, normalizeUserCode(userCode))).get();
   if (!row || row.status === "exchanged") {
-    ctx.limits.deviceLookups.record(sessionKey);
+    ctx.limits.deviceLookups.record(...keys);
     throw notFound("No device request has this code.");
   }
   return row;
@@ -89,29 +96,29 @@ function requestView(ctx: AppContext, row: DeviceRow): DeviceRequestView {
   return { userCode: displayUserCode(row.userCode), clientName: row.clientName, status, createdAt: row.createdAt, expiresAt: row.expiresAt };
 }
 
-export function getDeviceRequest(ctx: AppContext, userCode: string, sessionKey: string): DeviceRequestView {
-  return requestView(ctx, findByUserCode(ctx, userCode, sessionKey));
+export function getDeviceRequest(ctx: AppContext, userCode: string, looker: Looker): DeviceRequestView {
+  return requestView(ctx, findByUserCode(ctx, userCode, looker));
 }
 
-function pendingRequest(ctx: AppContext, userCode: string, sessionKey: string): DeviceRow {
-  const row = findByUserCode(ctx, userCode, sessionKey);
+function pendingRequest(ctx: AppContext, userCode: string, looker: Looker): DeviceRow {
+  const row = findByUserCode(ctx, userCode, looker);
   const view = requestView(ctx, row);
   if (view.status !== "pending") throw conflict(`This device request is ${view.status}.`, { reason: "DEVICE_REQUEST_NOT_PENDING", status: view.status });
   return row;
 }
 
-export function approveDeviceRequest(ctx: AppContext, userId: string, sessionKey: string, input: { userCode: string } & NewApiKey): void {
-  const row = pendingRequest(ctx, input.userCode, sessionKey);
+export function approveDeviceRequest(ctx: AppContext, looker: Looker, input: { userCode: string } & NewApiKey): void {
+  const row = pendingRequest(ctx, input.userCode, looker);
   ctx.db
     .update(deviceRequests)
-    .set({ status: "approved", approvedBy: userId, keyName: input.name, keyLevel: input.level, keyExpiration: input.expiration ?? DEFAULT_EXPIRATION })
+    .set({ status: "approved", approvedBy: looker.userId, keyName: input.name, keyLevel: input.level, keyExpiration: input.expiration ?? DEFAULT_EXPIRATION })
     .where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending")))
     .run();
 }
 
-export function denyDeviceRequest(ctx: AppContext, userId: string, sessionKey: string, userCode: string): void {
-  const row = pendingRequest(ctx, userCode, sessionKey);
-  ctx.db.update(deviceRequests).set({ status: "denied", approvedBy: userId }).where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending"))).run();
+export function denyDeviceRequest(ctx: AppContext, looker: Looker, userCode: string): void {
+  const row = pendingRequest(ctx, userCode, looker);
+  ctx.db.update(deviceRequests).set({ status: "denied", approvedBy: looker.userId }).where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending"))).run();
 }
 
 /** The RFC 8628 token errors: 400 with the upper-case code and the RFC's lower-case name. */

@@ -3,7 +3,8 @@ import type { AppContext } from "../context";
 import { access, sessionCookieOptions, spaceHeader } from "../http/access";
 import { oneOf } from "../http/schemas";
 import { createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, updateApiKey } from "./api-keys";
-import { approveDeviceRequest, denyDeviceRequest, finalizeDeviceCode, getDeviceRequest, issueDeviceCode } from "./device";
+import type { Actor } from "./actor";
+import { approveDeviceRequest, denyDeviceRequest, finalizeDeviceCode, getDeviceRequest, issueDeviceCode, type Looker } from "./device";
 import { LEVELS } from "./levels";
 import { createSession, deleteSession, SESSION_COOKIE } from "./sessions";
 import { completeSetup, setupNeeded } from "./setup";
@@ -19,6 +20,7 @@ const UserCode = t.String({ minLength: 1, maxLength: 32 });
 
 type ServerLike = { requestIP(request: Request): { address: string } | null } | null;
 const clientAddress = (server: ServerLike, request: Request) => server?.requestIP(request)?.address ?? "unknown";
+const looker = (actor: Actor, server: ServerLike, request: Request): Looker => ({ userId: actor.user.id, address: clientAddress(server, request) });
 
 /** Users, sessions, setup, API keys, device authorization and `GET /auth`. */
 export function authRoutes(ctx: AppContext) {
@@ -35,7 +37,7 @@ export function authRoutes(ctx: AppContext) {
         set.status = 201;
         return user;
       },
-      { public: true, body: t.Object({ token: t.String(), email: Email, name: Name, password: Password }) },
+      { public: true, body: t.Object({ token: t.String(), email: Email, name: Name, password: Password, spaceName: t.Optional(t.String({ maxLength: 200 })) }) },
     )
     .post(
       "/auth/login",
@@ -113,20 +115,19 @@ export function authRoutes(ctx: AppContext) {
       public: true,
       body: t.Optional(t.Object({ clientName: t.Optional(t.String({ maxLength: 200 })) })),
     })
-    .get("/device/requests/:userCode", ({ actor, params }) => getDeviceRequest(ctx, params.userCode, sessionKeyOf(actor)), { account: "session" })
+    .get("/device/requests/:userCode", ({ actor, params, server, request }) => getDeviceRequest(ctx, params.userCode, looker(actor, server, request)), { account: "session" })
     .post(
       "/device/approve",
-      ({ actor, body }) => {
-        const { userCode, ...key } = body;
-        approveDeviceRequest(ctx, actor.user.id, sessionKeyOf(actor), { userCode, ...key });
+      ({ actor, body, server, request }) => {
+        approveDeviceRequest(ctx, looker(actor, server, request), body);
         return { success: true };
       },
       { account: "session", body: t.Object({ userCode: UserCode, name: Name, level: Level, expiration: t.Optional(Expiration) }) },
     )
     .post(
       "/device/deny",
-      ({ actor, body }) => {
-        denyDeviceRequest(ctx, actor.user.id, sessionKeyOf(actor), body.userCode);
+      ({ actor, body, server, request }) => {
+        denyDeviceRequest(ctx, looker(actor, server, request), body.userCode);
         return { success: true };
       },
       { account: "session", body: t.Object({ userCode: UserCode }) },
@@ -136,5 +137,3 @@ export function authRoutes(ctx: AppContext) {
       body: t.Object({ deviceCode: t.String({ minLength: 1, maxLength: 200 }) }),
     });
 }
-
-const sessionKeyOf = (actor: { credential: { type: string; tokenHash?: string } }) => `session:${actor.credential.tokenHash}`;

@@ -1,10 +1,10 @@
-import { asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { writeTransaction } from "../db/client";
 import { newId } from "../db/ids";
 import { EMAIL_PATTERN, normalizeEmail } from "../formats";
-import { badRequest, forbidden, notFound, onUniqueViolation, unauthorized } from "../http/errors";
+import { badRequest, conflict, forbidden, notFound, onUniqueViolation, unauthorized } from "../http/errors";
 import type { UserRow } from "./key-cache";
 import { sessions, users } from "./schema";
 
@@ -82,6 +82,17 @@ export interface UserPatch {
   banned?: boolean;
 }
 
+const activeAdmins = (ctx: AppContext): string[] =>
+  ctx.db.select({ id: users.id }).from(users).where(and(eq(users.admin, true), eq(users.banned, false))).all().map((row) => row.id);
+
+/** An instance always keeps one admin who can sign in: the last one can be neither demoted nor banned. */
+function guardLastAdmin(ctx: AppContext, userId: string): void {
+  const admins = activeAdmins(ctx);
+  if (admins.length === 1 && admins[0] === userId) {
+    throw conflict("The last instance admin cannot lose the admin flag or be banned; make another user an admin first.", { reason: "LAST_ADMIN" });
+  }
+}
+
 /** A ban cuts every session and cached key of the user before this returns. */
 export async function updateUser(ctx: AppContext, userId: string, patch: UserPatch): Promise<UserView> {
   const row = ctx.db.select().from(users).where(eq(users.id, userId)).get();
@@ -95,6 +106,7 @@ export async function updateUser(ctx: AppContext, userId: string, patch: UserPat
     changes.passwordHash = await hashPassword(patch.password);
   }
   await writeTransaction(ctx.store, () => {
+    if (patch.admin === false || patch.banned === true) guardLastAdmin(ctx, userId);
     ctx.db.update(users).set(changes).where(eq(users.id, userId)).run();
     if (patch.banned || patch.password !== undefined) ctx.db.delete(sessions).where(eq(sessions.userId, userId)).run();
   });
@@ -107,20 +119,17 @@ let decoyHash: Promise<string> | undefined;
 
 /**
  * Unknown e-mail and wrong password give the same answer after the same work. Failures are
- * limited per address and per e-mail (5 a minute, then 429).
+ * limited per address and per e-mail (5 a minute, then 429): every attempt is counted before the
+ * password is checked and given back when it succeeds, so no more than 5 guesses a minute are
+ * ever checked, however many arrive at once.
  */
 export async function verifyLogin(ctx: AppContext, email: string, password: string, address: string): Promise<UserRow> {
-  const emailKey = `email:${normalizeEmail(email)}`;
-  const addressKey = `address:${address}`;
-  ctx.limits.loginFailures.check(addressKey);
-  ctx.limits.loginFailures.check(emailKey);
+  const keys = [`address:${address}`, `email:${normalizeEmail(email)}`];
+  ctx.limits.loginFailures.take(...keys);
   const row = findUserByEmail(ctx, email);
   decoyHash ??= hashPassword(crypto.randomUUID());
   const valid = await Bun.password.verify(password, row?.passwordHash ?? (await decoyHash));
-  if (!row || !valid || row.banned) {
-    ctx.limits.loginFailures.record(addressKey);
-    ctx.limits.loginFailures.record(emailKey);
-    throw unauthorized("The e-mail or password is wrong.");
-  }
+  if (!row || !valid || row.banned) throw unauthorized("The e-mail or password is wrong.");
+  ctx.limits.loginFailures.release(...keys);
   return row;
 }

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, lt, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { Actor } from "../auth/actor";
 import { atLeast } from "../auth/levels";
 import { findBase, type LoadedBase } from "../content/bases";
@@ -7,12 +7,12 @@ import { findRecord, type RecordView, getRecord } from "../content/records";
 import type { ReviewPolicy } from "../content/schema";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { insertRow, writeTransaction } from "../db/client";
+import { insertRow, preparedFor, writeTransaction } from "../db/client";
 import { newId } from "../db/ids";
-import { ApiError, badRequest, conflict, notFound } from "../http/errors";
+import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
-import { insertCommit, type UserRef, userRefs } from "./commits";
+import { checkBaseCommit, insertCommit, type UserRef } from "./commits";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import { changeRequests, type ChangeStatus, type OperationKind, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
 import { type ChangeRequestView, changeRequestViews } from "./views";
@@ -136,8 +136,8 @@ export async function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     });
     for (const row of rows) insertRow(ctx.db, operations, row);
     recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.created", data: { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy }, at });
-    const payloads = new Map(rows.map((row, i) => [row.id, p.operations[i].payload]));
-    const outcome = autoMerge ? mergeInTransaction(ctx, cr, rows, authorOf(p.actor), at, payloads) : null;
+    const author = authorOf(p.actor);
+    const outcome = autoMerge ? mergeInTransaction(ctx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { payload: p.operations[i].payload, author }]))) : null;
     return { changeRequest: cr, outcome };
   });
   return result;
@@ -234,14 +234,13 @@ export function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOut
  * Data that moved underneath makes it `conflict` (409); values that no longer fit the base's
  * fields make the merge fail (409) and change nothing.
  */
-export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string): Promise<{ changeRequest: ChangeRequestView; record: RecordView | null }> {
+export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string): Promise<{ changeRequest: ChangeRequestView; record: RecordView | null }> {
   const outcome = await writeTransaction(ctx.store, (): MergeOutcome => {
     const cr = findChangeRequest(ctx, scope.space.id, id);
     if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
     if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
     try {
-      const submitter = userRefs(ctx, [cr.submittedBy]).get(cr.submittedBy) ?? authorOf(actor);
-      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), submitter, iso(ctx.clock.now()));
+      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), iso(ctx.clock.now()));
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) throw conflict(`The change request no longer fits the base: ${error.message}`, { reason: "NOT_MERGEABLE", ...error.data });
       throw error;
@@ -263,6 +262,21 @@ function baseForOperation(ctx: AppContext, spaceId: string, op: OperationRow): L
  * re-based on the record's current head unless `baseCommitId` is given. Earlier verdicts stop
  * counting, and the change request goes back to in_review.
  */
+const operationInSpace = preparedFor((db) =>
+  db
+    .select({ op: operations })
+    .from(operations)
+    .innerJoin(changeRequests, eq(changeRequests.id, operations.changeRequestId))
+    .where(and(eq(operations.id, sql.placeholder("id")), eq(changeRequests.spaceId, sql.placeholder("spaceId"))))
+    .prepare(),
+);
+
+/**
+ * Appends a commit to a record operation: `fields` is the whole new proposal, authored by whoever
+ * sends it. At the changeRequest level only the submitter may revise; others need write. A record
+ * update is re-based on the record's current head unless `baseCommitId` (a commit of that record)
+ * is given. Earlier verdicts stop counting, and the change request goes back to in_review.
+ */
 export async function reviseOperation(
   ctx: AppContext,
   scope: SpaceScope,
@@ -271,17 +285,25 @@ export async function reviseOperation(
   input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string },
 ): Promise<ChangeRequestView> {
   const row = await writeTransaction(ctx.store, () => {
-    const op = ctx.db.select().from(operations).where(eq(operations.id, operationId)).get();
-    if (!op) throw notFound("No such operation.");
+    const op = operationInSpace(ctx.db).get({ id: operationId, spaceId: scope.space.id })?.op;
+    if (!op) throw notFound("No such operation in this space.");
     const cr = findChangeRequest(ctx, scope.space.id, op.changeRequestId);
-    if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "revised");
-    let payload = input.fields;
-    let baseCommitId = op.baseCommitId;
-    if (op.kind === "record_create" || op.kind === "record_update") {
-      const loaded = baseForOperation(ctx, cr.spaceId, op);
-      payload = checkRecordValues(loaded.fields, payload, op.kind === "record_create" ? "create" : "update");
-      if (op.kind === "record_update") baseCommitId = input.baseCommitId ?? findRecord(ctx, cr.spaceId, op.targetRecordId!).headCommitId;
+    if (cr.submittedBy !== actor.user.id && !atLeast(scope.level, "write")) {
+      throw forbidden(`Only the submitter may revise this change request at the ${scope.level} level; anyone else needs write.`, { required: "write", effective: scope.level });
     }
+    if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "revised");
+    if (op.kind !== "record_create" && op.kind !== "record_update") {
+      throw badRequest(`A ${op.kind} operation cannot be revised; close the change request and propose again.`);
+    }
+    if (input.baseCommitId !== undefined && op.kind !== "record_update") throw badRequest("baseCommitId applies only to record updates.");
+    const loaded = baseForOperation(ctx, cr.spaceId, op);
+    const payload = checkRecordValues(loaded.fields, input.fields, op.kind === "record_create" ? "create" : "update");
+    const baseCommitId =
+      op.kind !== "record_update"
+        ? op.baseCommitId
+        : input.baseCommitId !== undefined
+          ? checkBaseCommit(ctx, op.targetRecordId!, input.baseCommitId)
+          : findRecord(ctx, cr.spaceId, op.targetRecordId!).headCommitId;
     const at = iso(ctx.clock.now());
     const commit = insertCommit(ctx, {
       spaceId: cr.spaceId,

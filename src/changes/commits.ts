@@ -1,7 +1,8 @@
-import { inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { users } from "../auth/schema";
 import type { AppContext } from "../context";
-import { insertRow } from "../db/client";
+import { insertRow, preparedFor } from "../db/client";
+import { badRequest } from "../http/errors";
 import { newId } from "../db/ids";
 import { commits, type OperationKind, type TargetType } from "./schema";
 
@@ -60,4 +61,20 @@ export function insertCommit(ctx: AppContext, commit: Omit<CommitRow, "id">): Co
 export function loadCommits(ctx: AppContext, ids: string[]): Map<string, CommitRow> {
   if (ids.length === 0) return new Map();
   return new Map(ctx.db.select().from(commits).where(inArray(commits.id, [...new Set(ids)])).all().map((row) => [row.id, row]));
+}
+
+const commitOfRecord = preparedFor((db) =>
+  db.select().from(commits).where(and(eq(commits.id, sql.placeholder("id")), eq(commits.recordId, sql.placeholder("recordId")))).prepare(),
+);
+
+/**
+ * A commit in the history of one record, or undefined. Three-way merges read their base through
+ * this, so a commit of another record (or another space) is never read as a base.
+ */
+export const findRecordCommit = (ctx: AppContext, recordId: string, commitId: string): CommitRow | undefined => commitOfRecord(ctx.db).get({ id: commitId, recordId });
+
+/** A client's `baseCommitId` must be a commit of that same record: anything else is a 400. */
+export function checkBaseCommit(ctx: AppContext, recordId: string, commitId: string): string {
+  if (!findRecordCommit(ctx, recordId, commitId)) throw badRequest(`baseCommitId "${commitId}" is not a commit of record ${recordId}; see GET /records/${recordId}/history.`);
+  return commitId;
 }

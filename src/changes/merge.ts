@@ -8,7 +8,7 @@ import type { ReviewPolicy } from "../content/schema";
 import type { AppContext } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent } from "../events/outbox";
-import { loadCommits, type UserRef } from "./commits";
+import { findRecordCommit, loadCommits, type UserRef, userRefs } from "./commits";
 import { changeRequests, operations } from "./schema";
 
 export type ChangeRequestRow = typeof changeRequests.$inferSelect;
@@ -40,10 +40,15 @@ export function threeWay(base: Record<string, unknown>, ours: Record<string, unk
   return { values, conflicts };
 }
 
+/** What an operation proposes now: its head commit's payload, and who wrote that commit. */
+export interface Proposed {
+  payload: Record<string, unknown>;
+  author: UserRef;
+}
+
 interface MergeContext {
   ctx: AppContext;
   cr: ChangeRequestRow;
-  actorId: string;
   at: string;
   /** Node ids created by this change request, by their `ref`. */
   refs: Map<string, string>;
@@ -71,9 +76,9 @@ const parentOf = (m: MergeContext, payload: Record<string, unknown>): string | u
 };
 
 /** Applies one operation; answers the record it produced, if any. */
-function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknown>): { record?: RecordView; nodeId?: string; baseId?: string } {
+function apply(m: MergeContext, op: OperationRow, { payload, author }: Proposed): { record?: RecordView; nodeId?: string; baseId?: string } {
   const { ctx, cr, at } = m;
-  const by = { actorId: m.actorId, operationId: op.id, message: (cr.sourceMeta.message as string | undefined) ?? null, at };
+  const by = { actorId: author.id, operationId: op.id, message: (cr.sourceMeta.message as string | undefined) ?? null, at };
   const spaceId = cr.spaceId;
   switch (op.kind) {
     case "record_create": {
@@ -90,7 +95,7 @@ function apply(m: MergeContext, op: OperationRow, payload: Record<string, unknow
       if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
       const theirs = checkRecordValues(loaded.fields, payload, "update");
       const ours = recordFields(current, loaded.fields);
-      const base = (op.baseCommitId && loadCommits(ctx, [op.baseCommitId]).get(op.baseCommitId)?.payload) || ours;
+      const base = baseOfUpdate(ctx, op) ?? ours;
       const { values } = threeWay(base, ours, theirs);
       const changedFields = Object.keys(values).filter((slug) => !same(values[slug], ours[slug]));
       const { row, commit } = writeRecord(ctx, current, loaded.fields, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");
@@ -175,55 +180,63 @@ const markMerged = preparedFor((db) =>
     .prepare(),
 );
 
+/** The record as a `record_update` saw it: its base commit, read only from that record's own history. */
+const baseOfUpdate = (ctx: AppContext, op: OperationRow): Record<string, unknown> | undefined =>
+  op.baseCommitId ? findRecordCommit(ctx, op.targetRecordId!, op.baseCommitId)?.payload : undefined;
+
 /** Record updates whose fields moved underneath them; checked before anything is applied. */
-function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[], payloads: Map<string, Record<string, unknown>>): MergeConflict | null {
-  const updates = ops.filter((op) => op.kind === "record_update" && op.baseCommitId);
-  const baseCommits = loadCommits(ctx, updates.map((op) => op.baseCommitId!));
-  for (const op of updates) {
+function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[], proposed: Map<string, Proposed>): MergeConflict | null {
+  for (const op of ops) {
+    if (op.kind !== "record_update" || !op.baseCommitId) continue;
     const current = findRecord(ctx, cr.spaceId, op.targetRecordId!);
     if (current.headCommitId === op.baseCommitId) continue;
     const loaded = findBase(ctx, cr.spaceId, op.baseId!);
-    const base = baseCommits.get(op.baseCommitId!)?.payload ?? {};
-    const { conflicts } = threeWay(base, recordFields(current, loaded.fields), payloads.get(op.id) ?? {});
+    const base = baseOfUpdate(ctx, op) ?? {};
+    const { conflicts } = threeWay(base, recordFields(current, loaded.fields), proposed.get(op.id)?.payload ?? {});
     if (conflicts.length > 0) return { recordId: current.id, fields: conflicts };
   }
   return null;
+}
+
+/** Each operation's head commit with its author, read in two queries. */
+function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Proposed> {
+  const heads = loadCommits(ctx, ops.map((op) => op.headCommitId));
+  const people = userRefs(ctx, [...heads.values()].map((head) => head.authorId));
+  const unknown = (id: string): UserRef => ({ id, name: "", email: "" });
+  return new Map(
+    ops.map((op) => {
+      const head = heads.get(op.headCommitId);
+      return [op.id, { payload: head?.payload ?? {}, author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? "") }];
+    }),
+  );
 }
 
 /**
  * Lands every operation of a change request, or none: runs inside the caller's transaction, and a
  * failing operation throws (rolling all back). A conflict is found before anything is written; the
  * change request then becomes `conflict` and nothing else changes. `cr` is updated in place to
- * match what was written. `author` is the submitter: the records' commits and `updatedBy` are theirs.
+ * match what was written. Each operation lands as written by the author of its head commit (the
+ * submitter, or whoever revised it last), so a record never credits anyone with words they did
+ * not write. `known` spares reading the heads when the caller has just written them.
  */
-export function mergeInTransaction(
-  ctx: AppContext,
-  cr: ChangeRequestRow,
-  ops: OperationRow[],
-  author: UserRef,
-  at: string,
-  known?: Map<string, Record<string, unknown>>,
-): MergeOutcome {
-  let payloads = known;
-  if (!payloads) {
-    const heads = loadCommits(ctx, ops.map((op) => op.headCommitId));
-    payloads = new Map(ops.map((op) => [op.id, heads.get(op.headCommitId)?.payload ?? {}]));
-  }
-  const found = findConflict(ctx, cr, ops, payloads);
+export function mergeInTransaction(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[], at: string, known?: Map<string, Proposed>): MergeOutcome {
+  const proposed = known ?? proposedByHeads(ctx, ops);
+  const found = findConflict(ctx, cr, ops, proposed);
   if (found) {
     Object.assign(cr, { status: "conflict", mergeSummary: { conflict: found }, updatedAt: at });
     ctx.db.update(changeRequests).set({ status: "conflict", mergeSummary: { conflict: found }, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
     recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.conflict", data: { changeRequestId: cr.id, conflict: found }, at });
     return { merged: false, conflict: found };
   }
-  const m: MergeContext = { ctx, cr, actorId: author.id, at, refs: new Map(), bases: new Map(), people: new Map([[author.id, author]]) };
+  const people = new Map([...proposed.values()].map(({ author }) => [author.id, author]));
+  const m: MergeContext = { ctx, cr, at, refs: new Map(), bases: new Map(), people };
   const records: RecordView[] = [];
   let nodeId = cr.nodeId;
   let baseId = cr.baseId;
   for (const op of ops) {
     let result;
     try {
-      result = apply(m, op, payloads.get(op.id) ?? {});
+      result = apply(m, op, proposed.get(op.id)!);
     } catch (error) {
       if (error instanceof ApiError && ops.length > 1) throw new ApiError(error.status, error.code, `Operation ${op.position + 1} (${op.kind}): ${error.message}`, error.data);
       throw error;

@@ -1,14 +1,15 @@
 import type { Actor } from "../auth/actor";
-import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, findBase, type LoadedBase, type NewField, prepareField } from "../content/bases";
-import { checkRecordValues } from "../content/field-types";
+import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField } from "../content/bases";
+import { checkFieldOptions, checkJsonDepth, checkRecordValues, type FieldError, invalidValues, recordValueErrors } from "../content/field-types";
 import { findNode } from "../content/nodes";
 import { findRecord } from "../content/records";
 import type { NodeType } from "../content/schema";
 import type { AppContext } from "../context";
 import { SLUG_PATTERN } from "../formats";
-import { ApiError, badRequest } from "../http/errors";
+import { badRequest } from "../http/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
+import { checkBaseCommit } from "./commits";
 import type { SourceAttribution } from "./schema";
 
 /** Who proposes, where, and how they are shown to reviewers. */
@@ -34,12 +35,13 @@ const proposal = (who: Proposer, review: Review, rest: Omit<Proposal, "scope" | 
   ...rest,
 });
 
-const recordCreate = (loaded: LoadedBase, fields: Record<string, unknown>): ProposedOperation => ({
+/** A `record_create` of values already checked against the base. */
+const recordCreate = (loaded: LoadedBase, values: Record<string, unknown>): ProposedOperation => ({
   kind: "record_create",
   targetType: "base",
   baseId: loaded.base.id,
   nodeId: loaded.node.id,
-  payload: checkRecordValues(loaded.fields, fields, "create"),
+  payload: values,
 });
 
 /**
@@ -48,18 +50,15 @@ const recordCreate = (loaded: LoadedBase, fields: Record<string, unknown>): Prop
  */
 export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
-  if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, records[0].fields)], review);
+  if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, checkRecordValues(loaded.fields, records[0].fields, "create"))], review);
   const ops: ProposedOperation[] = [];
-  const errors: Record<string, unknown>[] = [];
+  const errors: (FieldError & { index: number })[] = [];
   records.forEach((record, index) => {
-    try {
-      ops.push(recordCreate(loaded, record.fields));
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      for (const fieldError of (error.data?.errors as Record<string, unknown>[]) ?? []) errors.push({ index, ...fieldError });
-    }
+    const checked = recordValueErrors(loaded.fields, record.fields, "create");
+    for (const error of checked.errors) errors.push({ index, ...error });
+    ops.push(recordCreate(loaded, checked.values));
   });
-  if (errors.length > 0) throw badRequest(`Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${records.length} records.`, { errors });
+  if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${records.length} records.`);
   return proposeCreates(ctx, who, loaded, ops, review);
 }
 
@@ -78,7 +77,7 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
   let op: ProposedOperation;
   if (change.operation === "update") {
-    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId ?? record.headCommitId, payload: checkRecordValues(loaded.fields, change.fields, "update") };
+    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? record.headCommitId : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: checkRecordValues(loaded.fields, change.fields, "update") };
   } else if (change.operation === "delete") {
     op = { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } };
   } else {
@@ -104,6 +103,7 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
   if (change.kind === "create") {
     if (!SLUG_PATTERN.test(change.slug)) throw badRequest(`The node slug "${change.slug}" must match ^[a-z0-9-]+$.`);
     if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
+    checkJsonDepth("metadata", change.metadata);
     const checked: NewField[] = [];
     for (const field of change.fields ?? []) checked.push(prepareField("bse_check", field, checked, checked.length, ""));
     if (change.ref !== undefined) refs.add(change.ref);
@@ -134,9 +134,12 @@ export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: stri
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const { operation, ...payload } = change;
   if (change.operation === "create") prepareField(loaded.base.id, change, loaded.fields, loaded.fields.length, "");
-  if (change.operation === "update" || change.operation === "delete") {
-    if (!loaded.fields.some((f) => f.id === change.fieldId || f.slug === change.fieldId)) throw badRequest(`The base has no field "${change.fieldId}".`);
+  if (change.operation === "delete") fieldOf(loaded.fields, change.fieldId);
+  if (change.operation === "update") {
+    const field = fieldOf(loaded.fields, change.fieldId);
+    if (change.patch.options !== undefined) checkFieldOptions(field.type, change.patch.options);
   }
+  if (change.operation === "reorder") fieldOrder(loaded.fields, change.fieldIds);
   const op: ProposedOperation = { kind: FIELD_KINDS[operation], targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, payload };
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }

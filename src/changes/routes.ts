@@ -65,10 +65,10 @@ export function changeRoutes(ctx: AppContext) {
       ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, (id) => reviewChangeRequest(ctx, space, actor, id, body)),
       { level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
     )
-    .post("/change-requests/:changeRequestId/merge", ({ space, actor, params }) => mergeChangeRequest(ctx, space, actor, params.changeRequestId), { level: "write" })
+    .post("/change-requests/:changeRequestId/merge", ({ space, params }) => mergeChangeRequest(ctx, space, params.changeRequestId), { level: "write" })
     .post(
       "/change-requests/merge",
-      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, async (id) => (await mergeChangeRequest(ctx, space, actor, id)).changeRequest),
+      ({ space, body }) => eachChangeRequest(body.changeRequestIds, async (id) => (await mergeChangeRequest(ctx, space, id)).changeRequest),
       { level: "write", body: t.Object({ changeRequestIds: Ids }) },
     )
     .post("/change-requests/:changeRequestId/close", ({ space, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason), {

@@ -41,7 +41,7 @@ async function dispatch(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") return void console.log(HELP);
   if (command === "version" || command === "--version" || command === "-v") return void console.log(VERSION);
-  const run = COMMANDS[command];
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) throw new CliError(`Unknown command "${command}"; run "basalt --help" for the list.`);
   if (args.includes("--help") || args.includes("-h")) return void console.log(HELP);
   await run(args);

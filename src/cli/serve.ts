@@ -5,6 +5,8 @@ import { systemClock } from "../clock";
 import { ConfigError, databasePath, loadConfig } from "../config";
 import { consoleLogger, createContext } from "../context";
 import { closeStore, migrate, openStore } from "../db/client";
+import { lockDataDir } from "../db/files";
+import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
 import { VERSION } from "../version";
 import { CliError, parseFlags } from "./common";
@@ -25,15 +27,16 @@ export async function serveCommand(args: string[]): Promise<void> {
   } catch (error) {
     throw new CliError(error instanceof ConfigError ? error.message : `The backup schedule "${flags["backup-cron"] ?? process.env.BASALT_BACKUP_CRON}" is not a cron expression.`);
   }
+  const lock = lockDataDir(config.dataDir);
   const store = openStore(databasePath(config.dataDir));
   const applied = migrate(store);
   const ctx = createContext(store, config, systemClock, consoleLogger);
   const app = createApp(ctx);
   try {
-    // A little over the body limit, so Bun itself cuts off a body streamed without a length.
-    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes + 64 * 1024 });
+    app.listen(listenOptions(config.port, config.host));
   } catch (error) {
     closeStore(store);
+    lock.release();
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new CliError(inUse ? `Port ${config.port} on ${config.host} is already in use.` : `Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
   }
@@ -50,6 +53,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     jobs.stop();
     await app.server?.stop(false);
     closeStore(store);
+    lock.release();
     process.exit(0);
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));

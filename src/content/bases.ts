@@ -170,11 +170,21 @@ export function addField(ctx: AppContext, baseId: string, input: NewField, at: s
   return row;
 }
 
-function findField(ctx: AppContext, baseId: string, fieldId: string): FieldRow {
-  const field = loadFields(ctx, baseId).find((f) => f.id === fieldId || f.slug === fieldId);
-  if (!field) throw badRequest(`The base has no field "${fieldId}".`);
+/** A field of the base by id or slug; anything else (another base's field included) is a 400. */
+export function fieldOf(fieldRows: FieldRow[], ref: string): FieldRow {
+  const field = fieldRows.find((f) => f.id === ref || f.slug === ref);
+  if (!field) throw badRequest(`The base has no field "${ref}".`);
   return field;
 }
+
+/** The ids of a new field order: `refs` must name every field of the base exactly once. */
+export function fieldOrder(fieldRows: FieldRow[], refs: string[]): string[] {
+  const ids = refs.map((ref) => fieldOf(fieldRows, ref).id);
+  if (new Set(ids).size !== fieldRows.length || ids.length !== fieldRows.length) throw badRequest("fieldIds must list every field of the base exactly once.");
+  return ids;
+}
+
+const findField = (ctx: AppContext, baseId: string, ref: string): FieldRow => fieldOf(loadFields(ctx, baseId), ref);
 
 export function updateField(ctx: AppContext, baseId: string, fieldId: string, patch: { name?: string; required?: boolean; options?: Record<string, unknown> }, at: string): void {
   forgetBases(ctx);
@@ -201,9 +211,7 @@ export function deleteField(ctx: AppContext, baseId: string, fieldId: string, at
 /** `fieldIds` must name every field of the base exactly once. */
 export function reorderFields(ctx: AppContext, baseId: string, fieldIds: string[], at: string): void {
   forgetBases(ctx);
-  const existing = loadFields(ctx, baseId);
-  const ids = fieldIds.map((ref) => findField(ctx, baseId, ref).id);
-  if (new Set(ids).size !== existing.length || ids.length !== existing.length) throw badRequest("fieldIds must list every field of the base exactly once.");
+  const ids = fieldOrder(loadFields(ctx, baseId), fieldIds);
   ids.forEach((id, position) => ctx.db.update(fields).set({ position }).where(eq(fields.id, id)).run());
   touchBase(ctx, baseId, at);
 }

@@ -1,5 +1,6 @@
 import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
+import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
 
 export const INPUT_TYPES = ["text", "longtext", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const;
 export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number"] as const;
@@ -7,6 +8,14 @@ export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 export const FIELD_SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
+
+/** How deep a `json` value (and node metadata) may nest: deeper values could break SQLite's JSON functions in later reads. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Refuses a stored JSON object (a `json` value, node metadata, field options) that nests too deep. */
+export function checkJsonDepth(what: string, value: unknown): void {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw badRequest(`${what} may nest at most ${MAX_JSON_DEPTH} levels.`);
+}
 
 export interface FieldDefinition {
   slug: string;
@@ -17,7 +26,8 @@ export interface FieldDefinition {
 
 export interface FieldError {
   slug: string;
-  type: string;
+  /** null for a slug that is not a field of the base. */
+  type: string | null;
   message: string;
 }
 
@@ -72,19 +82,25 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
       return typeof value === "string" && EMAIL_PATTERN.test(value) ? { value } : { error: "must be an e-mail address" };
     case "phone":
       return typeof value === "string" && PHONE_PATTERN.test(value) ? { value } : { error: "must be a phone number" };
+    case "json":
+      return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { error: `may nest at most ${MAX_JSON_DEPTH} levels` } : { value };
     default:
       return { value };
   }
 }
 
 /**
- * Checks the values a client sent for a record. Unknown slugs and computed fields are ignored; on
- * `create` every required field must be set, on `update` only the fields sent are checked. Throws
- * 400 with `data.errors` listing every bad value.
+ * Checks the values a client sent for a record against the base's fields: on `create` every
+ * required field must be set, on `update` only the fields sent are checked. Values for computed
+ * fields are ignored; a slug the base does not have is an error. Answers the stored values, or
+ * every error found.
  */
-export function checkRecordValues(fields: FieldDefinition[], input: Record<string, unknown>, mode: "create" | "update"): Record<string, unknown> {
+export function recordValueErrors(fields: FieldDefinition[], input: Record<string, unknown>, mode: "create" | "update"): { values: Record<string, unknown>; errors: FieldError[] } {
   const values: Record<string, unknown> = {};
   const errors: FieldError[] = [];
+  for (const slug of Object.keys(input)) {
+    if (!fields.some((field) => field.slug === slug)) errors.push({ slug, type: null, message: `"${slug}" is not a field of this base.` });
+  }
   for (const field of fields) {
     if (isComputed(field.type)) continue;
     const given = Object.hasOwn(input, field.slug);
@@ -94,7 +110,22 @@ export function checkRecordValues(fields: FieldDefinition[], input: Record<strin
     else if (field.required && isEmpty(result.value)) errors.push({ slug: field.slug, type: field.type, message: `${field.slug} is required.` });
     else if (given) values[field.slug] = result.value;
   }
-  if (errors.length > 0) throw badRequest(`Invalid field values: ${errors.map((e) => e.message).join(" ")}`, { errors });
+  return { values, errors };
+}
+
+/**
+ * The 400 for invalid values: `data.errors` lists each one; when a slug is unknown, `data.fields`
+ * lists the base's slugs, so a client that sent a field's name instead learns the fix.
+ */
+export function invalidValues(fields: FieldDefinition[], errors: (FieldError & { index?: number })[], message: string) {
+  const unknownSlug = errors.some((error) => error.type === null);
+  return badRequest(message, { errors, ...(unknownSlug ? { fields: fields.map((field) => field.slug) } : {}) });
+}
+
+/** `recordValueErrors`, throwing the 400 when any value is wrong. */
+export function checkRecordValues(fields: FieldDefinition[], input: Record<string, unknown>, mode: "create" | "update"): Record<string, unknown> {
+  const { values, errors } = recordValueErrors(fields, input, mode);
+  if (errors.length > 0) throw invalidValues(fields, errors, `Invalid field values: ${errors.map((e) => e.message).join(" ")}`);
   return values;
 }
 
@@ -102,6 +133,7 @@ export function checkRecordValues(fields: FieldDefinition[], input: Record<strin
 export function checkFieldOptions(type: string, options: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!(FIELD_TYPES as readonly string[]).includes(type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   const given = options ?? {};
+  checkJsonDepth("Field options", given);
   if (type !== "select" && type !== "multiselect") return given;
   const choices = given.choices;
   if (!Array.isArray(choices) || choices.length === 0) throw badRequest(`A ${type} field needs options.choices: [{ "name": "…" }].`);
@@ -114,6 +146,8 @@ export function checkFieldOptions(type: string, options: Record<string, unknown>
   return { ...given, choices: normalized };
 }
 
+/** Field slugs are keys of every record's field map, so none may be a prototype key. */
 export function checkFieldSlug(slug: string): void {
   if (!FIELD_SLUG_PATTERN.test(slug)) throw badRequest(`The field slug "${slug}" must match ^[a-z0-9_-]+$ (1 to 64 characters).`);
+  if (PROTOTYPE_KEYS.has(slug)) throw badRequest(`The field slug "${slug}" is reserved; choose another.`);
 }

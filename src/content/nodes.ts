@@ -5,6 +5,7 @@ import { newId } from "../db/ids";
 import { SLUG_PATTERN } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
 import { forgetBases } from "./bases";
+import { checkJsonDepth } from "./field-types";
 import { bases, nodes, type NodeStatus, type NodeType } from "./schema";
 
 export type NodeRow = typeof nodes.$inferSelect;
@@ -155,6 +156,7 @@ export interface NewNode {
 export function createNode(ctx: AppContext, spaceId: string, input: NewNode, at: string): NodeRow {
   forgetBases(ctx);
   checkSlug(input.slug);
+  checkJsonDepth("metadata", input.metadata);
   if (!input.name?.trim()) throw badRequest("A node needs a name.");
   const parent = activeFolder(ctx, spaceId, input.parentId);
   const row: NodeRow = {
@@ -228,6 +230,7 @@ export function restoreNode(ctx: AppContext, spaceId: string, nodeId: string, at
 
 /** Shallow merge into the node's metadata. */
 export function updateMetadata(ctx: AppContext, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
+  checkJsonDepth("metadata", metadata);
   const node = findNode(ctx, spaceId, nodeId, "active");
   ctx.db.update(nodes).set({ metadata: { ...node.metadata, ...metadata }, updatedAt: at }).where(eq(nodes.id, node.id)).run();
   return getNode(ctx, spaceId, node.id);

@@ -7,7 +7,7 @@ import type { AppContext } from "../context";
 import { access } from "../http/access";
 import { badRequest } from "../http/errors";
 import { limitParam, nestedQuery, oneString } from "../http/query";
-import { oneOf, queryParameter } from "../http/schemas";
+import { oneOf, queryParameter, WholeNumber } from "../http/schemas";
 import { baseView, findBase, listBases, updateBase } from "./bases";
 import { getNode, listNodes, purgeNode, updateMetadata } from "./nodes";
 import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory } from "./records";
@@ -20,7 +20,7 @@ const Json = t.Record(t.String(), t.Unknown());
 const Message = t.Optional(t.String({ maxLength: 10_000 }));
 const Review = { message: Message, autoMerge: t.Optional(t.Boolean()) };
 const FieldDefinition = t.Object({ slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json) });
-const ReviewPolicy = t.Object({ kind: t.Optional(t.Literal("single")), requiredApprovals: t.Integer({ minimum: 1, maximum: 10 }) });
+const ReviewPolicy = t.Object({ kind: t.Optional(t.Literal("single")), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) });
 const Status = oneOf(["active", "archived"]);
 
 const NodeOperation = t.Union([
@@ -38,7 +38,7 @@ const NodeOperation = t.Union([
     reviewPolicy: t.Optional(ReviewPolicy),
   }),
   t.Object({ kind: t.Literal("rename"), nodeId: t.String(), slug: t.Optional(Slug), name: t.Optional(Name), description: t.Optional(t.String({ maxLength: 10_000 })) }),
-  t.Object({ kind: t.Literal("move"), nodeId: t.String(), parentNodeId: t.Optional(t.String()), parentNodeRef: t.Optional(t.String()), position: t.Optional(t.Integer({ minimum: 0 })) }),
+  t.Object({ kind: t.Literal("move"), nodeId: t.String(), parentNodeId: t.Optional(t.String()), parentNodeRef: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }),
   t.Object({ kind: t.Literal("delete"), nodeId: t.String() }),
   t.Object({ kind: t.Literal("restore"), nodeId: t.String() }),
 ]);
@@ -131,7 +131,7 @@ export function contentRoutes(ctx: AppContext) {
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "move", nodeId: params.nodeId, ...body }], { autoMerge: true });
         return viewOf(ctx, proposed.changeRequest);
       },
-      { level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(t.Integer({ minimum: 0 })) }) },
+      { level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
     )
     .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => updateMetadata(ctx, space.space.id, params.nodeId, body.metadata, now(ctx)), {
       level: "write",

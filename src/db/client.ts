@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import { getTableColumns, type InferSelectModel, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
 import { WriteQueue } from "./write-queue";
 import * as schema from "./tables";
@@ -29,9 +29,10 @@ const PRAGMAS = [
 ];
 
 export function openStore(path: string): Store {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") privateDir(dirname(path));
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of PRAGMAS) sqlite.run(pragma);
+  if (path !== ":memory:") makePrivate(...databaseFiles(path));
   return { sqlite, db: drizzle(sqlite, { schema }), writes: new WriteQueue(sqlite) };
 }
 

@@ -1,6 +1,7 @@
 import { Elysia, ValidationError } from "elysia";
 import type { AppContext } from "../context";
 import { ApiError } from "./errors";
+import { parseJsonBody, readBodyText } from "./json-body";
 
 type Issue = { path: string[]; message: string };
 
@@ -83,17 +84,12 @@ export function plumbing(ctx: AppContext) {
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
-      const text = await request.text();
+      const text = await readBodyText(request.body, maxBody, tooLarge);
       if (text.length === 0) return undefined;
-      if (Buffer.byteLength(text) > maxBody) throw tooLarge();
       if (!JSON_TYPE.test(contentType ?? "")) {
         throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");
       }
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
-      }
+      return parseJsonBody(text);
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
       const start = started.get(request);
@@ -101,3 +97,11 @@ export function plumbing(ctx: AppContext) {
       ctx.log.info(`${request.method} ${path} ${set.status ?? 200} ${ms.toFixed(2)}ms`);
     });
 }
+
+/**
+ * How the app listens, for `serve` and the tests alike. Bun's own body limit is lifted so that
+ * every oversized body, however large, gets the 413 envelope from `plumbing` (which refuses an
+ * announced length before reading and stops reading a streamed body at the limit). Elysia asks
+ * for SO_REUSEPORT by default, which would let a second server share the port: refused here.
+ */
+export const listenOptions = (port: number, hostname: string) => ({ port, hostname, reusePort: false, maxRequestBodySize: Number.MAX_SAFE_INTEGER });

@@ -1,24 +1,34 @@
 import { badRequest } from "./errors";
+import { PROTOTYPE_KEYS } from "./json-body";
 
 type Nested = string | Nested[] | { [key: string]: Nested };
 
+/** A map that inherits nothing: no key of a query can reach `Object.prototype` through it. */
+const emptyMap = (): Record<string, Nested> => Object.create(null);
+
 function arrays(value: Nested): Nested {
-  if (typeof value === "string" || Array.isArray(value)) return Array.isArray(value) ? value.map(arrays) : value;
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(arrays);
   const keys = Object.keys(value);
   if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key))) {
     return keys.sort((a, b) => Number(a) - Number(b)).map((key) => arrays(value[key]));
   }
-  return Object.fromEntries(keys.map((key) => [key, arrays(value[key])]));
+  const out = emptyMap();
+  for (const key of keys) out[key] = arrays(value[key]);
+  return out;
 }
 
 /**
  * Bracket notation as the contract uses it: `filters[0][fieldSlug]=x` → `{ filters: [{ fieldSlug: "x" }] }`,
- * `status[0]=a&status[1]=b` and `status[]=a` → arrays, a repeated plain key → an array.
+ * `status[0]=a&status[1]=b` and `status[]=a` → arrays, a repeated plain key → an array. Every map
+ * is prototype-free, and a key named `__proto__`, `constructor` or `prototype` is a 400.
  */
 export function nestedQuery(url: string): Record<string, Nested> {
-  const root: Record<string, Nested> = {};
+  const root = emptyMap();
   for (const [key, value] of new URL(url).searchParams) {
     const path = key.replace(/\]/g, "").split("[");
+    const refused = path.find((segment) => PROTOTYPE_KEYS.has(segment));
+    if (refused !== undefined) throw badRequest(`The query parameter ${key} names "${refused}", which is not allowed.`);
     let node: Record<string, Nested> | Nested[] = root;
     path.forEach((segment, i) => {
       const last = i === path.length - 1;
@@ -30,8 +40,9 @@ export function nestedQuery(url: string): Record<string, Nested> {
         else container[slot] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing as string, value];
         return;
       }
-      const next = path[i + 1] === "" ? [] : {};
-      container[slot] ??= next;
+      const existing = container[slot];
+      if (typeof existing === "string") throw badRequest(`The query parameter ${key} conflicts with another parameter of the same name.`);
+      container[slot] = existing ?? (path[i + 1] === "" ? [] : emptyMap());
       node = container[slot] as Record<string, Nested>;
     });
   }

@@ -28,21 +28,34 @@ export class RateLimiter {
     for (const [key, window] of this.windows) if (now - window.start >= this.windowMs) this.windows.delete(key);
   }
 
-  /** Throws 429 with `Retry-After` while `key` is at its limit, without counting. */
-  check(key: string): void {
-    const window = this.current(key);
-    if (window.count >= this.limit) {
-      throw tooManyRequests(Math.max(1, Math.ceil((window.start + this.windowMs - this.clock.now()) / 1000)));
+  /** Throws 429 with `Retry-After` while any of `keys` is at its limit, without counting. */
+  check(...keys: string[]): void {
+    for (const key of keys) {
+      const window = this.current(key);
+      if (window.count >= this.limit) {
+        throw tooManyRequests(Math.max(1, Math.ceil((window.start + this.windowMs - this.clock.now()) / 1000)));
+      }
     }
   }
 
-  record(key: string): void {
-    this.current(key).count++;
+  record(...keys: string[]): void {
+    for (const key of keys) this.current(key).count++;
   }
 
-  /** Counts one use and throws 429 when it goes over the limit. */
-  take(key: string): void {
-    this.check(key);
-    this.record(key);
+  /**
+   * Counts one use of every key, or throws 429 and counts none. Taken before a costly check (a
+   * password hash), so requests sent in parallel cannot all be checked before any is counted.
+   */
+  take(...keys: string[]): void {
+    this.check(...keys);
+    this.record(...keys);
+  }
+
+  /** Gives back a use taken by `take` that turned out not to count (a login that succeeded). */
+  release(...keys: string[]): void {
+    for (const key of keys) {
+      const window = this.windows.get(key);
+      if (window && window.count > 0) window.count--;
+    }
   }
 }

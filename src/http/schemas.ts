@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import type { TLiteral, TUnion } from "@sinclair/typebox";
+import { type IntegerOptions, type TLiteral, type TUnion, Type } from "@sinclair/typebox";
 
 /**
  * Exactly one of `values`. Not `t.UnionEnum`: it silently defaults an omitted optional field to
@@ -16,3 +16,10 @@ export const queryParameter = (name: string, description: string, required = fal
   schema: { type: "string" as const },
   description,
 });
+
+/**
+ * A whole number in a JSON body. Not `t.Integer`: Elysia's accepts numeric strings too, and the
+ * contract never coerces (`"3"` is not a number). Query parameters, which are always strings, keep
+ * `t.Integer`.
+ */
+export const WholeNumber = (options?: IntegerOptions) => Type.Integer(options);

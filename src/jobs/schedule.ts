@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { lt } from "drizzle-orm";
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pruneDeviceRequests } from "../auth/device";
 import { sessions } from "../auth/schema";
@@ -8,14 +8,14 @@ import { SESSION_IDLE_MS } from "../auth/sessions";
 import { iso } from "../clock";
 import { databasePath } from "../config";
 import type { AppContext } from "../context";
-import { backupDatabase } from "../cli/maintenance";
+import { backupDatabase, privateDir } from "../db/files";
 
 /** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
 export const BACKUPS_KEPT = 7;
 
 export function runScheduledBackup(ctx: AppContext): string {
   const dir = join(ctx.config.dataDir, "backups");
-  mkdirSync(dir, { recursive: true });
+  privateDir(dir);
   const out = join(dir, `basalt-${iso(ctx.clock.now()).replace(/[-:]/g, "").replace(/\..*$/, "")}.db`);
   backupDatabase(databasePath(ctx.config.dataDir), out);
   const old = readdirSync(dir).filter((name) => /^basalt-\d{8}T\d{6}\.db$/.test(name)).sort().slice(0, -BACKUPS_KEPT);

@@ -40,18 +40,18 @@ export function spaceRoutes(ctx: AppContext) {
       "/spaces/:spaceId/members",
       ({ space, body, set }) => {
         set.status = 201;
-        return addMember(ctx, space.space.id, body);
+        return addMember(ctx, space, body);
       },
       { spaceLevel: "manage", body: t.Object({ email: t.String({ minLength: 1, maxLength: 320 }), role: Role }) },
     )
-    .patch("/spaces/:spaceId/members/:userId", ({ space, params, body }) => changeMemberRole(ctx, space.space.id, params.userId, body.role), {
+    .patch("/spaces/:spaceId/members/:userId", ({ space, params, body }) => changeMemberRole(ctx, space, params.userId, body.role), {
       spaceLevel: "manage",
       body: t.Object({ role: Role }),
     })
     .delete(
       "/spaces/:spaceId/members/:userId",
       async ({ space, params }) => {
-        await removeMember(ctx, space.space.id, params.userId);
+        await removeMember(ctx, space, params.userId);
         return { success: true };
       },
       { spaceLevel: "manage" },

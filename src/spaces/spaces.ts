@@ -8,7 +8,7 @@ import { nodes } from "../content/schema";
 import { preparedFor, writeTransaction } from "../db/client";
 import { newId } from "../db/ids";
 import { normalizeEmail, SLUG_PATTERN, slugify } from "../formats";
-import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
+import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../http/errors";
 import { members, spaces } from "./schema";
 
 export type SpaceRow = typeof spaces.$inferSelect;
@@ -138,9 +138,19 @@ export async function updateSpace(ctx: AppContext, membership: Membership, patch
   return spaceView({ ...membership.space, ...changes }, membership.role);
 }
 
+const ownerRequired = (action: string) => forbidden(`Only an owner of the space may ${action}.`, { reason: "OWNER_REQUIRED" });
+
+/**
+ * Owners are made, changed and removed only by owners: an admin manages every other role, so no
+ * admin can promote themselves, demote an owner or take the space away.
+ */
+function guardOwnerRole(caller: Membership, ...roles: Role[]): void {
+  if (caller.role !== "owner" && roles.includes("owner")) throw ownerRequired("grant, change or remove the owner role");
+}
+
 /** Deleting a space takes all its content with it (foreign keys cascade). */
 export async function deleteSpace(ctx: AppContext, membership: Membership, confirm: string): Promise<void> {
-  if (membership.role !== "owner") throw conflict("Only an owner may delete a space.", { reason: "OWNER_REQUIRED" });
+  if (membership.role !== "owner") throw ownerRequired("delete it");
   if (confirm !== membership.space.slug) throw badRequest(`To delete the space, send "confirm": "${membership.space.slug}".`);
   await changeMemberships(ctx, () => ctx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run());
 }
@@ -170,7 +180,9 @@ function getMember(ctx: AppContext, spaceId: string, userId: string): MemberView
   return member;
 }
 
-export async function addMember(ctx: AppContext, spaceId: string, input: { email: string; role: Role }): Promise<MemberView> {
+export async function addMember(ctx: AppContext, caller: Membership, input: { email: string; role: Role }): Promise<MemberView> {
+  guardOwnerRole(caller, input.role);
+  const spaceId = caller.space.id;
   const user: UserRow | undefined = ctx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
   if (!user) throw notFound(`No user has the e-mail ${input.email}.`);
   await onUniqueViolation(
@@ -187,18 +199,23 @@ function guardLastOwner(ctx: AppContext, spaceId: string, member: MemberView): v
   if (owners <= 1) throw conflict("The last owner of a space cannot be removed or demoted.", { reason: "LAST_OWNER" });
 }
 
-export function changeMemberRole(ctx: AppContext, spaceId: string, userId: string, role: Role): Promise<MemberView> {
+export function changeMemberRole(ctx: AppContext, caller: Membership, userId: string, role: Role): Promise<MemberView> {
+  const spaceId = caller.space.id;
   return changeMemberships(ctx, () => {
     const member = getMember(ctx, spaceId, userId);
+    guardOwnerRole(caller, member.role, role);
     if (role !== "owner") guardLastOwner(ctx, spaceId, member);
     ctx.db.update(members).set({ role }).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
     return { ...member, role };
   });
 }
 
-export async function removeMember(ctx: AppContext, spaceId: string, userId: string): Promise<void> {
+export async function removeMember(ctx: AppContext, caller: Membership, userId: string): Promise<void> {
+  const spaceId = caller.space.id;
   await changeMemberships(ctx, () => {
-    guardLastOwner(ctx, spaceId, getMember(ctx, spaceId, userId));
+    const member = getMember(ctx, spaceId, userId);
+    guardOwnerRole(caller, member.role);
+    guardLastOwner(ctx, spaceId, member);
     ctx.db.delete(members).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
   });
 }

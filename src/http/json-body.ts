@@ -1,0 +1,87 @@
+import { ApiError, badRequest } from "./errors";
+
+/** Keys that reach an object's prototype when assigned; no body or query may carry them as names. */
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
+/**
+ * How deep a body may nest. Far above any real request (the contract's own limit for stored JSON
+ * is 32), and low enough that nothing that walks a body recursively can run out of stack.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * Reads a request body as text, refusing it (413) as soon as it passes `limit` bytes, whether or
+ * not a length was announced, and refusing bytes that are not UTF-8 (400).
+ */
+export async function readBodyText(body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  try {
+    return utf8.decode(Buffer.concat(chunks, size));
+  } catch {
+    throw badRequest("The body is not valid UTF-8.");
+  }
+}
+
+/** The deepest nesting of arrays and objects in JSON text, counted without parsing it. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return deepest;
+}
+
+class RefusedJson extends Error {}
+
+/** Lone surrogates and prototype keys can only arrive through `\u` escapes or a literal key. */
+function refuseUnsafe(key: string, value: unknown): unknown {
+  if (key === "__proto__") throw new RefusedJson('The key "__proto__" is not allowed in a body.');
+  if (!key.isWellFormed() || (typeof value === "string" && !value.isWellFormed())) throw new RefusedJson("The body holds a lone UTF-16 surrogate.");
+  return value;
+}
+
+/**
+ * Parses a JSON body. Refused with 400: malformed JSON, nesting deeper than `MAX_BODY_DEPTH`, a
+ * lone surrogate (`"\ud800"`), and the key `__proto__` anywhere (JSON.parse keeps it as an own
+ * key, but any later copy by assignment would turn it into a prototype).
+ */
+export function parseJsonBody(text: string): unknown {
+  if (nestingDepth(text) > MAX_BODY_DEPTH) throw badRequest(`The body nests deeper than ${MAX_BODY_DEPTH} levels.`);
+  const needsCheck = text.includes("\\u") || text.includes("__proto__");
+  try {
+    return needsCheck ? JSON.parse(text, refuseUnsafe) : JSON.parse(text);
+  } catch (error) {
+    throw badRequest(error instanceof RefusedJson ? error.message : "The body is not valid JSON.");
+  }
+}
+
+/** Whether a JSON value nests arrays and objects more than `levels` deep (`[]` is one level). */
+export function nestsDeeperThan(value: unknown, levels: number): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (levels === 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeperThan(child, levels - 1)) return true;
+  return false;
+}
