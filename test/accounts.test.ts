@@ -24,6 +24,8 @@ describe("first-run setup", () => {
 
     const me = await server.call("GET", "/api/v1/users/me", { headers: { cookie: cookie.split(";")[0] } });
     expect(me.body.email).toBe("ada@example.com");
+    const spaces = await server.call("GET", "/api/v1/spaces", { headers: { cookie: cookie.split(";")[0] } });
+    expect(spaces.body).toMatchObject([{ name: "My workspace", slug: "my-workspace", role: "owner" }]);
 
     expect((await server.call("GET", "/api/v1/setup")).body).toEqual({ needed: false });
     const again = await server.call("POST", "/api/v1/setup", { body: { token, email: "eve@example.com", name: "Eve", password: "correct horse" } });

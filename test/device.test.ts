@@ -108,8 +108,16 @@ describe("device authorization (RFC 8628)", () => {
     expect(limited.headers.get("retry-after")).toBeTruthy();
   });
 
-  test("lookups of unknown codes are limited per session", async () => {
+  test("lookups of unknown codes are limited per user and per address: a new session does not reset the count", async () => {
     for (let i = 0; i < 10; i++) expect((await server.call("GET", "/api/v1/device/requests/BCDF-GHJK", { session })).status).toBe(404);
     expect((await server.call("GET", "/api/v1/device/requests/BCDF-GHJK", { session })).status).toBe(429);
+    const fresh = await server.signIn("ada@example.com");
+    expect((await server.call("GET", "/api/v1/device/requests/BCDF-GHJK", { session: fresh })).status).toBe(429);
+    expect((await server.call("POST", "/api/v1/device/approve", { session: fresh, body: { userCode: "BCDF-GHJK", name: "x", level: "read" } })).status).toBe(429);
+    await server.user("Bob");
+    const bob = await server.signIn("bob@example.com");
+    expect((await server.call("GET", "/api/v1/device/requests/BCDF-GHJK", { session: bob })).status).toBe(429);
+    server.clock.advance(60_000);
+    expect((await server.call("GET", "/api/v1/device/requests/BCDF-GHJK", { session: fresh })).status).toBe(404);
   });
 });

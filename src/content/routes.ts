@@ -7,7 +7,7 @@ import type { AppContext } from "../context";
 import { access } from "../http/access";
 import { badRequest } from "../http/errors";
 import { limitParam, nestedQuery, oneString } from "../http/query";
-import { oneOf, queryParameter, WholeNumber } from "../http/schemas";
+import { oneOf, queryParameter, variants, WholeNumber } from "../http/schemas";
 import { baseView, findBase, listBases, updateBase } from "./bases";
 import { getNode, listNodes, purgeNode, updateMetadata } from "./nodes";
 import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory } from "./records";
@@ -23,7 +23,7 @@ const FieldDefinition = t.Object({ slug: Slug, name: Name, type: oneOf(FIELD_TYP
 const ReviewPolicy = t.Object({ kind: t.Optional(t.Literal("single")), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) });
 const Status = oneOf(["active", "archived"]);
 
-const NodeOperation = t.Union([
+const NodeOperation = variants([
   t.Object({
     kind: t.Literal("create"),
     ref: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
@@ -43,7 +43,7 @@ const NodeOperation = t.Union([
   t.Object({ kind: t.Literal("restore"), nodeId: t.String() }),
 ]);
 
-const FieldChange = t.Union([
+const FieldChange = variants([
   t.Object({ operation: t.Literal("create"), slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json), ...Review }),
   t.Object({
     operation: t.Literal("update"),
@@ -55,7 +55,7 @@ const FieldChange = t.Union([
   t.Object({ operation: t.Literal("reorder"), fieldIds: t.Array(t.String(), { minItems: 1, maxItems: 500 }), ...Review }),
 ]);
 
-const RecordChange = t.Union([
+const RecordChange = variants([
   t.Object({ operation: t.Literal("update"), fields: Json, baseCommitId: t.Optional(t.String()), ...Review }),
   t.Object({ operation: t.Literal("delete"), deleteMode: t.Optional(t.Literal("archive")), message: Message }),
   t.Object({ operation: t.Literal("restore"), message: Message }),

@@ -1,5 +1,5 @@
 import { t, type TSchema } from "elysia";
-import { type IntegerOptions, type TLiteral, type TUnion, Type } from "@sinclair/typebox";
+import { type IntegerOptions, Kind, type TLiteral, type TObject, type TUnion, Type } from "@sinclair/typebox";
 
 /**
  * Exactly one of `values`. Not `t.UnionEnum`: it silently defaults an omitted optional field to
@@ -23,3 +23,22 @@ export const queryParameter = (name: string, description: string, required = fal
  * `t.Integer`.
  */
 export const WholeNumber = (options?: IntegerOptions) => Type.Integer(options);
+
+/** Marks every object of a schema as open, so a union can still pick its variant when extra keys come along. */
+function tolerant(schema: TSchema): TSchema {
+  const node = schema as TSchema & { properties?: Record<string, TSchema>; items?: TSchema; anyOf?: TSchema[] };
+  if (node[Kind] === "Object") {
+    const properties = Object.fromEntries(Object.entries(node.properties ?? {}).map(([key, value]) => [key, tolerant(value)]));
+    return { ...node, properties, additionalProperties: true };
+  }
+  if (node[Kind] === "Array" && node.items) return { ...node, items: tolerant(node.items) };
+  if (node[Kind] === "Union" && node.anyOf) return { ...node, anyOf: node.anyOf.map(tolerant) };
+  return schema;
+}
+
+/**
+ * A body that is one of several shapes (told apart by `operation` or `kind`). Unknown keys are
+ * ignored as in every other body: the variants accept them, and validation then strips them
+ * (a closed union would refuse any extra key with "Expected union value").
+ */
+export const variants = <const T extends TObject[]>(shapes: T) => t.Union(shapes.map(tolerant)) as unknown as TUnion<T>;
