@@ -7,7 +7,7 @@ import { changeRoutes } from "./changes/routes";
 import { contentRoutes } from "./content/routes";
 import { authRoutes } from "./auth/routes";
 import type { AppContext } from "./context";
-import { access } from "./http/access";
+import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
 import { plumbing } from "./http/plumbing";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
@@ -16,34 +16,38 @@ const DOCS_ASSETS = "/api/v1/docs/assets";
 
 /** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
 export function createApp(ctx: AppContext) {
-  return new Elysia({ normalize: "typebox" })
+  const app = new Elysia({ normalize: "typebox" })
     .use(plumbing(ctx))
+    .use(access(ctx))
     .use(
-      openapi({
-        path: "/api/v1/docs",
-        specPath: "/api/v1/openapi.json",
-        provider: "swagger-ui",
-        exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json"] },
-        // The plugin's default spec URL is relative to the page and misses it; `url` is accepted at run time.
-        swagger: { cdn: `${DOCS_ASSETS}/swagger-ui-bundle.js`, theme: `${DOCS_ASSETS}/swagger-ui.css`, autoDarkMode: false, url: "/api/v1/openapi.json" } as never,
-        documentation: {
-          info: { title: "Basalt API", version: VERSION, description: "Local-first, review-first workspace database." },
-          components: {
-            securitySchemes: {
-              bearerAuth: { type: "http", scheme: "bearer", description: "An API key: bsk_…" },
-              sessionCookie: { type: "apiKey", in: "cookie", name: "basalt_session" },
+      declaredPublic(
+        openapi({
+          path: "/api/v1/docs",
+          specPath: "/api/v1/openapi.json",
+          provider: "swagger-ui",
+          exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json"] },
+          // The plugin's default spec URL is relative to the page and misses it; `url` is accepted at run time.
+          swagger: { cdn: `${DOCS_ASSETS}/swagger-ui-bundle.js`, theme: `${DOCS_ASSETS}/swagger-ui.css`, autoDarkMode: false, url: "/api/v1/openapi.json" } as never,
+          documentation: {
+            info: { title: "Basalt API", version: VERSION, description: "Local-first, review-first workspace database." },
+            components: {
+              securitySchemes: {
+                bearerAuth: { type: "http", scheme: "bearer", description: "An API key: bsk_…" },
+                sessionCookie: { type: "apiKey", in: "cookie", name: "basalt_session" },
+              },
             },
           },
-        },
-      }),
+        }),
+      ),
     )
-    .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { detail: { hide: true } })
-    .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { detail: { hide: true } })
-    .use(access(ctx))
+    .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { public: true, detail: { hide: true } })
+    .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
     .get("/api/health", () => ({ status: "ok", version: VERSION }), { public: true })
     .use(authRoutes(ctx))
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(adminRoutes(ctx));
+  requireDeclaredAccess(app.routes);
+  return app;
 }

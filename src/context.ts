@@ -1,6 +1,7 @@
 import type { Clock } from "./clock";
 import type { Config } from "./config";
-import type { Db, Store } from "./db/client";
+import type { Store } from "./db/client";
+import { CommittedCache, type ReadDb } from "./db/tx";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./http/rate-limit";
 import type { Membership } from "./spaces/spaces";
@@ -37,15 +38,16 @@ export interface AppContext {
   /** Tells one app instance's plugins from another's (Elysia de-duplicates plugins by name and seed). */
   instanceId: string;
   store: Store;
-  db: Db;
+  /** For reads; writes go through `write`, whose `tx.db` can write. */
+  db: ReadDb;
   clock: Clock;
   config: Config;
   log: Logger;
   keyCache: KeyCache;
   /** userId → that user's spaces and roles; see `listMemberships`. */
-  memberships: Map<string, { list: Membership[]; readAt: number }>;
+  memberships: CommittedCache<string, { list: Membership[]; readAt: number }>;
   /** "<space id> <base ref>" → base, node and fields; see `findBase`. */
-  bases: Map<string, LoadedBase>;
+  bases: CommittedCache<string, LoadedBase>;
   limits: {
     loginFailures: RateLimiter;
     deviceCodes: RateLimiter;
@@ -65,8 +67,8 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     config,
     log,
     keyCache: new KeyCache(),
-    memberships: new Map(),
-    bases: new Map(),
+    memberships: new CommittedCache(store.writes, 10_000),
+    bases: new CommittedCache(store.writes, 1_000),
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       deviceCodes: new RateLimiter(clock, 10, minute),
@@ -74,9 +76,5 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
   };
-  store.writes.onRollback(() => {
-    ctx.memberships.clear();
-    ctx.bases.clear();
-  });
   return ctx;
 }

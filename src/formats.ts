@@ -1,6 +1,21 @@
+import { badRequest } from "./http/errors";
+
 /** Text formats shared by several domains, each defined once. */
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
-export const SLUG_PATTERN = /^[a-z0-9-]+$/;
+const SLUG_PATTERN = /^[a-z0-9-]{1,64}$/;
+
+/** Space and node slugs: lower-case letters, digits and dashes, 1 to 64 of them. */
+export function checkSlug(slug: string, what = "slug"): string {
+  if (!SLUG_PATTERN.test(slug)) throw badRequest(`The ${what} "${slug}" must match ^[a-z0-9-]+$ (1 to 64 characters).`);
+  return slug;
+}
+
+/** Names of users, spaces, nodes, bases and fields: trimmed, never empty. */
+export function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw badRequest("The name must not be empty.");
+  return trimmed;
+}
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 

@@ -136,10 +136,10 @@ describe("users (instance admins)", () => {
 
   test("changing users with a key needs the manage level", async () => {
     const admin = await server.user("Ada", { admin: true });
-    const write = await server.call("POST", "/api/v1/users", { key: server.key(admin.id, "write"), body: { email: "b@example.com", name: "B", password: "b password" } });
+    const write = await server.call("POST", "/api/v1/users", { key: await server.key(admin.id, "write"), body: { email: "b@example.com", name: "B", password: "b password" } });
     expect(write.status).toBe(403);
     expect(write.body.data).toEqual({ required: "manage", effective: "write" });
-    const manage = await server.call("POST", "/api/v1/users", { key: server.key(admin.id, "manage"), body: { email: "b@example.com", name: "B", password: "b password" } });
+    const manage = await server.call("POST", "/api/v1/users", { key: await server.key(admin.id, "manage"), body: { email: "b@example.com", name: "B", password: "b password" } });
     expect(manage.status).toBe(201);
   });
 
@@ -148,7 +148,7 @@ describe("users (instance admins)", () => {
     const bob = await server.user("Bob");
     const adminSession = await server.signIn(admin.email);
     const bobSession = await server.signIn(bob.email);
-    const bobKey = server.key(bob.id, "read");
+    const bobKey = await server.key(bob.id, "read");
     expect((await server.call("GET", "/api/v1/auth", { key: bobKey })).status).toBe(200);
 
     const banned = await server.call("PATCH", `/api/v1/users/${bob.id}`, { session: adminSession, body: { banned: true } });

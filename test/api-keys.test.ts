@@ -156,7 +156,7 @@ describe("key management", () => {
   });
 
   test("key management needs a session: a key gets 403 SESSION_REQUIRED", async () => {
-    const key = server.key(userId, "manage");
+    const key = await server.key(userId, "manage");
     for (const [method, path] of [["GET", "/api/v1/api-keys"], ["POST", "/api/v1/api-keys"]]) {
       const reply = await server.call(method, path, { key, body: method === "POST" ? { name: "x", level: "read" } : undefined });
       expect(reply.status).toBe(403);
@@ -170,15 +170,20 @@ describe("key management", () => {
       const fresh = await server.signIn("ada@example.com");
       return (await server.call("GET", `/api/v1/api-keys/${body.key.id}`, { session: fresh })).body.lastUsedAt;
     };
-    const writes = () => (server.ctx.store.sqlite.query("SELECT last_used_at AS t FROM api_keys WHERE id = ?").get(body.key.id) as { t: string | null }).t;
+    // The use is recorded by a queued write that the request does not wait for.
+    const writes = async () => {
+      await server.ctx.store.writes.drain();
+      return (server.ctx.store.sqlite.query("SELECT last_used_at AS t FROM api_keys WHERE id = ?").get(body.key.id) as { t: string | null }).t;
+    };
     await server.call("GET", "/api/v1/auth", { key: body.apiKey });
+    await writes();
     const first = await lastUsed();
     expect(first).toBe(new Date(server.clock.now()).toISOString());
     server.clock.advance(30_000);
     await server.call("GET", "/api/v1/auth", { key: body.apiKey });
-    expect(writes()).toBe(first);
+    expect(await writes()).toBe(first);
     server.clock.advance(31_000);
     await server.call("GET", "/api/v1/auth", { key: body.apiKey });
-    expect(writes()).toBe(new Date(server.clock.now()).toISOString());
+    expect(await writes()).toBe(new Date(server.clock.now()).toISOString());
   });
 });

@@ -10,7 +10,7 @@ test("GET /auth with a key: user, credential, space in effect, member, every spa
   const bob = await server.user("Bob");
   const research = await server.space(bob.id, "Research");
   server.ctx.store.sqlite.run("INSERT INTO members (space_id, user_id, role, created_at) VALUES (?, ?, 'editor', ?)", [research.id, ada.id, new Date().toISOString()]);
-  const key = server.key(ada.id, "changeRequest");
+  const key = await server.key(ada.id, "changeRequest");
   const reply = await server.call("GET", "/api/v1/auth", { key });
   expect(reply.status).toBe(200);
   expect(reply.body).toEqual({
@@ -27,13 +27,13 @@ test("GET /auth never rejects for ambiguity: several spaces, no header, space is
   const ada = await server.user("Ada");
   await server.space(ada.id, "One");
   await server.space(ada.id, "Two");
-  const reply = await server.call("GET", "/api/v1/auth", { key: server.key(ada.id, "write") });
+  const reply = await server.call("GET", "/api/v1/auth", { key: await server.key(ada.id, "write") });
   expect(reply.status).toBe(200);
   expect(reply.body.space).toBeNull();
   expect(reply.body.member).toBeNull();
   expect(reply.body.effectiveLevel).toBeNull();
   expect(reply.body.spaces.map((s: { slug: string; effectiveLevel: string }) => [s.slug, s.effectiveLevel])).toEqual([["one", "write"], ["two", "write"]]);
-  const foreign = await server.call("GET", "/api/v1/auth", { key: server.key(ada.id, "write"), space: "elsewhere" });
+  const foreign = await server.call("GET", "/api/v1/auth", { key: await server.key(ada.id, "write"), space: "elsewhere" });
   expect(foreign.status).toBe(403);
   expect(foreign.body.reason).toBe("SPACE_NOT_ALLOWED");
 });

@@ -127,13 +127,13 @@ describe("the single executable", () => {
     db.close();
   });
 
-  test("migrates an old database (only the first migration applied) from an empty directory", () => {
+  test("migrates an old database (only the first migration applied) from an empty directory", async () => {
     const cwd = tempDir("basalt-old-");
     const old = openStore(join(cwd, "basalt-data", "basalt.db"));
     const [first] = readMigrationFiles({ migrationsFolder: join(REPO, "migrations") });
     migrate(old, [first]);
     old.sqlite.run("INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES ('usr_old', 'old@example.com', 'Old', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
-    closeStore(old);
+    await closeStore(old);
     const result = Bun.spawnSync([binary, "migrate"], { cwd });
     expect(result.stdout.toString()).toMatch(/^Applied [1-9]\d* migrations?\.$/m);
     const db = new Database(join(cwd, "basalt-data", "basalt.db"), { readonly: true });

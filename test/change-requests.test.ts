@@ -79,7 +79,7 @@ describe("transitions (section 7)", () => {
     const bob = await server.user("Bob");
     const session = await server.signIn("ada@example.com");
     await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: bob.email, role: "contributor" } });
-    const proposal = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: server.key(bob.id, "changeRequest"), body: { fields: { title: "Bob's" }, message: "from Bob" } });
+    const proposal = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: await server.key(bob.id, "changeRequest"), body: { fields: { title: "Bob's" }, message: "from Bob" } });
     await review(proposal.body.id, "approved");
     const merged = await merge(proposal.body.id);
     expect(merged.body.record.createdBy).toBe(bob.id);
@@ -180,10 +180,10 @@ describe("approvals against reviewPolicy.requiredApprovals", () => {
     const cr = await proposeRecord();
     expect(cr.reviewPolicySnapshot.requiredApprovals).toBe(2);
     expect((await review(cr.id, "approved", ws.write)).body.status).toBe("in_review");
-    const bobKey = server.key(bob.id, "write");
+    const bobKey = await server.key(bob.id, "write");
     expect((await review(cr.id, "approved", bobKey)).body.status).toBe("in_review");
     expect((await review(cr.id, "approved", bobKey)).body.status).toBe("in_review");
-    const done = await review(cr.id, "approved", server.key(carol.id, "write"));
+    const done = await review(cr.id, "approved", await server.key(carol.id, "write"));
     expect(done.body.status).toBe("approved");
     expect(done.body.reviews).toHaveLength(3);
   });

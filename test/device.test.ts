@@ -95,7 +95,7 @@ describe("device authorization (RFC 8628)", () => {
 
   test("approval needs a session; a key gets 403", async () => {
     const grant = await issue();
-    const key = server.key(session.userId, "manage");
+    const key = await server.key(session.userId, "manage");
     const reply = await server.call("POST", "/api/v1/device/approve", { key, body: { userCode: grant.body.userCode, name: "x", level: "manage" } });
     expect(reply.status).toBe(403);
     expect(reply.body.reason).toBe("SESSION_REQUIRED");

@@ -49,7 +49,7 @@ describe("nothing crosses a space (item 1)", () => {
     await createBase(server, ws.write);
     const eve = await server.user("Eve");
     const eveSpace = await server.space(eve.id, "Eve's");
-    const eveKey = server.key(eve.id, "manage");
+    const eveKey = await server.key(eve.id, "manage");
     await createBase(server, eveKey, "papers");
     const foreign = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: eveKey, body: { fields: { title: "Eve's secret draft", year: 1999 } } });
     other = { key: eveKey, space: eveSpace.id, record: foreign.body };
@@ -135,7 +135,7 @@ describe("a walk of every route of openapi.json with another space's ids and pro
     server = new TestServer();
     const ada = await server.user("Ada", { admin: true });
     const space = await server.space(ada.id, "Research");
-    const write = server.key(ada.id, "write");
+    const write = await server.key(ada.id, "write");
     const base = await createBase(server, write);
     secret = "the-victim's-unpublished-result";
     const record = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: write, body: { fields: { title: secret, year: 2026 } } })).body;
@@ -156,8 +156,8 @@ describe("a walk of every route of openapi.json with another space's ids and pro
     };
     const eveUser = await server.user("Eve");
     const eveSpace = await server.space(eveUser.id, "Eve's");
-    const eveKey = server.key(eveUser.id, "manage");
-    const spareKey = server.key(eveUser.id, "read");
+    const eveKey = await server.key(eveUser.id, "manage");
+    const spareKey = await server.key(eveUser.id, "read");
     const eveBase = await createBase(server, eveKey, "papers");
     const eveRecord = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: eveKey, body: { fields: { title: "Eve's", year: 1 } } })).body;
     const eveProposal = (await server.call("POST", `/api/v1/records/${eveRecord.id}/change-requests`, { key: eveKey, body: { operation: "update", fields: { year: 2 }, autoMerge: false } })).body;
@@ -257,7 +257,7 @@ describe("a walk of every route of openapi.json with another space's ids and pro
     await walk({ session: eve.session }, eve.own, "prototype");
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     // A filtered listing and a direct write, in another space, still answer as before.
-    const adaWrite = server.key(victim.userId, "write");
+    const adaWrite = await server.key(victim.userId, "write");
     const listing = await server.call("GET", `/api/v1/records?baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=eq&filters[0][value]=2026`, { key: adaWrite });
     expect(listing.status).toBe(200);
     expect(listing.body.records).toHaveLength(1);
@@ -319,7 +319,7 @@ describe("rate limits hold under parallel requests (item 3)", () => {
       server.clock.advance(60_000);
       expect((await server.call("POST", "/api/v1/auth/login", { body: { email: "ada@example.com", password: "correct horse" } })).status).toBe(200);
     } finally {
-      server.stop();
+      await server.stop();
     }
   });
 
@@ -329,7 +329,7 @@ describe("rate limits hold under parallel requests (item 3)", () => {
       await server.user("Ada");
       for (let i = 0; i < 8; i++) expect((await server.call("POST", "/api/v1/auth/login", { body: { email: "ada@example.com", password: "correct horse" } })).status).toBe(200);
     } finally {
-      server.stop();
+      await server.stop();
     }
   });
 });
@@ -347,7 +347,7 @@ describe("roles (item 4)", () => {
     spaceId = (await server.space(ada.id, "Team")).id;
     const session = await server.signIn(ada.email);
     await server.call("POST", `/api/v1/spaces/${spaceId}/members`, { session, body: { email: bob.email, role: "admin" } });
-    bobKey = server.key(bob.id, "manage");
+    bobKey = await server.key(bob.id, "manage");
   });
   afterEach(() => server.stop());
 
@@ -372,12 +372,12 @@ describe("roles (item 4)", () => {
     const carol = await server.user("Carol");
     expect((await server.call("POST", `/api/v1/spaces/${spaceId}/members`, { key: bobKey, body: { email: carol.email, role: "editor" } })).status).toBe(201);
     expect((await server.call("PATCH", `/api/v1/spaces/${spaceId}/members/${carol.id}`, { key: bobKey, body: { role: "viewer" } })).status).toBe(200);
-    const adaKey = server.key(ada.id, "manage");
+    const adaKey = await server.key(ada.id, "manage");
     expect((await server.call("PATCH", `/api/v1/spaces/${spaceId}/members/${bob.id}`, { key: adaKey, body: { role: "owner" } })).body.role).toBe("owner");
   });
 
   test("the last instance admin cannot drop the admin flag or be banned (409); with two admins, one can", async () => {
-    const adaKey = server.key(ada.id, "manage");
+    const adaKey = await server.key(ada.id, "manage");
     for (const body of [{ admin: false }, { banned: true }]) {
       const reply = await server.call("PATCH", `/api/v1/users/${ada.id}`, { key: adaKey, body });
       expect(reply.status).toBe(409);
@@ -386,7 +386,7 @@ describe("roles (item 4)", () => {
     expect((await server.call("GET", "/api/v1/users/me", { key: adaKey })).body).toMatchObject({ admin: true, banned: false });
     expect((await server.call("PATCH", `/api/v1/users/${bob.id}`, { key: adaKey, body: { admin: true } })).status).toBe(200);
     expect((await server.call("PATCH", `/api/v1/users/${ada.id}`, { key: adaKey, body: { admin: false } })).body.admin).toBe(false);
-    const bobAsAdmin = server.key(bob.id, "manage");
+    const bobAsAdmin = await server.key(bob.id, "manage");
     expect((await server.call("PATCH", `/api/v1/users/${bob.id}`, { key: bobAsAdmin, body: { banned: true } })).status).toBe(409);
   });
 });
@@ -403,8 +403,8 @@ describe("revisions belong to their author (item 5)", () => {
     carol = await server.user("Carol");
     const session = await server.signIn("ada@example.com");
     await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: "carol@example.com", role: "editor" } });
-    carolPropose = server.key(carol.id, "changeRequest");
-    carolWrite = server.key(carol.id, "write");
+    carolPropose = await server.key(carol.id, "changeRequest");
+    carolWrite = await server.key(carol.id, "write");
   });
   afterEach(() => server.stop());
 
@@ -570,7 +570,7 @@ describe("the admin page (item 9)", () => {
         expect(reply.headers.get("x-frame-options")).toBe("DENY");
       }
     } finally {
-      server.stop();
+      await server.stop();
     }
   });
 });

@@ -9,6 +9,7 @@ import { ManualClock } from "../src/clock";
 import { loadConfig } from "../src/config";
 import { type AppContext, createContext } from "../src/context";
 import { closeStore, migrate, openStore } from "../src/db/client";
+import { write } from "../src/db/tx";
 import { listenOptions } from "../src/http/plumbing";
 import { createSpace } from "../src/spaces/spaces";
 
@@ -95,17 +96,17 @@ export class TestServer {
     return { cookie, csrfToken: reply.body.csrfToken, userId: reply.body.user.id };
   }
 
-  key(userId: string, level: Level, expiration: Expiration = "30d"): string {
-    return createApiKey(this.ctx, userId, { name: `${level} key`, level, expiration }).apiKey;
+  async key(userId: string, level: Level, expiration: Expiration = "30d"): Promise<string> {
+    return (await write(this.ctx, (tx) => createApiKey(tx, userId, { name: `${level} key`, level, expiration }))).apiKey;
   }
 
   space(ownerId: string, name: string, slug?: string) {
-    return createSpace(this.ctx, ownerId, { name, slug });
+    return write(this.ctx, (tx) => createSpace(tx, ownerId, { name, slug }));
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.app.server?.stop(true);
-    closeStore(this.ctx.store);
+    await closeStore(this.ctx.store);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -125,10 +126,10 @@ export async function workspace(server: TestServer) {
   return {
     owner,
     space,
-    read: server.key(owner.id, "read"),
-    propose: server.key(owner.id, "changeRequest"),
-    write: server.key(owner.id, "write"),
-    manage: server.key(owner.id, "manage"),
+    read: await server.key(owner.id, "read"),
+    propose: await server.key(owner.id, "changeRequest"),
+    write: await server.key(owner.id, "write"),
+    manage: await server.key(owner.id, "manage"),
   };
 }
 

@@ -40,9 +40,9 @@ test("the hourly prune removes expired device requests and idle sessions", async
   await server.signIn("ada@example.com");
   await server.call("POST", "/api/v1/device/code", { body: {} });
   const count = (table: string) => (server.ctx.store.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-  pruneExpired(server.ctx);
+  await pruneExpired(server.ctx);
   expect([count("device_requests"), count("sessions")]).toEqual([1, 1]);
   server.clock.advance(8 * 86_400_000);
-  pruneExpired(server.ctx);
+  await pruneExpired(server.ctx);
   expect([count("device_requests"), count("sessions")]).toEqual([0, 0]);
 });

@@ -197,7 +197,7 @@ describe("records", () => {
     const record = (await create({ title: "Mine" }, ws.write, "papers")).body;
     const eve = await server.user("Eve");
     await server.space(eve.id, "Elsewhere");
-    const key = server.key(eve.id, "manage");
+    const key = await server.key(eve.id, "manage");
     expect((await server.call("GET", `/api/v1/records/${record.id}`, { key })).status).toBe(404);
   });
 });

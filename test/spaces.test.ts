@@ -42,9 +42,9 @@ describe("spaces", () => {
   });
 
   test("creating a space needs a session or a manage key", async () => {
-    const write = await server.call("POST", "/api/v1/spaces", { key: server.key(ada.id, "write"), body: { name: "X" } });
+    const write = await server.call("POST", "/api/v1/spaces", { key: await server.key(ada.id, "write"), body: { name: "X" } });
     expect(write.status).toBe(403);
-    expect((await server.call("POST", "/api/v1/spaces", { key: server.key(ada.id, "manage"), body: { name: "X" } })).status).toBe(201);
+    expect((await server.call("POST", "/api/v1/spaces", { key: await server.key(ada.id, "manage"), body: { name: "X" } })).status).toBe(201);
   });
 
   test("delete needs the slug as confirmation, an owner, and takes the content along", async () => {
@@ -53,7 +53,7 @@ describe("spaces", () => {
     expect(unconfirmed.status).toBe(400);
     const bob = await server.user("Bob");
     await server.call("POST", `/api/v1/spaces/${body.id}/members`, { session, body: { email: bob.email, role: "admin" } });
-    const byAdmin = await server.call("DELETE", `/api/v1/spaces/${body.id}`, { key: server.key(bob.id, "manage"), body: { confirm: "doomed" } });
+    const byAdmin = await server.call("DELETE", `/api/v1/spaces/${body.id}`, { key: await server.key(bob.id, "manage"), body: { confirm: "doomed" } });
     expect(byAdmin.status).toBe(403);
     expect(byAdmin.body.reason).toBe("OWNER_REQUIRED");
     const deleted = await server.call("DELETE", `/api/v1/spaces/${body.id}`, { session, body: { confirm: "doomed" } });
@@ -93,7 +93,7 @@ describe("members", () => {
     const space = await server.space(ada.id, "Team");
     const bob = await server.user("Bob");
     await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: bob.email, role: "editor" } });
-    const key = server.key(bob.id, "manage");
+    const key = await server.key(bob.id, "manage");
     expect((await server.call("GET", "/api/v1/auth", { key, space: space.id })).body.effectiveLevel).toBe("write");
     await server.call("PATCH", `/api/v1/spaces/${space.id}/members/${bob.id}`, { session, body: { role: "viewer" } });
     expect((await server.call("GET", "/api/v1/auth", { key, space: space.id })).body.effectiveLevel).toBe("read");
@@ -102,7 +102,7 @@ describe("members", () => {
   });
 
   test("a space added by another process is found at once when named", async () => {
-    const key = server.key(ada.id, "read");
+    const key = await server.key(ada.id, "read");
     await server.space(ada.id, "First");
     expect((await server.call("GET", "/api/v1/auth", { key })).body.spaces).toHaveLength(1);
     const now = new Date().toISOString();
@@ -116,7 +116,7 @@ describe("members", () => {
     const space = await server.space(ada.id, "Team");
     const carol = await server.user("Carol");
     await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: carol.email, role: "editor" } });
-    const carolKey = server.key(carol.id, "manage");
+    const carolKey = await server.key(carol.id, "manage");
     expect((await server.call("GET", `/api/v1/spaces/${space.id}/members`, { key: carolKey })).status).toBe(200);
     const add = await server.call("POST", `/api/v1/spaces/${space.id}/members`, { key: carolKey, body: { email: ada.email, role: "viewer" } });
     expect(add.status).toBe(403);
@@ -127,7 +127,7 @@ describe("members", () => {
 describe("which space a request targets (section 2.3)", () => {
   test("one space: the header may be omitted", async () => {
     const space = await server.space(ada.id, "Only");
-    const key = server.key(ada.id, "read");
+    const key = await server.key(ada.id, "read");
     expect((await server.call("GET", "/api/v1/nodes", { key })).status).toBe(200);
     const auth = await server.call("GET", "/api/v1/auth", { key });
     expect(auth.body.space).toEqual({ id: space.id, name: "Only", slug: "only" });
@@ -136,7 +136,7 @@ describe("which space a request targets (section 2.3)", () => {
   test("several spaces and no header: 400 SPACE_SELECTION_REQUIRED listing them", async () => {
     const a = await server.space(ada.id, "Alpha");
     const b = await server.space(ada.id, "Beta");
-    const reply = await server.call("GET", "/api/v1/nodes", { key: server.key(ada.id, "read") });
+    const reply = await server.call("GET", "/api/v1/nodes", { key: await server.key(ada.id, "read") });
     expect(reply.status).toBe(400);
     expect(reply.body).toMatchObject({ code: "BAD_REQUEST", reason: "SPACE_SELECTION_REQUIRED" });
     expect(reply.body.data).toEqual({
@@ -151,7 +151,7 @@ describe("which space a request targets (section 2.3)", () => {
   test("the header picks by id or slug; x-busabase-space is the same header", async () => {
     await server.space(ada.id, "Alpha");
     const beta = await server.space(ada.id, "Beta");
-    const key = server.key(ada.id, "read");
+    const key = await server.key(ada.id, "read");
     const choices: Record<string, string>[] = [{ "x-basalt-space": beta.id }, { "x-basalt-space": "beta" }, { "x-busabase-space": "beta" }];
     for (const headers of choices) {
       const reply = await server.call("GET", "/api/v1/auth", { key, headers });
@@ -164,7 +164,7 @@ describe("which space a request targets (section 2.3)", () => {
     await server.space(ada.id, "Mine");
     const bob = await server.user("Bob");
     const foreign = await server.space(bob.id, "Theirs");
-    const key = server.key(ada.id, "read");
+    const key = await server.key(ada.id, "read");
     const replies = [await server.call("GET", "/api/v1/nodes", { key, space: foreign.id }), await server.call("GET", "/api/v1/nodes", { key, space: "spc_does_not_exist" })];
     for (const reply of replies) {
       expect(reply.status).toBe(403);
@@ -175,7 +175,7 @@ describe("which space a request targets (section 2.3)", () => {
   });
 
   test("routes outside spaces ignore the header", async () => {
-    const key = server.key(ada.id, "read");
+    const key = await server.key(ada.id, "read");
     expect((await server.call("GET", "/api/v1/users/me", { key, space: "nonsense" })).status).toBe(200);
     expect((await server.call("GET", "/api/v1/spaces", { key, space: "nonsense" })).status).toBe(200);
   });
@@ -191,7 +191,7 @@ describe("which space a request targets (section 2.3)", () => {
       ["manage", "changeRequest"],
     ];
     for (const [level, effective] of cases) {
-      const reply = await server.call("GET", "/api/v1/auth", { key: server.key(bob.id, level as never), space: space.id });
+      const reply = await server.call("GET", "/api/v1/auth", { key: await server.key(bob.id, level as never), space: space.id });
       expect(reply.body.effectiveLevel).toBe(effective);
     }
   });

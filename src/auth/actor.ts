@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedFor } from "../db/client";
+import { writeInBackground } from "../db/tx";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { unauthorized } from "../http/errors";
@@ -56,9 +57,12 @@ export function authenticateKey(ctx: AppContext, value: string): Actor {
   if (entry.key.expiresAt && Date.parse(entry.key.expiresAt) <= now) throw unauthorized("The API key has expired.");
   if (now - entry.lastUsedWrittenAt >= LAST_USED_INTERVAL_MS) {
     const lastUsedAt = iso(now);
-    ctx.db.update(apiKeys).set({ lastUsedAt }).where(eq(apiKeys.id, entry.key.id)).run();
+    const keyId = entry.key.id;
     entry.key = { ...entry.key, lastUsedAt };
     entry.lastUsedWrittenAt = now;
+    writeInBackground(ctx, `recording the use of key ${keyId}`, (tx) => {
+      tx.db.update(apiKeys).set({ lastUsedAt }).where(eq(apiKeys.id, keyId)).run();
+    });
   }
   return { user: entry.user, credential: { type: "api_key", key: entry.key }, ceiling: entry.key.level };
 }

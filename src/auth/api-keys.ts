@@ -2,6 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { DAY_MS, iso } from "../clock";
 import type { AppContext } from "../context";
 import { newId } from "../db/ids";
+import type { Tx } from "../db/tx";
 import { conflict, notFound } from "../http/errors";
 import { generateKeyValue, keyPrefix } from "./key-format";
 import type { ApiKeyRow } from "./key-cache";
@@ -46,9 +47,9 @@ export interface NewApiKey {
 }
 
 /** The only moment the key's value exists outside the caller's hands: it is returned, never stored. */
-export function createApiKey(ctx: AppContext, userId: string, input: NewApiKey): { apiKey: string; key: ApiKeyView } {
+export function createApiKey(tx: Tx, userId: string, input: NewApiKey): { apiKey: string; key: ApiKeyView } {
   const value = generateKeyValue();
-  const now = ctx.clock.now();
+  const now = tx.clock.now();
   const days = EXPIRATION_DAYS[input.expiration ?? DEFAULT_EXPIRATION];
   const row: ApiKeyRow = {
     id: newId("key"),
@@ -61,7 +62,7 @@ export function createApiKey(ctx: AppContext, userId: string, input: NewApiKey):
     expiresAt: days === null ? null : iso(now + days * DAY_MS),
     lastUsedAt: null,
   };
-  ctx.db.insert(apiKeys).values(row).run();
+  tx.db.insert(apiKeys).values(row).run();
   return { apiKey: value, key: apiKeyView(row, now) };
 }
 
@@ -87,8 +88,8 @@ export interface ApiKeyPatch {
 }
 
 /** Every holder of a key gains a raised level at once, so raising it must be confirmed. */
-export function updateApiKey(ctx: AppContext, userId: string, keyId: string, patch: ApiKeyPatch): ApiKeyView {
-  const row = findOwnKey(ctx, userId, keyId);
+export function updateApiKey(tx: Tx, userId: string, keyId: string, patch: ApiKeyPatch): ApiKeyView {
+  const row = findOwnKey(tx, userId, keyId);
   if (patch.level && patch.level !== row.level && atLeast(patch.level, row.level) && patch.confirm !== true) {
     throw conflict(`Raising the key's level from ${row.level} to ${patch.level} needs "confirm": true.`, {
       reason: "CONFIRMATION_REQUIRED",
@@ -97,13 +98,14 @@ export function updateApiKey(ctx: AppContext, userId: string, keyId: string, pat
     });
   }
   const updated = { ...row, name: patch.name ?? row.name, level: patch.level ?? row.level };
-  ctx.db.update(apiKeys).set({ name: updated.name, level: updated.level }).where(eq(apiKeys.id, keyId)).run();
-  ctx.keyCache.forgetKey(keyId);
-  return apiKeyView(updated, ctx.clock.now());
+  tx.db.update(apiKeys).set({ name: updated.name, level: updated.level }).where(eq(apiKeys.id, keyId)).run();
+  tx.afterCommit(() => tx.keyCache.forgetKey(keyId));
+  return apiKeyView(updated, tx.clock.now());
 }
 
-export function deleteApiKey(ctx: AppContext, userId: string, keyId: string): void {
-  findOwnKey(ctx, userId, keyId);
-  ctx.db.delete(apiKeys).where(eq(apiKeys.id, keyId)).run();
-  ctx.keyCache.forgetKey(keyId);
+export function deleteApiKey(tx: Tx, userId: string, keyId: string): { success: true } {
+  findOwnKey(tx, userId, keyId);
+  tx.db.delete(apiKeys).where(eq(apiKeys.id, keyId)).run();
+  tx.afterCommit(() => tx.keyCache.forgetKey(keyId));
+  return { success: true };
 }

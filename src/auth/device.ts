@@ -1,7 +1,7 @@
 import { and, eq, lt } from "drizzle-orm";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { writeTransaction } from "../db/client";
+import { type Tx, write } from "../db/tx";
 import { newId } from "../db/ids";
 import { ApiError, conflict, notFound } from "../http/errors";
 import { createApiKey, DEFAULT_EXPIRATION, type Expiration, type NewApiKey } from "./api-keys";
@@ -29,13 +29,13 @@ export interface DeviceGrant {
   interval: number;
 }
 
-export function issueDeviceCode(ctx: AppContext, clientName: string | undefined, address: string): DeviceGrant {
-  ctx.limits.deviceCodes.take(address);
+export function issueDeviceCode(tx: Tx, clientName: string | undefined, address: string): DeviceGrant {
+  tx.limits.deviceCodes.take(address);
   const deviceCode = randomString(40);
-  const now = ctx.clock.now();
+  const now = tx.clock.now();
   for (;;) {
     const userCode = randomString(8, USER_CODE_ALPHABET);
-    const inserted = ctx.db
+    const inserted = tx.db
       .insert(deviceRequests)
       .values({
         id: newId("dev"),
@@ -51,7 +51,7 @@ export function issueDeviceCode(ctx: AppContext, clientName: string | undefined,
       .returning({ id: deviceRequests.id })
       .all();
     if (inserted.length === 0) continue;
-    const verificationUri = `${ctx.config.publicUrl}/admin/device`;
+    const verificationUri = `${tx.config.publicUrl}/admin/device`;
     return {
       deviceCode,
       userCode: displayUserCode(userCode),
@@ -107,18 +107,20 @@ function pendingRequest(ctx: AppContext, userCode: string, looker: Looker): Devi
   return row;
 }
 
-export function approveDeviceRequest(ctx: AppContext, looker: Looker, input: { userCode: string } & NewApiKey): void {
-  const row = pendingRequest(ctx, input.userCode, looker);
-  ctx.db
+export function approveDeviceRequest(tx: Tx, looker: Looker, input: { userCode: string } & NewApiKey): { success: true } {
+  const row = pendingRequest(tx, input.userCode, looker);
+  tx.db
     .update(deviceRequests)
     .set({ status: "approved", approvedBy: looker.userId, keyName: input.name, keyLevel: input.level, keyExpiration: input.expiration ?? DEFAULT_EXPIRATION })
     .where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending")))
     .run();
+  return { success: true };
 }
 
-export function denyDeviceRequest(ctx: AppContext, looker: Looker, userCode: string): void {
-  const row = pendingRequest(ctx, userCode, looker);
-  ctx.db.update(deviceRequests).set({ status: "denied", approvedBy: looker.userId }).where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending"))).run();
+export function denyDeviceRequest(tx: Tx, looker: Looker, userCode: string): { success: true } {
+  const row = pendingRequest(tx, userCode, looker);
+  tx.db.update(deviceRequests).set({ status: "denied", approvedBy: looker.userId }).where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending"))).run();
+  return { success: true };
 }
 
 /** The RFC 8628 token errors: 400 with the upper-case code and the RFC's lower-case name. */
@@ -137,20 +139,20 @@ export interface DeviceCredential {
  * recorded (and committed) before the answer: polling faster than the interval adds 5 s to it.
  */
 export async function finalizeDeviceCode(ctx: AppContext, deviceCode: string): Promise<DeviceCredential> {
-  const outcome = await writeTransaction(ctx.store, (): DeviceCredential | ApiError => {
-    const row = ctx.db.select().from(deviceRequests).where(eq(deviceRequests.deviceCodeHash, sha256(deviceCode))).get();
+  const outcome = await write(ctx, (tx): DeviceCredential | ApiError => {
+    const row = tx.db.select().from(deviceRequests).where(eq(deviceRequests.deviceCodeHash, sha256(deviceCode))).get();
     if (!row || row.status === "exchanged") return grantError("INVALID_GRANT", "The device code is unknown or was already exchanged.");
     if (isExpired(ctx, row)) return grantError("EXPIRED_TOKEN", "The device code expired; start again.");
     if (row.status === "denied") return grantError("ACCESS_DENIED", "The request was denied.");
     if (row.status === "approved") {
-      const { apiKey, key } = createApiKey(ctx, row.approvedBy!, { name: row.keyName!, level: row.keyLevel!, expiration: row.keyExpiration as Expiration });
-      ctx.db.update(deviceRequests).set({ status: "exchanged" }).where(eq(deviceRequests.id, row.id)).run();
+      const { apiKey, key } = createApiKey(tx, row.approvedBy!, { name: row.keyName!, level: row.keyLevel!, expiration: row.keyExpiration as Expiration });
+      tx.db.update(deviceRequests).set({ status: "exchanged" }).where(eq(deviceRequests.id, row.id)).run();
       return { apiKey, apiKeyId: key.id, expiresAt: key.expiresAt, credentialType: "api_key" };
     }
     const now = ctx.clock.now();
     const tooSoon = now - Date.parse(row.lastPolledAt ?? row.createdAt) < row.intervalSeconds * 1000;
     const intervalSeconds = tooSoon ? row.intervalSeconds + SLOW_DOWN_STEP_SECONDS : row.intervalSeconds;
-    ctx.db.update(deviceRequests).set({ lastPolledAt: iso(now), intervalSeconds }).where(eq(deviceRequests.id, row.id)).run();
+    tx.db.update(deviceRequests).set({ lastPolledAt: iso(now), intervalSeconds }).where(eq(deviceRequests.id, row.id)).run();
     return tooSoon
       ? grantError("SLOW_DOWN", `Polled too fast; wait ${intervalSeconds} s between polls.`, { interval: intervalSeconds })
       : grantError("AUTHORIZATION_PENDING", "The user has not approved the request yet.");
@@ -159,6 +161,6 @@ export async function finalizeDeviceCode(ctx: AppContext, deviceCode: string): P
   return outcome;
 }
 
-export function pruneDeviceRequests(ctx: AppContext): number {
-  return ctx.db.delete(deviceRequests).where(lt(deviceRequests.expiresAt, iso(ctx.clock.now()))).returning({ id: deviceRequests.id }).all().length;
+export function pruneDeviceRequests(tx: Tx): number {
+  return tx.db.delete(deviceRequests).where(lt(deviceRequests.expiresAt, iso(tx.clock.now()))).returning({ id: deviceRequests.id }).all().length;
 }

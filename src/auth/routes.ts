@@ -1,17 +1,17 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
+import { write } from "../db/tx";
 import { access, sessionCookieOptions, spaceHeader } from "../http/access";
-import { oneOf } from "../http/schemas";
+import { Name, oneOf } from "../http/schemas";
 import { createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, updateApiKey } from "./api-keys";
 import type { Actor } from "./actor";
 import { approveDeviceRequest, denyDeviceRequest, finalizeDeviceCode, getDeviceRequest, issueDeviceCode, type Looker } from "./device";
 import { LEVELS } from "./levels";
 import { createSession, deleteSession, SESSION_COOKIE } from "./sessions";
 import { completeSetup, setupNeeded } from "./setup";
-import { createUser, listUsers, requireAdmin, updateUser, userView, verifyLogin } from "./users";
+import { createUser, listUsers, updateUser, userView, verifyLogin } from "./users";
 import { describeCaller } from "./whoami";
 
-const Name = t.String({ minLength: 1, maxLength: 200 });
 const Email = t.String({ minLength: 3, maxLength: 320 });
 const Password = t.String({ minLength: 1, maxLength: 1024 });
 const Level = oneOf(LEVELS);
@@ -32,8 +32,8 @@ export function authRoutes(ctx: AppContext) {
       "/setup",
       async ({ body, cookie, set }) => {
         const { token, ...input } = body;
-        const user = await completeSetup(ctx, token, input);
-        cookie[SESSION_COOKIE].set(sessionCookieOptions(createSession(ctx, user.id).token, secure));
+        const { user, session } = await completeSetup(ctx, token, input);
+        cookie[SESSION_COOKIE].set(sessionCookieOptions(session.token, secure));
         set.status = 201;
         return user;
       },
@@ -43,7 +43,7 @@ export function authRoutes(ctx: AppContext) {
       "/auth/login",
       async ({ body, cookie, server, request }) => {
         const user = await verifyLogin(ctx, body.email, body.password, clientAddress(server, request));
-        const session = createSession(ctx, user.id);
+        const session = await write(ctx, (tx) => createSession(tx, user.id));
         cookie[SESSION_COOKIE].set(sessionCookieOptions(session.token, secure));
         return { user: userView(user), csrfToken: session.csrfToken };
       },
@@ -51,8 +51,9 @@ export function authRoutes(ctx: AppContext) {
     )
     .post(
       "/auth/logout",
-      ({ actor, cookie }) => {
-        if (actor.credential.type === "session") deleteSession(ctx, actor.credential.tokenHash);
+      async ({ actor, cookie }) => {
+        const { tokenHash } = actor.credential as { tokenHash: string };
+        await write(ctx, (tx) => deleteSession(tx, tokenHash));
         cookie[SESSION_COOKIE].set({ ...sessionCookieOptions("", secure), maxAge: 0 });
         return { success: true };
       },
@@ -60,78 +61,48 @@ export function authRoutes(ctx: AppContext) {
     )
     .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)), { account: "signedIn" })
     .get("/users/me", ({ actor }) => userView(actor.user), { account: "signedIn" })
-    .get(
-      "/users",
-      ({ actor }) => {
-        requireAdmin(actor.user);
-        return listUsers(ctx);
-      },
-      { account: "signedIn" },
-    )
+    .get("/users", () => listUsers(ctx), { account: "admin" })
     .post(
       "/users",
-      async ({ actor, body, set }) => {
-        requireAdmin(actor.user);
+      async ({ body, set }) => {
         const user = await createUser(ctx, body);
         set.status = 201;
         return user;
       },
-      { account: "manage", body: t.Object({ email: Email, name: Name, password: Password, admin: t.Optional(t.Boolean()) }) },
+      { account: "admin", body: t.Object({ email: Email, name: Name, password: Password, admin: t.Optional(t.Boolean()) }) },
     )
-    .patch(
-      "/users/:userId",
-      ({ actor, params, body }) => {
-        requireAdmin(actor.user);
-        return updateUser(ctx, params.userId, body);
-      },
-      {
-        account: "manage",
-        body: t.Object({ name: t.Optional(Name), password: t.Optional(Password), admin: t.Optional(t.Boolean()), banned: t.Optional(t.Boolean()) }),
-      },
-    )
+    .patch("/users/:userId", ({ params, body }) => updateUser(ctx, params.userId, body), {
+      account: "admin",
+      body: t.Object({ name: t.Optional(Name), password: t.Optional(Password), admin: t.Optional(t.Boolean()), banned: t.Optional(t.Boolean()) }),
+    })
     .post(
       "/api-keys",
       ({ actor, body, set }) => {
         set.status = 201;
-        return createApiKey(ctx, actor.user.id, body);
+        return write(ctx, (tx) => createApiKey(tx, actor.user.id, body));
       },
       { account: "session", body: t.Object({ name: Name, level: Level, expiration: t.Optional(Expiration) }) },
     )
     .get("/api-keys", ({ actor }) => listApiKeys(ctx, actor.user.id), { account: "session" })
     .get("/api-keys/:keyId", ({ actor, params }) => getApiKey(ctx, actor.user.id, params.keyId), { account: "session" })
-    .patch("/api-keys/:keyId", ({ actor, params, body }) => updateApiKey(ctx, actor.user.id, params.keyId, body), {
+    .patch("/api-keys/:keyId", ({ actor, params, body }) => write(ctx, (tx) => updateApiKey(tx, actor.user.id, params.keyId, body)), {
       account: "session",
       body: t.Object({ name: t.Optional(Name), level: t.Optional(Level), confirm: t.Optional(t.Boolean()) }),
     })
-    .delete(
-      "/api-keys/:keyId",
-      ({ actor, params }) => {
-        deleteApiKey(ctx, actor.user.id, params.keyId);
-        return { success: true };
-      },
-      { account: "session" },
-    )
-    .post("/device/code", ({ body, server, request }) => issueDeviceCode(ctx, body?.clientName, clientAddress(server, request)), {
+    .delete("/api-keys/:keyId", ({ actor, params }) => write(ctx, (tx) => deleteApiKey(tx, actor.user.id, params.keyId)), { account: "session" })
+    .post("/device/code", ({ body, server, request }) => write(ctx, (tx) => issueDeviceCode(tx, body?.clientName, clientAddress(server, request))), {
       public: true,
       body: t.Optional(t.Object({ clientName: t.Optional(t.String({ maxLength: 200 })) })),
     })
     .get("/device/requests/:userCode", ({ actor, params, server, request }) => getDeviceRequest(ctx, params.userCode, looker(actor, server, request)), { account: "session" })
-    .post(
-      "/device/approve",
-      ({ actor, body, server, request }) => {
-        approveDeviceRequest(ctx, looker(actor, server, request), body);
-        return { success: true };
-      },
-      { account: "session", body: t.Object({ userCode: UserCode, name: Name, level: Level, expiration: t.Optional(Expiration) }) },
-    )
-    .post(
-      "/device/deny",
-      ({ actor, body, server, request }) => {
-        denyDeviceRequest(ctx, looker(actor, server, request), body.userCode);
-        return { success: true };
-      },
-      { account: "session", body: t.Object({ userCode: UserCode }) },
-    )
+    .post("/device/approve", ({ actor, body, server, request }) => write(ctx, (tx) => approveDeviceRequest(tx, looker(actor, server, request), body)), {
+      account: "session",
+      body: t.Object({ userCode: UserCode, name: Name, level: Level, expiration: t.Optional(Expiration) }),
+    })
+    .post("/device/deny", ({ actor, body, server, request }) => write(ctx, (tx) => denyDeviceRequest(tx, looker(actor, server, request), body.userCode)), {
+      account: "session",
+      body: t.Object({ userCode: UserCode }),
+    })
     .post("/device/finalize", ({ body }) => finalizeDeviceCode(ctx, body.deviceCode), {
       public: true,
       body: t.Object({ deviceCode: t.String({ minLength: 1, maxLength: 200 }) }),

@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedFor } from "../db/client";
+import { type Tx, writeInBackground } from "../db/tx";
 import { DAY_MS, iso } from "../clock";
 import type { AppContext } from "../context";
 import type { UserRow } from "./key-cache";
@@ -17,11 +18,11 @@ export interface SessionGrant {
   csrfToken: string;
 }
 
-export function createSession(ctx: AppContext, userId: string): SessionGrant {
+export function createSession(tx: Tx, userId: string): SessionGrant {
   const token = randomString(43);
   const csrfToken = randomString(32);
-  const now = iso(ctx.clock.now());
-  ctx.db.insert(sessions).values({ tokenHash: sha256(token), userId, csrfToken, createdAt: now, lastSeenAt: now }).run();
+  const now = iso(tx.clock.now());
+  tx.db.insert(sessions).values({ tokenHash: sha256(token), userId, csrfToken, createdAt: now, lastSeenAt: now }).run();
   return { token, csrfToken };
 }
 
@@ -43,13 +44,18 @@ export function findSession(ctx: AppContext, token: string): ActiveSession | nul
   const now = ctx.clock.now();
   const lastSeen = Date.parse(row.session.lastSeenAt);
   if (now - lastSeen > SESSION_IDLE_MS) {
-    ctx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+    writeInBackground(ctx, "ending an idle session", (tx) => void deleteSession(tx, tokenHash));
     return null;
   }
-  if (now - lastSeen >= TOUCH_INTERVAL_MS) ctx.db.update(sessions).set({ lastSeenAt: iso(now) }).where(eq(sessions.tokenHash, tokenHash)).run();
+  if (now - lastSeen >= TOUCH_INTERVAL_MS) {
+    writeInBackground(ctx, "recording a session's use", (tx) => {
+      tx.db.update(sessions).set({ lastSeenAt: iso(now) }).where(eq(sessions.tokenHash, tokenHash)).run();
+    });
+  }
   return { tokenHash, csrfToken: row.session.csrfToken, user: row.user };
 }
 
-export function deleteSession(ctx: AppContext, tokenHash: string): void {
-  ctx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+export function deleteSession(tx: Tx, tokenHash: string): { success: true } {
+  tx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+  return { success: true };
 }

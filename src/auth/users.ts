@@ -1,10 +1,10 @@
 import { and, asc, count, eq } from "drizzle-orm";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { writeTransaction } from "../db/client";
+import { type Tx, write } from "../db/tx";
 import { newId } from "../db/ids";
-import { EMAIL_PATTERN, normalizeEmail } from "../formats";
-import { badRequest, conflict, forbidden, notFound, onUniqueViolation, unauthorized } from "../http/errors";
+import { checkName, EMAIL_PATTERN, normalizeEmail } from "../formats";
+import { badRequest, conflict, notFound, onUniqueViolation, unauthorized } from "../http/errors";
 import type { UserRow } from "./key-cache";
 import { sessions, users } from "./schema";
 
@@ -39,24 +39,27 @@ function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`The password must have at least ${MIN_PASSWORD_LENGTH} characters.`);
 }
 
-function checkName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw badRequest("The name must not be empty.");
-  return trimmed;
-}
-
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
 
-export async function createUser(ctx: AppContext, input: NewUser): Promise<UserView> {
+/** Checks a new user and hashes the password (slow, so outside any transaction); answers the row to insert. */
+export async function prepareUser(ctx: AppContext, input: NewUser): Promise<UserRow> {
   const email = normalizeEmail(input.email);
   if (!EMAIL_PATTERN.test(email)) throw badRequest(`"${input.email}" is not an e-mail address.`);
   const name = checkName(input.name);
   checkPassword(input.password);
   const passwordHash = await hashPassword(input.password);
   const now = iso(ctx.clock.now());
-  const row: UserRow = { id: newId("usr"), email, name, passwordHash, admin: input.admin ?? false, banned: false, createdAt: now, updatedAt: now };
-  onUniqueViolation(() => ctx.db.insert(users).values(row).run(), `A user with the e-mail ${email} already exists.`);
+  return { id: newId("usr"), email, name, passwordHash, admin: input.admin ?? false, banned: false, createdAt: now, updatedAt: now };
+}
+
+export function insertUser(tx: Tx, row: UserRow): UserView {
+  onUniqueViolation(() => tx.db.insert(users).values(row).run(), `A user with the e-mail ${row.email} already exists.`);
   return userView(row);
+}
+
+export async function createUser(ctx: AppContext, input: NewUser): Promise<UserView> {
+  const row = await prepareUser(ctx, input);
+  return write(ctx, (tx) => insertUser(tx, row));
 }
 
 export function countUsers(ctx: AppContext): number {
@@ -69,10 +72,6 @@ export function listUsers(ctx: AppContext): UserView[] {
 
 export function findUserByEmail(ctx: AppContext, email: string): UserRow | undefined {
   return ctx.db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
-}
-
-export function requireAdmin(user: UserRow): void {
-  if (!user.admin) throw forbidden("Only instance admins may manage users.");
 }
 
 export interface UserPatch {
@@ -95,23 +94,25 @@ function guardLastAdmin(ctx: AppContext, userId: string): void {
 
 /** A ban cuts every session and cached key of the user before this returns. */
 export async function updateUser(ctx: AppContext, userId: string, patch: UserPatch): Promise<UserView> {
-  const row = ctx.db.select().from(users).where(eq(users.id, userId)).get();
-  if (!row) throw notFound("No such user.");
-  const changes: Partial<UserRow> = { updatedAt: iso(ctx.clock.now()) };
-  if (patch.name !== undefined) changes.name = checkName(patch.name);
-  if (patch.admin !== undefined) changes.admin = patch.admin;
-  if (patch.banned !== undefined) changes.banned = patch.banned;
+  let passwordHash: string | undefined;
   if (patch.password !== undefined) {
     checkPassword(patch.password);
-    changes.passwordHash = await hashPassword(patch.password);
+    passwordHash = await hashPassword(patch.password);
   }
-  await writeTransaction(ctx.store, () => {
-    if (patch.admin === false || patch.banned === true) guardLastAdmin(ctx, userId);
-    ctx.db.update(users).set(changes).where(eq(users.id, userId)).run();
-    if (patch.banned || patch.password !== undefined) ctx.db.delete(sessions).where(eq(sessions.userId, userId)).run();
+  return write(ctx, (tx) => {
+    const row = tx.db.select().from(users).where(eq(users.id, userId)).get();
+    if (!row) throw notFound("No such user.");
+    if (patch.admin === false || patch.banned === true) guardLastAdmin(tx, userId);
+    const changes: Partial<UserRow> = { updatedAt: iso(tx.clock.now()) };
+    if (patch.name !== undefined) changes.name = checkName(patch.name);
+    if (patch.admin !== undefined) changes.admin = patch.admin;
+    if (patch.banned !== undefined) changes.banned = patch.banned;
+    if (passwordHash !== undefined) changes.passwordHash = passwordHash;
+    tx.db.update(users).set(changes).where(eq(users.id, userId)).run();
+    if (patch.banned || passwordHash !== undefined) tx.db.delete(sessions).where(eq(sessions.userId, userId)).run();
+    tx.afterCommit(() => tx.keyCache.forgetUser(userId));
+    return userView({ ...row, ...changes });
   });
-  ctx.keyCache.forgetUser(userId);
-  return userView({ ...row, ...changes });
 }
 
 /** A password hash to verify against when the e-mail is unknown, so both failures cost the same. */

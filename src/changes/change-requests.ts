@@ -7,14 +7,16 @@ import { findRecord, type RecordView, getRecord } from "../content/records";
 import type { ReviewPolicy } from "../content/schema";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { insertRow, preparedFor, writeTransaction } from "../db/client";
+import { insertRow, preparedFor } from "../db/client";
+import { write } from "../db/tx";
 import { newId } from "../db/ids";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { checkBaseCommit, insertCommit, type UserRef } from "./commits";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
-import { changeRequests, type ChangeStatus, type OperationKind, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
+import type { OperationChange } from "./operations";
+import { changeRequests, type ChangeStatus, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
 import { type ChangeRequestView, changeRequestViews } from "./views";
 
 export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
@@ -27,16 +29,15 @@ export function sourceAttribution(actor: Actor, channelHeader: string | undefine
   return { displayName: actor.credential.key.name, ownerName: actor.user.name, channel };
 }
 
-export interface ProposedOperation {
-  kind: OperationKind;
+/** One operation of a proposal: what it targets, and its kind with its payload. */
+export type ProposedOperation = {
   targetType: TargetType;
   baseId: string | null;
   nodeId: string | null;
   targetRecordId?: string | null;
   baseCommitId?: string | null;
   deleteMode?: string | null;
-  payload: Record<string, unknown>;
-}
+} & OperationChange;
 
 export interface Proposal {
   scope: SpaceScope;
@@ -68,7 +69,7 @@ const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequ
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
  * the same transaction. A repeated idempotency key (per base and user) answers the first result.
  */
-export async function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
+export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   const autoMerge = !p.reviewAlways && p.autoMerge !== false && atLeast(p.scope.level, "write");
   const at = iso(ctx.clock.now());
   const cr: ChangeRequestRow = {
@@ -90,19 +91,19 @@ export async function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     createdAt: at,
     updatedAt: at,
   };
-  const result = await writeTransaction(ctx.store, (): Proposed => {
+  return write(ctx, (tx): Proposed => {
     if (p.idempotencyKey && p.baseId) {
-      const earlier = ctx.db
+      const earlier = tx.db
         .select()
         .from(changeRequests)
         .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
         .get();
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: (earlier.mergeSummary.recordIds as string[]) ?? [] } : null };
     }
-    insertRow(ctx.db, changeRequests, cr);
+    insertRow(tx, changeRequests, cr);
     const rows: OperationRow[] = p.operations.map((op, position) => {
       const id = newId("opr");
-      const commit = insertCommit(ctx, {
+      const commit = insertCommit(tx, {
         spaceId: cr.spaceId,
         baseId: op.baseId,
         nodeId: op.nodeId,
@@ -134,13 +135,12 @@ export async function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         updatedAt: at,
       };
     });
-    for (const row of rows) insertRow(ctx.db, operations, row);
-    recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.created", data: { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy }, at });
+    for (const row of rows) insertRow(tx, operations, row);
+    recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     const author = authorOf(p.actor);
-    const outcome = autoMerge ? mergeInTransaction(ctx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { payload: p.operations[i].payload, author }]))) : null;
+    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author }]))) : null;
     return { changeRequest: cr, outcome };
   });
-  return result;
 }
 
 /** The change request of the space, or 404 (another space's ids are not found). */
@@ -191,34 +191,34 @@ const STATUS_EVENTS: Partial<Record<ChangeStatus, "change_request.approved" | "c
 };
 
 export async function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string, input: { verdict: Verdict; reason?: string }): Promise<ChangeRequestView> {
-  const row = await writeTransaction(ctx.store, () => {
-    const cr = findChangeRequest(ctx, scope.space.id, id);
+  const row = await write(ctx, (tx) => {
+    const cr = findChangeRequest(tx, scope.space.id, id);
     if (!REVIEWABLE.includes(cr.status)) throw notAllowedIn(cr, "reviewed");
-    const ops = operationsOf(ctx, cr.id);
+    const ops = operationsOf(tx, cr.id);
     const at = iso(ctx.clock.now());
     const review = { verdict: input.verdict, reason: input.reason ?? null, visibleOperationHeads: headsOf(ops), createdAt: at };
-    ctx.db
+    tx.db
       .insert(reviews)
       .values({ id: newId("rev"), changeRequestId: cr.id, reviewerId: actor.user.id, ...review })
       .onConflictDoUpdate({ target: [reviews.changeRequestId, reviews.reviewerId], set: review })
       .run();
-    const status = derivedStatus(ctx, cr, ops);
-    ctx.db.update(changeRequests).set({ status, reviewedAt: at, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    const status = derivedStatus(tx, cr, ops);
+    tx.db.update(changeRequests).set({ status, reviewedAt: at, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
     const event = STATUS_EVENTS[status];
-    if (event && status !== cr.status) recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: event, data: { changeRequestId: cr.id, reviewerId: actor.user.id }, at });
-    return loadRow(ctx, cr.id);
+    if (event && status !== cr.status) recordEvent(tx, event, { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, reviewerId: actor.user.id });
+    return loadRow(tx, cr.id);
   });
   return viewOf(ctx, row);
 }
 
 export async function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined): Promise<ChangeRequestView> {
-  const row = await writeTransaction(ctx.store, () => {
-    const cr = findChangeRequest(ctx, scope.space.id, id);
+  const row = await write(ctx, (tx) => {
+    const cr = findChangeRequest(tx, scope.space.id, id);
     if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "closed");
     const at = iso(ctx.clock.now());
-    ctx.db.update(changeRequests).set({ status: "rejected", rejectedReason: reason ?? null, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
-    recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.rejected", data: { changeRequestId: cr.id, reason: reason ?? null }, at });
-    return loadRow(ctx, cr.id);
+    tx.db.update(changeRequests).set({ status: "rejected", rejectedReason: reason ?? null, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    recordEvent(tx, "change_request.rejected", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, reason: reason ?? null });
+    return loadRow(tx, cr.id);
   });
   return viewOf(ctx, row);
 }
@@ -235,12 +235,12 @@ export function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOut
  * fields make the merge fail (409) and change nothing.
  */
 export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string): Promise<{ changeRequest: ChangeRequestView; record: RecordView | null }> {
-  const outcome = await writeTransaction(ctx.store, (): MergeOutcome => {
-    const cr = findChangeRequest(ctx, scope.space.id, id);
+  const outcome = await write(ctx, (tx): MergeOutcome => {
+    const cr = findChangeRequest(tx, scope.space.id, id);
     if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
     if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
     try {
-      return mergeInTransaction(ctx, cr, operationsOf(ctx, cr.id), iso(ctx.clock.now()));
+      return mergeInTransaction(tx, cr, operationsOf(tx, cr.id), iso(ctx.clock.now()));
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) throw conflict(`The change request no longer fits the base: ${error.message}`, { reason: "NOT_MERGEABLE", ...error.data });
       throw error;
@@ -284,10 +284,10 @@ export async function reviseOperation(
   operationId: string,
   input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string },
 ): Promise<ChangeRequestView> {
-  const row = await writeTransaction(ctx.store, () => {
-    const op = operationInSpace(ctx.db).get({ id: operationId, spaceId: scope.space.id })?.op;
+  const row = await write(ctx, (tx) => {
+    const op = operationInSpace(tx.db).get({ id: operationId, spaceId: scope.space.id })?.op;
     if (!op) throw notFound("No such operation in this space.");
-    const cr = findChangeRequest(ctx, scope.space.id, op.changeRequestId);
+    const cr = findChangeRequest(tx, scope.space.id, op.changeRequestId);
     if (cr.submittedBy !== actor.user.id && !atLeast(scope.level, "write")) {
       throw forbidden(`Only the submitter may revise this change request at the ${scope.level} level; anyone else needs write.`, { required: "write", effective: scope.level });
     }
@@ -296,16 +296,16 @@ export async function reviseOperation(
       throw badRequest(`A ${op.kind} operation cannot be revised; close the change request and propose again.`);
     }
     if (input.baseCommitId !== undefined && op.kind !== "record_update") throw badRequest("baseCommitId applies only to record updates.");
-    const loaded = baseForOperation(ctx, cr.spaceId, op);
+    const loaded = baseForOperation(tx, cr.spaceId, op);
     const payload = checkRecordValues(loaded.fields, input.fields, op.kind === "record_create" ? "create" : "update");
     const baseCommitId =
       op.kind !== "record_update"
         ? op.baseCommitId
         : input.baseCommitId !== undefined
-          ? checkBaseCommit(ctx, op.targetRecordId!, input.baseCommitId)
-          : findRecord(ctx, cr.spaceId, op.targetRecordId!).headCommitId;
+          ? checkBaseCommit(tx, op.targetRecordId!, input.baseCommitId)
+          : findRecord(tx, cr.spaceId, op.targetRecordId!).headCommitId;
     const at = iso(ctx.clock.now());
-    const commit = insertCommit(ctx, {
+    const commit = insertCommit(tx, {
       spaceId: cr.spaceId,
       baseId: op.baseId,
       nodeId: op.nodeId,
@@ -319,9 +319,9 @@ export async function reviseOperation(
       payload,
       createdAt: at,
     });
-    ctx.db.update(operations).set({ headCommitId: commit.id, baseCommitId, updatedAt: at }).where(eq(operations.id, op.id)).run();
-    ctx.db.update(changeRequests).set({ status: "in_review", mergeSummary: {}, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
-    return loadRow(ctx, cr.id);
+    tx.db.update(operations).set({ headCommitId: commit.id, baseCommitId, updatedAt: at }).where(eq(operations.id, op.id)).run();
+    tx.db.update(changeRequests).set({ status: "in_review", mergeSummary: {}, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    return loadRow(tx, cr.id);
   });
   return viewOf(ctx, row);
 }

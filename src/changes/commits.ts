@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { users } from "../auth/schema";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor } from "../db/client";
+import type { Tx } from "../db/tx";
 import { badRequest } from "../http/errors";
 import { newId } from "../db/ids";
 import { commits, type OperationKind, type TargetType } from "./schema";
@@ -52,9 +53,9 @@ export const commitView = (row: CommitRow, people: Map<string, UserRef>): Commit
   createdAt: row.createdAt,
 });
 
-export function insertCommit(ctx: AppContext, commit: Omit<CommitRow, "id">): CommitRow {
+export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id">): CommitRow {
   const row = { id: newId("cmt"), ...commit };
-  insertRow(ctx.db, commits, row);
+  insertRow(tx, commits, row);
   return row;
 }
 

@@ -1,14 +1,15 @@
 import { eq, sql } from "drizzle-orm";
-import { preparedFor } from "../db/client";
-import { addField, createBaseForNode, deleteField, findBase, type LoadedBase, type NewField, reorderFields, updateField } from "../content/bases";
+import { preparedWrite } from "../db/client";
+import type { Tx } from "../db/tx";
+import { addField, createBaseForNode, deleteField, findBase, type LoadedBase, reorderFields, updateField } from "../content/bases";
 import { checkRecordValues } from "../content/field-types";
-import { archiveNode, createNode, moveNode, type NewNode, renameNode, restoreNode } from "../content/nodes";
+import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
 import { findRecord, insertRecord, recordFields, type RecordView, recordView, writeRecord } from "../content/records";
-import type { ReviewPolicy } from "../content/schema";
 import type { AppContext } from "../context";
 import { ApiError, conflict } from "../http/errors";
-import { recordEvent } from "../events/outbox";
+import { recordEvent, snapshot } from "../events/outbox";
 import { findRecordCommit, loadCommits, type UserRef, userRefs } from "./commits";
+import { type FieldValues, type OperationChange, storedChange } from "./operations";
 import { changeRequests, operations } from "./schema";
 
 export type ChangeRequestRow = typeof changeRequests.$inferSelect;
@@ -40,14 +41,14 @@ export function threeWay(base: Record<string, unknown>, ours: Record<string, unk
   return { values, conflicts };
 }
 
-/** What an operation proposes now: its head commit's payload, and who wrote that commit. */
+/** What an operation proposes now: its head commit's change, and who wrote that commit. */
 export interface Proposed {
-  payload: Record<string, unknown>;
+  change: OperationChange;
   author: UserRef;
 }
 
 interface MergeContext {
-  ctx: AppContext;
+  tx: Tx;
   cr: ChangeRequestRow;
   at: string;
   /** Node ids created by this change request, by their `ref`. */
@@ -59,98 +60,97 @@ interface MergeContext {
 function baseOf(m: MergeContext, baseId: string): LoadedBase {
   let loaded = m.bases.get(baseId);
   if (!loaded) {
-    loaded = findBase(m.ctx, m.cr.spaceId, baseId);
+    loaded = findBase(m.tx, m.cr.spaceId, baseId);
     m.bases.set(baseId, loaded);
   }
   return loaded;
 }
 
-const parentOf = (m: MergeContext, payload: Record<string, unknown>): string | undefined => {
-  const ref = payload.parentNodeRef as string | undefined;
-  if (ref !== undefined) {
-    const id = m.refs.get(ref);
-    if (!id) throw conflict(`No node of this change request has the ref "${ref}".`);
-    return id;
-  }
-  return payload.parentNodeId as string | undefined;
-};
+function parentOf(m: MergeContext, target: { parentNodeId?: string; parentNodeRef?: string }): string | undefined {
+  if (target.parentNodeRef === undefined) return target.parentNodeId;
+  const id = m.refs.get(target.parentNodeRef);
+  if (!id) throw conflict(`No node of this change request has the ref "${target.parentNodeRef}".`);
+  return id;
+}
+
+type Applied = { record?: RecordView; nodeId?: string; baseId?: string };
 
 /** Applies one operation; answers the record it produced, if any. */
-function apply(m: MergeContext, op: OperationRow, { payload, author }: Proposed): { record?: RecordView; nodeId?: string; baseId?: string } {
-  const { ctx, cr, at } = m;
+function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed): Applied {
+  const { tx, cr, at } = m;
   const by = { actorId: author.id, operationId: op.id, message: (cr.sourceMeta.message as string | undefined) ?? null, at };
   const spaceId = cr.spaceId;
-  switch (op.kind) {
+  const origin = { spaceId, baseId: op.baseId, at };
+  switch (change.kind) {
     case "record_create": {
       const loaded = baseOf(m, op.baseId!);
-      const values = checkRecordValues(loaded.fields, payload, "create");
-      const { row, commit } = insertRecord(ctx, loaded, values, by);
+      const values = checkRecordValues(loaded.fields, change.payload, "create");
+      const { row, commit } = insertRecord(tx, loaded, values, by);
       const record = recordView(row, loaded.fields, commit, m.people);
-      recordEvent(ctx, { spaceId, baseId: row.baseId, type: "record.created", data: { record, changeRequestId: cr.id }, at });
+      recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }
     case "record_update": {
       const loaded = baseOf(m, op.baseId!);
-      const current = findRecord(ctx, spaceId, op.targetRecordId!);
+      const current = findRecord(tx, spaceId, op.targetRecordId!);
       if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
-      const theirs = checkRecordValues(loaded.fields, payload, "update");
+      const theirs = checkRecordValues(loaded.fields, change.payload, "update");
       const ours = recordFields(current, loaded.fields);
-      const base = baseOfUpdate(ctx, op) ?? ours;
+      const base = baseOfUpdate(tx, op) ?? ours;
       const { values } = threeWay(base, ours, theirs);
       const changedFields = Object.keys(values).filter((slug) => !same(values[slug], ours[slug]));
-      const { row, commit } = writeRecord(ctx, current, loaded.fields, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");
+      const { row, commit } = writeRecord(tx, current, loaded.fields, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");
       const previous = Object.fromEntries(changedFields.map((slug) => [slug, ours[slug]]));
       const record = recordView(row, loaded.fields, commit, m.people);
-      recordEvent(ctx, { spaceId, baseId: row.baseId, type: "record.updated", data: { record, changeRequestId: cr.id, previous, changedFields }, at });
+      recordEvent(tx, "record.updated", origin, { record: snapshot(record), changeRequestId: cr.id, previous, changedFields });
       return { record };
     }
     case "record_delete":
     case "record_restore": {
       const loaded = baseOf(m, op.baseId!);
-      const current = findRecord(ctx, spaceId, op.targetRecordId!);
-      const archive = op.kind === "record_delete";
+      const current = findRecord(tx, spaceId, op.targetRecordId!);
+      const archive = change.kind === "record_delete";
       if ((current.status === "archived") === archive) throw conflict(`The record is already ${current.status}.`, { reason: "RECORD_STATE" });
-      const { row, commit } = writeRecord(ctx, current, loaded.fields, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, op.kind);
+      const { row, commit } = writeRecord(tx, current, loaded.fields, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, change.kind);
       const record = recordView(row, loaded.fields, commit, m.people);
-      recordEvent(ctx, { spaceId, baseId: row.baseId, type: archive ? "record.deleted" : "record.restored", data: { record, changeRequestId: cr.id }, at });
+      recordEvent(tx, archive ? "record.deleted" : "record.restored", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }
     case "node_create": {
-      const node = createNode(ctx, spaceId, { ...(payload as unknown as NewNode), parentId: parentOf(m, payload) }, at);
-      if (typeof payload.ref === "string") m.refs.set(payload.ref, node.id);
+      const { payload } = change;
+      const node = createNode(tx, spaceId, { ...payload, parentId: parentOf(m, payload) }, at);
+      if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
       if (node.type !== "base") return { nodeId: node.id };
-      const base = createBaseForNode(ctx, spaceId, node.id, { fields: payload.fields as NewField[] | undefined, reviewPolicy: payload.reviewPolicy as ReviewPolicy | undefined }, at);
-      const loaded = findBase(ctx, spaceId, base.id);
-      recordEvent(ctx, { spaceId, baseId: base.id, type: "base.created", data: { base: { id: base.id, nodeId: node.id, slug: node.slug, name: node.name }, changeRequestId: cr.id }, at });
-      m.bases.set(base.id, loaded);
+      const base = createBaseForNode(tx, spaceId, node.id, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at);
+      recordEvent(tx, "base.created", { spaceId, baseId: base.id, at }, { base: { id: base.id, nodeId: node.id, slug: node.slug, name: node.name }, changeRequestId: cr.id });
       return { nodeId: node.id, baseId: base.id };
     }
     case "node_rename":
-      return { nodeId: renameNode(ctx, spaceId, payload as { nodeId: string }, at).id };
+      return { nodeId: renameNode(tx, spaceId, change.payload, at).id };
     case "node_move":
-      return { nodeId: moveNode(ctx, spaceId, { nodeId: payload.nodeId as string, parentId: parentOf(m, payload), position: payload.position as number | undefined }, at).id };
+      return { nodeId: moveNode(tx, spaceId, { nodeId: change.payload.nodeId, parentId: parentOf(m, change.payload), position: change.payload.position }, at).id };
     case "node_delete":
-      return { nodeId: archiveNode(ctx, spaceId, payload.nodeId as string, at).id };
+      return { nodeId: archiveNode(tx, spaceId, change.payload.nodeId, at).id };
     case "node_restore":
-      return { nodeId: restoreNode(ctx, spaceId, payload.nodeId as string, at).id };
+      return { nodeId: restoreNode(tx, spaceId, change.payload.nodeId, at).id };
     case "base_add_field":
-      addField(ctx, op.baseId!, payload as unknown as NewField, at);
+      addField(tx, op.baseId!, change.payload, at);
       break;
     case "base_update_field":
-      updateField(ctx, op.baseId!, payload.fieldId as string, (payload.patch ?? {}) as Record<string, never>, at);
+      updateField(tx, op.baseId!, change.payload.fieldId, change.payload.patch, at);
       break;
     case "base_delete_field":
-      deleteField(ctx, op.baseId!, payload.fieldId as string, at);
+      deleteField(tx, op.baseId!, change.payload.fieldId, at);
       break;
     case "base_reorder_fields":
-      reorderFields(ctx, op.baseId!, payload.fieldIds as string[], at);
+      reorderFields(tx, op.baseId!, change.payload.fieldIds, at);
       break;
   }
   m.bases.delete(op.baseId!);
   return {};
 }
 
-const markOperation = preparedFor((db) =>
+const markOperation = preparedWrite((db) =>
   db
     .update(operations)
     .set({
@@ -165,7 +165,7 @@ const markOperation = preparedFor((db) =>
     .prepare(),
 );
 
-const markMerged = preparedFor((db) =>
+const markMerged = preparedWrite((db) =>
   db
     .update(changeRequests)
     .set({
@@ -181,7 +181,7 @@ const markMerged = preparedFor((db) =>
 );
 
 /** The record as a `record_update` saw it: its base commit, read only from that record's own history. */
-const baseOfUpdate = (ctx: AppContext, op: OperationRow): Record<string, unknown> | undefined =>
+const baseOfUpdate = (ctx: AppContext, op: OperationRow): FieldValues | undefined =>
   op.baseCommitId ? findRecordCommit(ctx, op.targetRecordId!, op.baseCommitId)?.payload : undefined;
 
 /** Record updates whose fields moved underneath them; checked before anything is applied. */
@@ -192,7 +192,8 @@ function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[]
     if (current.headCommitId === op.baseCommitId) continue;
     const loaded = findBase(ctx, cr.spaceId, op.baseId!);
     const base = baseOfUpdate(ctx, op) ?? {};
-    const { conflicts } = threeWay(base, recordFields(current, loaded.fields), proposed.get(op.id)?.payload ?? {});
+    const change = proposed.get(op.id)?.change;
+    const { conflicts } = threeWay(base, recordFields(current, loaded.fields), change?.kind === "record_update" ? change.payload : {});
     if (conflicts.length > 0) return { recordId: current.id, fields: conflicts };
   }
   return null;
@@ -206,7 +207,7 @@ function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Prop
   return new Map(
     ops.map((op) => {
       const head = heads.get(op.headCommitId);
-      return [op.id, { payload: head?.payload ?? {}, author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? "") }];
+      return [op.id, { change: storedChange(op.kind, head?.payload ?? {}), author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? "") }];
     }),
   );
 }
@@ -219,17 +220,17 @@ function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Prop
  * submitter, or whoever revised it last), so a record never credits anyone with words they did
  * not write. `known` spares reading the heads when the caller has just written them.
  */
-export function mergeInTransaction(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[], at: string, known?: Map<string, Proposed>): MergeOutcome {
-  const proposed = known ?? proposedByHeads(ctx, ops);
-  const found = findConflict(ctx, cr, ops, proposed);
+export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationRow[], at: string, known?: Map<string, Proposed>): MergeOutcome {
+  const proposed = known ?? proposedByHeads(tx, ops);
+  const found = findConflict(tx, cr, ops, proposed);
   if (found) {
     Object.assign(cr, { status: "conflict", mergeSummary: { conflict: found }, updatedAt: at });
-    ctx.db.update(changeRequests).set({ status: "conflict", mergeSummary: { conflict: found }, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
-    recordEvent(ctx, { spaceId: cr.spaceId, baseId: cr.baseId, type: "change_request.conflict", data: { changeRequestId: cr.id, conflict: found }, at });
+    tx.db.update(changeRequests).set({ status: "conflict", mergeSummary: { conflict: found }, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
+    recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: found });
     return { merged: false, conflict: found };
   }
   const people = new Map([...proposed.values()].map(({ author }) => [author.id, author]));
-  const m: MergeContext = { ctx, cr, at, refs: new Map(), bases: new Map(), people };
+  const m: MergeContext = { tx, cr, at, refs: new Map(), bases: new Map(), people };
   const records: RecordView[] = [];
   let nodeId = cr.nodeId;
   let baseId = cr.baseId;
@@ -243,7 +244,7 @@ export function mergeInTransaction(ctx: AppContext, cr: ChangeRequestRow, ops: O
     }
     const recordId = result.record?.id ?? null;
     if (result.record) records.push(result.record);
-    markOperation(ctx.db).run({
+    markOperation(tx).run({
       id: op.id,
       status: op.kind === "record_delete" || op.kind === "node_delete" ? "archived" : "merged",
       mergedRecordId: recordId,
@@ -258,7 +259,7 @@ export function mergeInTransaction(ctx: AppContext, cr: ChangeRequestRow, ops: O
   const recordIds = records.map((record) => record.id);
   const mergeSummary = { mergedAt: at, operationCount: ops.length, recordIds };
   Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary });
-  markMerged(ctx.db).run({ id: cr.id, at, nodeId, baseId, summary: mergeSummary });
-  recordEvent(ctx, { spaceId: cr.spaceId, baseId, type: "change_request.merged", data: { changeRequestId: cr.id, recordIds }, at });
+  markMerged(tx).run({ id: cr.id, at, nodeId, baseId, summary: mergeSummary });
+  recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
   return { merged: true, recordIds, records };
 }

@@ -1,15 +1,16 @@
 import type { Actor } from "../auth/actor";
-import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField } from "../content/bases";
+import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField } from "../content/bases";
 import { checkFieldOptions, checkJsonDepth, checkRecordValues, type FieldError, invalidValues, recordValueErrors } from "../content/field-types";
 import { findNode } from "../content/nodes";
 import { findRecord } from "../content/records";
 import type { NodeType } from "../content/schema";
 import type { AppContext } from "../context";
-import { SLUG_PATTERN } from "../formats";
+import { checkName, checkSlug } from "../formats";
 import { badRequest } from "../http/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
 import { checkBaseCommit } from "./commits";
+import type { OperationChange } from "./operations";
 import type { SourceAttribution } from "./schema";
 
 /** Who proposes, where, and how they are shown to reviewers. */
@@ -95,25 +96,45 @@ export type NodeChange =
 
 /** Checks what can be checked before review: shapes, slugs, field definitions, refs and targets. */
 function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, refs: Set<string>): ProposedOperation {
-  const base = { targetType: "node" as const, baseId: null };
-  if (change.kind === "create" || change.kind === "move") {
-    if (change.parentNodeRef !== undefined && !refs.has(change.parentNodeRef)) throw badRequest(`parentNodeRef "${change.parentNodeRef}" names no earlier create in this change request.`);
-    if (change.parentNodeId !== undefined) findNode(ctx, spaceId, change.parentNodeId, "active");
+  const target = { targetType: "node" as const, baseId: null };
+  const parentOf = (parent: { parentNodeId?: string; parentNodeRef?: string }) => {
+    if (parent.parentNodeRef !== undefined && !refs.has(parent.parentNodeRef)) throw badRequest(`parentNodeRef "${parent.parentNodeRef}" names no earlier create in this change request.`);
+    if (parent.parentNodeId !== undefined) findNode(ctx, spaceId, parent.parentNodeId, "active");
+  };
+  switch (change.kind) {
+    case "create": {
+      parentOf(change);
+      checkSlug(change.slug, "node slug");
+      checkName(change.name);
+      if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
+      checkJsonDepth("metadata", change.metadata);
+      const checked: NewField[] = [];
+      for (const field of change.fields ?? []) checked.push(prepareField("bse_check", field, checked, checked.length, ""));
+      if (change.ref !== undefined) refs.add(change.ref);
+      const { kind: _, reviewPolicy, ...create } = change;
+      return { ...target, nodeId: null, kind: "node_create", payload: { ...create, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
+    }
+    case "rename": {
+      const node = findNode(ctx, spaceId, change.nodeId, "active");
+      if (change.slug !== undefined) checkSlug(change.slug, "node slug");
+      if (change.name !== undefined) checkName(change.name);
+      const { kind: _, ...rename } = change;
+      return { ...target, nodeId: node.id, kind: "node_rename", payload: { ...rename, nodeId: node.id } };
+    }
+    case "move": {
+      parentOf(change);
+      const node = findNode(ctx, spaceId, change.nodeId, "active");
+      const { kind: _, ...move } = change;
+      return { ...target, nodeId: node.id, kind: "node_move", payload: { ...move, nodeId: node.id } };
+    }
+    case "delete":
+      return { ...target, ...nodeTarget(findNode(ctx, spaceId, change.nodeId, "active").id, "node_delete") };
+    case "restore":
+      return { ...target, ...nodeTarget(findNode(ctx, spaceId, change.nodeId, "archived").id, "node_restore") };
   }
-  if (change.kind === "create") {
-    if (!SLUG_PATTERN.test(change.slug)) throw badRequest(`The node slug "${change.slug}" must match ^[a-z0-9-]+$.`);
-    if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
-    checkJsonDepth("metadata", change.metadata);
-    const checked: NewField[] = [];
-    for (const field of change.fields ?? []) checked.push(prepareField("bse_check", field, checked, checked.length, ""));
-    if (change.ref !== undefined) refs.add(change.ref);
-    const { kind, reviewPolicy, ...payload } = change;
-    return { ...base, kind: "node_create", nodeId: null, payload: { ...payload, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
-  }
-  const node = findNode(ctx, spaceId, change.nodeId, change.kind === "restore" ? "archived" : "active");
-  const { kind, ...payload } = change;
-  return { ...base, kind: `node_${kind}`, nodeId: node.id, payload: { ...payload, nodeId: node.id } };
 }
+
+const nodeTarget = (nodeId: string, kind: "node_delete" | "node_restore") => ({ nodeId, kind, payload: { nodeId } });
 
 export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: NodeChange[], review: Review): Promise<Proposed> {
   if (changes.length === 0) throw badRequest("A change request needs at least one operation.");
@@ -124,22 +145,35 @@ export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: Node
 
 export type FieldChange =
   | ({ operation: "create" } & NewField)
-  | { operation: "update"; fieldId: string; patch: { name?: string; required?: boolean; options?: Record<string, unknown> } }
+  | { operation: "update"; fieldId: string; patch: FieldPatch }
   | { operation: "delete"; fieldId: string }
   | { operation: "reorder"; fieldIds: string[] };
 
-const FIELD_KINDS = { create: "base_add_field", update: "base_update_field", delete: "base_delete_field", reorder: "base_reorder_fields" } as const;
+/** A field operation, checked against the base's fields as they are now. */
+function fieldOperation(loaded: LoadedBase, change: FieldChange): OperationChange {
+  switch (change.operation) {
+    case "create": {
+      const { operation: _, ...field } = change;
+      prepareField(loaded.base.id, field, loaded.fields, loaded.fields.length, "");
+      return { kind: "base_add_field", payload: field };
+    }
+    case "update": {
+      const field = fieldOf(loaded.fields, change.fieldId);
+      if (change.patch.name !== undefined) checkName(change.patch.name);
+      if (change.patch.options !== undefined) checkFieldOptions(field.type, change.patch.options);
+      return { kind: "base_update_field", payload: { fieldId: change.fieldId, patch: change.patch } };
+    }
+    case "delete":
+      fieldOf(loaded.fields, change.fieldId);
+      return { kind: "base_delete_field", payload: { fieldId: change.fieldId } };
+    case "reorder":
+      fieldOrder(loaded.fields, change.fieldIds);
+      return { kind: "base_reorder_fields", payload: { fieldIds: change.fieldIds } };
+  }
+}
 
 export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
-  const { operation, ...payload } = change;
-  if (change.operation === "create") prepareField(loaded.base.id, change, loaded.fields, loaded.fields.length, "");
-  if (change.operation === "delete") fieldOf(loaded.fields, change.fieldId);
-  if (change.operation === "update") {
-    const field = fieldOf(loaded.fields, change.fieldId);
-    if (change.patch.options !== undefined) checkFieldOptions(field.type, change.patch.options);
-  }
-  if (change.operation === "reorder") fieldOrder(loaded.fields, change.fieldIds);
-  const op: ProposedOperation = { kind: FIELD_KINDS[operation], targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, payload };
+  const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(loaded, change) };
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }

@@ -2,6 +2,7 @@ import { createApiKey, EXPIRATIONS, type Expiration, listApiKeys } from "../auth
 import { LEVELS, type Level } from "../auth/levels";
 import { createUser, findUserByEmail, listUsers } from "../auth/users";
 import { closeStore } from "../db/client";
+import { write } from "../db/tx";
 import { createSpace, listSpacesWithOwners } from "../spaces/spaces";
 import type { AppContext } from "../context";
 import { CliError, openContext, parseFlags, printTable, required } from "./common";
@@ -43,7 +44,7 @@ export async function keysCommand(args: string[]): Promise<void> {
     const flags = parseFlags(rest, { email: { type: "string" }, name: { type: "string" }, level: { type: "string" }, expires: { type: "string" } });
     const level = oneOf<Level>("level", required(flags, "level"), LEVELS);
     const expiration = oneOf<Expiration>("expires", flags.expires ?? "30d", EXPIRATIONS);
-    const { apiKey, key } = await withContext(flags["data-dir"], (ctx) => createApiKey(ctx, userByEmail(ctx, required(flags, "email")).id, { name: required(flags, "name"), level, expiration }));
+    const { apiKey, key } = await withContext(flags["data-dir"], (ctx) => write(ctx, (tx) => createApiKey(tx, userByEmail(tx, required(flags, "email")).id, { name: required(flags, "name"), level, expiration })));
     console.log(apiKey);
     console.error(`Created key "${key.name}" (${key.id}, ${key.level}, expires ${key.expiresAt ?? "never"}). The value above is shown only this once.`);
   } else if (action === "list") {
@@ -57,7 +58,7 @@ export async function spacesCommand(args: string[]): Promise<void> {
   const [action, ...rest] = args;
   if (action === "create") {
     const flags = parseFlags(rest, { name: { type: "string" }, slug: { type: "string" }, owner: { type: "string" } });
-    const space = await withContext(flags["data-dir"], (ctx) => createSpace(ctx, userByEmail(ctx, required(flags, "owner")).id, { name: required(flags, "name"), slug: flags.slug }));
+    const space = await withContext(flags["data-dir"], (ctx) => write(ctx, (tx) => createSpace(tx, userByEmail(tx, required(flags, "owner")).id, { name: required(flags, "name"), slug: flags.slug })));
     console.log(`Created space "${space.name}" (${space.id}, slug ${space.slug}).`);
   } else if (action === "list") {
     const flags = parseFlags(rest, {});

@@ -2,8 +2,9 @@ import { and, asc, eq, or, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
-import { badRequest, forbidden, notFound } from "../http/errors";
-import { atLeast, type Level } from "../auth/levels";
+import type { Tx } from "../db/tx";
+import { checkName } from "../formats";
+import { badRequest, notFound } from "../http/errors";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES } from "./field-types";
 import { bases, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
@@ -81,8 +82,8 @@ const baseByRef = preparedFor((db) =>
 
 /**
  * A base of the space by id, node id or slug; archived bases only when asked for. Bases with their
- * fields are kept in memory (every record read and write needs them); every function below that
- * changes a base, its fields or any node drops them all first.
+ * fields are kept in memory (every record read and write needs them); every write that changes a
+ * base, its fields or any node calls `forgetBases`.
  */
 export function findBase(ctx: AppContext, spaceId: string, ref: string, options: { archived?: boolean } = {}): LoadedBase {
   const key = `${spaceId} ${ref}`;
@@ -91,15 +92,14 @@ export function findBase(ctx: AppContext, spaceId: string, ref: string, options:
     const row = baseByRef(ctx.db).get({ spaceId, ref });
     if (!row) throw notFound("No such base in this space.");
     loaded = { ...row, fields: loadFields(ctx, row.base.id) };
-    if (ctx.bases.size >= 1_000) ctx.bases.clear();
     ctx.bases.set(key, loaded);
   }
   if (loaded.node.status === "archived" && !options.archived) throw notFound("No such base in this space.");
   return loaded;
 }
 
-/** Called first by everything that changes bases, fields or nodes. */
-export const forgetBases = (ctx: AppContext): void => ctx.bases.clear();
+/** Called by every write that changes bases, fields or nodes. */
+export const forgetBases = (tx: Tx): void => tx.bases.invalidate(tx);
 
 export function listBases(ctx: AppContext, spaceId: string, status: NodeStatus = "active"): BaseView[] {
   const rows = ctx.db
@@ -112,25 +112,31 @@ export function listBases(ctx: AppContext, spaceId: string, status: NodeStatus =
   return rows.map((row) => baseView({ ...row, fields: loadFields(ctx, row.base.id) }));
 }
 
-export interface NewField {
+export type FieldPatch = {
+  name?: string;
+  required?: boolean;
+  options?: Record<string, unknown>;
+};
+
+export type NewField = {
   slug: string;
   name: string;
   type: string;
   required?: boolean;
   options?: Record<string, unknown>;
-}
+};
 
 /** Checks a new field against the base's others; answers the row to insert. */
 export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string): FieldRow {
   checkFieldSlug(input.slug);
-  if (!input.name?.trim()) throw badRequest(`The field "${input.slug}" needs a name.`);
+  const name = checkName(input.name);
   if (!(FIELD_TYPES as readonly string[]).includes(input.type)) throw badRequest(`"${input.type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   if (existing.some((field) => field.slug === input.slug)) throw badRequest(`The base already has a field "${input.slug}".`);
   return {
     id: newId("fld"),
     baseId,
     slug: input.slug,
-    name: input.name.trim(),
+    name,
     type: input.type,
     required: input.required ?? false,
     position,
@@ -146,27 +152,26 @@ export function checkReviewPolicy(policy: { requiredApprovals?: number } | undef
 }
 
 /** Creates the base behind a new base node, with its fields (checked first, all or none). */
-export function createBaseForNode(ctx: AppContext, spaceId: string, nodeId: string, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
-  forgetBases(ctx);
+export function createBaseForNode(tx: Tx, spaceId: string, nodeId: string, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
+  forgetBases(tx);
   const base: BaseRow = { id: newId("bse"), spaceId, nodeId, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
   const rows: FieldRow[] = [];
   for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
-  ctx.db.insert(bases).values(base).run();
-  if (rows.length > 0) ctx.db.insert(fields).values(rows).run();
+  tx.db.insert(bases).values(base).run();
+  if (rows.length > 0) tx.db.insert(fields).values(rows).run();
   return base;
 }
 
-function touchBase(ctx: AppContext, baseId: string, at: string): void {
-  forgetBases(ctx);
-  ctx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
+function touchBase(tx: Tx, baseId: string, at: string): void {
+  forgetBases(tx);
+  tx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
 }
 
-export function addField(ctx: AppContext, baseId: string, input: NewField, at: string): FieldRow {
-  forgetBases(ctx);
-  const existing = loadFields(ctx, baseId);
+export function addField(tx: Tx, baseId: string, input: NewField, at: string): FieldRow {
+  const existing = loadFields(tx, baseId);
   const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at);
-  ctx.db.insert(fields).values(row).run();
-  touchBase(ctx, baseId, at);
+  tx.db.insert(fields).values(row).run();
+  touchBase(tx, baseId, at);
   return row;
 }
 
@@ -186,34 +191,28 @@ export function fieldOrder(fieldRows: FieldRow[], refs: string[]): string[] {
 
 const findField = (ctx: AppContext, baseId: string, ref: string): FieldRow => fieldOf(loadFields(ctx, baseId), ref);
 
-export function updateField(ctx: AppContext, baseId: string, fieldId: string, patch: { name?: string; required?: boolean; options?: Record<string, unknown> }, at: string): void {
-  forgetBases(ctx);
-  const field = findField(ctx, baseId, fieldId);
+export function updateField(tx: Tx, baseId: string, fieldId: string, patch: FieldPatch, at: string): void {
+  const field = findField(tx, baseId, fieldId);
   const changes: Partial<FieldRow> = {};
-  if (patch.name !== undefined) {
-    if (!patch.name.trim()) throw badRequest("A field name must not be empty.");
-    changes.name = patch.name.trim();
-  }
+  if (patch.name !== undefined) changes.name = checkName(patch.name);
   if (patch.required !== undefined) changes.required = patch.required;
   if (patch.options !== undefined) changes.options = checkFieldOptions(field.type, patch.options);
-  ctx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
-  touchBase(ctx, baseId, at);
+  tx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
+  touchBase(tx, baseId, at);
 }
 
 /** Removes the field from the base; values stored under its slug stay in history, unread. */
-export function deleteField(ctx: AppContext, baseId: string, fieldId: string, at: string): void {
-  forgetBases(ctx);
-  const field = findField(ctx, baseId, fieldId);
-  ctx.db.delete(fields).where(eq(fields.id, field.id)).run();
-  touchBase(ctx, baseId, at);
+export function deleteField(tx: Tx, baseId: string, fieldId: string, at: string): void {
+  const field = findField(tx, baseId, fieldId);
+  tx.db.delete(fields).where(eq(fields.id, field.id)).run();
+  touchBase(tx, baseId, at);
 }
 
 /** `fieldIds` must name every field of the base exactly once. */
-export function reorderFields(ctx: AppContext, baseId: string, fieldIds: string[], at: string): void {
-  forgetBases(ctx);
-  const ids = fieldOrder(loadFields(ctx, baseId), fieldIds);
-  ids.forEach((id, position) => ctx.db.update(fields).set({ position }).where(eq(fields.id, id)).run());
-  touchBase(ctx, baseId, at);
+export function reorderFields(tx: Tx, baseId: string, fieldIds: string[], at: string): void {
+  const ids = fieldOrder(loadFields(tx, baseId), fieldIds);
+  ids.forEach((id, position) => tx.db.update(fields).set({ position }).where(eq(fields.id, id)).run());
+  touchBase(tx, baseId, at);
 }
 
 export interface BasePatch {
@@ -222,20 +221,14 @@ export interface BasePatch {
   reviewPolicy?: { requiredApprovals?: number };
 }
 
-/** Direct edit of a base's name, description (write) and review policy (manage). */
-export function updateBase(ctx: AppContext, loaded: LoadedBase, patch: BasePatch, level: Level, at: string): BaseView {
-  forgetBases(ctx);
-  if (patch.reviewPolicy !== undefined && !atLeast(level, "manage")) {
-    throw forbidden("Changing the review policy needs the manage level.", { required: "manage", effective: level });
-  }
+/** Direct edit of a base's name, description and review policy (the route requires manage for the policy). */
+export function updateBase(tx: Tx, loaded: LoadedBase, patch: BasePatch, at: string): BaseView {
+  forgetBases(tx);
   const nodeChanges: Partial<NodeRow> = { updatedAt: at };
-  if (patch.name !== undefined) {
-    if (!patch.name.trim()) throw badRequest("The name must not be empty.");
-    nodeChanges.name = patch.name.trim();
-  }
+  if (patch.name !== undefined) nodeChanges.name = checkName(patch.name);
   if (patch.description !== undefined) nodeChanges.description = patch.description;
   const reviewPolicy = patch.reviewPolicy ? checkReviewPolicy(patch.reviewPolicy) : loaded.base.reviewPolicy;
-  ctx.db.update(nodes).set(nodeChanges).where(eq(nodes.id, loaded.node.id)).run();
-  ctx.db.update(bases).set({ reviewPolicy, updatedAt: at }).where(eq(bases.id, loaded.base.id)).run();
+  tx.db.update(nodes).set(nodeChanges).where(eq(nodes.id, loaded.node.id)).run();
+  tx.db.update(bases).set({ reviewPolicy, updatedAt: at }).where(eq(bases.id, loaded.base.id)).run();
   return baseView({ base: { ...loaded.base, reviewPolicy, updatedAt: at }, node: { ...loaded.node, ...nodeChanges }, fields: loaded.fields });
 }

@@ -2,8 +2,9 @@ import { and, asc, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
-import { SLUG_PATTERN } from "../formats";
+import { checkName, checkSlug } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
+import type { Tx } from "../db/tx";
 import { forgetBases } from "./bases";
 import { checkJsonDepth } from "./field-types";
 import { bases, nodes, type NodeStatus, type NodeType } from "./schema";
@@ -127,10 +128,6 @@ function subtree(ctx: AppContext, spaceId: string, rootId: string): string[] {
   return ids;
 }
 
-function checkSlug(slug: string): void {
-  if (!SLUG_PATTERN.test(slug) || slug.length > 64) throw badRequest(`The node slug "${slug}" must match ^[a-z0-9-]+$ (at most 64 characters).`);
-}
-
 const takenSlug = (slug: string) => `A sibling node already has the slug "${slug}".`;
 
 function activeFolder(ctx: AppContext, spaceId: string, ref: string | undefined): NodeRow {
@@ -144,105 +141,106 @@ function nextPosition(ctx: AppContext, parentId: string): number {
   return (row?.max ?? -1) + 1;
 }
 
-export interface NewNode {
+export type NodeRename = {
+  nodeId: string;
+  slug?: string;
+  name?: string;
+  description?: string;
+};
+
+export type NewNode = {
   parentId?: string;
   nodeType: NodeType;
   slug: string;
   name: string;
   description?: string;
   metadata?: Record<string, unknown>;
-}
+};
 
-export function createNode(ctx: AppContext, spaceId: string, input: NewNode, at: string): NodeRow {
-  forgetBases(ctx);
-  checkSlug(input.slug);
+export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string): NodeRow {
+  forgetBases(tx);
+  checkSlug(input.slug, "node slug");
   checkJsonDepth("metadata", input.metadata);
-  if (!input.name?.trim()) throw badRequest("A node needs a name.");
-  const parent = activeFolder(ctx, spaceId, input.parentId);
+  const name = checkName(input.name);
+  const parent = activeFolder(tx, spaceId, input.parentId);
   const row: NodeRow = {
     id: newId("nod"),
     spaceId,
     parentId: parent.id,
     type: input.nodeType,
     slug: input.slug,
-    name: input.name.trim(),
+    name,
     description: input.description ?? "",
     metadata: input.metadata ?? {},
     settings: {},
-    position: nextPosition(ctx, parent.id),
+    position: nextPosition(tx, parent.id),
     status: "active",
     createdAt: at,
     updatedAt: at,
   };
-  onUniqueViolation(() => ctx.db.insert(nodes).values(row).run(), takenSlug(input.slug));
+  onUniqueViolation(() => tx.db.insert(nodes).values(row).run(), takenSlug(input.slug));
   return row;
 }
 
-export function renameNode(ctx: AppContext, spaceId: string, input: { nodeId: string; slug?: string; name?: string; description?: string }, at: string): NodeRow {
-  forgetBases(ctx);
-  const node = findNode(ctx, spaceId, input.nodeId, "active");
+export function renameNode(tx: Tx, spaceId: string, input: NodeRename, at: string): NodeRow {
+  forgetBases(tx);
+  const node = findNode(tx, spaceId, input.nodeId, "active");
   const changes: Partial<NodeRow> = { updatedAt: at };
-  if (input.slug !== undefined) {
-    checkSlug(input.slug);
-    changes.slug = input.slug;
-  }
-  if (input.name !== undefined) {
-    if (!input.name.trim()) throw badRequest("A node needs a name.");
-    changes.name = input.name.trim();
-  }
+  if (input.slug !== undefined) changes.slug = checkSlug(input.slug, "node slug");
+  if (input.name !== undefined) changes.name = checkName(input.name);
   if (input.description !== undefined) changes.description = input.description;
-  onUniqueViolation(() => ctx.db.update(nodes).set(changes).where(eq(nodes.id, node.id)).run(), takenSlug(input.slug ?? ""));
+  onUniqueViolation(() => tx.db.update(nodes).set(changes).where(eq(nodes.id, node.id)).run(), takenSlug(input.slug ?? ""));
   return { ...node, ...changes };
 }
 
-export function moveNode(ctx: AppContext, spaceId: string, input: { nodeId: string; parentId?: string; position?: number }, at: string): NodeRow {
-  forgetBases(ctx);
-  const node = findNode(ctx, spaceId, input.nodeId, "active");
+export function moveNode(tx: Tx, spaceId: string, input: { nodeId: string; parentId?: string; position?: number }, at: string): NodeRow {
+  forgetBases(tx);
+  const node = findNode(tx, spaceId, input.nodeId, "active");
   if (node.parentId === null) throw badRequest("The root folder cannot be moved.");
-  const parent = activeFolder(ctx, spaceId, input.parentId);
-  if (subtree(ctx, spaceId, node.id).includes(parent.id)) throw badRequest("A node cannot move into itself or below itself.");
-  const position = input.position ?? (parent.id === node.parentId ? node.position : nextPosition(ctx, parent.id));
-  onUniqueViolation(() => ctx.db.update(nodes).set({ parentId: parent.id, position, updatedAt: at }).where(eq(nodes.id, node.id)).run(), takenSlug(node.slug));
+  const parent = activeFolder(tx, spaceId, input.parentId);
+  if (subtree(tx, spaceId, node.id).includes(parent.id)) throw badRequest("A node cannot move into itself or below itself.");
+  const position = input.position ?? (parent.id === node.parentId ? node.position : nextPosition(tx, parent.id));
+  onUniqueViolation(() => tx.db.update(nodes).set({ parentId: parent.id, position, updatedAt: at }).where(eq(nodes.id, node.id)).run(), takenSlug(node.slug));
   return { ...node, parentId: parent.id, position, updatedAt: at };
 }
 
 /** Archives the node and everything below it. */
-export function archiveNode(ctx: AppContext, spaceId: string, nodeId: string, at: string): NodeRow {
-  forgetBases(ctx);
-  const node = findNode(ctx, spaceId, nodeId, "active");
+export function archiveNode(tx: Tx, spaceId: string, nodeId: string, at: string): NodeRow {
+  forgetBases(tx);
+  const node = findNode(tx, spaceId, nodeId, "active");
   if (node.parentId === null) throw badRequest("The root folder cannot be deleted.");
-  ctx.db.update(nodes).set({ status: "archived", updatedAt: at }).where(inArray(nodes.id, subtree(ctx, spaceId, node.id))).run();
+  tx.db.update(nodes).set({ status: "archived", updatedAt: at }).where(inArray(nodes.id, subtree(tx, spaceId, node.id))).run();
   return { ...node, status: "archived", updatedAt: at };
 }
 
 /** Restores an archived node and everything below it, under an active parent. */
-export function restoreNode(ctx: AppContext, spaceId: string, nodeId: string, at: string): NodeRow {
-  forgetBases(ctx);
-  const node = findNode(ctx, spaceId, nodeId, "archived");
-  const parent = ctx.db.select().from(nodes).where(eq(nodes.id, node.parentId!)).get();
+export function restoreNode(tx: Tx, spaceId: string, nodeId: string, at: string): NodeRow {
+  forgetBases(tx);
+  const node = findNode(tx, spaceId, nodeId, "archived");
+  const parent = tx.db.select().from(nodes).where(eq(nodes.id, node.parentId!)).get();
   if (parent?.status !== "active") throw conflict("Restore the parent folder first.", { reason: "PARENT_ARCHIVED" });
   onUniqueViolation(
-    () => ctx.db.update(nodes).set({ status: "active", updatedAt: at }).where(inArray(nodes.id, subtree(ctx, spaceId, node.id))).run(),
+    () => tx.db.update(nodes).set({ status: "active", updatedAt: at }).where(inArray(nodes.id, subtree(tx, spaceId, node.id))).run(),
     takenSlug(node.slug),
   );
   return { ...node, status: "active", updatedAt: at };
 }
 
 /** Shallow merge into the node's metadata. */
-export function updateMetadata(ctx: AppContext, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
+export function updateMetadata(tx: Tx, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
   checkJsonDepth("metadata", metadata);
-  const node = findNode(ctx, spaceId, nodeId, "active");
-  ctx.db.update(nodes).set({ metadata: { ...node.metadata, ...metadata }, updatedAt: at }).where(eq(nodes.id, node.id)).run();
-  return getNode(ctx, spaceId, node.id);
+  const node = findNode(tx, spaceId, nodeId, "active");
+  tx.db.update(nodes).set({ metadata: { ...node.metadata, ...metadata }, updatedAt: at }).where(eq(nodes.id, node.id)).run();
+  return getNode(tx, spaceId, node.id);
 }
 
 /** Permanently deletes an archived node and all below it (their bases and records cascade). */
-export function purgeNode(ctx: AppContext, spaceId: string, nodeId: string): number {
-  forgetBases(ctx);
-  const node = findNode(ctx, spaceId, nodeId);
+export function purgeNode(tx: Tx, spaceId: string, nodeId: string): number {
+  forgetBases(tx);
+  const node = findNode(tx, spaceId, nodeId);
   if (node.status !== "archived") throw conflict("Only an archived node can be deleted permanently; archive it first.", { reason: "NOT_ARCHIVED" });
-  const ids = subtree(ctx, spaceId, node.id);
-  ctx.db.delete(nodes).where(eq(nodes.id, node.id)).run();
+  const ids = subtree(tx, spaceId, node.id);
+  tx.db.delete(nodes).where(eq(nodes.id, node.id)).run();
   return ids.length;
 }
 

@@ -3,7 +3,8 @@ import { type CommitRow, type CommitView, commitView, insertCommit, type UserRef
 import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
-import { insertRow, preparedFor } from "../db/client";
+import { insertRow, preparedFor, preparedWrite } from "../db/client";
+import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { type FieldRow, findBase, type LoadedBase } from "./bases";
@@ -308,8 +309,8 @@ interface Authored {
   at: string;
 }
 
-function recordCommit(ctx: AppContext, row: RecordRow, fieldRows: FieldRow[], parentCommitId: string | null, by: Authored, kind: CommitRow["kind"]): CommitRow {
-  return insertCommit(ctx, {
+function recordCommit(tx: Tx, row: RecordRow, fieldRows: FieldRow[], parentCommitId: string | null, by: Authored, kind: CommitRow["kind"]): CommitRow {
+  return insertCommit(tx, {
     spaceId: row.spaceId,
     baseId: row.baseId,
     nodeId: null,
@@ -325,7 +326,7 @@ function recordCommit(ctx: AppContext, row: RecordRow, fieldRows: FieldRow[], pa
   });
 }
 
-const nextAutoNumber = preparedFor((db) =>
+const nextAutoNumber = preparedWrite((db) =>
   db
     .update(bases)
     .set({ lastAutoNumber: sql`${bases.lastAutoNumber} + 1` })
@@ -334,8 +335,8 @@ const nextAutoNumber = preparedFor((db) =>
     .prepare(),
 );
 
-export function insertRecord(ctx: AppContext, loaded: LoadedBase, values: Record<string, unknown>, by: Authored): { row: RecordRow; commit: CommitRow } {
-  const { lastAutoNumber } = nextAutoNumber(ctx.db).get({ baseId: loaded.base.id })!;
+export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored): { row: RecordRow; commit: CommitRow } {
+  const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
   const row: RecordRow = {
     id: newId("rec"),
     spaceId: loaded.base.spaceId,
@@ -350,15 +351,15 @@ export function insertRecord(ctx: AppContext, loaded: LoadedBase, values: Record
     updatedAt: by.at,
     archivedAt: null,
   };
-  const commit = recordCommit(ctx, row, loaded.fields, null, by, "record_create");
+  const commit = recordCommit(tx, row, loaded.fields, null, by, "record_create");
   row.headCommitId = commit.id;
-  insertRow(ctx.db, records, row);
+  insertRow(tx, records, row);
   return { row, commit };
 }
 
 /** Writes a new state of a record as a commit on top of its head. */
 export function writeRecord(
-  ctx: AppContext,
+  tx: Tx,
   current: RecordRow,
   fieldRows: FieldRow[],
   changes: Pick<RecordRow, "data" | "status" | "archivedAt">,
@@ -366,9 +367,9 @@ export function writeRecord(
   kind: CommitRow["kind"],
 ): { row: RecordRow; commit: CommitRow } {
   const next: RecordRow = { ...current, ...changes, updatedBy: by.actorId, updatedAt: by.at };
-  const commit = recordCommit(ctx, next, fieldRows, current.headCommitId, by, kind);
+  const commit = recordCommit(tx, next, fieldRows, current.headCommitId, by, kind);
   next.headCommitId = commit.id;
-  ctx.db
+  tx.db
     .update(records)
     .set({ data: next.data, status: next.status, archivedAt: next.archivedAt, headCommitId: next.headCommitId, updatedBy: next.updatedBy, updatedAt: next.updatedAt })
     .where(eq(records.id, current.id))

@@ -4,18 +4,17 @@ import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../chang
 import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
+import { write } from "../db/tx";
 import { access } from "../http/access";
 import { badRequest } from "../http/errors";
 import { limitParam, nestedQuery, oneString } from "../http/query";
-import { oneOf, queryParameter, variants, WholeNumber } from "../http/schemas";
+import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
 import { baseView, findBase, listBases, updateBase } from "./bases";
 import { getNode, listNodes, purgeNode, updateMetadata } from "./nodes";
 import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES } from "./field-types";
 
-const Slug = t.String({ minLength: 1, maxLength: 64 });
-const Name = t.String({ minLength: 1, maxLength: 200 });
 const Json = t.Record(t.String(), t.Unknown());
 const Message = t.Optional(t.String({ maxLength: 10_000 }));
 const Review = { message: Message, autoMerge: t.Optional(t.Boolean()) };
@@ -133,11 +132,11 @@ export function contentRoutes(ctx: AppContext) {
       },
       { level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
     )
-    .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => updateMetadata(ctx, space.space.id, params.nodeId, body.metadata, now(ctx)), {
+    .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => write(ctx, (tx) => updateMetadata(tx, space.space.id, params.nodeId, body.metadata, now(ctx))), {
       level: "write",
       body: t.Object({ metadata: Json }),
     })
-    .delete("/nodes/:nodeId", ({ space, params }) => ({ success: true, purged: purgeNode(ctx, space.space.id, params.nodeId) }), { level: "manage" })
+    .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) })), { level: "manage" })
     .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, query.status), { level: "read", query: t.Object({ status: t.Optional(Status) }) })
     .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { level: "read" })
     .post(
@@ -161,8 +160,8 @@ export function contentRoutes(ctx: AppContext) {
         }),
       },
     )
-    .patch("/bases/:baseId", ({ space, params, body }) => updateBase(ctx, findBase(ctx, space.space.id, params.baseId), body, space.level, now(ctx)), {
-      level: "write",
+    .patch("/bases/:baseId", ({ space, params, body }) => write(ctx, (tx) => updateBase(tx, findBase(tx, space.space.id, params.baseId), body, now(ctx))), {
+      level: { level: "write", raisedBy: { reviewPolicy: "manage" } },
       body: t.Object({ name: t.Optional(Name), description: t.Optional(t.String({ maxLength: 10_000 })), reviewPolicy: t.Optional(ReviewPolicy) }),
     })
     .post(

@@ -1,10 +1,11 @@
 import { Database } from "bun:sqlite";
-import { getTableColumns, type InferSelectModel, sql } from "drizzle-orm";
+import { type InferInsertModel, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
 import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
+import type { ReadDb, Tx } from "./tx";
 import { WriteQueue } from "./write-queue";
 import * as schema from "./tables";
 
@@ -51,26 +52,15 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
   return applied() - before;
 }
 
-export function closeStore(store: Store): void {
+/** Lets every queued write settle, then closes the database. */
+export async function closeStore(store: Store): Promise<void> {
+  await store.writes.drain();
   store.sqlite.run("PRAGMA optimize");
   store.sqlite.close();
 }
 
-/**
- * Runs `write` in an IMMEDIATE transaction (grouped with others: see `WriteQueue`) and settles
- * once it is committed. bun:sqlite has one connection per handle, so every query made through
- * `ctx.db` inside `write` belongs to the transaction. `write` must stay synchronous.
- */
-export function writeTransaction<T>(store: Store, write: () => T): Promise<T> {
-  return store.writes.write(write);
-}
-
-/**
- * A statement compiled once per database handle. Compiling SQL costs tens of microseconds, far more
- * than running an indexed select, so the per-request queries are prepared this way.
- */
-export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
-  const statements = new WeakMap<Db, T>();
+function compiledOnce<D extends object, T>(build: (db: D) => T): (db: D) => T {
+  const statements = new WeakMap<D, T>();
   return (db) => {
     let statement = statements.get(db);
     if (statement === undefined) {
@@ -81,18 +71,33 @@ export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
+/**
+ * A read statement compiled once per database handle. Compiling SQL costs tens of microseconds,
+ * far more than running an indexed select, so the per-request queries are prepared this way.
+ */
+export const preparedFor = <T>(build: (db: ReadDb) => T): ((db: ReadDb) => T) => compiledOnce(build);
+
+/** A write statement compiled once per database handle; it runs only inside a write (`tx`). */
+export function preparedWrite<T>(build: (db: Db) => T): (tx: Tx) => T {
+  const compiled = compiledOnce(build);
+  return (tx) => compiled(tx.db);
+}
+
 const insertStatements = new WeakMap<Db, Map<SQLiteTable, { run(values: Record<string, unknown>): unknown }>>();
 
 /**
- * Inserts one full row (every column given, `null` for none) with a statement built once per
- * table: the write paths insert many small rows, and building each insert costs more than running it.
+ * Inserts one row with a statement built once per table, from the columns of the first row (every
+ * row of a table is given the same columns: all of them, `null` for none, but those SQLite
+ * assigns). The write paths insert many small rows, and building each insert costs more than
+ * running it.
  */
-export function insertRow<T extends SQLiteTable>(db: Db, table: T, row: InferSelectModel<T>): void {
+export function insertRow<T extends SQLiteTable>(tx: Tx, table: T, row: InferInsertModel<T>): void {
+  const db = tx.db;
   let byTable = insertStatements.get(db);
   if (!byTable) insertStatements.set(db, (byTable = new Map()));
   let statement = byTable.get(table);
   if (!statement) {
-    const placeholders = Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, sql.placeholder(key)]));
+    const placeholders = Object.fromEntries(Object.keys(row).map((key) => [key, sql.placeholder(key)]));
     statement = db.insert(table).values(placeholders as never).prepare();
     byTable.set(table, statement);
   }

@@ -1,27 +1,66 @@
-import type { AppContext } from "../context";
+import type { MergeConflict } from "../changes/merge";
+import type { RecordView } from "../content/records";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
+import type { Tx } from "../db/tx";
 import { events } from "./schema";
 
-export const EVENT_TYPES = [
-  "record.created",
-  "record.updated",
-  "record.deleted",
-  "record.restored",
-  "change_request.created",
-  "change_request.approved",
-  "change_request.changes_requested",
-  "change_request.rejected",
-  "change_request.merged",
-  "change_request.conflict",
-  "base.created",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** A record as an event carries it: its values and ids at that moment (not the rendered head commit). */
+export type RecordSnapshot = Omit<RecordView, "headCommit">;
+
+interface RecordChange {
+  record: RecordSnapshot;
+  changeRequestId: string;
+}
+
+/** Every event type of the contract (section 8.1) and the `data` it carries. */
+export interface EventPayloads {
+  "record.created": RecordChange;
+  "record.updated": RecordChange & { previous: Record<string, unknown>; changedFields: string[] };
+  "record.deleted": RecordChange;
+  "record.restored": RecordChange;
+  "change_request.created": { changeRequestId: string; operationCount: number; submittedBy: string };
+  "change_request.approved": { changeRequestId: string; reviewerId: string };
+  "change_request.changes_requested": { changeRequestId: string; reviewerId: string };
+  "change_request.rejected": { changeRequestId: string; reason: string | null };
+  "change_request.merged": { changeRequestId: string; recordIds: string[] };
+  "change_request.conflict": { changeRequestId: string; conflict: MergeConflict };
+  "base.created": { base: { id: string; nodeId: string; slug: string; name: string }; changeRequestId: string };
+}
+
+export type EventType = keyof EventPayloads;
+
+const CATALOGUE: Record<EventType, true> = {
+  "record.created": true,
+  "record.updated": true,
+  "record.deleted": true,
+  "record.restored": true,
+  "change_request.created": true,
+  "change_request.approved": true,
+  "change_request.changes_requested": true,
+  "change_request.rejected": true,
+  "change_request.merged": true,
+  "change_request.conflict": true,
+  "base.created": true,
+};
+export const EVENT_TYPES = Object.keys(CATALOGUE) as EventType[];
+
+/** Where an event happened and when: the change's own space, base and time. */
+export interface EventOrigin {
+  spaceId: string;
+  baseId: string | null;
+  at: string;
+}
 
 /**
- * Writes one event row. Callers are inside the transaction of the change itself, so an event
- * exists exactly when its change does (the webhook worker delivers from this outbox).
+ * Writes one event row inside the change's own transaction, so an event exists exactly when its
+ * change does; the database gives it the next `seq`.
  */
-export function recordEvent(ctx: AppContext, event: { spaceId: string; baseId: string | null; type: EventType; data: Record<string, unknown>; at: string }): void {
-  insertRow(ctx.db, events, { id: newId("evt"), spaceId: event.spaceId, baseId: event.baseId, type: event.type, data: event.data, createdAt: event.at });
+export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventOrigin, data: EventPayloads[K]): void {
+  insertRow(tx, events, { id: newId("evt"), spaceId: origin.spaceId, baseId: origin.baseId, type, data, createdAt: origin.at });
+}
+
+/** The record part of an event: everything of its view but the head commit, which repeats the values. */
+export function snapshot({ headCommit: _, ...record }: RecordView): RecordSnapshot {
+  return record;
 }

@@ -1,12 +1,18 @@
-import { sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { spaces } from "../spaces/schema";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { EventPayloads, EventType } from "./outbox";
 
-/** The outbox: one row per event, written in the same transaction as the change that caused it. */
+/**
+ * The outbox: one row per event, written in the same transaction as the change that caused it.
+ * `seq` is the order a reader walks in: assigned by SQLite, increasing and never reused
+ * (AUTOINCREMENT), whatever the wall clock does. `space_id` has no foreign key on purpose: an
+ * event outlives the deletion of its space until the delivery loop is done with it.
+ */
 export const events = sqliteTable("events", {
-  id: text("id").primaryKey(),
-  spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  spaceId: text("space_id").notNull(),
   baseId: text("base_id"),
-  type: text("type").notNull(),
-  data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  type: text("type").$type<EventType>().notNull(),
+  data: text("data", { mode: "json" }).$type<EventPayloads[EventType]>().notNull(),
   createdAt: text("created_at").notNull(),
 });

@@ -1,14 +1,23 @@
 import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";
 import { type Actor, authenticate, presentedKey } from "../auth/actor";
-import type { Level } from "../auth/levels";
+import { atLeast, type Level } from "../auth/levels";
 import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
 import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { forbidden } from "./errors";
 
-/** Who may call a route outside any space: any credential, a session or `manage` key, or a session only. */
-export type AccountAccess = "signedIn" | "manage" | "session";
+/**
+ * Who may call a route outside any space: any credential, a session or `manage` key, a session
+ * only, or an instance admin (with a session or `manage` key when the request changes state).
+ */
+export type AccountAccess = "signedIn" | "manage" | "session" | "admin";
+
+/**
+ * What a route in a space requires: a level; optionally a higher one when the body carries a given
+ * key (`PATCH /bases/{id}` needs manage to change `reviewPolicy`); optionally the owner role.
+ */
+export type SpaceAccess = Level | { level: Level; raisedBy?: Partial<Record<string, Level>>; role?: "owner" };
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -22,10 +31,32 @@ export const spaceHeader = (request: Request): string | undefined =>
 const accessDetail = (access: string): { "x-basalt-access": string; security?: Record<string, string[]>[] } =>
   access === "public" ? { "x-basalt-access": access } : { "x-basalt-access": access, security: [{ bearerAuth: [] }, { sessionCookie: [] }] };
 
+const describeSpaceAccess = (access: SpaceAccess): string => {
+  if (typeof access === "string") return access;
+  const raised = Object.entries(access.raisedBy ?? {}).map(([key, level]) => `, ${level} to change ${key}`);
+  return `${access.level}${access.role ? `, ${access.role} role` : ""}${raised.join("")}`;
+};
+
+/** The level a request needs: the declared one, raised by any declared key its body carries. */
+function requiredLevel(access: SpaceAccess, body: unknown): Level {
+  if (typeof access === "string") return access;
+  let level = access.level;
+  const given = body !== null && typeof body === "object" ? body : {};
+  for (const [key, raised] of Object.entries(access.raisedBy ?? {})) if (raised && Object.hasOwn(given, key) && !atLeast(level, raised)) level = raised;
+  return level;
+}
+
+function requireSpaceAccess(space: SpaceScope, access: SpaceAccess, body: unknown): void {
+  requireLevel(space.level, requiredLevel(access, body));
+  if (typeof access !== "string" && access.role && space.role !== access.role) {
+    throw forbidden(`Only an ${access.role} of the space may do this.`, { reason: "OWNER_REQUIRED" });
+  }
+}
+
 /**
  * Every route declares exactly one of these macros: `public`, `account` (outside spaces), `level`
- * (in the space of section 2.3) or `spaceLevel` (in the space named by `:spaceId`). A test fails
- * for any route that declares none.
+ * (in the space of section 2.3) or `spaceLevel` (in the space named by `:spaceId`). Building the
+ * app fails for any route that declares none (`requireDeclaredAccess`).
  */
 export function access(ctx: AppContext) {
   /** Reads `request.headers`, always present, rather than the parsed `headers` Elysia may skip. */
@@ -59,27 +90,28 @@ export function access(ctx: AppContext) {
         if (required === "session" && actor.credential.type !== "session") {
           throw forbidden("This needs a signed-in session (the admin page), not an API key.", { reason: "SESSION_REQUIRED" });
         }
-        if (required === "manage") requireLevel(actor.ceiling, "manage");
+        if (required === "admin" && !actor.user.admin) throw forbidden("Only instance admins may manage users.", { reason: "ADMIN_REQUIRED" });
+        if (required === "manage" || (required === "admin" && !SAFE_METHODS.has(request.method))) requireLevel(actor.ceiling, "manage");
         grant(request, actor);
       },
       resolve: actorOnly,
     }))
-    .macro("level", (required: Level) => ({
-      detail: accessDetail(required),
-      transform({ request }) {
+    .macro("level", (required: SpaceAccess) => ({
+      detail: accessDetail(describeSpaceAccess(required)),
+      transform({ request, body }) {
         const actor = actorOf(request);
         const space = resolveSpace(ctx, actor, spaceHeader(request));
-        requireLevel(space.level, required);
+        requireSpaceAccess(space, required, body);
         grant(request, actor, space);
       },
       resolve: actorAndSpace,
     }))
-    .macro("spaceLevel", (required: Level) => ({
-      detail: accessDetail(required),
-      transform({ request, params }) {
+    .macro("spaceLevel", (required: SpaceAccess) => ({
+      detail: accessDetail(describeSpaceAccess(required)),
+      transform({ request, params, body }) {
         const actor = actorOf(request);
         const space = resolveNamedSpace(ctx, actor, (params as Record<string, string>).spaceId);
-        requireLevel(space.level, required);
+        requireSpaceAccess(space, required, body);
         grant(request, actor, space);
       },
       resolve: actorAndSpace,
@@ -89,4 +121,22 @@ export function access(ctx: AppContext) {
 /** The browser keeps the cookie for 30 days; the server ends the session after 7 days idle. */
 export function sessionCookieOptions(token: string, secure: boolean) {
   return { value: token, httpOnly: true, sameSite: "lax" as const, path: "/", secure, maxAge: SESSION_COOKIE_DAYS * 86_400 };
+}
+
+/**
+ * Declares every route of a third-party plugin public (the docs page and `openapi.json`): its
+ * routes cannot take this module's macros, and the fail-closed check would refuse them unmarked.
+ */
+export function declaredPublic<T extends Elysia<any, any, any, any, any, any, any>>(plugin: T): T {
+  for (const route of plugin.routes) route.hooks.detail = { ...route.hooks.detail, ...accessDetail("public") };
+  return plugin;
+}
+
+/** Fail-closed: a route that declares no access (hidden ones included) stops the app from being built. */
+export function requireDeclaredAccess(routes: { method: string; path: string; hooks: { detail?: unknown } }[]): void {
+  const undeclared = routes
+    .filter((route) => route.method !== "OPTIONS")
+    .filter((route) => !(route.hooks.detail as Record<string, unknown> | undefined)?.["x-basalt-access"])
+    .map((route) => `${route.method} ${route.path}`);
+  if (undeclared.length > 0) throw new Error(`Routes without an access declaration: ${undeclared.join(", ")}`);
 }

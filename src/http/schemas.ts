@@ -1,6 +1,12 @@
 import { t, type TSchema } from "elysia";
 import { type IntegerOptions, Kind, type TLiteral, type TObject, type TUnion, Type } from "@sinclair/typebox";
 
+/** A name of anything (user, space, node, base, field); `checkName` refuses a blank one. */
+export const Name = t.String({ minLength: 1, maxLength: 200 });
+
+/** A space, node or field slug; the domain checks its characters (`checkSlug`, `checkFieldSlug`). */
+export const Slug = t.String({ minLength: 1, maxLength: 64 });
+
 /**
  * Exactly one of `values`. Not `t.UnionEnum`: it silently defaults an omitted optional field to
  * the first value (an omitted key expiration would become "never").

@@ -9,6 +9,7 @@ import { iso } from "../clock";
 import { databasePath } from "../config";
 import type { AppContext } from "../context";
 import { backupDatabase, privateDir } from "../db/files";
+import { write } from "../db/tx";
 
 /** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
 export const BACKUPS_KEPT = 7;
@@ -24,16 +25,18 @@ export function runScheduledBackup(ctx: AppContext): string {
 }
 
 /** Hourly: expired device requests and sessions idle past their lifetime. */
-export function pruneExpired(ctx: AppContext): void {
-  pruneDeviceRequests(ctx);
-  ctx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(ctx.clock.now() - SESSION_IDLE_MS))).run();
+export function pruneExpired(ctx: AppContext): Promise<void> {
+  return write(ctx, (tx) => {
+    pruneDeviceRequests(tx);
+    tx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(tx.clock.now() - SESSION_IDLE_MS))).run();
+  });
 }
 
 /** The server's background schedules; `stop()` ends them all. */
 export function startJobs(ctx: AppContext): { stop(): void } {
-  const guarded = (name: string, run: () => unknown) => () => {
+  const guarded = (name: string, run: () => unknown) => async () => {
     try {
-      run();
+      await run();
     } catch (error) {
       ctx.log.error(`job ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -5,9 +5,10 @@ import { type Role, ROLE_LEVEL, type Level, lowerOf } from "../auth/levels";
 import type { UserRow } from "../auth/key-cache";
 import { users } from "../auth/schema";
 import { nodes } from "../content/schema";
-import { preparedFor, writeTransaction } from "../db/client";
+import { preparedFor } from "../db/client";
+import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
-import { normalizeEmail, SLUG_PATTERN, slugify } from "../formats";
+import { checkName, checkSlug, normalizeEmail, slugify } from "../formats";
 import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../http/errors";
 import { members, spaces } from "./schema";
 
@@ -23,49 +24,21 @@ export interface SpaceView {
 
 const spaceView = (space: SpaceRow, role: Role): SpaceView => ({ id: space.id, name: space.name, slug: space.slug, role, createdAt: space.createdAt });
 
-function checkSlug(slug: string): void {
-  if (!SLUG_PATTERN.test(slug) || slug.length > 64) throw badRequest(`The slug "${slug}" must match ^[a-z0-9-]+$ (at most 64 characters).`);
-}
-
-function checkName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw badRequest("The name must not be empty.");
-  return trimmed;
-}
-
-/**
- * Every write to spaces or members goes through here: the membership cache is dropped inside the
- * transaction, before any later request can read, and again once it settles.
- */
-async function changeMemberships<T>(ctx: AppContext, write: () => T): Promise<T> {
-  try {
-    return await writeTransaction(ctx.store, () => {
-      ctx.memberships.clear();
-      return write();
-    });
-  } finally {
-    ctx.memberships.clear();
-  }
-}
+/** Called by every write to spaces or members (see `CommittedCache`). */
+const forgetMemberships = (tx: Tx): void => tx.memberships.invalidate(tx);
 
 const duplicateSlug = (slug: string) => `A space with the slug "${slug}" already exists.`;
 
 /** A space is born with its owner and its root folder, in one transaction. */
-export async function createSpace(ctx: AppContext, ownerId: string, input: { name: string; slug?: string }): Promise<SpaceView> {
+export function createSpace(tx: Tx, ownerId: string, input: { name: string; slug?: string }): SpaceView {
   const name = checkName(input.name);
-  const slug = input.slug ?? slugify(name, "space");
-  checkSlug(slug);
-  const now = iso(ctx.clock.now());
+  const slug = checkSlug(input.slug ?? slugify(name, "space"));
+  const now = iso(tx.clock.now());
   const space: SpaceRow = { id: newId("spc"), name, slug, createdAt: now, updatedAt: now };
-  await onUniqueViolation(
-    () =>
-      changeMemberships(ctx, () => {
-        ctx.db.insert(spaces).values(space).run();
-        ctx.db.insert(members).values({ spaceId: space.id, userId: ownerId, role: "owner", createdAt: now }).run();
-        ctx.db.insert(nodes).values({ id: newId("nod"), spaceId: space.id, parentId: null, type: "folder", slug: "root", name, createdAt: now, updatedAt: now }).run();
-      }),
-    duplicateSlug(slug),
-  );
+  forgetMemberships(tx);
+  onUniqueViolation(() => tx.db.insert(spaces).values(space).run(), duplicateSlug(slug));
+  tx.db.insert(members).values({ spaceId: space.id, userId: ownerId, role: "owner", createdAt: now }).run();
+  tx.db.insert(nodes).values({ id: newId("nod"), spaceId: space.id, parentId: null, type: "folder", slug: "root", name, createdAt: now, updatedAt: now }).run();
   return spaceView(space, "owner");
 }
 
@@ -95,7 +68,6 @@ export function listMemberships(ctx: AppContext, userId: string, fresh = false):
   const list = membershipsOfUser(ctx.db)
     .all({ userId })
     .sort((a, b) => (a.space.id < b.space.id ? -1 : 1));
-  if (ctx.memberships.size >= 10_000) ctx.memberships.clear();
   ctx.memberships.set(userId, { list, readAt: performance.now() });
   return list;
 }
@@ -127,32 +99,33 @@ export const effectiveLevel = (ceiling: Level, role: Role): Level => lowerOf(cei
 
 export const membershipView = (membership: Membership): SpaceView => spaceView(membership.space, membership.role);
 
-export async function updateSpace(ctx: AppContext, membership: Membership, patch: { name?: string; slug?: string }): Promise<SpaceView> {
-  const changes: Partial<SpaceRow> = { updatedAt: iso(ctx.clock.now()) };
+export function updateSpace(tx: Tx, membership: Membership, patch: { name?: string; slug?: string }): SpaceView {
+  const changes: Partial<SpaceRow> = { updatedAt: iso(tx.clock.now()) };
   if (patch.name !== undefined) changes.name = checkName(patch.name);
-  if (patch.slug !== undefined) {
-    checkSlug(patch.slug);
-    changes.slug = patch.slug;
-  }
-  await onUniqueViolation(() => changeMemberships(ctx, () => ctx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run()), duplicateSlug(patch.slug ?? ""));
+  if (patch.slug !== undefined) changes.slug = checkSlug(patch.slug);
+  forgetMemberships(tx);
+  onUniqueViolation(() => tx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run(), duplicateSlug(patch.slug ?? ""));
   return spaceView({ ...membership.space, ...changes }, membership.role);
 }
 
-const ownerRequired = (action: string) => forbidden(`Only an owner of the space may ${action}.`, { reason: "OWNER_REQUIRED" });
-
 /**
  * Owners are made, changed and removed only by owners: an admin manages every other role, so no
- * admin can promote themselves, demote an owner or take the space away.
+ * admin can promote themselves, demote an owner or take the space away. (Deleting the space is
+ * owner-only too; its route declares that.)
  */
 function guardOwnerRole(caller: Membership, ...roles: Role[]): void {
-  if (caller.role !== "owner" && roles.includes("owner")) throw ownerRequired("grant, change or remove the owner role");
+  if (caller.role !== "owner" && roles.includes("owner")) throw forbidden("Only an owner of the space may grant, change or remove the owner role.", { reason: "OWNER_REQUIRED" });
 }
 
-/** Deleting a space takes all its content with it (foreign keys cascade). */
-export async function deleteSpace(ctx: AppContext, membership: Membership, confirm: string): Promise<void> {
-  if (membership.role !== "owner") throw ownerRequired("delete it");
+/**
+ * Deleting a space takes all its content with it (foreign keys cascade); its events stay in the
+ * outbox (they have no foreign key) for the delivery loop.
+ */
+export function deleteSpace(tx: Tx, membership: Membership, confirm: string): { success: true } {
   if (confirm !== membership.space.slug) throw badRequest(`To delete the space, send "confirm": "${membership.space.slug}".`);
-  await changeMemberships(ctx, () => ctx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run());
+  forgetMemberships(tx);
+  tx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run();
+  return { success: true };
 }
 
 export interface MemberView {
@@ -180,16 +153,17 @@ function getMember(ctx: AppContext, spaceId: string, userId: string): MemberView
   return member;
 }
 
-export async function addMember(ctx: AppContext, caller: Membership, input: { email: string; role: Role }): Promise<MemberView> {
+export function addMember(tx: Tx, caller: Membership, input: { email: string; role: Role }): MemberView {
   guardOwnerRole(caller, input.role);
   const spaceId = caller.space.id;
-  const user: UserRow | undefined = ctx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
+  const user: UserRow | undefined = tx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
   if (!user) throw notFound(`No user has the e-mail ${input.email}.`);
-  await onUniqueViolation(
-    () => changeMemberships(ctx, () => ctx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(ctx.clock.now()) }).run()),
+  forgetMemberships(tx);
+  onUniqueViolation(
+    () => tx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(tx.clock.now()) }).run(),
     `${user.email} is already a member of this space.`,
   );
-  return getMember(ctx, spaceId, user.id);
+  return getMember(tx, spaceId, user.id);
 }
 
 /** A space always keeps an owner: the last one can be neither demoted nor removed. */
@@ -199,23 +173,22 @@ function guardLastOwner(ctx: AppContext, spaceId: string, member: MemberView): v
   if (owners <= 1) throw conflict("The last owner of a space cannot be removed or demoted.", { reason: "LAST_OWNER" });
 }
 
-export function changeMemberRole(ctx: AppContext, caller: Membership, userId: string, role: Role): Promise<MemberView> {
+export function changeMemberRole(tx: Tx, caller: Membership, userId: string, role: Role): MemberView {
   const spaceId = caller.space.id;
-  return changeMemberships(ctx, () => {
-    const member = getMember(ctx, spaceId, userId);
-    guardOwnerRole(caller, member.role, role);
-    if (role !== "owner") guardLastOwner(ctx, spaceId, member);
-    ctx.db.update(members).set({ role }).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
-    return { ...member, role };
-  });
+  const member = getMember(tx, spaceId, userId);
+  guardOwnerRole(caller, member.role, role);
+  if (role !== "owner") guardLastOwner(tx, spaceId, member);
+  forgetMemberships(tx);
+  tx.db.update(members).set({ role }).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
+  return { ...member, role };
 }
 
-export async function removeMember(ctx: AppContext, caller: Membership, userId: string): Promise<void> {
+export function removeMember(tx: Tx, caller: Membership, userId: string): { success: true } {
   const spaceId = caller.space.id;
-  await changeMemberships(ctx, () => {
-    const member = getMember(ctx, spaceId, userId);
-    guardOwnerRole(caller, member.role);
-    guardLastOwner(ctx, spaceId, member);
-    ctx.db.delete(members).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
-  });
+  const member = getMember(tx, spaceId, userId);
+  guardOwnerRole(caller, member.role);
+  guardLastOwner(tx, spaceId, member);
+  forgetMemberships(tx);
+  tx.db.delete(members).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
+  return { success: true };
 }

@@ -1,0 +1,48 @@
+import type { FieldPatch, NewField } from "../content/bases";
+import type { NodeRename } from "../content/nodes";
+import type { NodeType, ReviewPolicy } from "../content/schema";
+import type { OperationKind } from "./schema";
+
+/** A record's values by field slug, as proposed or stored. */
+export type FieldValues = Record<string, unknown>;
+
+export type NodeCreate = {
+  ref?: string;
+  parentNodeId?: string;
+  parentNodeRef?: string;
+  nodeType: NodeType;
+  slug: string;
+  name: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+  fields?: NewField[];
+  reviewPolicy?: ReviewPolicy;
+};
+
+export type NodeMove = { nodeId: string; parentNodeId?: string; parentNodeRef?: string; position?: number };
+
+/** What each kind of operation proposes: the payload of its commits. */
+export type OperationPayloads = {
+  node_create: NodeCreate;
+  node_rename: NodeRename;
+  node_move: NodeMove;
+  node_delete: { nodeId: string };
+  node_restore: { nodeId: string };
+  base_add_field: NewField;
+  base_update_field: { fieldId: string; patch: FieldPatch };
+  base_delete_field: { fieldId: string };
+  base_reorder_fields: { fieldIds: string[] };
+  record_create: FieldValues;
+  record_update: FieldValues;
+  record_delete: { deleteMode: "archive" };
+  record_restore: Record<string, never>;
+};
+
+/** An operation's kind with its payload: a switch over `kind` narrows `payload`. */
+export type OperationChange = { [K in OperationKind]: { kind: K; payload: OperationPayloads[K] } }[OperationKind];
+
+/**
+ * A stored payload read back with its kind: the one place the database's JSON is trusted to be
+ * what `propose` checked and wrote for that kind.
+ */
+export const storedChange = (kind: OperationKind, payload: Record<string, unknown>): OperationChange => ({ kind, payload }) as OperationChange;
