@@ -11,7 +11,7 @@ export async function migrateCommand(args: string[]): Promise<void> {
     const applied = migrate(store);
     console.log(applied === 0 ? "The database is up to date." : `Applied ${applied} migration${applied === 1 ? "" : "s"}.`);
   } finally {
-    closeStore(store);
+    await closeStore(store);
   }
 }
 

@@ -35,7 +35,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   try {
     app.listen(listenOptions(config.port, config.host));
   } catch (error) {
-    closeStore(store);
+    await closeStore(store);
     lock.release();
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
     throw new CliError(inUse ? `Port ${config.port} on ${config.host} is already in use.` : `Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
@@ -52,7 +52,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     console.log(`Received ${signal}: finishing requests in flight, then stopping.`);
     jobs.stop();
     await app.server?.stop(false);
-    closeStore(store);
+    await closeStore(store);
     lock.release();
     process.exit(0);
   };

@@ -5,7 +5,7 @@ import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, notFound } from "../http/errors";
-import { checkFieldOptions, checkFieldSlug, FIELD_TYPES } from "./field-types";
+import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
 import { bases, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
 export type BaseRow = typeof bases.$inferSelect;
@@ -25,7 +25,7 @@ export interface FieldView {
   baseId: string;
   slug: string;
   name: string;
-  type: string;
+  type: FieldType;
   required: boolean;
   position: number;
   options: Record<string, unknown>;
@@ -121,7 +121,7 @@ export type FieldPatch = {
 export type NewField = {
   slug: string;
   name: string;
-  type: string;
+  type: FieldType;
   required?: boolean;
   options?: Record<string, unknown>;
 };

@@ -19,7 +19,7 @@ export function checkJsonDepth(what: string, value: unknown): void {
 
 export interface FieldDefinition {
   slug: string;
-  type: string;
+  type: FieldType;
   required: boolean;
   options: Record<string, unknown>;
 }
@@ -31,7 +31,7 @@ export interface FieldError {
   message: string;
 }
 
-export const isComputed = (type: string): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
+export const isComputed = (type: FieldType): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
 
 /** `null`, `""` and `[]` are empty: a required field may hold none of them. */
 export const isEmpty = (value: unknown): boolean => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
@@ -84,7 +84,11 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
       return typeof value === "string" && PHONE_PATTERN.test(value) ? { value } : { error: "must be a phone number" };
     case "json":
       return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { error: `may nest at most ${MAX_JSON_DEPTH} levels` } : { value };
-    default:
+    case "created_time":
+    case "updated_time":
+    case "created_by":
+    case "updated_by":
+    case "auto_number":
       return { value };
   }
 }
@@ -130,7 +134,7 @@ export function checkRecordValues(fields: FieldDefinition[], input: Record<strin
 }
 
 /** Validates a field definition's options; select and multiselect need `choices: [{ name, id? }]`. */
-export function checkFieldOptions(type: string, options: Record<string, unknown> | undefined): Record<string, unknown> {
+export function checkFieldOptions(type: FieldType, options: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!(FIELD_TYPES as readonly string[]).includes(type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   const given = options ?? {};
   checkJsonDepth("Field options", given);

@@ -226,7 +226,7 @@ export function contentRoutes(ctx: AppContext) {
         set.status = 201;
         const { message, ...change } = body;
         const autoMerge = "autoMerge" in body ? body.autoMerge : undefined;
-        const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change as never, { message, autoMerge });
+        const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change, { message, autoMerge });
         return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
       },
       { level: "changeRequest", body: RecordChange },

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type AnySQLiteColumn, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { spaces } from "../spaces/schema";
+import type { FieldType } from "./field-types";
 
 export type NodeType = "folder" | "base";
 export type NodeStatus = "active" | "archived";
@@ -53,7 +54,7 @@ export const fields = sqliteTable(
     baseId: text("base_id").notNull().references(() => bases.id, { onDelete: "cascade" }),
     slug: text("slug").notNull(),
     name: text("name").notNull(),
-    type: text("type").notNull(),
+    type: text("type").$type<FieldType>().notNull(),
     required: integer("required", { mode: "boolean" }).notNull().default(false),
     position: integer("position").notNull(),
     options: text("options", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
