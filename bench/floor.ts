@@ -1,7 +1,7 @@
 /**
  * The floor: a bare Bun.serve + bun:sqlite server doing the same essential work as each Basalt route
- * (hash a key, the same indexed selects, one insert in an immediate transaction), with no
- * framework, validation or logging. Usage:
+ * (hash a key, the same indexed selects, the same rows written with the same group commit, the
+ * same JSON written back), with no framework, validation or logging. Usage:
  * `bun bench/floor.ts <database> <port>`.
  */
 import { Database } from "bun:sqlite";
@@ -9,7 +9,6 @@ import { Database } from "bun:sqlite";
 const [path, port] = process.argv.slice(2);
 const db = new Database(path);
 for (const pragma of ["busy_timeout = 10000", "journal_mode = WAL", "synchronous = NORMAL"]) db.run(`PRAGMA ${pragma}`);
-db.run("CREATE TABLE IF NOT EXISTS floor_records (id TEXT PRIMARY KEY, base_id TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL)");
 const keyByHash = db.query("SELECT k.id, k.level, k.expires_at, u.id AS user_id, u.banned FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?");
 const membership = db.query("SELECT s.id, s.name, s.slug, m.role FROM spaces s JOIN members m ON m.space_id = s.id AND m.user_id = ? WHERE s.id = ? OR s.slug = ?");
 const root = db.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL");
@@ -17,8 +16,108 @@ const nodes = db.query("SELECT * FROM nodes WHERE space_id = ? AND status = 'act
 const recordById = db.query("SELECT * FROM records WHERE id = ? AND space_id = ?");
 const firstPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT 51");
 const laterPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51");
-const insertRecord = db.query("INSERT INTO floor_records (id, base_id, data, created_at) VALUES (?, ?, ?, ?)");
-const insertOne = db.transaction((values: [string, string, string, string]) => insertRecord.run(...values));
+const heads = db.query(
+  "SELECT c.id, c.base_id, c.node_id, c.operation_id, c.parent_commit_id, c.message, c.author_id, c.target_type, c.kind, c.created_at, u.name, u.email FROM commits c LEFT JOIN users u ON u.id = c.author_id WHERE c.id IN (SELECT value FROM json_each(?))",
+);
+const baseOf = db.query("SELECT b.id, b.space_id, b.node_id FROM bases b JOIN nodes n ON n.id = b.node_id WHERE n.slug = ? OR b.id = ?");
+const fieldsOf = db.query("SELECT slug FROM fields WHERE base_id = ? ORDER BY position");
+
+type Row = Record<string, unknown>;
+
+/** A page of records as the API writes it: every field of the base, and the head commit with its author. */
+function listPage(baseId: string, rows: Row[]) {
+  const slugs = (fieldsOf.all(baseId) as { slug: string }[]).map((f) => f.slug);
+  const byId = new Map((heads.all(JSON.stringify(rows.map((r) => r.head_commit_id))) as Row[]).map((h) => [h.id, h]));
+  return rows.map((row) => {
+    const data = JSON.parse(row.data as string) as Row;
+    const fields: Row = {};
+    for (const slug of slugs) fields[slug] = data[slug] ?? null;
+    const h = byId.get(row.head_commit_id)!;
+    return {
+      id: row.id,
+      baseId: row.base_id,
+      status: row.status,
+      fields,
+      headCommitId: row.head_commit_id,
+      createdBy: row.created_by,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      archivedAt: row.archived_at,
+      headCommit: {
+        id: h.id,
+        baseId: h.base_id,
+        nodeId: h.node_id,
+        operationId: h.operation_id,
+        parentCommitId: h.parent_commit_id,
+        message: h.message,
+        author: h.author_id,
+        targetType: h.target_type,
+        operation: h.kind,
+        payload: fields,
+        authorUser: h.name ? { id: h.author_id, name: h.name, email: h.email } : null,
+        createdAt: h.created_at,
+      },
+    };
+  });
+}
+
+// A direct create writes what Basalt's does: change request, operation, proposal commit, record,
+// record commit, the base's auto number and three events, grouped into one transaction per turn.
+const insert = {
+  changeRequest: db.query(
+    "INSERT INTO change_requests (id, space_id, base_id, node_id, target_type, status, submitted_by, source_attribution, source_meta, review_policy_snapshot, merge_summary, created_at, updated_at, merged_at) VALUES (?, ?, ?, ?, 'base', 'merged', ?, ?, '{}', ?, ?, ?, ?, ?)",
+  ),
+  operation: db.query(
+    "INSERT INTO operations (id, change_request_id, base_id, node_id, target_type, kind, status, head_commit_id, merged_record_id, target_record_id, position, created_at, updated_at) VALUES (?, ?, ?, ?, 'base', 'record_create', 'merged', ?, ?, ?, 0, ?, ?)",
+  ),
+  commit: db.query("INSERT INTO commits (id, space_id, base_id, operation_id, record_id, author_id, target_type, kind, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, 'base', 'record_create', ?, ?)"),
+  autoNumber: db.query("UPDATE bases SET last_auto_number = last_auto_number + 1 WHERE id = ? RETURNING last_auto_number"),
+  record: db.query("INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)"),
+  event: db.query("INSERT INTO events (id, space_id, base_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
+};
+let counter = 0;
+const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padStart(20, "0")}`;
+
+function createRecord(base: { id: string; space_id: string; node_id: string }, userId: string, values: Row) {
+  const at = new Date().toISOString();
+  const [cr, op, proposal, rec, commit] = [id("crq"), id("opr"), id("cmt"), id("rec"), id("cmt")];
+  const payload = JSON.stringify(values);
+  insert.changeRequest.run(cr, base.space_id, base.id, base.node_id, userId, JSON.stringify({ displayName: "bench", ownerName: "Bench", channel: "api" }), JSON.stringify({ kind: "single", requiredApprovals: 1 }), JSON.stringify({ mergedAt: at, operationCount: 1, recordIds: [rec] }), at, at, at);
+  insert.commit.run(proposal, base.space_id, base.id, op, null, userId, payload, at);
+  insert.operation.run(op, cr, base.id, base.node_id, proposal, rec, rec, at, at);
+  const { last_auto_number } = insert.autoNumber.get(base.id) as { last_auto_number: number };
+  insert.commit.run(commit, base.space_id, base.id, op, rec, userId, payload, at);
+  insert.record.run(rec, base.space_id, base.id, payload, last_auto_number, commit, userId, userId, at, at);
+  const record = { id: rec, baseId: base.id, status: "active", fields: values, headCommitId: commit, createdBy: userId, createdAt: at, updatedAt: at, archivedAt: null };
+  insert.event.run(id("evt"), base.space_id, base.id, "change_request.created", JSON.stringify({ changeRequestId: cr, operationCount: 1, submittedBy: userId }), at);
+  insert.event.run(id("evt"), base.space_id, base.id, "record.created", JSON.stringify({ record, changeRequestId: cr }), at);
+  insert.event.run(id("evt"), base.space_id, base.id, "change_request.merged", JSON.stringify({ changeRequestId: cr, recordIds: [rec] }), at);
+  return record;
+}
+
+let papers: { id: string; space_id: string; node_id: string } | undefined;
+
+/** Group commit: the creates of one event-loop turn share a transaction, each in a savepoint, answered after COMMIT. */
+let pending: { run: () => unknown; resolve: (value: unknown) => void }[] = [];
+function grouped<T>(run: () => T): Promise<T> {
+  return new Promise((resolve) => {
+    if (pending.push({ run, resolve: resolve as (value: unknown) => void }) === 1) {
+      setImmediate(() => {
+        const batch = pending;
+        pending = [];
+        db.run("BEGIN IMMEDIATE");
+        const values = batch.map((item) => {
+          db.run("SAVEPOINT w");
+          const value = item.run();
+          db.run("RELEASE w");
+          return value;
+        });
+        db.run("COMMIT");
+        batch.forEach((item, i) => item.resolve(values[i]));
+      });
+    }
+  });
+}
 
 function authenticate(request: Request) {
   const key = request.headers.get("authorization")!.slice(7);
@@ -41,15 +140,17 @@ Bun.serve({
       const query = new URL(request.url).searchParams;
       const cursor = query.get("cursor");
       const baseId = query.get("baseId")!;
-      const rows = cursor ? laterPage.all(baseId, ...(JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string, string])) : firstPage.all(baseId);
-      return Response.json({ records: rows.slice(0, 50), nextCursor: rows.length > 50 ? "more" : null });
+      const rows = (cursor ? laterPage.all(baseId, ...(JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string, string])) : firstPage.all(baseId)) as Row[];
+      const page = rows.slice(0, 50);
+      const last = page.at(-1);
+      return Response.json({ records: listPage(baseId, page), nextCursor: rows.length > 50 && last ? Buffer.from(JSON.stringify([last.created_at, last.id])).toString("base64url") : null });
     }
     if (pathname.startsWith("/records/")) return Response.json(recordById.get(pathname.slice(9), member.id));
     if (pathname === "/records") {
-      const body = (await request.json()) as { fields: Record<string, unknown> };
-      const id = `rec_${crypto.randomUUID()}`;
-      insertOne([id, "bench", JSON.stringify(body.fields), new Date().toISOString()]);
-      return Response.json({ id, fields: body.fields }, { status: 201 });
+      const body = (await request.json()) as { fields: Row };
+      papers ??= baseOf.get("papers", "papers") as { id: string; space_id: string; node_id: string };
+      const base = papers;
+      return Response.json(await grouped(() => createRecord(base, key.user_id, body.fields)), { status: 201 });
     }
     const rootNode = root.get(member.id) as { id: string };
     return Response.json(nodes.all(member.id).filter((node) => (node as { parent_id: string }).parent_id === rootNode.id));

@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
 import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
-import { insertRow, preparedFor, preparedWrite } from "../db/client";
+import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite } from "../db/client";
 import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
@@ -87,27 +87,6 @@ const headColumns = {
 };
 const authorColumns = { id: users.id, name: users.name, email: users.email };
 
-/** Head commits and their authors for a page of records: one statement whatever the page size. */
-const headsByIds = preparedFor((db) =>
-  db
-    .select({ head: headColumns, author: authorColumns })
-    .from(commits)
-    .leftJoin(users, eq(users.id, commits.authorId))
-    .where(sql`${commits.id} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`)
-    .prepare(),
-);
-
-/** Views for records of one base, with their head commits read in one query. */
-export function recordViews(ctx: AppContext, rows: RecordRow[], fieldRows: FieldRow[]): RecordView[] {
-  const heads = new Map<string, CommitHead>();
-  const people = new Map<string, UserRef>();
-  for (const { head, author } of headsByIds(ctx.db).all({ ids: JSON.stringify(rows.map((row) => row.headCommitId)) })) {
-    heads.set(head.id, head);
-    if (author) people.set(author.id, author);
-  }
-  return rows.map((row) => recordView(row, fieldRows, heads.get(row.headCommitId), people));
-}
-
 const recordById = preparedFor((db) => db.select().from(records).where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))).prepare());
 
 export function findRecord(ctx: AppContext, spaceId: string, recordId: string): RecordRow {
@@ -170,10 +149,10 @@ const NUMERIC_TYPES = new Set(["number", "auto_number", "checkbox"]);
 
 /** The SQL value of a field, and what NULL sorts as (so keyset comparisons never meet a NULL). */
 function fieldExpression(field: FieldRow): { value: SQL; sortable: SQL } {
-  const column = COLUMN_OF_COMPUTED[field.type];
+  const column = Object.hasOwn(COLUMN_OF_COMPUTED, field.type) ? COLUMN_OF_COMPUTED[field.type] : undefined;
   if (column) return { value: column, sortable: column };
-  const value = sql`json_extract(${records.data}, ${`$."${field.slug}"`})`;
-  return { value, sortable: NUMERIC_TYPES.has(field.type) ? sql`coalesce(${value}, ${-Number.MAX_VALUE})` : sql`coalesce(${value}, '')` };
+  const value = sql`json_extract(${records.data}, ${sql.raw(`'$."${field.slug}"'`)})`;
+  return { value, sortable: NUMERIC_TYPES.has(field.type) ? sql`coalesce(${value}, ${sql.raw(String(-Number.MAX_VALUE))})` : sql`coalesce(${value}, '')` };
 }
 
 function typedValue(field: FieldRow, text: string): string | number {
@@ -195,12 +174,29 @@ function fieldNamed(fieldRows: FieldRow[], slug: string): FieldRow {
   return field;
 }
 
-function filterCondition(field: FieldRow, filter: RecordFilter): SQL {
+/**
+ * A listing's SQL is built from its shape (sort, and each filter's field, operator and number of
+ * values) with every value as a named parameter, so one compiled statement serves every listing of
+ * that shape: building and compiling the SQL cost more than running it.
+ */
+class ListingShape {
+  readonly key: string[] = [];
+  readonly params: Record<string, string | number> = {};
+
+  param(value: string | number) {
+    const name = `p${Object.keys(this.params).length}`;
+    this.params[name] = value;
+    return sql.placeholder(name);
+  }
+}
+
+function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter): SQL {
   const { value } = fieldExpression(field);
   const values = filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
   if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
-  const one = () => typedValue(field, values[0]);
+  shape.key.push(`${field.slug}:${filter.operator}:${filter.operator === "in" ? values.length : 0}`);
+  const one = () => shape.param(typedValue(field, values[0]));
   const empty = sql`(${value} IS NULL OR ${value} = '' OR ${value} = '[]')`;
   switch (filter.operator) {
     case "eq":
@@ -216,10 +212,10 @@ function filterCondition(field: FieldRow, filter: RecordFilter): SQL {
     case "lte":
       return sql`${value} <= ${one()}`;
     case "in":
-      return sql`${value} IN (${sql.join(values.map((v) => sql`${typedValue(field, v)}`), sql`, `)})`;
+      return sql`${value} IN (${sql.join(values.map((v) => shape.param(typedValue(field, v))), sql`, `)})`;
     case "contains":
-      if (field.type === "multiselect") return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${`$."${field.slug}"`}) WHERE value = ${values[0]})`;
-      return sql`instr(lower(${value}), lower(${values[0]})) > 0`;
+      if (field.type === "multiselect") return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
+      return sql`instr(lower(${value}), lower(${shape.param(values[0])})) > 0`;
     case "isEmpty":
       return empty;
     case "isNotEmpty":
@@ -256,48 +252,67 @@ function decodeCursor(cursor: string): [string | number, string] {
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
 }
 
-function conditions(loaded: LoadedBase, query: RecordQuery): SQL[] {
+function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery): SQL[] {
   return [
-    eq(records.baseId, loaded.base.id),
-    eq(records.status, query.status),
-    ...query.filters.map((filter) => filterCondition(fieldNamed(loaded.fields, filter.fieldSlug), filter)),
+    sql`${records.baseId} = ${shape.param(loaded.base.id)}`,
+    sql`${records.status} = ${shape.param(query.status)}`,
+    ...query.filters.map((filter) => filterCondition(shape, fieldNamed(loaded.fields, filter.fieldSlug), filter)),
   ];
 }
 
+const RECORD_COLUMNS = Object.entries(getTableColumns(records));
+const HEAD_COLUMNS = Object.entries(headColumns);
+const AUTHOR_COLUMNS = Object.entries(authorColumns);
+
 /**
  * Keyset pagination: the cursor carries the last row's sort value and id, so a page is a range
- * scan that costs the same at record 1 and at record 1,000,000 (the default sort is indexed).
+ * scan that costs the same at record 1 and at record 1,000,000 (the default sort is indexed). The
+ * page's head commits and their authors come in the same statement, compiled once per shape.
  */
 export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { limit: number; cursor?: string }) {
   const plan = sortPlan(loaded.fields, query.sort);
-  const where = conditions(loaded, query);
+  const shape = new ListingShape();
+  shape.key.push("list", query.sort ?? "", query.cursor ? "after" : "first");
+  const where = conditions(shape, loaded, query);
   if (query.cursor) {
     const [value, id] = decodeCursor(query.cursor);
-    where.push(plan.descending ? sql`(${plan.expression}, ${records.id}) < (${value}, ${id})` : sql`(${plan.expression}, ${records.id}) > (${value}, ${id})`);
+    where.push(sql`(${plan.expression}, ${records.id}) ${sql.raw(plan.descending ? "<" : ">")} (${shape.param(value)}, ${shape.param(id)})`);
   }
+  const limit = shape.param(query.limit + 1);
   const order = plan.descending ? [sql`${plan.expression} DESC`, desc(records.id)] : [sql`${plan.expression} ASC`, asc(records.id)];
-  const rows = ctx.db
-    .select({ row: records, sortValue: sql<string | number>`${plan.expression}` })
-    .from(records)
-    .where(and(...where))
-    .orderBy(...order)
-    .limit(query.limit + 1)
-    .all();
+  const rows = compiledRows(ctx.store, shape.key.join("|"), () =>
+    ctx.db
+      .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns })
+      .from(records)
+      .leftJoin(commits, eq(commits.id, records.headCommitId))
+      .leftJoin(users, eq(users.id, commits.authorId))
+      .where(and(...where))
+      .orderBy(...order)
+      .limit(limit),
+  )(shape.params);
   const page = rows.slice(0, query.limit);
+  const people = new Map<string, UserRef>();
+  const views = page.map((values) => {
+    const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
+    const headAt = RECORD_COLUMNS.length + 1;
+    const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
+    const authorAt = headAt + HEAD_COLUMNS.length;
+    if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
+    return recordView(row, loaded.fields, head, people);
+  });
   const last = page.at(-1);
   return {
-    records: recordViews(
-      ctx,
-      page.map((r) => r.row),
-      loaded.fields,
-    ),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last.sortValue, last.row.id) : null,
+    records: views,
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last[RECORD_COLUMNS.length], last[0] as string) : null,
   };
 }
 
 export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
-  const row = ctx.db.select({ total: sql<number>`count(*)` }).from(records).where(and(...conditions(loaded, query))).get();
-  return { total: row?.total ?? 0 };
+  const shape = new ListingShape();
+  shape.key.push("count");
+  const where = conditions(shape, loaded, query);
+  const [row] = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ total: sql`count(*)` }).from(records).where(and(...where)))(shape.params);
+  return { total: row[0] as number };
 }
 
 // ---- changes applied by a merge (inside its transaction) ----

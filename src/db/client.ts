@@ -1,5 +1,5 @@
-import { Database } from "bun:sqlite";
-import { type InferInsertModel, sql } from "drizzle-orm";
+import { Database, type SQLQueryBindings } from "bun:sqlite";
+import { type Column, type InferInsertModel, Param, Placeholder, sql } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
@@ -83,23 +83,78 @@ export function preparedWrite<T>(build: (db: Db) => T): (tx: Tx) => T {
   return (tx) => compiled(tx.db);
 }
 
-const insertStatements = new WeakMap<Db, Map<SQLiteTable, { run(values: Record<string, unknown>): unknown }>>();
+/** How one parameter of compiled drizzle SQL gets its value: a placeholder's, encoded as its column wants. */
+function binder(param: unknown): (values: Record<string, unknown>) => unknown {
+  if (param instanceof Placeholder) return (values) => values[param.name];
+  if (param instanceof Param && param.value instanceof Placeholder) {
+    const { name } = param.value;
+    const encoder = param.encoder as { mapToDriverValue(value: unknown): unknown } | undefined;
+    return encoder ? (values) => (values[name] === null || values[name] === undefined ? null : encoder.mapToDriverValue(values[name])) : (values) => values[name];
+  }
+  return () => param;
+}
+
+/** Compiles drizzle-built SQL once and binds its placeholders by name at every run. */
+function compile(store: Store, query: { toSQL(): { sql: string; params: unknown[] } }) {
+  const { sql: text, params } = query.toSQL();
+  const statement = store.sqlite.prepare<unknown[], SQLQueryBindings[]>(text);
+  const binders = params.map(binder);
+  const bind = (values: Record<string, unknown>) => binders.map((bind) => bind(values)) as SQLQueryBindings[];
+  return { statement, bind };
+}
+
+const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<string, unknown>) => void>>();
 
 /**
  * Inserts one row with a statement built once per table, from the columns of the first row (every
  * row of a table is given the same columns: all of them, `null` for none, but those SQLite
- * assigns). The write paths insert many small rows, and building each insert costs more than
- * running it.
+ * assigns). The write paths insert many small rows: building each insert, or letting drizzle bind
+ * its parameters, costs more than running it.
  */
 export function insertRow<T extends SQLiteTable>(tx: Tx, table: T, row: InferInsertModel<T>): void {
-  const db = tx.db;
-  let byTable = insertStatements.get(db);
-  if (!byTable) insertStatements.set(db, (byTable = new Map()));
-  let statement = byTable.get(table);
-  if (!statement) {
+  const store = tx.store;
+  let byTable = insertStatements.get(store.sqlite);
+  if (!byTable) insertStatements.set(store.sqlite, (byTable = new Map()));
+  let insert = byTable.get(table);
+  if (!insert) {
     const placeholders = Object.fromEntries(Object.keys(row).map((key) => [key, sql.placeholder(key)]));
-    statement = db.insert(table).values(placeholders as never).prepare();
-    byTable.set(table, statement);
+    const { statement, bind } = compile(store, tx.db.insert(table).values(placeholders as never));
+    insert = (values) => void statement.run(...bind(values));
+    byTable.set(table, insert);
   }
-  statement.run(row as Record<string, unknown>);
+  insert(row as Record<string, unknown>);
+}
+
+/** A select built with drizzle, run as compiled SQL returning rows as arrays of driver values. */
+export type RowsOf = (params: Record<string, unknown>) => unknown[][];
+
+const rawStatements = new WeakMap<Database, Map<string, RowsOf>>();
+
+/**
+ * A select built once per `key` with drizzle, compiled once, and run through bun:sqlite returning
+ * arrays. For reads of many rows: drizzle's own row mapping measured about 6 µs a row on a 51-row
+ * page with two joins, three times the query itself; `decodeRow` maps a row for the price of the
+ * columns' own decoders. Bounded, since keys may come from clients' query shapes.
+ */
+export function compiledRows(store: Store, key: string, build: () => { toSQL(): { sql: string; params: unknown[] } }): RowsOf {
+  let byKey = rawStatements.get(store.sqlite);
+  if (!byKey) rawStatements.set(store.sqlite, (byKey = new Map()));
+  let rows = byKey.get(key);
+  if (!rows) {
+    const { statement, bind } = compile(store, build());
+    rows = (values) => statement.values(...bind(values)) as unknown[][];
+    if (byKey.size >= 256) byKey.clear();
+    byKey.set(key, rows);
+  }
+  return rows;
+}
+
+/** Maps `columns.length` values of a row, from `offset`, to an object, decoding each as drizzle would. */
+export function decodeRow<T>(row: unknown[], offset: number, columns: readonly (readonly [string, Column])[]): T {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) {
+    const value = row[offset + i];
+    out[columns[i][0]] = value === null ? null : columns[i][1].mapFromDriverValue(value);
+  }
+  return out as T;
 }

@@ -12,27 +12,34 @@ export const MAX_BODY_DEPTH = 64;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
- * Reads a request body as text, refusing it (413) as soon as it passes `limit` bytes, whether or
- * not a length was announced, and refusing bytes that are not UTF-8 (400).
+ * Reads a request body as text, refusing it (413) once it passes `limit` bytes and refusing bytes
+ * that are not UTF-8 (400). A body with a declared length (already checked against the limit) is
+ * read in one native call; one streamed without a length is read chunk by chunk and cut off at
+ * the limit, so no client can make the server buffer more than that.
  */
-export async function readBodyText(body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError): Promise<string> {
+export async function readBodyText(request: Request, limit: number, tooLarge: () => ApiError): Promise<string> {
+  const bytes = request.headers.has("content-length") ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body!, limit, tooLarge);
+  if (bytes.byteLength > limit) throw tooLarge();
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw badRequest("The body is not valid UTF-8.");
+  }
+}
+
+async function readCapped(body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
+    if (done) return Buffer.concat(chunks, size);
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
       throw tooLarge();
     }
     chunks.push(value);
-  }
-  try {
-    return utf8.decode(Buffer.concat(chunks, size));
-  } catch {
-    throw badRequest("The body is not valid UTF-8.");
   }
 }
 

@@ -84,7 +84,7 @@ export function plumbing(ctx: AppContext) {
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
-      const text = await readBodyText(request.body, maxBody, tooLarge);
+      const text = await readBodyText(request, maxBody, tooLarge);
       if (text.length === 0) return undefined;
       if (!JSON_TYPE.test(contentType ?? "")) {
         throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");
