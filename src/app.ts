@@ -11,6 +11,7 @@ import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
 import { plumbing } from "./http/plumbing";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
+import { webhookRoutes } from "./webhooks/routes";
 
 const DOCS_ASSETS = "/api/v1/docs/assets";
 
@@ -47,6 +48,7 @@ export function createApp(ctx: AppContext) {
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);
   return app;

@@ -8,7 +8,21 @@ export interface Config {
   publicUrl: string;
   maxBodyBytes: number;
   webhookAllow: string[];
+  /** Seconds to wait before each retry of a failed delivery (`BASALT_WEBHOOK_RETRY_SCHEDULE`). */
+  webhookRetrySchedule: number[];
+  /** The key that seals webhook secrets, when given by `BASALT_SECRET_KEY` instead of a key file. */
+  secretKey: string | null;
   backupCron: string | null;
+}
+
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: seven retries, eight attempts in all. */
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+export function parseRetrySchedule(text: string | undefined): number[] {
+  if (text === undefined || text.trim() === "") return DEFAULT_RETRY_SCHEDULE;
+  const delays = text.split(",").map((item) => item.trim());
+  if (!delays.every((item) => /^\d+(\.\d+)?$/.test(item))) throw new ConfigError(`BASALT_WEBHOOK_RETRY_SCHEDULE "${text}" is not a comma-separated list of seconds (example: 5,300,1800).`);
+  return delays.map(Number);
 }
 
 export class ConfigError extends Error {}
@@ -68,6 +82,8 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     publicUrl,
     maxBodyBytes: parseSize(flags["max-body"] ?? env.BASALT_MAX_BODY ?? "1mb"),
     webhookAllow: parseList(flags["webhook-allow"] ?? env.BASALT_WEBHOOK_ALLOW),
+    webhookRetrySchedule: parseRetrySchedule(env.BASALT_WEBHOOK_RETRY_SCHEDULE),
+    secretKey: env.BASALT_SECRET_KEY || null,
     backupCron: flags["backup-cron"] ?? env.BASALT_BACKUP_CRON ?? null,
   };
 }

@@ -6,6 +6,8 @@ import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./http/rate-limit";
 import type { Membership } from "./spaces/spaces";
 import type { LoadedBase } from "./content/bases";
+import { SecretBox } from "./webhooks/secrets";
+import { TargetGuard } from "./webhooks/ssrf";
 
 export interface Logger {
   info(line: string): void;
@@ -48,6 +50,12 @@ export interface AppContext {
   memberships: CommittedCache<string, { list: Membership[]; readAt: number }>;
   /** "<space id> <base ref>" → base, node and fields; see `findBase`. */
   bases: CommittedCache<string, LoadedBase>;
+  /** Seals and opens webhook secrets. */
+  secretBox: SecretBox;
+  /** The SSRF guard every webhook target goes through. */
+  webhookTargets: TargetGuard;
+  /** Wakes the delivery loop (a no-op until `serve` starts one); every commit that wrote events calls it. */
+  deliveries: { wake(): void };
   limits: {
     loginFailures: RateLimiter;
     deviceCodes: RateLimiter;
@@ -69,6 +77,9 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     keyCache: new KeyCache(),
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
+    secretBox: new SecretBox(config),
+    webhookTargets: new TargetGuard(config.webhookAllow),
+    deliveries: { wake: () => undefined },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       deviceCodes: new RateLimiter(clock, 10, minute),

@@ -11,6 +11,7 @@ import { type AppContext, createContext } from "../src/context";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { write } from "../src/db/tx";
 import { listenOptions } from "../src/http/plumbing";
+import { DeliveryLoop } from "../src/webhooks/worker";
 import { createSpace } from "../src/spaces/spaces";
 
 export const REPO = join(import.meta.dir, "..");
@@ -49,13 +50,19 @@ export class TestServer {
   readonly url: string;
   private readonly app: ReturnType<typeof createApp>;
 
-  constructor(options: { maxBody?: string } = {}) {
+  readonly deliveries: DeliveryLoop;
+
+  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string } = {}) {
     const store = openStore(join(this.dir, "basalt.db"));
     migrate(store);
-    const config = loadConfig({ "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test" }, {});
+    const config = loadConfig(
+      { "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test", "webhook-allow": options.webhookAllow },
+      { BASALT_WEBHOOK_RETRY_SCHEDULE: options.retrySchedule },
+    );
     this.ctx = createContext(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
     this.app = createApp(this.ctx).listen(listenOptions(0, "127.0.0.1"));
     this.url = `http://127.0.0.1:${this.app.server!.port}`;
+    this.deliveries = new DeliveryLoop(this.ctx).start();
   }
 
   get dbPath(): string {
@@ -106,6 +113,7 @@ export class TestServer {
 
   async stop(): Promise<void> {
     this.app.server?.stop(true);
+    await this.deliveries.stop();
     await closeStore(this.ctx.store);
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -9,6 +9,7 @@ import { lockDataDir } from "../db/files";
 import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
 import { VERSION } from "../version";
+import { DeliveryLoop } from "../webhooks/worker";
 import { CliError, parseFlags } from "./common";
 
 export async function serveCommand(args: string[]): Promise<void> {
@@ -41,6 +42,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError(inUse ? `Port ${config.port} on ${config.host} is already in use.` : `Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
   }
   const jobs = startJobs(ctx);
+  const deliveries = new DeliveryLoop(ctx).start();
   console.log(`Basalt ${VERSION} listening on ${config.publicUrl} (data in ${config.dataDir}${applied ? `, ${applied} migration(s) applied` : ""})`);
   const setupToken = issueSetupToken(ctx);
   if (setupToken) console.log(`No user exists yet. Create the first account at ${config.publicUrl}/admin/setup?token=${setupToken}`);
@@ -52,6 +54,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     console.log(`Received ${signal}: finishing requests in flight, then stopping.`);
     jobs.stop();
     await app.server?.stop(false);
+    await deliveries.stop();
     await closeStore(store);
     lock.release();
     process.exit(0);

@@ -3,3 +3,4 @@ export * from "../spaces/schema";
 export * from "../content/schema";
 export * from "../changes/schema";
 export * from "../events/schema";
+export * from "../webhooks/schema";

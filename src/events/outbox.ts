@@ -54,10 +54,11 @@ export interface EventOrigin {
 
 /**
  * Writes one event row inside the change's own transaction, so an event exists exactly when its
- * change does; the database gives it the next `seq`.
+ * change does; the database gives it the next `seq`. Its commit wakes the delivery loop.
  */
 export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventOrigin, data: EventPayloads[K]): void {
   insertRow(tx, events, { id: newId("evt"), spaceId: origin.spaceId, baseId: origin.baseId, type, data, createdAt: origin.at });
+  tx.afterCommit(tx.deliveries.wake);
 }
 
 /** The record part of an event: everything of its view but the head commit, which repeats the values. */

@@ -1,0 +1,253 @@
+import { checkServerIdentity } from "node:tls";
+import { desc, eq } from "drizzle-orm";
+import { Webhook } from "standardwebhooks";
+import { iso } from "../clock";
+import type { AppContext } from "../context";
+import { newId } from "../db/ids";
+import { type Tx, write } from "../db/tx";
+import { events } from "../events/schema";
+import { conflict, notFound } from "../http/errors";
+import { VERSION } from "../version";
+import type { RuleRow } from "./rules";
+import { type DeliveryStatus, type DeliveryTrigger, webhookDeliveries, webhookRules } from "./schema";
+import { TargetRefused } from "./ssrf";
+
+/** An event as a webhook delivers it (section 8.2). */
+export interface OutgoingEvent {
+  seq: number | null;
+  id: string;
+  type: string;
+  timestamp: string;
+  spaceId: string;
+  baseId: string | null;
+  data: object;
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  httpStatus: number | null;
+  detail: string;
+  durationMs: number;
+  requestUrl: string;
+  /** From a 429 or 503's `Retry-After`, capped at an hour. */
+  retryAfterMs: number | null;
+}
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+export interface DeliveryView {
+  id: string;
+  ruleId: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  trigger: DeliveryTrigger;
+  status: DeliveryStatus;
+  httpStatus: number | null;
+  detail: string;
+  durationMs: number;
+  requestUrl: string;
+  nextAttemptAt: string | null;
+  createdAt: string;
+}
+
+export const deliveryView = (row: DeliveryRow): DeliveryView => ({
+  id: row.id,
+  ruleId: row.ruleId,
+  eventId: row.eventId,
+  eventType: row.eventType,
+  attempt: row.attempt,
+  trigger: row.trigger,
+  status: row.status,
+  httpStatus: row.httpStatus,
+  detail: row.detail,
+  durationMs: row.durationMs,
+  requestUrl: row.requestUrl,
+  nextAttemptAt: row.nextAttemptAt,
+  createdAt: row.createdAt,
+});
+
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+const DETAIL_BYTES = 2048;
+const RETRY_AFTER_CAP_MS = 3_600_000;
+
+export const deliveryBody = (event: OutgoingEvent): string =>
+  JSON.stringify({ id: event.id, type: event.type, event: event.type, timestamp: event.timestamp, spaceId: event.spaceId, baseId: event.baseId, data: event.data });
+
+/** An outbox row as it is delivered. */
+export function outgoingEvent(ctx: AppContext, seq: number): OutgoingEvent | undefined {
+  const row = ctx.db.select().from(events).where(eq(events.seq, seq)).get();
+  return row && { seq: row.seq, id: row.id, type: row.type, timestamp: row.createdAt, spaceId: row.spaceId, baseId: row.baseId, data: row.data };
+}
+
+/** The signer of a rule's secret: `whsec_…` as Standard Webhooks reads it, any other string as its UTF-8 bytes. */
+function signer(secret: string): Webhook {
+  return secret.startsWith("whsec_") ? new Webhook(secret) : new Webhook(new TextEncoder().encode(secret), { format: "raw" });
+}
+
+/** The first bytes of an answer, for the log; the rest is not read. */
+async function answerStart(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < DETAIL_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, DETAIL_BYTES));
+}
+
+function retryAfter(response: Response, now: number): number | null {
+  if (response.status !== 429 && response.status !== 503) return null;
+  const header = response.headers.get("retry-after");
+  if (!header) return null;
+  const ms = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - now;
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), RETRY_AFTER_CAP_MS) : null;
+}
+
+/**
+ * One attempt: the target resolved and checked by the SSRF guard, then a POST to the very address
+ * that was checked (with the original Host and TLS name), Standard Webhooks headers, a 10 s limit
+ * and no redirect followed. Any 2xx is a success; everything else, a failure with its reason.
+ */
+export async function attemptDelivery(ctx: AppContext, rule: RuleRow, event: OutgoingEvent): Promise<AttemptResult> {
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
+  const body = deliveryBody(event);
+  const sentAt = new Date(ctx.clock.now());
+  const headers: Record<string, string> = {
+    ...rule.headers,
+    "content-type": "application/json",
+    "user-agent": `Basalt-Webhooks/${VERSION}`,
+    "webhook-id": event.id,
+    "webhook-timestamp": String(Math.floor(sentAt.getTime() / 1000)),
+  };
+  if (rule.secretSealed) headers["webhook-signature"] = signer(ctx.secretBox.open(rule.secretSealed)).sign(event.id, sentAt, body);
+  const failed = (detail: string, httpStatus: number | null = null): AttemptResult => ({ ok: false, httpStatus, detail, durationMs: took(), requestUrl: rule.targetUrl, retryAfterMs: null });
+  let target;
+  try {
+    target = await ctx.webhookTargets.resolve(rule.targetUrl);
+  } catch (error) {
+    return failed(error instanceof TargetRefused ? `Not sent: ${error.message}` : `Not sent: ${(error as Error).message}`);
+  }
+  const pinned = new URL(target.url);
+  pinned.hostname = target.address.includes(":") ? `[${target.address}]` : target.address;
+  headers.host = target.url.host;
+  const hostname = target.url.hostname;
+  try {
+    const response = await fetch(pinned, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      ...(target.url.protocol === "https:" ? { tls: { serverName: hostname, checkServerIdentity: (_: string, cert: never) => checkServerIdentity(hostname, cert) } } : {}),
+    });
+    const answer = await answerStart(response);
+    const redirect = response.status >= 300 && response.status < 400;
+    return {
+      ok: response.status >= 200 && response.status < 300,
+      httpStatus: response.status,
+      detail: redirect ? `A redirect (to ${response.headers.get("location") ?? "nowhere"}) is not followed.` : answer,
+      durationMs: took(),
+      requestUrl: rule.targetUrl,
+      retryAfterMs: retryAfter(response, ctx.clock.now()),
+    };
+  } catch (error) {
+    const name = (error as Error).name;
+    return failed(name === "TimeoutError" || name === "AbortError" ? `No answer within ${ATTEMPT_TIMEOUT_MS / 1000} s.` : `Could not connect: ${(error as Error).message}`);
+  }
+}
+
+const DAY_MS = 86_400_000;
+const FAILURES_TO_DISABLE = 20;
+
+/**
+ * Writes the log record of an attempt and what it means for its rule: the rule's last trigger and
+ * status follow its newest attempt; an event delivery that fails counts toward disabling it (410 at
+ * once; 20 failures in a row spread over more than 24 h), one that succeeds clears the count.
+ */
+export function recordAttempt(
+  tx: Tx,
+  rule: RuleRow,
+  event: OutgoingEvent,
+  result: AttemptResult,
+  meta: { attempt: number; trigger: DeliveryTrigger; nextAttemptAt: number | null },
+): DeliveryView {
+  const now = tx.clock.now();
+  const at = iso(now);
+  const row: DeliveryRow = {
+    id: newId("whd"),
+    ruleId: rule.id,
+    eventId: event.id,
+    eventSeq: event.seq,
+    eventType: event.type,
+    attempt: meta.attempt,
+    trigger: meta.trigger,
+    status: result.ok ? "success" : "failed",
+    httpStatus: result.httpStatus,
+    detail: result.detail,
+    durationMs: result.durationMs,
+    requestUrl: result.requestUrl,
+    nextAttemptAt: meta.nextAttemptAt === null ? null : iso(meta.nextAttemptAt),
+    createdAt: at,
+  };
+  tx.db.insert(webhookDeliveries).values(row).run();
+  const changes: Partial<RuleRow> = { lastTriggeredAt: at, lastStatus: row.status };
+  if (meta.trigger === "event") {
+    if (result.ok) Object.assign(changes, { failuresInRow: 0, failingSince: null });
+    else {
+      const current = tx.db.select({ failuresInRow: webhookRules.failuresInRow, failingSince: webhookRules.failingSince }).from(webhookRules).where(eq(webhookRules.id, rule.id)).get();
+      const failuresInRow = (current?.failuresInRow ?? 0) + 1;
+      const failingSince = current?.failingSince ?? at;
+      Object.assign(changes, { failuresInRow, failingSince });
+      if (result.httpStatus === 410) Object.assign(changes, { enabled: false, disabledReason: `The target answered 410 Gone at ${at}.` });
+      else if (failuresInRow >= FAILURES_TO_DISABLE && now - Date.parse(failingSince) > DAY_MS) {
+        Object.assign(changes, { enabled: false, disabledReason: `${failuresInRow} attempts failed in a row since ${failingSince}.` });
+      }
+    }
+  }
+  tx.db.update(webhookRules).set(changes).where(eq(webhookRules.id, rule.id)).run();
+  return deliveryView(row);
+}
+
+/** `POST /webhooks/{id}/test-fire`: one attempt now with a synthetic event of the rule's type (`data.test`), disabled rules too. */
+export async function testFire(ctx: AppContext, rule: RuleRow): Promise<DeliveryView> {
+  const event: OutgoingEvent = {
+    seq: null,
+    id: newId("evt"),
+    type: rule.eventType === "*" ? "record.created" : rule.eventType,
+    timestamp: iso(ctx.clock.now()),
+    spaceId: rule.spaceId,
+    baseId: rule.baseId,
+    data: { test: true },
+  };
+  const result = await attemptDelivery(ctx, rule, event);
+  return write(ctx, (tx) => recordAttempt(tx, rule, event, result, { attempt: 1, trigger: "test", nextAttemptAt: null }));
+}
+
+/** One new attempt of a delivery's event, with the same `webhook-id`. */
+export async function redeliver(ctx: AppContext, rule: RuleRow, deliveryId: string): Promise<DeliveryView> {
+  const delivery = findDelivery(ctx, rule.id, deliveryId);
+  const event =
+    delivery.eventSeq === null
+      ? { seq: null, id: delivery.eventId, type: delivery.eventType, timestamp: delivery.createdAt, spaceId: rule.spaceId, baseId: rule.baseId, data: { test: true } }
+      : outgoingEvent(ctx, delivery.eventSeq);
+  if (!event) throw conflict("This delivery's event is no longer kept, so it cannot be sent again.", { reason: "EVENT_GONE" });
+  const result = await attemptDelivery(ctx, rule, event);
+  return write(ctx, (tx) => recordAttempt(tx, rule, event, result, { attempt: 1, trigger: "redeliver", nextAttemptAt: null }));
+}
+
+export function listDeliveries(ctx: AppContext, ruleId: string, limit: number): DeliveryView[] {
+  return ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.ruleId, ruleId)).orderBy(desc(webhookDeliveries.id)).limit(limit).all().map(deliveryView);
+}
+
+export function findDelivery(ctx: AppContext, ruleId: string, deliveryId: string): DeliveryRow {
+  const row = ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
+  if (!row || row.ruleId !== ruleId) throw notFound("No such delivery for this rule.");
+  return row;
+}

@@ -1,0 +1,49 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context";
+import { write } from "../db/tx";
+import { access } from "../http/access";
+import { limitParam } from "../http/query";
+import { Name, oneOf } from "../http/schemas";
+import { listDeliveries, redeliver, testFire } from "./deliveries";
+import { createRule, deleteRule, findRule, listRules, RULE_EVENT_TYPES, ruleView, updateRule } from "./rules";
+
+const Rule = t.Object({
+  name: Name,
+  eventType: oneOf(RULE_EVENT_TYPES),
+  actionKind: t.Literal("webhook"),
+  config: t.Object({
+    targetUrl: t.String({ minLength: 1, maxLength: 2048 }),
+    secret: t.Optional(t.Union([t.String({ maxLength: 512 }), t.Null()])),
+    headers: t.Optional(t.Record(t.String({ maxLength: 256 }), t.String({ maxLength: 4096 }), { maxProperties: 50 })),
+  }),
+  baseId: t.Optional(t.Union([t.String({ minLength: 1 }), t.Null()])),
+  enabled: t.Optional(t.Boolean()),
+});
+
+/** Webhook rules and their delivery log (section 8): all need `manage` in the space. */
+export function webhookRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/api/v1" })
+    .use(access(ctx))
+    .get("/webhooks", ({ space }) => listRules(ctx, space.space.id), { level: "manage" })
+    .post(
+      "/webhooks",
+      ({ space, actor, body, set }) => {
+        set.status = 201;
+        return createRule(ctx, space, actor.user.id, body);
+      },
+      { level: "manage", body: Rule },
+    )
+    .get("/webhooks/:ruleId", ({ space, params }) => ruleView(findRule(ctx, space.space.id, params.ruleId)), { level: "manage" })
+    .put("/webhooks/:ruleId", ({ space, params, body }) => updateRule(ctx, space, params.ruleId, body), { level: "manage", body: Rule })
+    .delete("/webhooks/:ruleId", ({ space, params }) => write(ctx, (tx) => deleteRule(tx, space.space.id, params.ruleId)), { level: "manage" })
+    .get("/webhooks/:ruleId/deliveries", ({ space, params, query }) => listDeliveries(ctx, findRule(ctx, space.space.id, params.ruleId).id, limitParam(query.limit, 20)), {
+      level: "manage",
+      query: t.Object({ limit: t.Optional(t.String()) }),
+    })
+    .post("/webhooks/:ruleId/test-fire", ({ space, params }) => testFire(ctx, findRule(ctx, space.space.id, params.ruleId)), { level: "manage" })
+    .post(
+      "/webhooks/:ruleId/deliveries/:deliveryId/redeliver",
+      ({ space, params }) => redeliver(ctx, findRule(ctx, space.space.id, params.ruleId), params.deliveryId),
+      { level: "manage" },
+    );
+}

@@ -1,0 +1,185 @@
+import { and, count, desc, eq } from "drizzle-orm";
+import { iso } from "../clock";
+import { findBase } from "../content/bases";
+import type { AppContext } from "../context";
+import { newId } from "../db/ids";
+import { type Tx, write } from "../db/tx";
+import { EVENT_TYPES } from "../events/outbox";
+import { checkName } from "../formats";
+import { badRequest, conflict, notFound } from "../http/errors";
+import type { SpaceScope } from "../spaces/resolve";
+import { type DeliveryStatus, webhookRules } from "./schema";
+import { TargetRefused } from "./ssrf";
+
+export type RuleRow = typeof webhookRules.$inferSelect;
+
+export const MAX_RULES_PER_SPACE = 50;
+
+/** What a rule may subscribe to: every event type, `*`, and Busabase's short name for one of them. */
+export const RULE_EVENT_TYPES = [...EVENT_TYPES, "*", "changes_requested"] as const;
+const ALIASES: Record<string, string> = { changes_requested: "change_request.changes_requested" };
+
+export interface RuleInput {
+  name: string;
+  eventType: (typeof RULE_EVENT_TYPES)[number];
+  actionKind: "webhook";
+  config: { targetUrl: string; secret?: string | null; headers?: Record<string, string> };
+  baseId?: string | null;
+  enabled?: boolean;
+}
+
+export interface RuleView {
+  id: string;
+  spaceId: string;
+  baseId: string | null;
+  name: string;
+  eventType: string;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  lastTriggeredAt: string | null;
+  lastStatus: DeliveryStatus | null;
+  actionKind: "webhook";
+  config: { targetUrl: string; hasSecret: boolean; headers: Record<string, string> };
+}
+
+export const ruleView = (row: RuleRow): RuleView => ({
+  id: row.id,
+  spaceId: row.spaceId,
+  baseId: row.baseId,
+  name: row.name,
+  eventType: row.eventType,
+  enabled: row.enabled,
+  disabledReason: row.disabledReason,
+  createdBy: row.createdBy,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+  lastTriggeredAt: row.lastTriggeredAt,
+  lastStatus: row.lastStatus,
+  actionKind: row.actionKind,
+  config: { targetUrl: row.targetUrl, hasSecret: row.secretSealed !== null, headers: row.headers },
+});
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+
+/** Extra headers: valid names and values, and none that would override what a delivery must send. */
+function checkHeaders(headers: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name)) throw badRequest(`"${name}" is not a header name.`);
+    if (lower === "content-type" || lower.startsWith("webhook-") || lower === "host" || lower === "content-length") {
+      throw badRequest(`config.headers may not set ${name}: Basalt sends it itself.`);
+    }
+    if (/[\r\n\0]/.test(value)) throw badRequest(`The value of header ${name} may not hold line breaks.`);
+    out[lower] = value;
+  }
+  return out;
+}
+
+/** `whsec_` + base64 of 24..64 bytes (the Standard Webhooks form), or any other string of 16..256 characters. */
+function checkSecret(secret: string): string {
+  if (secret.startsWith("whsec_")) {
+    const bytes = Buffer.from(secret.slice(6), "base64");
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(secret.slice(6)) || bytes.length < 24 || bytes.length > 64) {
+      throw badRequest("A whsec_ secret must be the base64 of 24 to 64 random bytes.");
+    }
+    return secret;
+  }
+  if (secret.length < 16 || secret.length > 256) throw badRequest("config.secret must be whsec_ + base64, or a string of 16 to 256 characters.");
+  return secret;
+}
+
+/** Checks a rule's fields and its target (the SSRF guard resolves it now, and again at every attempt). */
+async function checkRule(ctx: AppContext, scope: SpaceScope, input: RuleInput) {
+  const name = checkName(input.name);
+  const eventType = ALIASES[input.eventType] ?? input.eventType;
+  const headers = checkHeaders(input.config.headers);
+  const baseId = input.baseId ? findBase(ctx, scope.space.id, input.baseId, { archived: true }).base.id : null;
+  try {
+    await ctx.webhookTargets.resolve(input.config.targetUrl);
+  } catch (error) {
+    if (error instanceof TargetRefused) throw badRequest(error.message, { reason: "TARGET_NOT_ALLOWED" });
+    throw error;
+  }
+  const secret = input.config.secret === undefined || input.config.secret === null ? input.config.secret : checkSecret(input.config.secret);
+  return { name, eventType, headers, baseId, secret };
+}
+
+export function findRule(ctx: AppContext, spaceId: string, ruleId: string): RuleRow {
+  const row = ctx.db.select().from(webhookRules).where(and(eq(webhookRules.id, ruleId), eq(webhookRules.spaceId, spaceId))).get();
+  if (!row) throw notFound("No such webhook rule in this space.");
+  return row;
+}
+
+export function listRules(ctx: AppContext, spaceId: string): RuleView[] {
+  return ctx.db.select().from(webhookRules).where(eq(webhookRules.spaceId, spaceId)).orderBy(desc(webhookRules.id)).all().map(ruleView);
+}
+
+/** Creates a rule, checked first outside the transaction (resolving the target takes a DNS lookup). */
+export async function createRule(ctx: AppContext, scope: SpaceScope, actorId: string, input: RuleInput): Promise<RuleView> {
+  const checked = await checkRule(ctx, scope, input);
+  const sealed = checked.secret ? ctx.secretBox.seal(checked.secret) : null;
+  return write(ctx, (tx) => {
+    const rules = tx.db.select({ n: count() }).from(webhookRules).where(eq(webhookRules.spaceId, scope.space.id)).get()!.n;
+    if (rules >= MAX_RULES_PER_SPACE) throw conflict(`A space holds at most ${MAX_RULES_PER_SPACE} webhook rules.`, { reason: "RULE_LIMIT_REACHED", limit: MAX_RULES_PER_SPACE });
+    const at = iso(tx.clock.now());
+    const row: RuleRow = {
+      id: newId("whk"),
+      spaceId: scope.space.id,
+      baseId: checked.baseId,
+      name: checked.name,
+      eventType: checked.eventType,
+      actionKind: "webhook",
+      targetUrl: input.config.targetUrl,
+      secretSealed: sealed,
+      headers: checked.headers,
+      enabled: input.enabled ?? true,
+      disabledReason: null,
+      createdBy: actorId,
+      createdAt: at,
+      updatedAt: at,
+      lastTriggeredAt: null,
+      lastStatus: null,
+      failuresInRow: 0,
+      failingSince: null,
+    };
+    tx.db.insert(webhookRules).values(row).run();
+    return ruleView(row);
+  });
+}
+
+/**
+ * Replaces a rule's settings. An omitted `config.secret` keeps the stored one, `null` removes it.
+ * Enabling a rule clears why it was disabled and its run of failures.
+ */
+export async function updateRule(ctx: AppContext, scope: SpaceScope, ruleId: string, input: RuleInput): Promise<RuleView> {
+  findRule(ctx, scope.space.id, ruleId);
+  const checked = await checkRule(ctx, scope, input);
+  const sealed = checked.secret ? ctx.secretBox.seal(checked.secret) : checked.secret;
+  return write(ctx, (tx) => {
+    const current = findRule(tx, scope.space.id, ruleId);
+    const enabled = input.enabled ?? current.enabled;
+    const reenabled = enabled && !current.enabled;
+    const changes: Partial<RuleRow> = {
+      name: checked.name,
+      eventType: checked.eventType,
+      targetUrl: input.config.targetUrl,
+      headers: checked.headers,
+      baseId: checked.baseId,
+      enabled,
+      updatedAt: iso(tx.clock.now()),
+      ...(sealed === undefined ? {} : { secretSealed: sealed }),
+      ...(reenabled ? { disabledReason: null, failuresInRow: 0, failingSince: null } : {}),
+    };
+    tx.db.update(webhookRules).set(changes).where(eq(webhookRules.id, ruleId)).run();
+    return ruleView({ ...current, ...changes });
+  });
+}
+
+export function deleteRule(tx: Tx, spaceId: string, ruleId: string): { success: boolean } {
+  const deleted = tx.db.delete(webhookRules).where(and(eq(webhookRules.id, ruleId), eq(webhookRules.spaceId, spaceId))).returning({ id: webhookRules.id }).all();
+  return { success: deleted.length > 0 };
+}
