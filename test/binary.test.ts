@@ -34,8 +34,12 @@ interface Running {
 
 /** Starts `basalt serve` in `cwd` and waits for its first line of output. */
 async function serve(cwd: string, ...args: string[]): Promise<Running> {
+  return serveWith({}, cwd, ...args);
+}
+
+async function serveWith(env: Record<string, string>, cwd: string, ...args: string[]): Promise<Running> {
   const port = await freePort();
-  const child = Bun.spawn([binary, "serve", "--port", String(port), ...args], { cwd, stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });
+  const child = Bun.spawn([binary, "serve", "--port", String(port), ...args], { cwd, stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "", ...env } });
   let text = "";
   const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
@@ -163,6 +167,48 @@ describe("the single executable", () => {
     // The kernel dropped the lock with the process: the same directory serves again at once.
     const again = await serve(running.cwd);
     again.process.kill("SIGKILL");
+  });
+
+  test("a webhook owed when the server is killed with SIGKILL is delivered after the restart", async () => {
+    const cwd = tempDir("basalt-hook-");
+    const received: { id: string; at: number }[] = [];
+    let answer = 500;
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: async (request) => {
+        received.push({ id: request.headers.get("webhook-id") ?? "", at: Date.now() });
+        return new Response(null, { status: answer });
+      },
+    });
+    const env = { BASALT_WEBHOOK_ALLOW: "127.0.0.1/32", BASALT_WEBHOOK_RETRY_SCHEDULE: "3" };
+    const cli = (...args: string[]) => Bun.spawnSync([binary, ...args], { cwd }).stdout.toString().trim();
+    cli("users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse");
+    cli("spaces", "create", "--name", "Hooks", "--owner", "ada@example.com");
+    const key = cli("keys", "create", "--email", "ada@example.com", "--name", "k", "--level", "manage");
+    const first = await serveWith(env, cwd);
+    try {
+      const call = (path: string, body: unknown) =>
+        fetch(`${first.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect((await call("/api/v1/webhooks", { name: "h", eventType: "record.created", actionKind: "webhook", config: { targetUrl: `http://127.0.0.1:${receiver.port}/` } })).status).toBe(201);
+      expect((await call("/api/v1/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] })).status).toBe(201);
+      expect((await call("/api/v1/bases/notes/change-requests", { fields: { title: "owed" } })).status).toBe(201);
+      await eventually(() => received.length === 1);
+    } finally {
+      first.process.kill("SIGKILL");
+      await first.process.exited;
+    }
+    answer = 200;
+    const restartedAt = Date.now();
+    const second = await serveWith(env, cwd);
+    try {
+      await eventually(() => received.length === 2, 8000);
+      expect(received[1].id).toBe(received[0].id);
+      expect(received[1].at - restartedAt).toBeLessThan(5000);
+    } finally {
+      second.process.kill("SIGKILL");
+      receiver.stop(true);
+    }
   });
 
   test("the data directory is 0700; the database, its WAL and backups are 0600", async () => {

@@ -119,10 +119,10 @@ export class TestServer {
   }
 }
 
-/** Waits (up to 2 s) for something that happens just after a response is sent, such as its log line. */
-export async function eventually(check: () => boolean): Promise<void> {
+/** Waits (up to 2 s, or `limitMs`) for something that happens just after a response is sent, such as its log line. */
+export async function eventually(check: () => boolean, limitMs = 2000): Promise<void> {
   for (let waited = 0; !check(); waited += 5) {
-    if (waited > 2000) throw new Error("condition not met within 2 s");
+    if (waited > limitMs) throw new Error(`condition not met within ${limitMs} ms`);
     await Bun.sleep(5);
   }
 }

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { BACKUPS_KEPT, pruneExpired, runScheduledBackup, startJobs } from "../src/jobs/schedule";
+import { BACKUPS_KEPT, dailyUpkeep, pruneExpired, runScheduledBackup, startJobs } from "../src/jobs/schedule";
 import { TestServer } from "./helpers";
 
 let server: TestServer;
@@ -45,4 +45,22 @@ test("the hourly prune removes expired device requests and idle sessions", async
   server.clock.advance(8 * 86_400_000);
   await pruneExpired(server.ctx);
   expect([count("device_requests"), count("sessions")]).toEqual([0, 0]);
+});
+
+test("the daily upkeep prunes delivery records older than 30 days", async () => {
+  const owner = await server.user("Ada");
+  const space = await server.space(owner.id, "Hooks");
+  const insert = (id: string, createdAt: string) =>
+    server.ctx.store.sqlite.run(
+      "INSERT INTO webhook_deliveries (id, rule_id, event_id, event_type, attempt, trigger, status, detail, duration_ms, request_url, created_at) VALUES (?, 'whk_1', 'evt_1', 'record.created', 1, 'test', 'success', '', 1, 'http://x', ?)",
+      [id, createdAt],
+    );
+  server.ctx.store.sqlite.run(
+    "INSERT INTO webhook_rules (id, space_id, name, event_type, action_kind, target_url, headers, enabled, created_by, created_at, updated_at) VALUES ('whk_1', ?, 'r', '*', 'webhook', 'http://x', '{}', 1, ?, 't', 't')",
+    [space.id, owner.id],
+  );
+  insert("whd_old", new Date(server.clock.now() - 31 * 86_400_000).toISOString());
+  insert("whd_new", new Date(server.clock.now() - 29 * 86_400_000).toISOString());
+  expect(await dailyUpkeep(server.ctx)).toBe(1);
+  expect(server.ctx.store.sqlite.query("SELECT id FROM webhook_deliveries").all()).toEqual([{ id: "whd_new" }]);
 });

@@ -26,7 +26,9 @@ Commands:
 
 Every command takes --data-dir DIR (default ./basalt-data, or BASALT_DATA_DIR).
 serve also reads BASALT_PORT, BASALT_HOST, BASALT_PUBLIC_URL, BASALT_MAX_BODY,
-BASALT_WEBHOOK_ALLOW and BASALT_BACKUP_CRON; a flag wins over its variable.`;
+BASALT_WEBHOOK_ALLOW and BASALT_BACKUP_CRON; a flag wins over its variable.
+BASALT_WEBHOOK_RETRY_SCHEDULE (seconds, comma-separated) replaces the webhook retry delays;
+BASALT_SECRET_KEY replaces the key file that seals webhook secrets.`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve: serveCommand,
