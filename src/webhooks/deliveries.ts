@@ -1,8 +1,9 @@
 import { checkServerIdentity } from "node:tls";
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
+import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { type Tx, write } from "../db/tx";
 import { events } from "../events/schema";
@@ -75,8 +76,10 @@ export const deliveryBody = (event: OutgoingEvent): string =>
   JSON.stringify({ id: event.id, type: event.type, event: event.type, timestamp: event.timestamp, spaceId: event.spaceId, baseId: event.baseId, data: event.data });
 
 /** An outbox row as it is delivered. */
+const eventBySeq = preparedFor((db) => db.select().from(events).where(eq(events.seq, sql.placeholder("seq"))).prepare());
+
 export function outgoingEvent(ctx: AppContext, seq: number): OutgoingEvent | undefined {
-  const row = ctx.db.select().from(events).where(eq(events.seq, seq)).get();
+  const row = eventBySeq(ctx.db).get({ seq });
   return row && { seq: row.seq, id: row.id, type: row.type, timestamp: row.createdAt, spaceId: row.spaceId, baseId: row.baseId, data: row.data };
 }
 
@@ -166,6 +169,15 @@ export async function attemptDelivery(ctx: AppContext, rule: RuleRow, event: Out
 const DAY_MS = 86_400_000;
 const FAILURES_TO_DISABLE = 20;
 
+/** The common case, prepared once: an event delivered, its rule's run of failures over. */
+const markSucceeded = preparedWrite((db) =>
+  db
+    .update(webhookRules)
+    .set({ lastTriggeredAt: sql`${sql.placeholder("at")}`, lastStatus: "success", failuresInRow: 0, failingSince: null })
+    .where(eq(webhookRules.id, sql.placeholder("id")))
+    .prepare(),
+);
+
 /**
  * Writes the log record of an attempt and what it means for its rule: the rule's last trigger and
  * status follow its newest attempt; an event delivery that fails counts toward disabling it (410 at
@@ -196,19 +208,20 @@ export function recordAttempt(
     nextAttemptAt: meta.nextAttemptAt === null ? null : iso(meta.nextAttemptAt),
     createdAt: at,
   };
-  tx.db.insert(webhookDeliveries).values(row).run();
+  insertRow(tx, webhookDeliveries, row);
+  if (meta.trigger === "event" && result.ok) {
+    markSucceeded(tx).run({ id: rule.id, at });
+    return deliveryView(row);
+  }
   const changes: Partial<RuleRow> = { lastTriggeredAt: at, lastStatus: row.status };
   if (meta.trigger === "event") {
-    if (result.ok) Object.assign(changes, { failuresInRow: 0, failingSince: null });
-    else {
-      const current = tx.db.select({ failuresInRow: webhookRules.failuresInRow, failingSince: webhookRules.failingSince }).from(webhookRules).where(eq(webhookRules.id, rule.id)).get();
-      const failuresInRow = (current?.failuresInRow ?? 0) + 1;
-      const failingSince = current?.failingSince ?? at;
-      Object.assign(changes, { failuresInRow, failingSince });
-      if (result.httpStatus === 410) Object.assign(changes, { enabled: false, disabledReason: `The target answered 410 Gone at ${at}.` });
-      else if (failuresInRow >= FAILURES_TO_DISABLE && now - Date.parse(failingSince) > DAY_MS) {
-        Object.assign(changes, { enabled: false, disabledReason: `${failuresInRow} attempts failed in a row since ${failingSince}.` });
-      }
+    const current = tx.db.select({ failuresInRow: webhookRules.failuresInRow, failingSince: webhookRules.failingSince }).from(webhookRules).where(eq(webhookRules.id, rule.id)).get();
+    const failuresInRow = (current?.failuresInRow ?? 0) + 1;
+    const failingSince = current?.failingSince ?? at;
+    Object.assign(changes, { failuresInRow, failingSince });
+    if (result.httpStatus === 410) Object.assign(changes, { enabled: false, disabledReason: `The target answered 410 Gone at ${at}.` });
+    else if (failuresInRow >= FAILURES_TO_DISABLE && now - Date.parse(failingSince) > DAY_MS) {
+      Object.assign(changes, { enabled: false, disabledReason: `${failuresInRow} attempts failed in a row since ${failingSince}.` });
     }
   }
   tx.db.update(webhookRules).set(changes).where(eq(webhookRules.id, rule.id)).run();

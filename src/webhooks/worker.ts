@@ -1,20 +1,69 @@
-import { and, asc, eq, gt, lte, min, notInArray } from "drizzle-orm";
+import { and, asc, eq, gt, lte, min, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
+import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
-import { write } from "../db/tx";
+import { type Tx, write } from "../db/tx";
 import { events } from "../events/schema";
-import { attemptDelivery, outgoingEvent, recordAttempt } from "./deliveries";
+import { type AttemptResult, attemptDelivery, type OutgoingEvent, outgoingEvent, recordAttempt } from "./deliveries";
 import type { RuleRow } from "./rules";
 import { outboxCursor, webhookJobs, webhookRules } from "./schema";
 
 type JobRow = typeof webhookJobs.$inferSelect;
 
-/** Attempts in flight at once (under Bun's own cap of 256 fetches), and per rule. */
-const MAX_IN_FLIGHT = 64;
-const MAX_IN_FLIGHT_PER_RULE = 4;
+/**
+ * Attempts in flight at once (under Bun's own cap of 256 fetches), and per rule: a healthy rule may
+ * use 16 slots; a rule whose last attempt got no answer (a dead or hanging target) only 2, so a few
+ * dead targets, each holding slots for up to 10 s, never starve the others.
+ */
+const MAX_IN_FLIGHT = 128;
+const MAX_IN_FLIGHT_PER_RULE = 16;
+const MAX_IN_FLIGHT_UNANSWERED = 2;
 /** Events read from the outbox per fan-out transaction. */
 const FAN_OUT_BATCH = 500;
 const CURSOR = "webhooks";
+
+const enabledRules = preparedFor((db) =>
+  db
+    .select()
+    .from(webhookRules)
+    .where(and(eq(webhookRules.spaceId, sql.placeholder("spaceId")), eq(webhookRules.enabled, true)))
+    .prepare(),
+);
+
+const ruleById = preparedFor((db) => db.select().from(webhookRules).where(eq(webhookRules.id, sql.placeholder("id"))).prepare());
+
+const dueJobs = preparedFor((db) =>
+  db
+    .select()
+    .from(webhookJobs)
+    .where(
+      and(
+        lte(webhookJobs.dueAt, sql.placeholder("now")),
+        sql`${webhookJobs.id} NOT IN (SELECT value FROM json_each(${sql.placeholder("busy")}))`,
+        sql`${webhookJobs.ruleId} NOT IN (SELECT value FROM json_each(${sql.placeholder("full")}))`,
+      ),
+    )
+    .orderBy(asc(webhookJobs.dueAt))
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+);
+
+const nextDue = preparedFor((db) =>
+  db
+    .select({ at: min(webhookJobs.dueAt) })
+    .from(webhookJobs)
+    .where(sql`${webhookJobs.id} NOT IN (SELECT value FROM json_each(${sql.placeholder("busy")}))`)
+    .prepare(),
+);
+
+const dropJob = preparedWrite((db) => db.delete(webhookJobs).where(eq(webhookJobs.id, sql.placeholder("id"))).prepare());
+const rescheduleJob = preparedWrite((db) =>
+  db
+    .update(webhookJobs)
+    .set({ attempt: sql`${sql.placeholder("attempt")}`, dueAt: sql`${sql.placeholder("dueAt")}` })
+    .where(eq(webhookJobs.id, sql.placeholder("id")))
+    .prepare(),
+);
 
 /** The retry delay after a failed attempt: the schedule's (±10 % jitter) or the target's `Retry-After`. */
 export function retryDelayMs(schedule: number[], attempt: number, retryAfterMs: number | null, random = Math.random()): number | null {
@@ -34,20 +83,30 @@ export function retryDelayMs(schedule: number[], attempt: number, retryAfterMs: 
 export class DeliveryLoop {
   private readonly inFlight = new Map<string, { ruleId: string; done: Promise<void> }>();
   private readonly perRule = new Map<string, number>();
+  /** Rules whose last attempt got no answer at all. */
+  private readonly unanswered = new Set<string>();
+  /** How far the outbox has been read (the loop is the only reader: `serve` holds the data directory). */
+  private cursor: number | null = null;
+  /** Set by every commit that wrote events: the next run reads the outbox. */
+  private outboxDirty = true;
   private scheduled = false;
   private running = false;
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly outcomes: { outcome: Outcome; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
   constructor(private readonly ctx: AppContext) {}
 
   start(): this {
-    this.ctx.deliveries.wake = () => this.wake();
+    this.ctx.deliveries.wake = () => {
+      this.outboxDirty = true;
+      this.wake();
+    };
     this.wake();
     return this;
   }
 
-  /** Called after every commit that wrote events, and when a timer for the next retry fires. */
+  /** Runs the loop soon: after a commit that wrote events, an attempt that ended, or the timer of the next retry. */
   wake(): void {
     if (this.stopped || this.scheduled) return;
     this.scheduled = true;
@@ -69,7 +128,10 @@ export class DeliveryLoop {
     if (this.running) return void this.wake();
     this.running = true;
     try {
-      while (!this.stopped && (await this.fanOut()) === FAN_OUT_BATCH);
+      while (!this.stopped && this.outboxDirty) {
+        this.outboxDirty = false;
+        if ((await this.fanOut()) === FAN_OUT_BATCH) this.outboxDirty = true;
+      }
       if (!this.stopped) this.pump();
     } catch (error) {
       this.ctx.log.error(`webhook delivery loop: ${error instanceof Error ? error.message : String(error)}`);
@@ -78,33 +140,48 @@ export class DeliveryLoop {
     }
   }
 
-  /** Turns the next events of the outbox into jobs; answers how many events it read. */
-  private fanOut(): Promise<number> {
-    return write(this.ctx, (tx) => {
-      const cursor = tx.db.select({ seq: outboxCursor.seq }).from(outboxCursor).where(eq(outboxCursor.name, CURSOR)).get()?.seq ?? 0;
-      const batch = tx.db
-        .select({ seq: events.seq, spaceId: events.spaceId, baseId: events.baseId, type: events.type })
-        .from(events)
-        .where(gt(events.seq, cursor))
-        .orderBy(asc(events.seq))
-        .limit(FAN_OUT_BATCH)
-        .all();
-      if (batch.length === 0) return 0;
-      const rulesBySpace = new Map<string, RuleRow[]>();
-      const due = tx.clock.now();
-      for (const event of batch) {
-        let rules = rulesBySpace.get(event.spaceId);
-        if (!rules) rulesBySpace.set(event.spaceId, (rules = tx.db.select().from(webhookRules).where(and(eq(webhookRules.spaceId, event.spaceId), eq(webhookRules.enabled, true))).all()));
-        for (const rule of rules) {
-          if (rule.eventType !== "*" && rule.eventType !== event.type) continue;
-          if (rule.baseId !== null && rule.baseId !== event.baseId) continue;
-          tx.db.insert(webhookJobs).values({ id: newId("job"), ruleId: rule.id, eventSeq: event.seq, attempt: 1, dueAt: due }).run();
-        }
+  /**
+   * Turns the next events of the outbox into jobs; answers how many events it read. The jobs are
+   * sent at once, without waiting for their rows to commit: the queue commits them before any
+   * outcome of theirs, and if the process dies first, the cursor has not moved either, so the events
+   * are fanned out again after the restart (a delivery is at least once; `webhook-id` tells repeats).
+   */
+  private async fanOut(): Promise<number> {
+    this.cursor ??= this.ctx.db.select({ seq: outboxCursor.seq }).from(outboxCursor).where(eq(outboxCursor.name, CURSOR)).get()?.seq ?? 0;
+    const batch = this.ctx.db
+      .select({ seq: events.seq, spaceId: events.spaceId, baseId: events.baseId, type: events.type })
+      .from(events)
+      .where(gt(events.seq, this.cursor))
+      .orderBy(asc(events.seq))
+      .limit(FAN_OUT_BATCH)
+      .all();
+    if (batch.length === 0) return 0;
+    const last = batch[batch.length - 1].seq;
+    const rulesBySpace = new Map<string, RuleRow[]>();
+    const due = this.ctx.clock.now();
+    const jobs: JobRow[] = [];
+    for (const event of batch) {
+      let rules = rulesBySpace.get(event.spaceId);
+      if (!rules) rulesBySpace.set(event.spaceId, (rules = enabledRules(this.ctx.db).all({ spaceId: event.spaceId })));
+      for (const rule of rules) {
+        if (rule.eventType !== "*" && rule.eventType !== event.type) continue;
+        if (rule.baseId !== null && rule.baseId !== event.baseId) continue;
+        jobs.push({ id: newId("job"), ruleId: rule.id, eventSeq: event.seq, attempt: 1, dueAt: due });
       }
-      const last = batch[batch.length - 1].seq;
+    }
+    this.cursor = last;
+    const stored = write(this.ctx, (tx) => {
+      for (const job of jobs) insertRow(tx, webhookJobs, job);
       tx.db.insert(outboxCursor).values({ name: CURSOR, seq: last }).onConflictDoUpdate({ target: outboxCursor.name, set: { seq: last } }).run();
-      return batch.length;
     });
+    for (const job of jobs) if (this.hasRoomFor(job.ruleId)) this.launch(job);
+    await stored.catch((error) => {
+      // Not stored: read the outbox again from the cursor the database has.
+      this.cursor = null;
+      this.outboxDirty = true;
+      throw error;
+    });
+    return batch.length;
   }
 
   /** Starts every due job the pool has room for, then sets a timer for the next one due. */
@@ -113,41 +190,35 @@ export class DeliveryLoop {
     const room = MAX_IN_FLIGHT - this.inFlight.size;
     const now = this.ctx.clock.now();
     if (room > 0) {
-      const busy = [...this.inFlight.keys()];
-      const full = [...this.perRule].filter(([, n]) => n >= MAX_IN_FLIGHT_PER_RULE).map(([ruleId]) => ruleId);
-      const due = this.ctx.db
-        .select()
-        .from(webhookJobs)
-        .where(and(lte(webhookJobs.dueAt, now), busy.length ? notInArray(webhookJobs.id, busy) : undefined, full.length ? notInArray(webhookJobs.ruleId, full) : undefined))
-        .orderBy(asc(webhookJobs.dueAt))
-        .limit(room * 2)
-        .all();
-      for (const job of due) {
-        if (this.inFlight.size >= MAX_IN_FLIGHT) break;
-        if ((this.perRule.get(job.ruleId) ?? 0) >= MAX_IN_FLIGHT_PER_RULE) continue;
-        this.launch(job);
-      }
+      const full = [...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId);
+      const due = dueJobs(this.ctx.db).all({ now, busy: JSON.stringify([...this.inFlight.keys()]), full: JSON.stringify(full), limit: room * 2 });
+      for (const job of due) if (this.hasRoomFor(job.ruleId)) this.launch(job);
     }
     this.scheduleNext(now);
+  }
+
+  private limitOf(ruleId: string): number {
+    return this.unanswered.has(ruleId) ? MAX_IN_FLIGHT_UNANSWERED : MAX_IN_FLIGHT_PER_RULE;
+  }
+
+  private hasRoomFor(ruleId: string): boolean {
+    return !this.stopped && this.inFlight.size < MAX_IN_FLIGHT && (this.perRule.get(ruleId) ?? 0) < this.limitOf(ruleId);
   }
 
   private scheduleNext(now: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const busy = [...this.inFlight.keys()];
-    const next = this.ctx.db
-      .select({ at: min(webhookJobs.dueAt) })
-      .from(webhookJobs)
-      .where(busy.length ? notInArray(webhookJobs.id, busy) : undefined)
-      .get()?.at;
+    const next = nextDue(this.ctx.db).get({ busy: JSON.stringify([...this.inFlight.keys()]) })?.at;
     if (next === null || next === undefined) return;
     this.timer = setTimeout(() => this.wake(), Math.min(Math.max(next - now, 0), 60_000));
     this.timer.unref?.();
   }
 
+  /** A job stays in flight (not picked again) until its outcome is committed. */
   private launch(job: JobRow): void {
     this.perRule.set(job.ruleId, (this.perRule.get(job.ruleId) ?? 0) + 1);
-    const done = this.deliver(job)
+    const done = this.attempt(job)
+      .then((outcome) => this.record(outcome))
       .catch((error) => this.ctx.log.error(`webhook delivery ${job.id}: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         this.inFlight.delete(job.id);
@@ -159,23 +230,51 @@ export class DeliveryLoop {
     this.inFlight.set(job.id, { ruleId: job.ruleId, done });
   }
 
-  private async deliver(job: JobRow): Promise<void> {
-    const rule = this.ctx.db.select().from(webhookRules).where(eq(webhookRules.id, job.ruleId)).get();
+  private async attempt(job: JobRow): Promise<Outcome> {
+    const rule = ruleById(this.ctx.db).get({ id: job.ruleId });
     const event = outgoingEvent(this.ctx, job.eventSeq);
-    if (!rule || !rule.enabled || !event) {
-      // A rule disabled (or an event pruned) after the fan-out: nothing is owed any more.
-      await write(this.ctx, (tx) => void tx.db.delete(webhookJobs).where(eq(webhookJobs.id, job.id)).run());
-      return;
-    }
+    // A rule deleted or disabled (or an event pruned) since the fan-out: nothing is owed any more.
+    if (!rule || !rule.enabled || !event) return { job };
     const result = await attemptDelivery(this.ctx, rule, event);
-    await write(this.ctx, (tx) => {
-      const delay = result.ok || result.httpStatus === 410 ? null : retryDelayMs(tx.config.webhookRetrySchedule, job.attempt, result.retryAfterMs);
-      const nextAttemptAt = delay === null ? null : tx.clock.now() + delay;
-      const view = recordAttempt(tx, rule, event, result, { attempt: job.attempt, trigger: "event", nextAttemptAt });
-      const stillEnabled = tx.db.select({ enabled: webhookRules.enabled }).from(webhookRules).where(eq(webhookRules.id, rule.id)).get()?.enabled;
-      if (nextAttemptAt === null || !stillEnabled) tx.db.delete(webhookJobs).where(eq(webhookJobs.id, job.id)).run();
-      else tx.db.update(webhookJobs).set({ attempt: job.attempt + 1, dueAt: nextAttemptAt }).where(eq(webhookJobs.id, job.id)).run();
-      return view;
+    if (result.httpStatus === null) this.unanswered.add(rule.id);
+    else this.unanswered.delete(rule.id);
+    return { job, rule, event, result };
+  }
+
+  /**
+   * Outcomes are written together: those that end within a millisecond of each other share one
+   * write, so a busy loop does not pay a transaction per attempt.
+   */
+  private record(outcome: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.outcomes.push({ outcome, resolve, reject }) === 1) setTimeout(() => this.writeOutcomes(), 1);
     });
   }
+
+  private writeOutcomes(): void {
+    const batch = this.outcomes.splice(0);
+    write(this.ctx, (tx) => {
+      for (const { outcome } of batch) writeOutcome(tx, outcome);
+    }).then(
+      () => batch.forEach((item) => item.resolve()),
+      (error) => batch.forEach((item) => item.reject(error)),
+    );
+  }
+}
+
+interface Outcome {
+  job: JobRow;
+  rule?: RuleRow;
+  event?: OutgoingEvent;
+  result?: AttemptResult;
+}
+
+/** An attempt's log record and rule status, and its job rescheduled or removed. */
+function writeOutcome(tx: Tx, { job, rule, event, result }: Outcome): void {
+  if (!rule || !event || !result) return void dropJob(tx).run({ id: job.id });
+  const delay = result.ok || result.httpStatus === 410 ? null : retryDelayMs(tx.config.webhookRetrySchedule, job.attempt, result.retryAfterMs);
+  const nextAttemptAt = delay === null ? null : tx.clock.now() + delay;
+  recordAttempt(tx, rule, event, result, { attempt: job.attempt, trigger: "event", nextAttemptAt });
+  if (nextAttemptAt === null || !ruleById(tx.db).get({ id: rule.id })?.enabled) dropJob(tx).run({ id: job.id });
+  else rescheduleJob(tx).run({ id: job.id, attempt: job.attempt + 1, dueAt: nextAttemptAt });
 }

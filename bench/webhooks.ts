@@ -1,0 +1,155 @@
+/**
+ * `bun run bench:webhooks` (after `bun run build`): the delivery loop under load, with the binary on
+ * core 0 and this process (the receiver and the load) with wrk on core 1. Measures (issue 9):
+ * - latency from a create's 201 to the receiver getting its POST, at a paced 500 creates/s;
+ * - deliveries per second for a backlog, and a read route's throughput while they go out;
+ * - another rule's latency while one rule's target never answers.
+ * Writes its table to bench/results/webhooks.md. Needs `wrk` and `taskset`.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const REPO = join(import.meta.dir, "..");
+const binary = join(REPO, "dist/basalt");
+const dir = mkdtempSync(join(tmpdir(), "basalt-bench-hooks-"));
+const dataDir = join(dir, "data");
+
+function run(command: string[]): string {
+  const result = Bun.spawnSync(command, { cwd: dir, stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`${command.join(" ")} failed: ${result.stderr.toString()}`);
+  return result.stdout.toString();
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+
+// The receiver: arrival time per record id, and per rule. While `gate` is set, it holds its answers.
+const arrivals = new Map<string, number>();
+let delivered = 0;
+let gate: Promise<void> | null = null;
+const receiver = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(request) {
+    if (gate) await gate;
+    const body = JSON.parse(await request.text());
+    delivered++;
+    const id = body.data?.record?.id;
+    if (id) arrivals.set(`${new URL(request.url).pathname} ${id}`, performance.now());
+    return new Response(null, { status: 204 });
+  },
+});
+// A target that accepts connections and never answers.
+const dead = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => undefined) });
+
+const cli = (...args: string[]) => run([binary, ...args, "--data-dir", dataDir]).trim();
+cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench password");
+cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
+const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "manage");
+const port = 17441;
+const server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], {
+  env: { ...process.env, BASALT_WEBHOOK_ALLOW: "127.0.0.1/32" },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+const base = `http://127.0.0.1:${port}`;
+for (let i = 0; i < 200; i++) {
+  if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) break;
+  await Bun.sleep(25);
+}
+const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+const api = (method: string, path: string, body?: unknown) => fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+const rule = (name: string, target: string) => api("POST", "/api/v1/webhooks", { name, eventType: "record.created", actionKind: "webhook", config: { targetUrl: target } });
+
+await api("POST", "/api/v1/bases", { slug: "papers", name: "Papers", fields: [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `F${i}`, type: "text" })) });
+const fields = { f1: "a", f2: "b", f3: "c", f4: "d", f5: "e" };
+
+/** Paced creates for `seconds`; answers the latency from each 201 to its arrival at `path`. */
+async function pacedLatency(perSecond: number, seconds: number, path: string): Promise<number[]> {
+  const answered = new Map<string, number>();
+  const pending: Promise<void>[] = [];
+  const started = performance.now();
+  for (let sent = 0; sent < perSecond * seconds; sent++) {
+    const due = started + (sent * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await Bun.sleep(wait);
+    pending.push(
+      api("POST", "/api/v1/bases/papers/change-requests", { fields })
+        .then((r) => r.json())
+        .then((record: { id: string }) => void answered.set(record.id, performance.now())),
+    );
+  }
+  await Promise.all(pending);
+  const deadline = performance.now() + 10_000;
+  while (performance.now() < deadline && [...answered.keys()].some((id) => !arrivals.has(`${path} ${id}`))) await Bun.sleep(20);
+  return [...answered].map(([id, at]) => (arrivals.get(`${path} ${id}`) ?? Infinity) - at);
+}
+
+/** wrk on a read route, run without blocking this process (the receiver lives here). */
+async function wrkReads(seconds: number, recordId: string): Promise<number> {
+  const child = Bun.spawn(["wrk", "-t1", "-c50", `-d${seconds}s`, "-H", `authorization: Bearer ${key}`, `${base}/api/v1/records/${recordId}`], { stdout: "pipe" });
+  const out = await new Response(child.stdout).text();
+  return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+}
+
+const rows: string[] = [];
+try {
+  const live = await rule("live", `http://127.0.0.1:${receiver.port}/live`);
+  expect201(live);
+  const latency = await pacedLatency(500, 5, "/live");
+  await api("DELETE", `/api/v1/webhooks/${((await live.json()) as { id: string }).id}`);
+  rows.push(`| create → receiver, paced 500 creates/s for 5 s | p50 ${percentile(latency, 50).toFixed(1)} ms, p99 ${percentile(latency, 99).toFixed(1)} ms, ${latency.filter((l) => l === Infinity).length} lost | p50 < 5 ms, p99 < 50 ms |`);
+
+  const sample = (await (await api("POST", "/api/v1/bases/papers/change-requests", { fields })).json()) as { id: string };
+  const idleReads = await wrkReads(4, sample.id);
+  // A backlog made while the receiver holds its answers (the pool fills, the rest waits in the
+  // database), then released: only the delivery loop works while it is measured.
+  const backlog = 20_000;
+  let release = () => undefined as void;
+  gate = new Promise((resolve) => (release = resolve));
+  const ruleId = ((await (await rule("backlog", `http://127.0.0.1:${receiver.port}/backlog`)).json()) as { id: string }).id;
+  for (let made = 0; made < backlog; made += 1000) {
+    await api("POST", "/api/v1/bases/papers/records/bulk-change-request", { records: Array.from({ length: 1000 }, () => ({ fields })) });
+  }
+  await Bun.sleep(500);
+  delivered = 0;
+  gate = null;
+  release();
+  const startedAt = performance.now();
+  const busyReads = wrkReads(3, sample.id);
+  while (delivered < backlog && performance.now() - startedAt < 120_000) await Bun.sleep(5);
+  const rate = delivered / ((performance.now() - startedAt) / 1000);
+  rows.push(`| deliveries of a ${backlog.toLocaleString("en")}-event backlog | ${rate.toFixed(0)}/s | ≥ 2,000/s |`);
+  rows.push(`| GET /api/v1/records/{id} while they go out | ${(await busyReads).toFixed(0)} req/s against ${idleReads.toFixed(0)} idle (${((1 - (await busyReads) / idleReads) * 100).toFixed(0)}% lost) | < 25% lost |`);
+  await api("DELETE", `/api/v1/webhooks/${ruleId}`);
+
+  expect201(await rule("dead", `http://127.0.0.1:${dead.port}/dead`));
+  expect201(await rule("beside", `http://127.0.0.1:${receiver.port}/beside`));
+  const beside = await pacedLatency(100, 5, "/beside");
+  rows.push(`| another rule's latency while one target never answers, 100 creates/s | p50 ${percentile(beside, 50).toFixed(1)} ms, p99 ${percentile(beside, 99).toFixed(1)} ms | p99 < 50 ms |`);
+} finally {
+  server.kill("SIGKILL");
+  await server.exited;
+  receiver.stop(true);
+  dead.stop(true);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function expect201(response: Response) {
+  if (response.status !== 201) throw new Error(`rule creation failed: ${response.status}`);
+}
+
+const report = `
+## Webhooks (\`bun run bench:webhooks\`, ${new Date().toISOString()})
+
+Server on core 0; receiver, load and wrk on core 1; loopback.
+
+| what | measured | target |
+|---|---|---|
+${rows.join("\n")}
+`;
+writeFileSync(join(REPO, "bench/results/webhooks.md"), report.trimStart());
+console.log(report);
