@@ -4,7 +4,7 @@ import { issueSetupToken } from "../auth/setup";
 import { systemClock } from "../clock";
 import { ConfigError, databasePath, loadConfig } from "../config";
 import { consoleLogger, createContext } from "../context";
-import { closeStore, migrate, openStore } from "../db/client";
+import { closeStore, migrate, openStore, startCheckpointer } from "../db/client";
 import { lockDataDir } from "../db/files";
 import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
@@ -31,11 +31,13 @@ export async function serveCommand(args: string[]): Promise<void> {
   const lock = lockDataDir(config.dataDir);
   const store = openStore(databasePath(config.dataDir));
   const applied = migrate(store);
+  const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
   const ctx = createContext(store, config, systemClock, consoleLogger);
   const app = createApp(ctx);
   try {
     app.listen(listenOptions(config.port, config.host));
   } catch (error) {
+    checkpoints.stop();
     await closeStore(store);
     lock.release();
     const inUse = (error as { code?: string }).code === "EADDRINUSE";
@@ -55,6 +57,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     jobs.stop();
     await app.server?.stop(false);
     await deliveries.stop();
+    checkpoints.stop();
     await closeStore(store);
     lock.release();
     process.exit(0);

@@ -52,6 +52,24 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
   return applied() - before;
 }
 
+/**
+ * Moves WAL checkpoints off the event loop (see `checkpointer.ts`): a worker thread checkpoints on
+ * its own connection, and this connection stops checkpointing inside its COMMITs.
+ */
+export function startCheckpointer(store: Store, path: string, log: { error(line: string): void }): { stop(): void } {
+  const worker = new Worker(new URL("./checkpointer.ts", import.meta.url).href);
+  worker.onmessage = ({ data }: MessageEvent<{ error: string }>) => log.error(`checkpoint: ${data.error}`);
+  worker.onerror = (event) => log.error(`checkpoint worker: ${event.message}`);
+  worker.postMessage({ path });
+  store.sqlite.run("PRAGMA wal_autocheckpoint = 0");
+  return {
+    stop() {
+      worker.terminate();
+      store.sqlite.run("PRAGMA wal_autocheckpoint = 1000");
+    },
+  };
+}
+
 /** Lets every queued write settle, then closes the database. */
 export async function closeStore(store: Store): Promise<void> {
   await store.writes.drain();

@@ -48,13 +48,8 @@ const dueJobs = preparedFor((db) =>
     .prepare(),
 );
 
-const nextDue = preparedFor((db) =>
-  db
-    .select({ at: min(webhookJobs.dueAt) })
-    .from(webhookJobs)
-    .where(sql`${webhookJobs.id} NOT IN (SELECT value FROM json_each(${sql.placeholder("busy")}))`)
-    .prepare(),
-);
+/** The next time a job falls due after now (jobs due already wait for room; each attempt that ends makes some). */
+const nextDue = preparedFor((db) => db.select({ at: min(webhookJobs.dueAt) }).from(webhookJobs).where(gt(webhookJobs.dueAt, sql.placeholder("now"))).prepare());
 
 const dropJob = preparedWrite((db) => db.delete(webhookJobs).where(eq(webhookJobs.id, sql.placeholder("id"))).prepare());
 const rescheduleJob = preparedWrite((db) =>
@@ -208,7 +203,7 @@ export class DeliveryLoop {
   private scheduleNext(now: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const next = nextDue(this.ctx.db).get({ busy: JSON.stringify([...this.inFlight.keys()]) })?.at;
+    const next = nextDue(this.ctx.db).get({ now })?.at;
     if (next === null || next === undefined) return;
     this.timer = setTimeout(() => this.wake(), Math.min(Math.max(next - now, 0), 60_000));
     this.timer.unref?.();
