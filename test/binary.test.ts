@@ -83,8 +83,11 @@ describe("the single executable", () => {
       expect(await admin.text()).toContain("/admin/assets/admin.js");
       expect((await fetch(`${server.url}/admin/assets/admin.js`)).headers.get("content-type")).toContain("javascript");
     } finally {
-      server.process.kill("SIGKILL");
+      server.process.kill("SIGTERM");
     }
+    // The checkpoint worker is inside the executable too: it started and stopped without a complaint.
+    expect(await server.process.exited).toBe(0);
+    expect(await new Response(server.process.stderr as ReadableStream).text()).toBe("");
   });
 
   test("setup link, acknowledged writes survive kill -9, backup while serving, graceful SIGTERM", async () => {

@@ -86,6 +86,8 @@ export class DeliveryLoop {
   private outboxDirty = true;
   private scheduled = false;
   private running = false;
+  /** A wake that came while the loop was running: it runs once more when done. */
+  private runAgain = false;
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly outcomes: { outcome: Outcome; resolve: () => void; reject: (error: unknown) => void }[] = [];
@@ -120,7 +122,10 @@ export class DeliveryLoop {
   }
 
   private async run(): Promise<void> {
-    if (this.running) return void this.wake();
+    if (this.running) {
+      this.runAgain = true;
+      return;
+    }
     this.running = true;
     try {
       while (!this.stopped && this.outboxDirty) {
@@ -132,6 +137,10 @@ export class DeliveryLoop {
       this.ctx.log.error(`webhook delivery loop: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       this.running = false;
+      if (this.runAgain) {
+        this.runAgain = false;
+        this.wake();
+      }
     }
   }
 
