@@ -5,7 +5,7 @@ import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file"
 import { adminRoutes } from "./admin/routes";
 import { changeRoutes } from "./changes/routes";
 import { contentRoutes } from "./content/routes";
-import { authRoutes } from "./auth/routes";
+import { authRoutes, rfcDeviceRoutes } from "./auth/routes";
 import type { AppContext } from "./context";
 import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
 import { plumbing } from "./http/plumbing";
@@ -45,6 +45,7 @@ export function createApp(ctx: AppContext) {
     .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
     .get("/api/health", () => ({ status: "ok", version: VERSION }), { public: true })
     .use(authRoutes(ctx))
+    .use(rfcDeviceRoutes(ctx))
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))

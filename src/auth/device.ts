@@ -2,6 +2,7 @@ import { and, eq, lt } from "drizzle-orm";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { type Tx, write } from "../db/tx";
+import type { Settled } from "../db/write-queue";
 import { newId } from "../db/ids";
 import { ApiError, conflict, notFound } from "../http/errors";
 import { createApiKey, DEFAULT_EXPIRATION, type Expiration, type NewApiKey } from "./api-keys";
@@ -13,8 +14,6 @@ export const DEVICE_CODE_TTL_SECONDS = 900;
 export const POLL_INTERVAL_SECONDS = 5;
 const SLOW_DOWN_STEP_SECONDS = 5;
 const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
-
-type DeviceRow = typeof deviceRequests.$inferSelect;
 
 /** `wdjb mjht`, `WDJB-MJHT` and `wdjbmjht` are the same code. */
 export const normalizeUserCode = (code: string): string => code.toUpperCase().replace(/[^A-Z]/g, "");
@@ -134,31 +133,71 @@ export interface DeviceCredential {
   credentialType: "api_key";
 }
 
+type DeviceRow = typeof deviceRequests.$inferSelect;
+
 /**
- * Exchanges an approved device code for a new key, once. While the request is pending the poll is
- * recorded (and committed) before the answer: polling faster than the interval adds 5 s to it.
+ * One poll of a device code: the approved request, or the RFC 8628 error to answer. While the
+ * request is pending the poll is recorded (and committed) before the answer: polling faster than
+ * the interval adds 5 s to it. After approval, denial or expiry the answer comes at once.
  */
-export async function finalizeDeviceCode(ctx: AppContext, deviceCode: string): Promise<DeviceCredential> {
-  const outcome = await write(ctx, (tx): DeviceCredential | ApiError => {
-    const row = tx.db.select().from(deviceRequests).where(eq(deviceRequests.deviceCodeHash, sha256(deviceCode))).get();
-    if (!row || row.status === "exchanged") return grantError("INVALID_GRANT", "The device code is unknown or was already exchanged.");
-    if (isExpired(ctx, row)) return grantError("EXPIRED_TOKEN", "The device code expired; start again.");
-    if (row.status === "denied") return grantError("ACCESS_DENIED", "The request was denied.");
-    if (row.status === "approved") {
-      const { apiKey, key } = createApiKey(tx, row.approvedBy!, { name: row.keyName!, level: row.keyLevel!, expiration: row.keyExpiration as Expiration });
-      tx.db.update(deviceRequests).set({ status: "exchanged" }).where(eq(deviceRequests.id, row.id)).run();
-      return { apiKey, apiKeyId: key.id, expiresAt: key.expiresAt, credentialType: "api_key" };
-    }
-    const now = ctx.clock.now();
-    const tooSoon = now - Date.parse(row.lastPolledAt ?? row.createdAt) < row.intervalSeconds * 1000;
-    const intervalSeconds = tooSoon ? row.intervalSeconds + SLOW_DOWN_STEP_SECONDS : row.intervalSeconds;
-    tx.db.update(deviceRequests).set({ lastPolledAt: iso(now), intervalSeconds }).where(eq(deviceRequests.id, row.id)).run();
-    return tooSoon
-      ? grantError("SLOW_DOWN", `Polled too fast; wait ${intervalSeconds} s between polls.`, { interval: intervalSeconds })
-      : grantError("AUTHORIZATION_PENDING", "The user has not approved the request yet.");
-  });
+function poll(tx: Tx, deviceCode: string): DeviceRow | ApiError {
+  const row = tx.db.select().from(deviceRequests).where(eq(deviceRequests.deviceCodeHash, sha256(deviceCode))).get();
+  if (!row || row.status === "exchanged") return grantError("INVALID_GRANT", "The device code is unknown or was already exchanged.");
+  if (isExpired(tx, row)) return grantError("EXPIRED_TOKEN", "The device code expired; start again.");
+  if (row.status === "denied") return grantError("ACCESS_DENIED", "The request was denied.");
+  if (row.status === "approved") return row;
+  const now = tx.clock.now();
+  const tooSoon = now - Date.parse(row.lastPolledAt ?? row.createdAt) < row.intervalSeconds * 1000;
+  const intervalSeconds = tooSoon ? row.intervalSeconds + SLOW_DOWN_STEP_SECONDS : row.intervalSeconds;
+  tx.db.update(deviceRequests).set({ lastPolledAt: iso(now), intervalSeconds }).where(eq(deviceRequests.id, row.id)).run();
+  return tooSoon
+    ? grantError("SLOW_DOWN", `Polled too fast; wait ${intervalSeconds} s between polls.`, { interval: intervalSeconds })
+    : grantError("AUTHORIZATION_PENDING", "The user has not approved the request yet.");
+}
+
+/** Runs a poll in its own write (so a pending poll is recorded), then throws its error, if any. */
+async function settle<T>(ctx: AppContext, work: (tx: Tx) => T | ApiError): Promise<T> {
+  const outcome = await write<T | ApiError>(ctx, (tx) => work(tx) as Settled<T | ApiError>);
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
+}
+
+/**
+ * Exchanges an approved device code for a new key, once. A request that Busabase's CLI polled
+ * through `/api/auth/device/token` must present the access token it got there.
+ */
+export function finalizeDeviceCode(ctx: AppContext, deviceCode: string, accessToken: string | null): Promise<DeviceCredential> {
+  return settle(ctx, (tx): DeviceCredential | ApiError => {
+    const row = poll(tx, deviceCode);
+    if (row instanceof ApiError) return row;
+    if (row.accessTokenHash !== null && (accessToken === null || sha256(accessToken) !== row.accessTokenHash)) {
+      return grantError("INVALID_GRANT", "Send the access token from /api/auth/device/token as the Bearer credential.");
+    }
+    const { apiKey, key } = createApiKey(tx, row.approvedBy!, { name: row.keyName!, level: row.keyLevel!, expiration: row.keyExpiration as Expiration });
+    tx.db.update(deviceRequests).set({ status: "exchanged" }).where(eq(deviceRequests.id, row.id)).run();
+    return { apiKey, apiKeyId: key.id, expiresAt: key.expiresAt, credentialType: "api_key" };
+  });
+}
+
+/** RFC 8628's token answer, as Busabase's CLI reads it (section 12). */
+export interface DeviceAccessToken {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+}
+
+/**
+ * `POST /api/auth/device/token`: the same polling as finalize; once approved, an access token that
+ * is good for nothing but `POST /api/v1/device/finalize` of the same request (a new poll replaces it).
+ */
+export function deviceAccessToken(ctx: AppContext, deviceCode: string): Promise<DeviceAccessToken> {
+  return settle(ctx, (tx): DeviceAccessToken | ApiError => {
+    const row = poll(tx, deviceCode);
+    if (row instanceof ApiError) return row;
+    const token = randomString(43);
+    tx.db.update(deviceRequests).set({ accessTokenHash: sha256(token) }).where(eq(deviceRequests.id, row.id)).run();
+    return { access_token: token, token_type: "Bearer", expires_in: Math.max(0, Math.floor((Date.parse(row.expiresAt) - tx.clock.now()) / 1000)) };
+  });
 }
 
 export function pruneDeviceRequests(tx: Tx): number {

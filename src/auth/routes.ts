@@ -4,8 +4,8 @@ import { write } from "../db/tx";
 import { access, sessionCookieOptions, spaceHeader } from "../http/access";
 import { Name, oneOf } from "../http/schemas";
 import { createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, updateApiKey } from "./api-keys";
-import type { Actor } from "./actor";
-import { approveDeviceRequest, denyDeviceRequest, finalizeDeviceCode, getDeviceRequest, issueDeviceCode, type Looker } from "./device";
+import { type Actor, presentedKey } from "./actor";
+import { approveDeviceRequest, denyDeviceRequest, deviceAccessToken, finalizeDeviceCode, getDeviceRequest, issueDeviceCode, type Looker } from "./device";
 import { LEVELS } from "./levels";
 import { createSession, deleteSession, SESSION_COOKIE } from "./sessions";
 import { completeSetup, setupNeeded } from "./setup";
@@ -103,8 +103,37 @@ export function authRoutes(ctx: AppContext) {
       account: "session",
       body: t.Object({ userCode: UserCode }),
     })
-    .post("/device/finalize", ({ body }) => finalizeDeviceCode(ctx, body.deviceCode), {
+    .post("/device/finalize", ({ body, request }) => finalizeDeviceCode(ctx, body.deviceCode, presentedKey(request.headers.get("authorization") ?? undefined, undefined) || null), {
       public: true,
       body: t.Object({ deviceCode: t.String({ minLength: 1, maxLength: 200 }) }),
+    });
+}
+
+/**
+ * The RFC 8628 endpoints Busabase's CLI signs in through (section 12), outside `/api/v1`, in
+ * RFC 8628's own names. They share the device requests, approval screen, limits and expiry of
+ * section 5; the access token they give is good only for `POST /api/v1/device/finalize`.
+ */
+export function rfcDeviceRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/api/auth/device" })
+    .use(access(ctx))
+    .post(
+      "/code",
+      async ({ body, server, request }) => {
+        const grant = await write(ctx, (tx) => issueDeviceCode(tx, body.client_id, clientAddress(server, request)));
+        return {
+          device_code: grant.deviceCode,
+          user_code: grant.userCode,
+          verification_uri: grant.verificationUri,
+          verification_uri_complete: grant.verificationUriComplete,
+          expires_in: grant.expiresIn,
+          interval: grant.interval,
+        };
+      },
+      { public: true, body: t.Object({ client_id: t.String({ minLength: 1, maxLength: 200 }), scope: t.Optional(t.String({ maxLength: 1000 })) }) },
+    )
+    .post("/token", ({ body }) => deviceAccessToken(ctx, body.device_code), {
+      public: true,
+      body: t.Object({ grant_type: t.Literal("urn:ietf:params:oauth:grant-type:device_code"), device_code: t.String({ minLength: 1, maxLength: 200 }), client_id: t.Optional(t.String({ maxLength: 200 })) }),
     });
 }

@@ -59,6 +59,8 @@ export const deviceRequests = sqliteTable(
     keyName: text("key_name"),
     keyLevel: text("key_level").$type<Level>(),
     keyExpiration: text("key_expiration"),
+    /** SHA-256 of the access token Busabase's CLI gets from `/api/auth/device/token`, good only for finalize. */
+    accessTokenHash: text("access_token_hash"),
   },
   (table) => [index("device_requests_expires_idx").on(table.expiresAt)],
 );

@@ -381,15 +381,20 @@ export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordI
   return changeRequestViews(ctx, ctx.db.select().from(changeRequests).where(inArray(changeRequests.id, ids)).orderBy(desc(changeRequests.id)).all());
 }
 
-export type BatchResult = { changeRequestId: string; ok: true; status: string; changeRequest: ChangeRequestView } | { changeRequestId: string; ok: false; error: string; code: string; data?: Record<string, unknown> };
+/** What one item of a batch answers: the change request, and for a merge the record it produced. */
+type BatchOutcome = { changeRequest: ChangeRequestView; record?: RecordView | null };
+
+export type BatchResult =
+  | ({ changeRequestId: string; ok: true; status: string } & BatchOutcome)
+  | { changeRequestId: string; ok: false; error: string; code: string; data?: Record<string, unknown> };
 
 /** Runs one action per id, each on its own and in order: one failing does not stop the others. */
-export async function eachChangeRequest(ids: string[], action: (id: string) => Promise<ChangeRequestView>): Promise<{ results: BatchResult[] }> {
+export async function eachChangeRequest(ids: string[], action: (id: string) => Promise<BatchOutcome>): Promise<{ results: BatchResult[] }> {
   const results: BatchResult[] = [];
   for (const changeRequestId of ids) {
     try {
-      const changeRequest = await action(changeRequestId);
-      results.push({ changeRequestId, ok: true, status: changeRequest.status, changeRequest });
+      const outcome = await action(changeRequestId);
+      results.push({ changeRequestId, ok: true, status: outcome.changeRequest.status, ...outcome });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       results.push({ changeRequestId, ok: false, error: error.message, code: error.code, ...(error.data ? { data: error.data } : {}) });

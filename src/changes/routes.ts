@@ -62,13 +62,13 @@ export function changeRoutes(ctx: AppContext) {
     })
     .post(
       "/change-requests/reviews",
-      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, (id) => reviewChangeRequest(ctx, space, actor, id, body)),
+      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, async (id) => ({ changeRequest: await reviewChangeRequest(ctx, space, actor, id, body) })),
       { level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
     )
     .post("/change-requests/:changeRequestId/merge", ({ space, params }) => mergeChangeRequest(ctx, space, params.changeRequestId), { level: "write" })
     .post(
       "/change-requests/merge",
-      ({ space, body }) => eachChangeRequest(body.changeRequestIds, async (id) => (await mergeChangeRequest(ctx, space, id)).changeRequest),
+      ({ space, body }) => eachChangeRequest(body.changeRequestIds, (id) => mergeChangeRequest(ctx, space, id)),
       { level: "write", body: t.Object({ changeRequestIds: Ids }) },
     )
     .post("/change-requests/:changeRequestId/close", ({ space, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason), {

@@ -30,7 +30,8 @@ export interface NodeView {
   updatedAt: string;
   hasChildren: boolean;
   shared: false;
-  children?: NodeView[];
+  /** Filled down to the depth asked for; empty at the limit, where `hasChildren` tells whether there is more. */
+  children: NodeView[];
 }
 
 const nodesOfSpace = preparedFor((db) =>
@@ -85,7 +86,7 @@ function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, s
     updatedAt: row.updatedAt,
     hasChildren: children.length > 0,
     shared: false,
-    ...(depth > 0 ? { children: children.map((child) => view(child, byParent, status, depth - 1)) } : {}),
+    children: depth > 0 ? children.map((child) => view(child, byParent, status, depth - 1)) : [],
   };
 }
 
@@ -100,12 +101,14 @@ export function findNode(ctx: AppContext, spaceId: string, ref: string, status?:
   return row;
 }
 
-/** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it. */
+export const DEFAULT_TREE_DEPTH = 5;
+
+/** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it (default 5). */
 export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus }): NodeView[] {
   const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : rootNode(ctx, spaceId);
   const status = query.status ?? "active";
   const byParent = treeOf(ctx, spaceId);
-  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? 1));
+  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? DEFAULT_TREE_DEPTH));
 }
 
 /** `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not found. */
@@ -114,6 +117,37 @@ export function getNode(ctx: AppContext, spaceId: string, ref: string): NodeView
   const byParent = treeOf(ctx, spaceId);
   const self = (byParent.get(row.parentId) ?? []).find((node) => node.id === row.id)!;
   return view(self, byParent, "active", 1);
+}
+
+export interface NodeHit {
+  id: string;
+  type: NodeType;
+  name: string;
+  slug: string;
+  /** The slugs from the root (excluded) down to the node, joined by `/`. */
+  path: string;
+  updatedAt: string;
+}
+
+/** `GET /nodes/search`: active nodes whose name or slug contains `text`, case-insensitive; shallowest first. */
+export function searchNodes(ctx: AppContext, spaceId: string, text: string, limit: number): NodeHit[] {
+  const byId = new Map<string, NodeWithBase>();
+  for (const siblings of treeOf(ctx, spaceId).values()) for (const node of siblings) byId.set(node.id, node);
+  const needle = text.toLowerCase();
+  const pathOf = (node: NodeWithBase): string[] | null => {
+    if (node.status !== "active") return null;
+    if (node.parentId === null) return [];
+    const parent = byId.get(node.parentId);
+    const above = parent ? pathOf(parent) : null;
+    return above && [...above, node.slug];
+  };
+  const hits: NodeHit[] = [];
+  for (const node of byId.values()) {
+    if (node.parentId === null || !(node.name.toLowerCase().includes(needle) || node.slug.includes(needle))) continue;
+    const path = pathOf(node);
+    if (path) hits.push({ id: node.id, type: node.type, name: node.name, slug: node.slug, path: path.join("/"), updatedAt: node.updatedAt });
+  }
+  return hits.sort((a, b) => a.path.split("/").length - b.path.split("/").length || a.path.localeCompare(b.path)).slice(0, limit);
 }
 
 /** The node and every node below it. */

@@ -307,6 +307,14 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQu
   };
 }
 
+/**
+ * `GET /records/search` and `GET /records/get?baseId&fieldSlug&valueText`: active records whose
+ * field equals `valueText` (read by the field's type), newest first, through the listing's own path.
+ */
+export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug: string, valueText: string, limit: number): RecordView[] {
+  return listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug, operator: "eq", value: valueText }], limit }).records;
+}
+
 export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
   const shape = new ListingShape();
   shape.key.push("count");

@@ -6,12 +6,12 @@ import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
 import { access } from "../http/access";
-import { badRequest } from "../http/errors";
+import { badRequest, notFound } from "../http/errors";
 import { limitParam, nestedQuery, oneString } from "../http/query";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
 import { baseView, findBase, listBases, updateBase } from "./bases";
-import { getNode, listNodes, purgeNode, updateMetadata } from "./nodes";
-import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory } from "./records";
+import { getNode, listNodes, purgeNode, searchNodes, updateMetadata } from "./nodes";
+import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES } from "./field-types";
 
@@ -91,7 +91,26 @@ function recordQuery(url: string): RecordQuery & { baseId: string; limit: number
     if (value !== undefined && typeof value !== "string" && !(Array.isArray(value) && value.every((v) => typeof v === "string"))) throw badRequest(`filters[${i}][value] is not valid.`);
     return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: value as string | string[] | undefined };
   });
-  return { baseId, status, filters, sort: oneString("sort", query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+  return { baseId, status, filters, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+}
+
+/** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */
+function sortParam(value: unknown): string | undefined {
+  if (value === undefined || typeof value === "string") return value;
+  const { fieldSlug, direction } = value as Record<string, unknown>;
+  if (typeof value !== "object" || Array.isArray(value) || typeof fieldSlug !== "string") throw badRequest("sort is <slug>, -<slug>, or sort[fieldSlug]=<slug>&sort[direction]=asc|desc.");
+  if (direction !== undefined && direction !== "asc" && direction !== "desc") throw badRequest("sort[direction] must be asc or desc.");
+  return direction === "desc" ? `-${fieldSlug}` : fieldSlug;
+}
+
+/**
+ * A bulk item is `{ fields: { <slug>: value } }` or Busabase's bare map `{ <slug>: value }`; an item
+ * whose only key is `fields`, holding an object, is the wrapped form.
+ */
+function bulkItemFields(item: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(item);
+  const wrapped = keys.length === 1 && keys[0] === "fields" && item.fields !== null && typeof item.fields === "object" && !Array.isArray(item.fields);
+  return wrapped ? (item.fields as Record<string, unknown>) : item;
 }
 
 /** A proposal's answer: the record (or base) when it merged at once, else the change request. */
@@ -113,6 +132,10 @@ export function contentRoutes(ctx: AppContext) {
     .get("/nodes", ({ space, query }) => listNodes(ctx, space.space.id, query), {
       level: "read",
       query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.Integer({ minimum: 1, maximum: 5 })), status: t.Optional(Status) }),
+    })
+    .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, query.query, limitParam(query.limit, 20, 50)), {
+      level: "read",
+      query: t.Object({ query: t.String({ minLength: 1, maxLength: 200 }), limit: t.Optional(t.String()) }),
     })
     .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { level: "read" })
     .post(
@@ -194,11 +217,12 @@ export function contentRoutes(ctx: AppContext) {
       "/bases/:baseId/records/bulk-change-request",
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
-        return viewOf(ctx, (await proposeRecords(ctx, proposer(space, actor, request), params.baseId, body.records, body)).changeRequest);
+        const records = body.records.map((item) => ({ fields: bulkItemFields(item) }));
+        return viewOf(ctx, (await proposeRecords(ctx, proposer(space, actor, request), params.baseId, records, body)).changeRequest);
       },
       {
         level: "changeRequest",
-        body: t.Object({ records: t.Array(t.Object({ fields: Json }), { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
+        body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
       },
     )
     .get(
@@ -217,7 +241,29 @@ export function contentRoutes(ctx: AppContext) {
       },
       { level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
     )
-    .get("/records/get", ({ space, query }) => getRecord(ctx, space.space.id, query.recordId), { level: "read", query: t.Object({ recordId: t.String({ minLength: 1 }) }) })
+    .get(
+      "/records/get",
+      ({ space, query }) => {
+        if (query.recordId !== undefined) return getRecord(ctx, space.space.id, query.recordId);
+        const { baseId, fieldSlug, valueText } = query;
+        if (baseId === undefined || fieldSlug === undefined || valueText === undefined) throw badRequest("Name the record: recordId, or baseId with fieldSlug and valueText.");
+        const [record] = recordsWithValue(ctx, findBase(ctx, space.space.id, baseId), fieldSlug, valueText, 1);
+        if (!record) throw notFound(`No active record has ${fieldSlug} = ${valueText}.`);
+        return record;
+      },
+      {
+        level: "read",
+        query: t.Object({ recordId: t.Optional(t.String({ minLength: 1 })), baseId: t.Optional(t.String({ minLength: 1 })), fieldSlug: t.Optional(t.String({ minLength: 1 })), valueText: t.Optional(t.String()) }),
+      },
+    )
+    .get(
+      "/records/search",
+      ({ space, query }) => recordsWithValue(ctx, findBase(ctx, space.space.id, query.baseId), query.fieldSlug, query.valueText, limitParam(query.limit, 50)),
+      {
+        level: "read",
+        query: t.Object({ baseId: t.String({ minLength: 1 }), fieldSlug: t.String({ minLength: 1 }), valueText: t.String(), limit: t.Optional(t.String()) }),
+      },
+    )
     .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { level: "read" })
     .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { level: "read" })
     .post(

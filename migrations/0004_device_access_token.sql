@@ -1,0 +1,1 @@
+ALTER TABLE `device_requests` ADD `access_token_hash` text;

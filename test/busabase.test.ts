@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+
+/** The wire forms Busabase's CLI and SDK send and expect (contract sections 6, 7 and 12). */
+let server: TestServer;
+let ws: Workspace;
+beforeEach(async () => {
+  ({ server, ws } = await freshWorkspace());
+  await createBase(server, ws.write);
+});
+afterEach(() => server.stop());
+
+const create = async (fields: Record<string, unknown>) => (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields } })).body;
+
+describe("records", () => {
+  test("bulk items may be bare maps; an item whose only key is fields is the wrapped form", async () => {
+    const reply = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", {
+      key: ws.propose,
+      body: { records: [{ title: "Bare", year: 2020 }, { fields: { title: "Wrapped" } }] },
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body.operations.map((op: { headCommit: { payload: unknown } }) => op.headCommit.payload)).toEqual([{ title: "Bare", year: 2020 }, { title: "Wrapped" }]);
+  });
+
+  test("sort in object form: sort[fieldSlug] and sort[direction]", async () => {
+    for (const year of [2019, 2021, 2020]) await create({ title: `p${year}`, year });
+    const years = async (query: string) => (await server.call("GET", `/api/v1/records?baseId=papers&${query}`, { key: ws.read })).body.records.map((r: { fields: { year: number } }) => r.fields.year);
+    expect(await years("sort[fieldSlug]=year&sort[direction]=desc")).toEqual([2021, 2020, 2019]);
+    expect(await years("sort[fieldSlug]=year&sort[direction]=asc")).toEqual([2019, 2020, 2021]);
+    expect(await years("sort[fieldSlug]=year")).toEqual([2019, 2020, 2021]);
+    expect((await server.call("GET", "/api/v1/records?baseId=papers&sort[fieldSlug]=year&sort[direction]=up", { key: ws.read })).status).toBe(400);
+  });
+
+  test("look-up by field value: records/get (newest, 404 when none) and records/search", async () => {
+    const older = await create({ title: "Twin", year: 1 });
+    const newer = await create({ title: "Twin", year: 2 });
+    const one = await server.call("GET", "/api/v1/records/get?baseId=papers&fieldSlug=title&valueText=Twin", { key: ws.read });
+    expect(one.body.id).toBe(newer.id);
+    expect((await server.call("GET", "/api/v1/records/get?baseId=papers&fieldSlug=year&valueText=1", { key: ws.read })).body.id).toBe(older.id);
+    expect((await server.call("GET", "/api/v1/records/get?baseId=papers&fieldSlug=title&valueText=None", { key: ws.read })).status).toBe(404);
+    const found = await server.call("GET", "/api/v1/records/search?baseId=papers&fieldSlug=title&valueText=Twin", { key: ws.read });
+    expect(found.body.map((r: { id: string }) => r.id)).toEqual([newer.id, older.id]);
+    expect((await server.call("GET", "/api/v1/records/search?baseId=papers&fieldSlug=title&valueText=Twin&limit=1", { key: ws.read })).body).toHaveLength(1);
+  });
+
+  test("a batch merge carries the merged record of each item", async () => {
+    const proposal = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Merged" } } })).body;
+    await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    const merged = await server.call("POST", "/api/v1/change-requests/merge", { key: ws.write, body: { changeRequestIds: [proposal.id] } });
+    expect(merged.body.results[0]).toMatchObject({ ok: true, status: "merged", record: { fields: { title: "Merged" } } });
+  });
+});
+
+describe("nodes", () => {
+  test("GET /nodes answers the whole tree (depth 5 by default), with children on every node", async () => {
+    const operations = [
+      { kind: "create", ref: "a", nodeType: "folder", slug: "a", name: "A" },
+      { kind: "create", ref: "b", parentNodeRef: "a", nodeType: "folder", slug: "b", name: "B" },
+      { kind: "create", parentNodeRef: "b", nodeType: "folder", slug: "c", name: "C" },
+    ];
+    await server.call("POST", "/api/v1/nodes/change-requests", { key: ws.write, body: { operations } });
+    const tree = (await server.call("GET", "/api/v1/nodes", { key: ws.read })).body;
+    const a = tree.find((n: { slug: string }) => n.slug === "a");
+    expect(a.children[0].slug).toBe("b");
+    expect(a.children[0].children[0]).toMatchObject({ slug: "c", children: [], hasChildren: false });
+    const shallow = (await server.call("GET", "/api/v1/nodes?depth=1", { key: ws.read })).body.find((n: { slug: string }) => n.slug === "a");
+    expect(shallow.children[0]).toMatchObject({ slug: "b", children: [], hasChildren: true });
+  });
+
+  test("GET /nodes/search finds active nodes by name or slug, with their path; the word search is no node", async () => {
+    await server.call("POST", "/api/v1/nodes/change-requests", {
+      key: ws.write,
+      body: { operations: [{ kind: "create", ref: "r", nodeType: "folder", slug: "reading", name: "Reading list" }, { kind: "create", parentNodeRef: "r", nodeType: "folder", slug: "deep-learning", name: "Deep Learning" }] },
+    });
+    const hits = (await server.call("GET", "/api/v1/nodes/search?query=LEARN", { key: ws.read })).body;
+    expect(hits).toEqual([expect.objectContaining({ slug: "deep-learning", name: "Deep Learning", type: "folder", path: "reading/deep-learning" })]);
+    expect((await server.call("GET", "/api/v1/nodes/search?query=pap", { key: ws.read })).body.map((h: { path: string }) => h.path)).toEqual(["papers"]);
+    expect((await server.call("GET", "/api/v1/nodes/search?query=e&limit=51", { key: ws.read })).status).toBe(400);
+  });
+});
+
+describe("Busabase's command-line login (section 12)", () => {
+  test("device code, token polling, then finalize with the access token as Bearer", async () => {
+    const code = await server.call("POST", "/api/auth/device/code", { body: { client_id: "busabase-cli" } });
+    expect(code.status).toBe(200);
+    expect(code.body).toMatchObject({ verification_uri: "http://basalt.test/admin/device", expires_in: 900, interval: 5 });
+    expect(code.body.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    const token = (deviceCode: string) => server.call("POST", "/api/auth/device/token", { body: { grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: "busabase-cli" } });
+    server.clock.advance(5000);
+    const pending = await token(code.body.device_code);
+    expect(pending.status).toBe(400);
+    expect(pending.body.error).toBe("authorization_pending");
+
+    const session = await server.signIn("ada@example.com");
+    await server.call("POST", "/api/v1/device/approve", { session, body: { userCode: code.body.user_code, name: "busabase", level: "read" } });
+    const granted = await token(code.body.device_code);
+    expect(granted.status).toBe(200);
+    expect(granted.body).toMatchObject({ token_type: "Bearer" });
+    expect(granted.body.expires_in).toBeGreaterThan(0);
+    expect((await server.call("GET", "/api/v1/auth", { key: granted.body.access_token })).status).toBe(401);
+
+    const withoutToken = await server.call("POST", "/api/v1/device/finalize", { body: { deviceCode: code.body.device_code } });
+    expect(withoutToken.status).toBe(400);
+    const finalized = await server.call("POST", "/api/v1/device/finalize", { key: granted.body.access_token, body: { deviceCode: code.body.device_code } });
+    expect(finalized.status).toBe(200);
+    expect(finalized.body).toMatchObject({ credentialType: "api_key" });
+    expect((await server.call("GET", "/api/v1/auth", { key: finalized.body.apiKey })).body.credential.name).toBe("busabase");
+    expect((await token(code.body.device_code)).body.error).toBe("invalid_grant");
+  });
+});
