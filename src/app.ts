@@ -3,12 +3,13 @@ import { Elysia } from "elysia";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { adminRoutes } from "./admin/routes";
+import { agentRoutes } from "./agents/routes";
 import { changeRoutes } from "./changes/routes";
 import { contentRoutes } from "./content/routes";
 import { authRoutes, rfcDeviceRoutes } from "./auth/routes";
 import type { AppContext } from "./context";
 import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
-import { plumbing } from "./http/plumbing";
+import { type KnownRoute, plumbing } from "./http/plumbing";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
 import { webhookRoutes } from "./webhooks/routes";
@@ -17,8 +18,9 @@ const DOCS_ASSETS = "/api/v1/docs/assets";
 
 /** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
 export function createApp(ctx: AppContext) {
+  const known: KnownRoute[] = [];
   const app = new Elysia({ normalize: "typebox" })
-    .use(plumbing(ctx))
+    .use(plumbing(ctx, known))
     .use(access(ctx))
     .use(
       declaredPublic(
@@ -44,6 +46,7 @@ export function createApp(ctx: AppContext) {
     .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { public: true, detail: { hide: true } })
     .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
     .get("/api/health", () => ({ status: "ok", version: VERSION }), { public: true })
+    .use(agentRoutes(ctx))
     .use(authRoutes(ctx))
     .use(rfcDeviceRoutes(ctx))
     .use(spaceRoutes(ctx))
@@ -52,5 +55,6 @@ export function createApp(ctx: AppContext) {
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);
+  known.push(...app.routes);
   return app;
 }

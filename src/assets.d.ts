@@ -11,3 +11,8 @@ declare module "swagger-ui-dist/swagger-ui-bundle.js" {
   const path: string;
   export default path;
 }
+
+declare module "*.txt" {
+  const text: string;
+  export default text;
+}

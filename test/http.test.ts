@@ -30,10 +30,33 @@ describe("section 1: conventions", () => {
     expect(reply.body).toEqual({ error: "Not found", code: "NOT_FOUND", path: "/api/v1/no-such-thing" });
   });
 
-  test("a method a known path does not support answers 404 in the envelope", async () => {
+  test("a method a known path does not support answers 405 in the envelope, listing what it takes", async () => {
     const reply = await server.call("DELETE", "/api/health");
-    expect(reply.status).toBe(404);
-    expect(reply.body.code).toBe("NOT_FOUND");
+    expect(reply.status).toBe(405);
+    expect(reply.body).toMatchObject({ code: "METHOD_NOT_ALLOWED", data: { allowed: ["GET"] } });
+    expect(reply.headers.get("allow")).toBe("GET");
+    const param = await server.call("PUT", "/api/v1/records/rec_x", { key });
+    expect(param.body.data.allowed).toEqual(["GET"]);
+  });
+
+  test("GET /api/v1 links an agent to the docs, the document, the guide and the admin page; /llms.txt is the guide", async () => {
+    const front = await server.call("GET", "/api/v1");
+    expect(front.body.links).toEqual({ docs: "/api/v1/docs", openapi: "/api/v1/openapi.json", llms: "/llms.txt", admin: "/admin", health: "/api/health" });
+    const guide = await server.call("GET", "/llms.txt");
+    expect(guide.headers.get("content-type")).toContain("text/plain");
+    for (const step of ["/api/v1/device/code", "x-basalt-space", "/change-requests", "/merge"]) expect(guide.text).toContain(step);
+  });
+
+  test("errors an agent can act on: a union names its variants, once; a missing space says how to get one", async () => {
+    const lonely = await server.user("Lonely");
+    const reply = await server.call("GET", "/api/v1/nodes", { key: await server.key(lonely.id, "read") });
+    expect(reply.body.error).toContain("POST /api/v1/spaces");
+    const union = await server.call("POST", "/api/v1/nodes/change-requests", { key, body: { operations: [{ kind: "grow" }] } });
+    expect(union.status).toBe(400);
+    expect(union.body.error).toContain('kind "create"');
+    expect(union.body.error).toContain('kind "move" (nodeId');
+    const messages = union.body.data.issues.map((issue: { path: string[]; message: string }) => `${issue.path.join(".")} ${issue.message}`);
+    expect(new Set(messages).size).toBe(messages.length);
   });
 
   test("malformed JSON is a 400 that does not echo internals", async () => {

@@ -158,8 +158,17 @@ export function getChangeRequest(ctx: AppContext, spaceId: string, id: string): 
   return viewOf(ctx, findChangeRequest(ctx, spaceId, id));
 }
 
-const notAllowedIn = (row: ChangeRequestRow, action: string) =>
-  conflict(`A change request that is ${row.status} cannot be ${action}.`, { reason: "INVALID_STATUS", status: row.status });
+/** What to do next, for a change request that is still open but not approved. */
+const NEXT_STEP: Partial<Record<ChangeStatus, string>> = {
+  in_review: "approve it first (POST /api/v1/change-requests/{id}/reviews with verdict approved)",
+  changes_requested: "revise it (POST /api/v1/operations/{operationId}/revisions), then have it approved",
+  conflict: "revise it on the record's current state (POST /api/v1/operations/{operationId}/revisions), then have it approved",
+};
+
+const notAllowedIn = (row: ChangeRequestRow, action: string) => {
+  const next = action === "merged" ? NEXT_STEP[row.status]?.replace("{id}", row.id) : undefined;
+  return conflict(`A change request that is ${row.status} cannot be ${action}${next ? `; ${next}` : ""}.`, { reason: "INVALID_STATUS", status: row.status });
+};
 
 const OPEN: ChangeStatus[] = ["in_review", "changes_requested", "approved", "conflict"];
 const REVIEWABLE: ChangeStatus[] = ["in_review", "changes_requested", "approved"];

@@ -67,7 +67,7 @@ export function access(ctx: AppContext) {
     const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
     const { credential } = actor;
     if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", credential.csrfToken)) {
-      throw forbidden("A signed-in request that changes state needs the x-csrf-token header.", { reason: "CSRF_TOKEN_INVALID" });
+      throw forbidden("A signed-in request that changes state needs the x-csrf-token header: the csrfToken answered by POST /api/v1/auth/login (or GET /api/v1/auth).", { reason: "CSRF_TOKEN_INVALID" });
     }
     return actor;
   }

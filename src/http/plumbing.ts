@@ -5,18 +5,47 @@ import { parseJsonBody, readBodyText } from "./json-body";
 
 type Issue = { path: string[]; message: string };
 
+type SchemaNode = { anyOf?: SchemaNode[]; const?: unknown; properties?: Record<string, SchemaNode>; required?: string[] };
+
+/**
+ * A union of objects told apart by one literal key (`operation`, `kind`): each variant as
+ * `operation "update" (fields, baseCommitId?, …)`, so a client learns what exists and what each needs.
+ */
+function describeVariants(variants: SchemaNode[]): string | undefined {
+  const shapes = variants.map((variant) => {
+    const properties = Object.entries(variant.properties ?? {});
+    const tag = properties.find(([, property]) => typeof property.const === "string");
+    if (!tag) return undefined;
+    const rest = properties.filter(([name]) => name !== tag[0]).map(([name]) => (variant.required?.includes(name) ? name : `${name}?`));
+    return `${tag[0]} "${tag[1].const}"${rest.length ? ` (${rest.join(", ")})` : ""}`;
+  });
+  return shapes.every((shape) => shape !== undefined) ? `must be one of: ${shapes.join("; ")}` : undefined;
+}
+
+function issueMessage(issue: unknown): string {
+  const variants = (issue as { schema?: SchemaNode }).schema?.anyOf;
+  if (variants?.every((option) => typeof option.const === "string")) return `must be one of ${variants.map((option) => option.const).join(", ")}`;
+  if (variants) {
+    const described = describeVariants(variants);
+    if (described) return described;
+  }
+  return "message" in (issue as object) ? String((issue as { message: unknown }).message) : "is not valid";
+}
+
+/** Every problem of a failed validation, once each, with its path. */
 function validationIssues(error: ValidationError): Issue[] {
   const where = error.type === "body" ? [] : [error.type];
-  return error.all.map((issue) => {
+  const seen = new Set<string>();
+  const issues: Issue[] = [];
+  for (const issue of error.all) {
     const path = "path" in issue && typeof issue.path === "string" ? issue.path.split("/").filter(Boolean) : [];
-    const choices = (issue as { schema?: { anyOf?: { const?: unknown }[] } }).schema?.anyOf?.map((option) => option.const);
-    const message = choices?.every((choice) => typeof choice === "string")
-      ? `must be one of ${choices.join(", ")}`
-      : "message" in issue
-        ? String(issue.message)
-        : "is not valid";
-    return { path: [...where, ...path], message };
-  });
+    const found = { path: [...where, ...path], message: issueMessage(issue) };
+    const key = `${found.path.join(".")} ${found.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(found);
+  }
+  return issues;
 }
 
 const describe = (issue: Issue) => `${issue.path.length ? issue.path.join(".") : "body"}: ${issue.message}`;
@@ -26,6 +55,23 @@ function envelope(error: ApiError) {
 }
 
 const started = new WeakMap<Request, number>();
+
+export interface KnownRoute {
+  method: string;
+  path: string;
+}
+
+/** The methods a path takes, from the app's route table (filled once the app is built). */
+function allowedMethods(known: KnownRoute[]): (path: string) => string[] {
+  let templates: { pattern: RegExp; method: string }[] | null = null;
+  return (path) => {
+    templates ??= known.map(({ method, path: template }) => ({
+      method,
+      pattern: new RegExp(`^${template.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`),
+    }));
+    return [...new Set(templates.filter((route) => route.pattern.test(path)).map((route) => route.method))].sort();
+  };
+}
 
 /**
  * CORS for browsers calling the API from other origins. Credentials are not allowed: agents send
@@ -46,12 +92,13 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  * parsing, the one error envelope, and one log line (method, path, status, duration — never a
  * header, so never a key).
  */
-export function plumbing(ctx: AppContext) {
+export function plumbing(ctx: AppContext, known: KnownRoute[]) {
+  const methodsOf = allowedMethods(known);
   const maxBody = ctx.config.maxBodyBytes;
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
 
   return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
-    .onError({ as: "global" }, ({ error, code, set, path }) => {
+    .onError({ as: "global" }, ({ error, code, set, path, request }) => {
       let failure: ApiError;
       // Elysia wraps what a parser throws; the parser's own ApiError (413, 415) is the cause.
       const cause = code === "PARSE" ? (error as Error).cause : undefined;
@@ -62,8 +109,12 @@ export function plumbing(ctx: AppContext) {
         failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.map(describe).join("; ")}`, { issues });
       } else if (code === "PARSE") failure = new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
       else if (code === "NOT_FOUND") {
-        set.status = 404;
-        return { error: "Not found", code: "NOT_FOUND", path };
+        const allowed = methodsOf(path);
+        if (allowed.length === 0) {
+          set.status = 404;
+          return { error: "Not found", code: "NOT_FOUND", path };
+        }
+        failure = new ApiError(405, "METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allowed.join(", ")}.`, { allowed }, { allow: allowed.join(", ") });
       } else {
         ctx.log.error(`unhandled error on ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
         failure = new ApiError(500, "INTERNAL_SERVER_ERROR", "Something went wrong on the server.");

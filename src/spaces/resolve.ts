@@ -32,7 +32,7 @@ export function resolveSpace(ctx: AppContext, actor: Actor, spaceRef: string | u
   }
   const memberships = listMemberships(ctx, actor.user.id);
   if (memberships.length === 1) return scopeOf(actor, memberships[0]);
-  if (memberships.length === 0) throw forbidden("You are not a member of any space.", { reason: "SPACE_NOT_ALLOWED" });
+  if (memberships.length === 0) throw forbidden("You are not a member of any space: create one with POST /api/v1/spaces (a session or a manage key), or ask a space's owner or admin to add you.", { reason: "SPACE_NOT_ALLOWED" });
   throw badRequest("You belong to several spaces: name one with the x-basalt-space header.", {
     reason: "SPACE_SELECTION_REQUIRED",
     spaces: memberships.map(({ space }) => ({ id: space.id, name: space.name, slug: space.slug })),

@@ -1,0 +1,21 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context";
+import { access } from "../http/access";
+import { VERSION } from "../version";
+import guide from "./llms.txt" with { type: "text" };
+
+/** Where an agent with only the base URL starts: the API's front door and the agent guide. */
+export function agentRoutes(ctx: AppContext) {
+  return new Elysia()
+    .use(access(ctx))
+    .get(
+      "/api/v1",
+      () => ({
+        name: "Basalt",
+        version: VERSION,
+        links: { docs: "/api/v1/docs", openapi: "/api/v1/openapi.json", llms: "/llms.txt", admin: "/admin", health: "/api/health" },
+      }),
+      { public: true },
+    )
+    .get("/llms.txt", () => new Response(guide, { headers: { "content-type": "text/plain; charset=utf-8" } }), { public: true, detail: { hide: true } });
+}
