@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { adminRoutes } from "./admin/routes";
+import { mcpRoutes } from "./agents/mcp";
 import { agentRoutes } from "./agents/routes";
 import { changeRoutes } from "./changes/routes";
 import { contentRoutes } from "./content/routes";
@@ -47,6 +48,7 @@ export function createApp(ctx: AppContext) {
     .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
     .get("/api/health", () => ({ status: "ok", version: VERSION }), { public: true })
     .use(agentRoutes(ctx))
+    .use(mcpRoutes(ctx))
     .use(authRoutes(ctx))
     .use(rfcDeviceRoutes(ctx))
     .use(spaceRoutes(ctx))

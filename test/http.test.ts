@@ -159,7 +159,7 @@ describe("OpenAPI and docs", () => {
     for (const path of ["/api/v1/auth", "/api/v1/api-keys", "/api/v1/device/finalize", "/api/v1/spaces/{spaceId}/members", "/api/v1/nodes", "/api/health"]) {
       expect(paths).toContain(path);
     }
-    expect(paths.every((path) => path.startsWith("/api/"))).toBe(true);
+    expect(paths.every((path) => path.startsWith("/api/") || path === "/mcp")).toBe(true);
   });
 
   test("every route declares its access, hidden ones included, and the document shows it", async () => {

@@ -1,0 +1,160 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Elysia } from "elysia";
+import { z } from "zod";
+import type { Actor } from "../auth/actor";
+import type { Level } from "../auth/levels";
+import { describeCaller } from "../auth/whoami";
+import { getChangeRequest, mergeChangeRequest, reviewChangeRequest, sourceAttribution, viewOf } from "../changes/change-requests";
+import { proposeRecordChange, proposeRecords } from "../changes/proposals";
+import { baseView, findBase, listBases } from "../content/bases";
+import { listNodes } from "../content/nodes";
+import { FILTER_OPERATORS, getRecord, listRecords, recordsWithValue } from "../content/records";
+import type { AppContext } from "../context";
+import { access, spaceHeader } from "../http/access";
+import { ApiError } from "../http/errors";
+import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
+import { VERSION } from "../version";
+
+type ToolAnswer = { content: { type: "text"; text: string }[]; isError?: boolean };
+
+/**
+ * The MCP server at `POST /mcp` (streamable HTTP, stateless): the core loop as tools, over the same
+ * credentials, space resolution and levels as the REST routes. The route declares the credential;
+ * each tool resolves the space from `x-basalt-space` and requires its level with the very functions
+ * the access macro uses, so a refusal carries the REST 403's sentence.
+ */
+export function mcpRoutes(ctx: AppContext) {
+  return new Elysia().use(access(ctx)).post(
+    "/mcp",
+    async ({ actor, request, body }) => {
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await toolsFor(ctx, actor, request).connect(transport);
+      return inEnvelope(await transport.handleRequest(request, { parsedBody: body }));
+    },
+    { account: "signedIn", detail: { summary: "Model Context Protocol server (streamable HTTP, JSON-RPC)" } },
+  );
+}
+
+const CODES: Record<number, string> = { 400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 415: "UNSUPPORTED_MEDIA_TYPE" };
+
+/**
+ * A transport-level refusal (wrong Accept header, a body that is no JSON-RPC message) in the API's
+ * envelope, with the JSON-RPC error kept in `data.jsonrpc`. Answers to JSON-RPC calls, errors of
+ * tools included, go out as they are.
+ */
+async function inEnvelope(response: Response): Promise<Response> {
+  if (response.ok) return response;
+  const text = await response.text();
+  let jsonrpc: unknown = text;
+  try {
+    jsonrpc = JSON.parse(text);
+  } catch {}
+  const message = (jsonrpc as { error?: { message?: string } })?.error?.message ?? (text || response.statusText);
+  return Response.json({ error: message, code: CODES[response.status] ?? "BAD_REQUEST", data: { jsonrpc } }, { status: response.status });
+}
+
+function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
+  const server = new McpServer({ name: "basalt", version: VERSION });
+  /** Runs a tool in the request's space at a level; an ApiError becomes the tool's error, in its own words. */
+  const inSpace =
+    <A>(level: Level, run: (scope: SpaceScope, args: A) => unknown) =>
+    async (args: A): Promise<ToolAnswer> => {
+      try {
+        const scope = resolveSpace(ctx, actor, spaceHeader(request));
+        requireLevel(scope.level, level);
+        return { content: [{ type: "text", text: JSON.stringify(await run(scope, args)) }] };
+      } catch (error) {
+        if (error instanceof ApiError) return { content: [{ type: "text", text: error.message }], isError: true };
+        throw error;
+      }
+    };
+  const who = (scope: SpaceScope) => ({ scope, actor, attribution: sourceAttribution(actor, "mcp") });
+  const proposal = { message: z.string().max(10_000).optional().describe("Why, for the reviewer") };
+
+  server.registerTool("whoami", { description: "Who you are, your credential's level, the space in effect and all your spaces." }, async () => {
+    try {
+      return { content: [{ type: "text", text: JSON.stringify(describeCaller(ctx, actor, spaceHeader(request))) }] };
+    } catch (error) {
+      if (error instanceof ApiError) return { content: [{ type: "text", text: error.message }], isError: true };
+      throw error;
+    }
+  });
+  server.registerTool(
+    "list_tree",
+    { description: "The space's folders and bases, as a tree.", inputSchema: { depth: z.number().int().min(1).max(5).optional() } },
+    inSpace("read", (scope, { depth }: { depth?: number }) => listNodes(ctx, scope.space.id, { depth })),
+  );
+  server.registerTool("list_bases", { description: "Every base of the space with its fields (slug, type, required, options)." }, inSpace("read", (scope) => listBases(ctx, scope.space.id)));
+  server.registerTool(
+    "get_base",
+    { description: "One base (id, node id or slug) with its fields.", inputSchema: { base: z.string().min(1) } },
+    inSpace("read", (scope, { base }: { base: string }) => baseView(findBase(ctx, scope.space.id, base))),
+  );
+  server.registerTool(
+    "list_records",
+    {
+      description: "A page of a base's records, newest first unless sorted; pass nextCursor back for the next page.",
+      inputSchema: {
+        base: z.string().min(1),
+        limit: z.number().int().min(1).max(100).optional(),
+        cursor: z.string().optional(),
+        sort: z.string().optional().describe("<slug> or -<slug>"),
+        filters: z.array(z.object({ fieldSlug: z.string(), operator: z.enum(FILTER_OPERATORS), value: z.union([z.string(), z.array(z.string())]).optional() })).optional(),
+      },
+    },
+    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[] }) =>
+      listRecords(ctx, findBase(ctx, scope.space.id, args.base), { status: "active", filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50 }),
+    ),
+  );
+  server.registerTool(
+    "search_records",
+    { description: "Active records whose field equals a value (read by the field's type), newest first.", inputSchema: { base: z.string().min(1), fieldSlug: z.string(), value: z.string(), limit: z.number().int().min(1).max(100).optional() } },
+    inSpace("read", (scope, args: { base: string; fieldSlug: string; value: string; limit?: number }) => recordsWithValue(ctx, findBase(ctx, scope.space.id, args.base), args.fieldSlug, args.value, args.limit ?? 20)),
+  );
+  server.registerTool(
+    "get_record",
+    { description: "One record with its head commit.", inputSchema: { recordId: z.string().min(1) } },
+    inSpace("read", (scope, { recordId }: { recordId: string }) => getRecord(ctx, scope.space.id, recordId)),
+  );
+  server.registerTool(
+    "propose_record_create",
+    { description: "Propose a new record (values keyed by field slug). Merged at once with write, else waits for review.", inputSchema: { base: z.string().min(1), fields: z.record(z.string(), z.unknown()), ...proposal } },
+    inSpace("changeRequest", async (scope, args: { base: string; fields: Record<string, unknown>; message?: string }) => {
+      const proposed = await proposeRecords(ctx, who(scope), args.base, [{ fields: args.fields }], { message: args.message });
+      return viewOf(ctx, proposed.changeRequest);
+    }),
+  );
+  server.registerTool(
+    "propose_record_update",
+    { description: "Propose new values for some fields of a record.", inputSchema: { recordId: z.string().min(1), fields: z.record(z.string(), z.unknown()), ...proposal } },
+    inSpace("changeRequest", async (scope, args: { recordId: string; fields: Record<string, unknown>; message?: string }) => {
+      const proposed = await proposeRecordChange(ctx, who(scope), args.recordId, { operation: "update", fields: args.fields }, { message: args.message });
+      return viewOf(ctx, proposed.changeRequest);
+    }),
+  );
+  server.registerTool(
+    "propose_record_delete",
+    { description: "Propose archiving a record (always waits for review).", inputSchema: { recordId: z.string().min(1), ...proposal } },
+    inSpace("changeRequest", async (scope, args: { recordId: string; message?: string }) => {
+      const proposed = await proposeRecordChange(ctx, who(scope), args.recordId, { operation: "delete" }, { message: args.message });
+      return viewOf(ctx, proposed.changeRequest);
+    }),
+  );
+  server.registerTool(
+    "get_change_request",
+    { description: "A change request: its status, operations, reviews and merge summary.", inputSchema: { changeRequestId: z.string().min(1) } },
+    inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => getChangeRequest(ctx, scope.space.id, changeRequestId)),
+  );
+  server.registerTool(
+    "review_change_request",
+    { description: "Approve or reject a change request (needs write).", inputSchema: { changeRequestId: z.string().min(1), verdict: z.enum(["approved", "rejected"]), reason: z.string().max(10_000).optional() } },
+    inSpace("write", (scope, args: { changeRequestId: string; verdict: "approved" | "rejected"; reason?: string }) => reviewChangeRequest(ctx, scope, actor, args.changeRequestId, args)),
+  );
+  server.registerTool(
+    "merge_change_request",
+    { description: "Merge an approved change request (needs write); answers it and the merged record.", inputSchema: { changeRequestId: z.string().min(1) } },
+    inSpace("write", (scope, { changeRequestId }: { changeRequestId: string }) => mergeChangeRequest(ctx, scope, changeRequestId)),
+  );
+  return server;
+}

@@ -1,0 +1,70 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+
+/** The MCP server at /mcp, driven by the SDK's own client over HTTP (section 12). */
+let server: TestServer;
+let ws: Workspace;
+beforeEach(async () => {
+  ({ server, ws } = await freshWorkspace());
+  await createBase(server, ws.write);
+});
+afterEach(() => server.stop());
+
+async function connect(key: string, space?: string): Promise<Client> {
+  const client = new Client({ name: "basalt-test", version: "1.0.0" });
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (space) headers["x-basalt-space"] = space;
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+const text = (result: unknown) => (result as { content: { text: string }[] }).content[0].text;
+
+test("lists the core loop's tools", async () => {
+  const client = await connect(ws.read);
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request"]) {
+    expect(names).toContain(name);
+  }
+  await client.close();
+});
+
+test("reads the tree and a base's records", async () => {
+  await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Attention" } } });
+  const client = await connect(ws.read);
+  const tree = JSON.parse(text(await client.callTool({ name: "list_tree", arguments: {} })));
+  expect(tree.map((node: { slug: string }) => node.slug)).toEqual(["papers"]);
+  const page = JSON.parse(text(await client.callTool({ name: "list_records", arguments: { base: "papers" } })));
+  expect(page.records[0].fields.title).toBe("Attention");
+  await client.close();
+});
+
+test("a Change Request key's proposal waits for review; a write key merges it", async () => {
+  const agent = await connect(ws.propose);
+  const proposed = JSON.parse(text(await agent.callTool({ name: "propose_record_create", arguments: { base: "papers", fields: { title: "From an agent" }, message: "found it" } })));
+  expect(proposed).toMatchObject({ status: "in_review", sourceAttribution: { channel: "mcp" } });
+  const refused = await agent.callTool({ name: "merge_change_request", arguments: { changeRequestId: proposed.id } });
+  expect(refused.isError).toBe(true);
+  const rest = await server.call("POST", `/api/v1/change-requests/${proposed.id}/merge`, { key: ws.propose });
+  expect(text(refused)).toBe(rest.body.error);
+  await agent.close();
+
+  const reviewer = await connect(ws.write);
+  await reviewer.callTool({ name: "review_change_request", arguments: { changeRequestId: proposed.id, verdict: "approved" } });
+  const merged = JSON.parse(text(await reviewer.callTool({ name: "merge_change_request", arguments: { changeRequestId: proposed.id } })));
+  expect(merged.changeRequest.status).toBe("merged");
+  expect(merged.record.fields.title).toBe("From an agent");
+  await reviewer.close();
+});
+
+test("a foreign space is refused with the REST sentence; no credential is a 401", async () => {
+  const client = await connect(ws.read, "spc_elsewhere");
+  const refused = await client.callTool({ name: "list_tree", arguments: {} });
+  expect(refused.isError).toBe(true);
+  expect(text(refused)).toBe((await server.call("GET", "/api/v1/nodes", { key: ws.read, space: "spc_elsewhere" })).body.error);
+  await client.close();
+  const anonymous = await fetch(`${server.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+  expect(anonymous.status).toBe(401);
+});
