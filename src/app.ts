@@ -10,16 +10,20 @@ import { contentRoutes } from "./content/routes";
 import { authRoutes, rfcDeviceRoutes } from "./auth/routes";
 import type { AppContext } from "./context";
 import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
+import { completeDocument, type DocumentedRoute } from "./http/openapi";
 import { type KnownRoute, plumbing } from "./http/plumbing";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
 import { webhookRoutes } from "./webhooks/routes";
 
 const DOCS_ASSETS = "/api/v1/docs/assets";
+const GENERATED_SPEC = "/api/v1/openapi.generated.json";
 
 /** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
 export function createApp(ctx: AppContext) {
-  const known: KnownRoute[] = [];
+  const known: (KnownRoute & DocumentedRoute)[] = [];
+  let document: unknown;
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("The app is not built yet."));
   const app = new Elysia({ normalize: "typebox" })
     .use(plumbing(ctx, known))
     .use(access(ctx))
@@ -27,9 +31,10 @@ export function createApp(ctx: AppContext) {
       declaredPublic(
         openapi({
           path: "/api/v1/docs",
-          specPath: "/api/v1/openapi.json",
+          // The plugin's own document, completed by `completeDocument` and served as /api/v1/openapi.json.
+          specPath: GENERATED_SPEC,
           provider: "swagger-ui",
-          exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json"] },
+          exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json", GENERATED_SPEC] },
           // The plugin's default spec URL is relative to the page and misses it; `url` is accepted at run time.
           swagger: { cdn: `${DOCS_ASSETS}/swagger-ui-bundle.js`, theme: `${DOCS_ASSETS}/swagger-ui.css`, autoDarkMode: false, url: "/api/v1/openapi.json" } as never,
           documentation: {
@@ -43,6 +48,11 @@ export function createApp(ctx: AppContext) {
           },
         }),
       ),
+    )
+    .get(
+      "/api/v1/openapi.json",
+      async () => (document ??= completeDocument(await (await handle(new Request(`http://localhost${GENERATED_SPEC}`))).json(), known)),
+      { public: true, detail: { hide: true } },
     )
     .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { public: true, detail: { hide: true } })
     .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
@@ -58,5 +68,6 @@ export function createApp(ctx: AppContext) {
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);
   known.push(...app.routes);
+  handle = (request) => app.handle(request);
   return app;
 }

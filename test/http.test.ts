@@ -175,6 +175,22 @@ describe("OpenAPI and docs", () => {
     expect(document.paths["/api/v1/spaces/{spaceId}"].delete["x-basalt-access"]).toBe("manage, owner role");
   });
 
+  test("the document carries each body's schema, a tag per domain, the space header and the error envelope", async () => {
+    const document = (await server.call("GET", "/api/v1/openapi.json")).body;
+    const app = createApp(server.ctx);
+    for (const route of app.routes.filter((r) => r.hooks.body && !(r.hooks.detail as { hide?: boolean })?.hide)) {
+      const operation = document.paths[route.path.replace(/:(\w+)/g, "{$1}")][route.method.toLowerCase()];
+      expect(operation.requestBody.content["application/json"].schema, `${route.method} ${route.path}`).toBeObject();
+    }
+    const update = document.paths["/api/v1/records/{recordId}/change-requests"].post;
+    expect(update.tags).toEqual(["Records"]);
+    expect(update.parameters.map((p: { name: string }) => p.name)).toContain("x-basalt-space");
+    expect(update.requestBody.content["application/json"].schema.anyOf.map((v: { properties: { operation: { const: string } } }) => v.properties.operation.const)).toEqual(["update", "delete", "restore"]);
+    expect(update.responses["403"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(document.components.schemas.Error.required).toEqual(["error", "code"]);
+    expect(document.paths["/api/v1/spaces/{spaceId}"].get.parameters.map((p: { name: string }) => p.name)).not.toContain("x-basalt-space");
+  });
+
   test("building the app fails for a route without an access declaration", () => {
     expect(() => requireDeclaredAccess(new Elysia().get("/api/v1/forgotten", () => "oops").routes)).toThrow("GET /api/v1/forgotten");
     expect(() => requireDeclaredAccess(new Elysia().get("/hidden", () => "oops", { detail: { hide: true } }).routes)).toThrow("GET /hidden");
