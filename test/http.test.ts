@@ -3,7 +3,8 @@ import { Elysia } from "elysia";
 import { createApp } from "../src/app";
 import { requireDeclaredAccess } from "../src/http/access";
 import { VERSION } from "../src/version";
-import { eventually, TestServer } from "./helpers";
+import { join } from "node:path";
+import { eventually, REPO, TestServer } from "./helpers";
 
 let server: TestServer;
 let owner: { id: string };
@@ -190,6 +191,19 @@ describe("OpenAPI and docs", () => {
     expect(document.components.schemas.Error.required).toEqual(["error", "code"]);
     expect(document.paths["/api/v1/spaces/{spaceId}"].get.parameters.map((p: { name: string }) => p.name)).not.toContain("x-basalt-space");
   });
+
+  test("the document passes a standard OpenAPI linter (Redocly's recommended rules) with no error", async () => {
+    const file = join(server.dir, "openapi.json");
+    await Bun.write(file, (await server.call("GET", "/api/v1/openapi.json")).text);
+    const lint = Bun.spawnSync(["node", join(REPO, "node_modules/@redocly/cli/bin/cli.js"), "lint", file, "--format=stylish"], {
+      cwd: server.dir,
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+    });
+    expect(lint.stdout.toString() + lint.stderr.toString()).toContain("Your API description is valid");
+    expect(lint.exitCode).toBe(0);
+  }, 60_000);
 
   test("building the app fails for a route without an access declaration", () => {
     expect(() => requireDeclaredAccess(new Elysia().get("/api/v1/forgotten", () => "oops").routes)).toThrow("GET /api/v1/forgotten");

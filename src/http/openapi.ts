@@ -1,5 +1,6 @@
 import { OptionalKind } from "@sinclair/typebox";
 import { LEVELS } from "../auth/levels";
+import { SUMMARIES } from "./summaries";
 
 /** A route as the app holds it: what the document is completed from. */
 export interface DocumentedRoute {
@@ -9,7 +10,7 @@ export interface DocumentedRoute {
 }
 
 type Operation = Record<string, unknown> & { parameters?: Record<string, unknown>[]; responses?: Record<string, unknown> };
-type Document = { paths: Record<string, Record<string, Operation>>; components?: Record<string, Record<string, unknown>> };
+type Document = { paths: Record<string, Record<string, Operation>>; components?: Record<string, Record<string, unknown>>; servers?: unknown[] };
 
 /** Each first path word's domain, the document's tags. */
 const DOMAINS: Record<string, string> = {
@@ -35,6 +36,11 @@ function domainOf(path: string): string {
   return DOMAINS[word] ?? "Service";
 }
 
+/** Section 1: 201 for the POSTs that create a resource, 200 for everything else. */
+const CREATES = ["/api/v1/api-keys", "/api/v1/users", "/api/v1/spaces", "/api/v1/spaces/:spaceId/members", "/api/v1/webhooks", "/api/v1/bases", "/api/v1/setup"];
+const successStatus = (method: string, path: string): string =>
+  method === "POST" && (CREATES.includes(path) || path.endsWith("change-requests") || path.endsWith("bulk-change-request")) ? "201" : "200";
+
 const ERROR = { $ref: "#/components/schemas/Error" };
 const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ERROR } } });
 
@@ -45,6 +51,7 @@ const errorResponse = (description: string) => ({ description, content: { "appli
  * that can fail. It is derived from the same route table the server runs, so it cannot drift.
  */
 export function completeDocument(document: Document, routes: DocumentedRoute[]): Document {
+  document.servers = [{ url: "/", description: "This server" }];
   document.components ??= {};
   document.components.schemas = {
     ...document.components.schemas,
@@ -63,12 +70,14 @@ export function completeDocument(document: Document, routes: DocumentedRoute[]):
     const path = route.path.replace(/:(\w+)/g, "{$1}");
     const operation = document.paths[path]?.[route.method.toLowerCase()];
     if (!operation) continue;
+    const access = String(route.hooks.detail?.["x-basalt-access"] ?? "");
     operation.tags = [domainOf(route.path)];
+    operation.summary ??= SUMMARIES[`${route.method} ${route.path}`];
+    if (access === "public") operation.security = [];
     if (route.hooks.body) {
       const schema = JSON.parse(JSON.stringify(route.hooks.body));
       operation.requestBody = { required: !(OptionalKind in (route.hooks.body as object)), content: { "application/json": { schema } } };
     }
-    const access = String(route.hooks.detail?.["x-basalt-access"] ?? "");
     const inSpace = LEVELS.some((level) => access.startsWith(level)) && !route.path.includes(":spaceId") && route.path !== "/mcp";
     if (inSpace || route.path === "/mcp") {
       operation.parameters = [
@@ -77,6 +86,8 @@ export function completeDocument(document: Document, routes: DocumentedRoute[]):
       ];
     }
     const responses: Record<string, unknown> = { ...(operation.responses ?? {}) };
+    const success = successStatus(route.method, route.path);
+    responses[success] ??= { description: success === "201" ? "Created" : "Success" };
     if (route.hooks.body || operation.parameters?.length) responses["400"] = errorResponse("Invalid input: data.issues lists each problem.");
     if (access !== "public") {
       responses["401"] = errorResponse("No valid credential.");
