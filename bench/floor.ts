@@ -20,13 +20,27 @@ const heads = db.query(
   "SELECT c.id, c.base_id, c.node_id, c.operation_id, c.parent_commit_id, c.message, c.author_id, c.target_type, c.kind, c.created_at, u.name, u.email FROM commits c LEFT JOIN users u ON u.id = c.author_id WHERE c.id IN (SELECT value FROM json_each(?))",
 );
 const baseOf = db.query("SELECT b.id, b.space_id, b.node_id FROM bases b JOIN nodes n ON n.id = b.node_id WHERE n.slug = ? OR b.id = ?");
-const fieldsOf = db.query("SELECT slug FROM fields WHERE base_id = ? ORDER BY position");
+const fieldsOf = db.query("SELECT * FROM fields WHERE base_id = ? ORDER BY position");
+const baseRow = db.query("SELECT b.id, b.node_id, b.review_policy, b.created_at, b.updated_at, n.slug, n.name, n.description FROM bases b JOIN nodes n ON n.id = b.node_id WHERE b.id = ?");
 
 type Row = Record<string, unknown>;
 
 /** A page of records as the API writes it: every field of the base, and the head commit with its author. */
 function listPage(baseId: string, rows: Row[]) {
-  const slugs = (fieldsOf.all(baseId) as { slug: string }[]).map((f) => f.slug);
+  const fieldRows = fieldsOf.all(baseId) as Row[];
+  const slugs = fieldRows.map((f) => f.slug as string);
+  const b = baseRow.get(baseId) as Row;
+  const base = {
+    id: b.id,
+    nodeId: b.node_id,
+    slug: b.slug,
+    name: b.name,
+    description: b.description,
+    reviewPolicy: JSON.parse(b.review_policy as string),
+    createdAt: b.created_at,
+    updatedAt: b.updated_at,
+    fields: fieldRows.map((f) => ({ id: f.id, baseId: f.base_id, slug: f.slug, name: f.name, type: f.type, required: f.required === 1, position: f.position, options: JSON.parse(f.options as string) })),
+  };
   const byId = new Map((heads.all(JSON.stringify(rows.map((r) => r.head_commit_id))) as Row[]).map((h) => [h.id, h]));
   return rows.map((row) => {
     const data = JSON.parse(row.data as string) as Row;
@@ -49,14 +63,17 @@ function listPage(baseId: string, rows: Row[]) {
         nodeId: h.node_id,
         operationId: h.operation_id,
         parentCommitId: h.parent_commit_id,
-        message: h.message,
+        message: h.message ?? "",
         author: h.author_id,
         targetType: h.target_type,
         operation: h.kind,
         payload: fields,
-        authorUser: h.name ? { id: h.author_id, name: h.name, email: h.email } : null,
+        authorUser: h.name ? { id: h.author_id, name: h.name, email: h.email, image: null } : null,
         createdAt: h.created_at,
       },
+      parentRecordId: null,
+      parentCommitId: h.parent_commit_id,
+      base,
     };
   });
 }

@@ -108,3 +108,19 @@ describe("Busabase's command-line login (section 12)", () => {
     expect((await token(code.body.device_code)).body.error).toBe("invalid_grant");
   });
 });
+
+describe("object shapes Busabase's schemas require", () => {
+  test("records carry base, parentRecordId and parentCommitId; commits a string message; user references an image", async () => {
+    const record = await create({ title: "Shaped" });
+    expect(record).toMatchObject({ parentRecordId: null, parentCommitId: null, base: { slug: "papers", fields: expect.any(Array) } });
+    expect(record.headCommit.message).toBe("");
+    expect(record.headCommit.authorUser).toEqual({ id: ws.owner.id, name: "Ada", email: "ada@example.com", image: null });
+    const updated = (await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { year: 1 } } })).body;
+    expect(updated.parentCommitId).toBe(record.headCommitId);
+    const listed = (await server.call("GET", "/api/v1/records?baseId=papers", { key: ws.read })).body.records[0];
+    expect(listed).toMatchObject({ id: record.id, parentCommitId: record.headCommitId, base: { slug: "papers" } });
+    const deletion = (await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.propose, body: { operation: "delete" } })).body;
+    expect(deletion.primaryOperation.deleteMode).toBe("archive");
+    expect(deletion.node.children).toEqual([]);
+  });
+});

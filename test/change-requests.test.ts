@@ -35,7 +35,7 @@ describe("the change request object", () => {
     }
     expect(cr).toMatchObject({ status: "in_review", targetType: "base", submittedBy: ws.owner.id, operationCount: 1, reviewPolicySnapshot: { kind: "single", requiredApprovals: 1 } });
     expect(cr.id).toMatch(/^crq_/);
-    expect(cr.submittedByUser).toEqual({ id: ws.owner.id, name: "Ada", email: "ada@example.com" });
+    expect(cr.submittedByUser).toEqual({ id: ws.owner.id, name: "Ada", email: "ada@example.com", image: null });
     expect(cr.sourceAttribution).toEqual({ displayName: "changeRequest key", ownerName: "Ada", channel: "agent" });
     expect(cr.base.slug).toBe("papers");
     expect(cr.node.type).toBe("base");

@@ -15,18 +15,24 @@ export interface UserRef {
   email: string;
 }
 
+/** A user as views show one: Basalt keeps no picture, so `image` is null (Busabase's clients read it). */
+export type UserRefView = UserRef & { image: null };
+
+export const userRefView = (ref: UserRef | undefined): UserRefView | null => (ref ? { id: ref.id, name: ref.name, email: ref.email, image: null } : null);
+
 export interface CommitView {
   id: string;
   baseId: string | null;
   nodeId: string | null;
   operationId: string | null;
   parentCommitId: string | null;
-  message: string | null;
+  /** Empty when none was given. */
+  message: string;
   author: string;
   targetType: TargetType;
   operation: OperationKind;
   payload: Record<string, unknown>;
-  authorUser: UserRef | null;
+  authorUser: UserRefView | null;
   createdAt: string;
 }
 
@@ -44,12 +50,12 @@ export const commitView = (row: CommitRow, people: Map<string, UserRef>): Commit
   nodeId: row.nodeId,
   operationId: row.operationId,
   parentCommitId: row.parentCommitId,
-  message: row.message,
+  message: row.message ?? "",
   author: row.authorId,
   targetType: row.targetType,
   operation: row.kind,
   payload: row.payload,
-  authorUser: people.get(row.authorId) ?? null,
+  authorUser: userRefView(people.get(row.authorId)),
   createdAt: row.createdAt,
 });
 

@@ -86,7 +86,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const loaded = baseOf(m, op.baseId!);
       const values = checkRecordValues(loaded.fields, change.payload, "create");
       const { row, commit } = insertRecord(tx, loaded, values, by);
-      const record = recordView(row, loaded.fields, commit, m.people);
+      const record = recordView(row, loaded, commit, m.people);
       recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }
@@ -101,7 +101,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const changedFields = Object.keys(values).filter((slug) => !same(values[slug], ours[slug]));
       const { row, commit } = writeRecord(tx, current, loaded.fields, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");
       const previous = Object.fromEntries(changedFields.map((slug) => [slug, ours[slug]]));
-      const record = recordView(row, loaded.fields, commit, m.people);
+      const record = recordView(row, loaded, commit, m.people);
       recordEvent(tx, "record.updated", origin, { record: snapshot(record), changeRequestId: cr.id, previous, changedFields });
       return { record };
     }
@@ -112,7 +112,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const archive = change.kind === "record_delete";
       if ((current.status === "archived") === archive) throw conflict(`The record is already ${current.status}.`, { reason: "RECORD_STATE" });
       const { row, commit } = writeRecord(tx, current, loaded.fields, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, change.kind);
-      const record = recordView(row, loaded.fields, commit, m.people);
+      const record = recordView(row, loaded, commit, m.people);
       recordEvent(tx, archive ? "record.deleted" : "record.restored", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }

@@ -2,7 +2,7 @@ import { asc, inArray } from "drizzle-orm";
 import { type BaseView, baseView, findBase } from "../content/bases";
 import { type NodeView, nodeSummary } from "../content/nodes";
 import type { AppContext } from "../context";
-import { type CommitRow, type CommitView, commitView, loadCommits, type UserRef, userRefs } from "./commits";
+import { type CommitRow, type CommitView, commitView, loadCommits, type UserRef, type UserRefView, userRefs, userRefView } from "./commits";
 import type { ChangeRequestRow, OperationRow } from "./merge";
 import { operations, reviews } from "./schema";
 
@@ -38,7 +38,7 @@ export interface ReviewView {
   changeRequestId: string;
   reviewerId: string;
   reason: string | null;
-  reviewer: UserRef | null;
+  reviewer: UserRefView | null;
   verdict: string;
   visibleOperationHeads: Record<string, string>;
   createdAt: string;
@@ -51,7 +51,7 @@ export interface ChangeRequestView {
   nodeId: string | null;
   status: string;
   submittedBy: string;
-  submittedByUser: UserRef | null;
+  submittedByUser: UserRefView | null;
   sourceAttribution: Record<string, unknown>;
   sourceMeta: Record<string, unknown>;
   reviewPolicySnapshot: Record<string, unknown>;
@@ -104,7 +104,7 @@ const reviewView = (row: ReviewRow, people: Map<string, UserRef>): ReviewView =>
   changeRequestId: row.changeRequestId,
   reviewerId: row.reviewerId,
   reason: row.reason,
-  reviewer: people.get(row.reviewerId) ?? null,
+  reviewer: userRefView(people.get(row.reviewerId)),
   verdict: row.verdict,
   visibleOperationHeads: row.visibleOperationHeads,
   createdAt: row.createdAt,
@@ -150,7 +150,7 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
       nodeId: row.nodeId,
       status: row.status,
       submittedBy: row.submittedBy,
-      submittedByUser: people.get(row.submittedBy) ?? null,
+      submittedByUser: userRefView(people.get(row.submittedBy)),
       sourceAttribution: { ...row.sourceAttribution },
       sourceMeta: row.sourceMeta,
       reviewPolicySnapshot: row.reviewPolicySnapshot,

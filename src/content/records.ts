@@ -7,7 +7,7 @@ import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite } from "
 import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
-import { type FieldRow, findBase, type LoadedBase } from "./bases";
+import { type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
@@ -23,6 +23,10 @@ export interface RecordView {
   updatedAt: string;
   archivedAt: string | null;
   headCommit: CommitView | null;
+  /** Busabase's record shape: Basalt records have no parent record; the head commit's parent. */
+  parentRecordId: null;
+  parentCommitId: string | null;
+  base: BaseView;
 }
 
 /** Every field of the base, unset ones as null; computed fields from the record's own columns. */
@@ -55,8 +59,9 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[]): Record<stri
 /** A head commit as records show it: its payload is the record's field map, so it is not read. */
 export type CommitHead = Omit<CommitRow, "payload">;
 
-export function recordView(row: RecordRow, fieldRows: FieldRow[], head: CommitHead | undefined, people: Map<string, UserRef>): RecordView {
-  const fields = recordFields(row, fieldRows);
+/** A record as the API shows it; `base` is one view shared by the records of a page. */
+export function recordView(row: RecordRow, loaded: LoadedBase, head: CommitHead | undefined, people: Map<string, UserRef>, base: BaseView = baseView(loaded)): RecordView {
+  const fields = recordFields(row, loaded.fields);
   return {
     id: row.id,
     baseId: row.baseId,
@@ -68,6 +73,9 @@ export function recordView(row: RecordRow, fieldRows: FieldRow[], head: CommitHe
     updatedAt: row.updatedAt,
     archivedAt: row.archivedAt,
     headCommit: head ? commitView({ ...head, payload: fields }, people) : null,
+    parentRecordId: null,
+    parentCommitId: head?.parentCommitId ?? null,
+    base,
   };
 }
 
@@ -109,8 +117,8 @@ const recordWithHead = preparedFor((db) =>
 export function getRecord(ctx: AppContext, spaceId: string, recordId: string): RecordView {
   const row = recordWithHead(ctx.db).get({ id: recordId, spaceId });
   if (!row) throw notFound("No such record in this space.");
-  const { fields: fieldRows } = findBase(ctx, spaceId, row.record.baseId, { archived: true });
-  return recordView(row.record, fieldRows, row.head ?? undefined, new Map(row.author ? [[row.author.id, row.author]] : []));
+  const loaded = findBase(ctx, spaceId, row.record.baseId, { archived: true });
+  return recordView(row.record, loaded, row.head ?? undefined, new Map(row.author ? [[row.author.id, row.author]] : []));
 }
 
 export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
@@ -292,13 +300,14 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQu
   )(shape.params);
   const page = rows.slice(0, query.limit);
   const people = new Map<string, UserRef>();
+  const base = baseView(loaded);
   const views = page.map((values) => {
     const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
     const headAt = RECORD_COLUMNS.length + 1;
     const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
     const authorAt = headAt + HEAD_COLUMNS.length;
     if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
-    return recordView(row, loaded.fields, head, people);
+    return recordView(row, loaded, head, people, base);
   });
   const last = page.at(-1);
   return {

@@ -5,8 +5,8 @@ import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
 import { events } from "./schema";
 
-/** A record as an event carries it: its values and ids at that moment (not the rendered head commit). */
-export type RecordSnapshot = Omit<RecordView, "headCommit">;
+/** A record as an event carries it: its values and ids at that moment (not its head commit or base, which the event names). */
+export type RecordSnapshot = Omit<RecordView, "headCommit" | "base">;
 
 interface RecordChange {
   record: RecordSnapshot;
@@ -61,7 +61,7 @@ export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventO
   tx.afterCommit(tx.deliveries.wake);
 }
 
-/** The record part of an event: everything of its view but the head commit, which repeats the values. */
-export function snapshot({ headCommit: _, ...record }: RecordView): RecordSnapshot {
+/** The record part of an event: its view but the head commit (it repeats the values) and the base (named by `baseId`). */
+export function snapshot({ headCommit: _, base: __, ...record }: RecordView): RecordSnapshot {
   return record;
 }
