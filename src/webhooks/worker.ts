@@ -70,10 +70,11 @@ export function retryDelayMs(schedule: number[], attempt: number, retryAfterMs: 
 /**
  * The delivery loop, in the server process. A commit that wrote events wakes it (no polling on the
  * request path): it reads the outbox after its cursor in `seq` order and turns each event into one
- * pending job per matching enabled rule, in the same transaction that moves the cursor. Due jobs
- * are sent by a bounded pool (64 at once, 4 per rule, so one slow or dead target never holds up
- * another rule); each attempt's outcome, its log record and the job's next due time are written
- * together. Jobs live in the database: after a crash or restart, whatever is due goes out at once.
+ * pending job per matching enabled rule, written in the same transaction that moves the cursor, and
+ * sent at once. Due jobs are sent by a bounded pool (see `MAX_IN_FLIGHT`: one slow or dead target
+ * never holds up another rule); each attempt's outcome, its log record and the job's next due time
+ * are written together. Jobs live in the database: after a crash or restart, whatever is due goes
+ * out at once.
  */
 export class DeliveryLoop {
   private readonly inFlight = new Map<string, { ruleId: string; done: Promise<void> }>();
