@@ -167,3 +167,34 @@ describe("writes through the context", () => {
     await expect(pending).resolves.toBeDefined();
   });
 });
+
+describe("a full disk, through HTTP", () => {
+  test("writes answer a clean 507 envelope and change nothing; once space is freed they work again", async () => {
+    const { freshWorkspace, createBase } = await import("./helpers");
+    const { server, ws } = await freshWorkspace();
+    try {
+      await createBase(server, ws.write);
+      const sqlite = server.ctx.store.sqlite;
+      const pages = (sqlite.query("PRAGMA page_count").get() as { page_count: number }).page_count;
+      sqlite.run(`PRAGMA max_page_count = ${pages + 2}`);
+      const count = async () => (await server.call("GET", "/api/v1/records/count?baseId=papers", { key: ws.read })).body.total;
+      let full: { status: number; body: { code: string; error: string } } | undefined;
+      const before = await count();
+      let written = 0;
+      for (let i = 0; i < 200 && !full; i++) {
+        const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "x".repeat(3000) } } });
+        if (reply.status === 507) full = reply;
+        else if (reply.status === 201) written++;
+        else throw new Error(`unexpected ${reply.status} ${reply.text}`);
+      }
+      expect(full?.body.code).toBe("INSUFFICIENT_STORAGE");
+      expect(full?.body.error).not.toContain("SQLITE");
+      expect(await count()).toBe(before + written);
+      expect(sqlite.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+      sqlite.run("PRAGMA max_page_count = 1073741823");
+      expect((await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "after" } } })).status).toBe(201);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -56,6 +56,9 @@ function envelope(error: ApiError) {
 
 const started = new WeakMap<Request, number>();
 
+/** SQLite's answer when the disk (or the database's size limit) is full: the write rolled back, nothing else is wrong. */
+const isDiskFull = (error: unknown): boolean => (error as { code?: string } | null)?.code === "SQLITE_FULL";
+
 export interface KnownRoute {
   method: string;
   path: string;
@@ -108,7 +111,10 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
         const issues = validationIssues(error);
         failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.map(describe).join("; ")}`, { issues });
       } else if (code === "PARSE") failure = new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
-      else if (code === "NOT_FOUND") {
+      else if (isDiskFull(error)) {
+        ctx.log.error(`disk full on ${path}: the write was rolled back`);
+        failure = new ApiError(507, "INSUFFICIENT_STORAGE", "The server's disk is full: nothing was written. Try again once space is freed.");
+      } else if (code === "NOT_FOUND") {
         const allowed = methodsOf(path);
         if (allowed.length === 0) {
           set.status = 404;
