@@ -1,13 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { freshPapersWorkspace, type TestServer, type Workspace } from "./helpers";
 
 /** The wire forms Busabase's CLI and SDK send and expect (contract sections 6, 7 and 12). */
 let server: TestServer;
 let ws: Workspace;
-beforeEach(async () => {
-  ({ server, ws } = await freshWorkspace());
-  await createBase(server, ws.write);
-});
+beforeEach(async () => ({ server, ws } = await freshPapersWorkspace()));
 afterEach(() => server.stop());
 
 const create = async (fields: Record<string, unknown>) => (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields } })).body;

@@ -1,12 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
+import { TestServer, freshPapersWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
-beforeEach(async () => {
-  ({ server, ws } = await freshWorkspace());
-  await createBase(server, ws.write);
-});
+beforeEach(async () => ({ server, ws } = await freshPapersWorkspace()));
 afterEach(() => server.stop());
 
 const proposeRecord = async (fields: Record<string, unknown> = { title: "Attention", year: 2017 }, key = ws.propose) => {

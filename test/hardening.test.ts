@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, freshWorkspace, type Session, TestServer, type Workspace } from "./helpers";
+import { createBase, freshPapersWorkspace, freshWorkspace, type Session, TestServer, type Workspace, workspace } from "./helpers";
 
 /**
  * What an attacker and a careless client tried against the landed surface (issue 7). Each test
@@ -45,8 +45,7 @@ describe("nothing crosses a space (item 1)", () => {
   let other: { key: string; space: string; record: { id: string; headCommitId: string } };
 
   beforeEach(async () => {
-    ({ server, ws } = await freshWorkspace());
-    await createBase(server, ws.write);
+    ({ server, ws } = await freshPapersWorkspace());
     const eve = await server.user("Eve");
     const eveSpace = await server.space(eve.id, "Eve's");
     const eveKey = await server.key(eve.id, "manage");
@@ -269,10 +268,7 @@ describe("a walk of every route of openapi.json with another space's ids and pro
 describe("no request changes another (item 2)", () => {
   let server: TestServer;
   let ws: Workspace;
-  beforeEach(async () => {
-    ({ server, ws } = await freshWorkspace());
-    await createBase(server, ws.write);
-  });
+  beforeEach(async () => ({ server, ws } = await freshPapersWorkspace()));
   afterEach(() => server.stop());
 
   test("a bracketed __proto__, constructor or prototype in a query is a 400", async () => {
@@ -398,8 +394,7 @@ describe("revisions belong to their author (item 5)", () => {
   let carolPropose: string;
   let carolWrite: string;
   beforeEach(async () => {
-    ({ server, ws } = await freshWorkspace());
-    await createBase(server, ws.write);
+    ({ server, ws } = await freshPapersWorkspace());
     carol = await server.user("Carol");
     const session = await server.signIn("ada@example.com");
     await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: "carol@example.com", role: "editor" } });
@@ -494,7 +489,7 @@ describe("strict input everywhere (item 7)", () => {
   let ws: Workspace;
   beforeAll(async () => {
     server = new TestServer({ maxBody: "64kb" });
-    ws = await (await import("./helpers")).workspace(server);
+    ws = await workspace(server);
     await createBase(server, ws.write);
   });
   afterAll(() => server.stop());

@@ -161,3 +161,10 @@ export async function createBase(server: TestServer, key: string, slug = "papers
   if (reply.status !== 201) throw new Error(`base creation failed: ${reply.status} ${reply.text}`);
   return reply.body;
 }
+
+/** A new server and workspace that already holds the papers base. */
+export async function freshPapersWorkspace(): Promise<{ server: TestServer; ws: Workspace }> {
+  const fresh = await freshWorkspace();
+  await createBase(fresh.server, fresh.ws.write);
+  return fresh;
+}

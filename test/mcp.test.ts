@@ -1,15 +1,12 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { freshPapersWorkspace, type TestServer, type Workspace } from "./helpers";
 
 /** The MCP server at /mcp, driven by the SDK's own client over HTTP (section 12). */
 let server: TestServer;
 let ws: Workspace;
-beforeEach(async () => {
-  ({ server, ws } = await freshWorkspace());
-  await createBase(server, ws.write);
-});
+beforeEach(async () => ({ server, ws } = await freshPapersWorkspace()));
 afterEach(() => server.stop());
 
 async function connect(key: string, space?: string): Promise<Client> {

@@ -54,32 +54,33 @@ async function inEnvelope(response: Response): Promise<Response> {
   return Response.json({ error: message, code: CODES[response.status] ?? "BAD_REQUEST", data: { jsonrpc } }, { status: response.status });
 }
 
+/** A tool's result as JSON text; an ApiError becomes the tool's error, in its own words. */
+async function toolAnswer(run: () => unknown): Promise<ToolAnswer> {
+  try {
+    return { content: [{ type: "text", text: JSON.stringify(await run()) }] };
+  } catch (error) {
+    if (error instanceof ApiError) return { content: [{ type: "text", text: error.message }], isError: true };
+    throw error;
+  }
+}
+
 function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   const server = new McpServer({ name: "basalt", version: VERSION });
-  /** Runs a tool in the request's space at a level; an ApiError becomes the tool's error, in its own words. */
+  /** Runs a tool in the request's space at a level. */
   const inSpace =
     <A>(level: Level, run: (scope: SpaceScope, args: A) => unknown) =>
-    async (args: A): Promise<ToolAnswer> => {
-      try {
+    (args: A) =>
+      toolAnswer(() => {
         const scope = resolveSpace(ctx, actor, spaceHeader(request));
         requireLevel(scope.level, level);
-        return { content: [{ type: "text", text: JSON.stringify(await run(scope, args)) }] };
-      } catch (error) {
-        if (error instanceof ApiError) return { content: [{ type: "text", text: error.message }], isError: true };
-        throw error;
-      }
-    };
+        return run(scope, args);
+      });
   const who = (scope: SpaceScope) => ({ scope, actor, attribution: sourceAttribution(actor, "mcp") });
   const proposal = { message: z.string().max(10_000).optional().describe("Why, for the reviewer") };
 
-  server.registerTool("whoami", { description: "Who you are, your credential's level, the space in effect and all your spaces." }, async () => {
-    try {
-      return { content: [{ type: "text", text: JSON.stringify(describeCaller(ctx, actor, spaceHeader(request))) }] };
-    } catch (error) {
-      if (error instanceof ApiError) return { content: [{ type: "text", text: error.message }], isError: true };
-      throw error;
-    }
-  });
+  server.registerTool("whoami", { description: "Who you are, your credential's level, the space in effect and all your spaces." }, () =>
+    toolAnswer(() => describeCaller(ctx, actor, spaceHeader(request))),
+  );
   server.registerTool(
     "list_tree",
     { description: "The space's folders and bases, as a tree.", inputSchema: { depth: z.number().int().min(1).max(5).optional() } },
