@@ -1,5 +1,5 @@
 import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { adminRoutes } from "./admin/routes";
@@ -10,7 +10,7 @@ import { contentRoutes } from "./content/routes";
 import { authRoutes, rfcDeviceRoutes } from "./auth/routes";
 import type { AppContext } from "./context";
 import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
-import { completeDocument, type DocumentedRoute } from "./http/openapi";
+import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers } from "./http/openapi";
 import { type KnownRoute, plumbing } from "./http/plumbing";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
@@ -27,6 +27,7 @@ export function createApp(ctx: AppContext) {
   const app = new Elysia({ normalize: "typebox" })
     .use(plumbing(ctx, known))
     .use(access(ctx))
+    .use(answers)
     .use(
       declaredPublic(
         openapi({
@@ -56,7 +57,7 @@ export function createApp(ctx: AppContext) {
     )
     .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { public: true, detail: { hide: true } })
     .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
-    .get("/api/health", () => ({ status: "ok", version: VERSION }), { public: true })
+    .get("/api/health", () => ({ status: "ok", version: VERSION }), { answers: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, public: true })
     .use(agentRoutes(ctx))
     .use(mcpRoutes(ctx))
     .use(authRoutes(ctx))
@@ -67,6 +68,7 @@ export function createApp(ctx: AppContext) {
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);
+  requireDeclaredAnswers(app.routes);
   known.push(...app.routes);
   handle = (request) => app.handle(request);
   return app;

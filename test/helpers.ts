@@ -13,9 +13,14 @@ import { write } from "../src/db/tx";
 import { listenOptions } from "../src/http/plumbing";
 import { DeliveryLoop } from "../src/webhooks/worker";
 import { createSpace } from "../src/spaces/spaces";
+import { Contract } from "./contract";
 
 export const REPO = join(import.meta.dir, "..");
 export const BUN = process.execPath;
+
+/** The document every server of this process serves alike, read once. */
+let contract: Promise<Contract> | undefined;
+const contractOf = (url: string) => (contract ??= fetch(`${url}/api/v1/openapi.json`).then(async (response) => new Contract(await response.json())));
 
 export const tempDir = (name = "basalt-test-") => mkdtempSync(join(tmpdir(), name));
 
@@ -88,6 +93,7 @@ export class TestServer {
     try {
       parsed = JSON.parse(text);
     } catch {}
+    (await contractOf(this.url)).check(method, path, response.status, parsed, response.headers.get("content-type"));
     return { status: response.status, body: parsed as T, headers: response.headers, text };
   }
 

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { createApp } from "../src/app";
 import { requireDeclaredAccess } from "../src/http/access";
+import { answers, requireDeclaredAnswers } from "../src/http/openapi";
 import { VERSION } from "../src/version";
 import { join } from "node:path";
+import { Contract } from "./contract";
 import { eventually, REPO, TestServer } from "./helpers";
 
 let server: TestServer;
@@ -28,7 +30,7 @@ describe("section 1: conventions", () => {
   test("an unknown route answers 404 in the envelope with its path", async () => {
     const reply = await server.call("GET", "/api/v1/no-such-thing");
     expect(reply.status).toBe(404);
-    expect(reply.body).toEqual({ error: "Not found", code: "NOT_FOUND", path: "/api/v1/no-such-thing" });
+    expect(reply.body).toEqual({ error: "No route /api/v1/no-such-thing; GET /api/v1 links to the docs and openapi.json.", code: "NOT_FOUND", data: { path: "/api/v1/no-such-thing" } });
   });
 
   test("a method a known path does not support answers 405 in the envelope, listing what it takes", async () => {
@@ -187,9 +189,37 @@ describe("OpenAPI and docs", () => {
     expect(update.tags).toEqual(["Records"]);
     expect(update.parameters.map((p: { name: string }) => p.name)).toContain("x-basalt-space");
     expect(update.requestBody.content["application/json"].schema.anyOf.map((v: { properties: { operation: { const: string } } }) => v.properties.operation.const)).toEqual(["update", "delete", "restore"]);
-    expect(update.responses["403"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(update.responses["403"].content["application/json"].schema.allOf[0]).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(update.responses["409"].content["application/json"].schema.allOf[1].properties.reason.enum).toContain("MERGE_CONFLICT");
     expect(document.components.schemas.Error.required).toEqual(["error", "code"]);
     expect(document.paths["/api/v1/spaces/{spaceId}"].get.parameters.map((p: { name: string }) => p.name)).not.toContain("x-basalt-space");
+  });
+
+  test("every operation has a success schema; the shared objects are components", async () => {
+    const document = (await server.call("GET", "/api/v1/openapi.json")).body;
+    for (const [path, operations] of Object.entries<Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const success = Object.keys(operation.responses).filter((status) => status.startsWith("2"));
+        expect(success.length, `${method} ${path}`).toBe(1);
+        expect(operation.responses[success[0]].content?.["application/json"].schema, `${method} ${path}`).toBeObject();
+      }
+    }
+    for (const name of ["Record", "Base", "Field", "Node", "ChangeRequest", "Operation", "Commit", "Review", "ApiKey", "User", "WebhookRule", "Delivery", "Error"]) {
+      expect(document.components.schemas[name], name).toBeObject();
+    }
+    expect(document.paths["/api/v1/records/{recordId}"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Record" });
+    expect(document.components.schemas.Node.properties.children.items).toEqual({ $ref: "#/components/schemas/Node" });
+    expect(document.paths["/api/v1/auth/login"].post.responses["429"]).toBeObject();
+    expect(document.paths["/api/v1/bases/{baseId}/fields"].post.responses["507"]).toBeObject();
+  });
+
+  test("an answer the document does not describe fails the test that received it", async () => {
+    const contract = new Contract((await server.call("GET", "/api/v1/openapi.json")).body);
+    const health = { status: "ok", version: "1.0.0" };
+    expect(() => contract.check("GET", "/api/health", 200, health, "application/json")).not.toThrow();
+    expect(() => contract.check("GET", "/api/health", 200, { status: "ok" }, "application/json")).toThrow("must have required property 'version'");
+    expect(() => contract.check("GET", "/api/health", 418, health, "application/json")).toThrow("does not document");
+    expect(() => contract.check("GET", "/api/v1/nowhere", 404, { message: "no" }, "application/json")).toThrow("must have required property 'error'");
   });
 
   test("the document passes a standard OpenAPI linter (Redocly's recommended rules) with no error", async () => {
@@ -208,6 +238,11 @@ describe("OpenAPI and docs", () => {
   test("building the app fails for a route without an access declaration", () => {
     expect(() => requireDeclaredAccess(new Elysia().get("/api/v1/forgotten", () => "oops").routes)).toThrow("GET /api/v1/forgotten");
     expect(() => requireDeclaredAccess(new Elysia().get("/hidden", () => "oops", { detail: { hide: true } }).routes)).toThrow("GET /hidden");
+  });
+
+  test("building the app fails for a documented route without a declared answer", () => {
+    expect(() => requireDeclaredAnswers(new Elysia().get("/api/v1/forgotten", () => "oops").routes)).toThrow("GET /api/v1/forgotten");
+    expect(() => requireDeclaredAnswers(new Elysia().use(answers).get("/api/v1/listed", () => [], { answers: { 200: t.Array(t.String()) } }).routes)).not.toThrow();
   });
 
   test("the docs page loads its assets from this server, not a CDN", async () => {

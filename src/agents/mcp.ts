@@ -1,6 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { z } from "zod";
 import type { Actor } from "../auth/actor";
 import type { Level } from "../auth/levels";
@@ -12,6 +12,7 @@ import { listNodes } from "../content/nodes";
 import { FILTER_OPERATORS, getRecord, listRecords, recordsWithValue } from "../content/records";
 import type { AppContext } from "../context";
 import { access, spaceHeader } from "../http/access";
+import { answers } from "../http/openapi";
 import { ApiError } from "../http/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { VERSION } from "../version";
@@ -25,14 +26,18 @@ type ToolAnswer = { content: { type: "text"; text: string }[]; isError?: boolean
  * the access macro uses, so a refusal carries the REST 403's sentence.
  */
 export function mcpRoutes(ctx: AppContext) {
-  return new Elysia().use(access(ctx)).post(
+  return new Elysia().use(access(ctx)).use(answers).post(
     "/mcp",
     async ({ actor, request, body }) => {
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await toolsFor(ctx, actor, request).connect(transport);
       return inEnvelope(await transport.handleRequest(request, { parsedBody: body }));
     },
-    { account: "signedIn", detail: { summary: "Model Context Protocol server (streamable HTTP, JSON-RPC)" } },
+    {
+      answers: { 200: t.Object({ jsonrpc: t.Literal("2.0") }, { additionalProperties: true, description: "A JSON-RPC 2.0 answer." }), 406: [] },
+      account: "signedIn",
+      detail: { summary: "Model Context Protocol server (streamable HTTP, JSON-RPC)" },
+    },
   );
 }
 

@@ -1,6 +1,7 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
+import { answers } from "../http/openapi";
 import { VERSION } from "../version";
 import guide from "./llms.txt" with { type: "text" };
 
@@ -8,6 +9,7 @@ import guide from "./llms.txt" with { type: "text" };
 export function agentRoutes(ctx: AppContext) {
   return new Elysia()
     .use(access(ctx))
+    .use(answers)
     .get(
       "/api/v1",
       () => ({
@@ -15,7 +17,16 @@ export function agentRoutes(ctx: AppContext) {
         version: VERSION,
         links: { docs: "/api/v1/docs", openapi: "/api/v1/openapi.json", llms: "/llms.txt", admin: "/admin", health: "/api/health" },
       }),
-      { public: true },
+      {
+        answers: {
+          200: t.Object({
+            name: t.String(),
+            version: t.String(),
+            links: t.Object({ docs: t.String(), openapi: t.String(), llms: t.String(), admin: t.String(), health: t.String() }),
+          }),
+        },
+        public: true,
+      },
     )
     .get("/llms.txt", () => new Response(guide, { headers: { "content-type": "text/plain; charset=utf-8" } }), { public: true, detail: { hide: true } });
 }

@@ -1,12 +1,15 @@
+import type { Static } from "@sinclair/typebox";
 import { and, desc, eq } from "drizzle-orm";
+import { t } from "elysia";
 import { DAY_MS, iso } from "../clock";
 import type { AppContext } from "../context";
 import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
 import { conflict, notFound } from "../http/errors";
+import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { generateKeyValue, keyPrefix } from "./key-format";
 import type { ApiKeyRow } from "./key-cache";
-import { atLeast, type Level } from "./levels";
+import { atLeast, type Level, LEVELS } from "./levels";
 import { apiKeys } from "./schema";
 import { sha256 } from "./secrets";
 
@@ -15,16 +18,22 @@ export type Expiration = (typeof EXPIRATIONS)[number];
 const EXPIRATION_DAYS: Record<Expiration, number | null> = { never: null, "7d": 7, "30d": 30, "90d": 90, "1y": 365 };
 export const DEFAULT_EXPIRATION: Expiration = "30d";
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  prefix: string;
-  level: Level;
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  status: "active" | "expired";
-}
+export const ApiKeySchema = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    prefix: t.String({ description: "The key's first characters, to tell keys apart; the value itself is never shown again." }),
+    level: oneOf(LEVELS),
+    createdAt: Timestamp,
+    expiresAt: Nullable(Timestamp),
+    lastUsedAt: Nullable(Timestamp),
+    status: oneOf(["active", "expired"]),
+  },
+  { $id: "ApiKey" },
+);
+export type ApiKeyView = Static<typeof ApiKeySchema>;
+
+export const NewApiKeySchema = t.Object({ apiKey: t.String({ description: "The key's value, answered this once only." }), key: ApiKeySchema });
 
 export function apiKeyView(row: ApiKeyRow, now: number): ApiKeyView {
   const expired = row.expiresAt !== null && Date.parse(row.expiresAt) <= now;
@@ -47,7 +56,7 @@ export interface NewApiKey {
 }
 
 /** The only moment the key's value exists outside the caller's hands: it is returned, never stored. */
-export function createApiKey(tx: Tx, userId: string, input: NewApiKey): { apiKey: string; key: ApiKeyView } {
+export function createApiKey(tx: Tx, userId: string, input: NewApiKey): Static<typeof NewApiKeySchema> {
   const value = generateKeyValue();
   const now = tx.clock.now();
   const days = EXPIRATION_DAYS[input.expiration ?? DEFAULT_EXPIRATION];

@@ -1,10 +1,13 @@
+import type { Static } from "@sinclair/typebox";
 import { and, eq, lt } from "drizzle-orm";
+import { t } from "elysia";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { type Tx, write } from "../db/tx";
 import type { Settled } from "../db/write-queue";
 import { newId } from "../db/ids";
 import { ApiError, conflict, notFound } from "../http/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { createApiKey, DEFAULT_EXPIRATION, type Expiration, type NewApiKey } from "./api-keys";
 import { deviceRequests } from "./schema";
 import { randomString, sha256 } from "./secrets";
@@ -19,14 +22,15 @@ const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 export const normalizeUserCode = (code: string): string => code.toUpperCase().replace(/[^A-Z]/g, "");
 const displayUserCode = (code: string): string => `${code.slice(0, 4)}-${code.slice(4)}`;
 
-export interface DeviceGrant {
-  deviceCode: string;
-  userCode: string;
-  verificationUri: string;
-  verificationUriComplete: string;
-  expiresIn: number;
-  interval: number;
-}
+export const DeviceGrantSchema = t.Object({
+  deviceCode: t.String({ description: "The client's secret: poll POST /api/v1/device/finalize with it." }),
+  userCode: t.String({ description: "What the person types at verificationUri, e.g. WDJB-MJHT." }),
+  verificationUri: t.String(),
+  verificationUriComplete: t.String(),
+  expiresIn: WholeNumber({ description: "Seconds." }),
+  interval: WholeNumber({ description: "Seconds between polls." }),
+});
+export type DeviceGrant = Static<typeof DeviceGrantSchema>;
 
 export function issueDeviceCode(tx: Tx, clientName: string | undefined, address: string): DeviceGrant {
   tx.limits.deviceCodes.take(address);
@@ -64,13 +68,14 @@ export function issueDeviceCode(tx: Tx, clientName: string | undefined, address:
 
 const isExpired = (ctx: AppContext, row: DeviceRow) => Date.parse(row.expiresAt) <= ctx.clock.now();
 
-export interface DeviceRequestView {
-  userCode: string;
-  clientName: string | null;
-  status: "pending" | "approved" | "denied" | "expired";
-  createdAt: string;
-  expiresAt: string;
-}
+export const DeviceRequestSchema = t.Object({
+  userCode: t.String(),
+  clientName: Nullable(t.String()),
+  status: oneOf(["pending", "approved", "denied", "expired"]),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+});
+export type DeviceRequestView = Static<typeof DeviceRequestSchema>;
 
 /** Who looks a user code up: guessing is limited per user and per address, whatever the session. */
 export interface Looker {
@@ -126,12 +131,8 @@ export function denyDeviceRequest(tx: Tx, looker: Looker, userCode: string): { s
 const grantError = (code: string, message: string, data: Record<string, unknown> = {}) =>
   new ApiError(400, code, code.toLowerCase(), { message, ...data });
 
-export interface DeviceCredential {
-  apiKey: string;
-  apiKeyId: string;
-  expiresAt: string | null;
-  credentialType: "api_key";
-}
+export const DeviceCredentialSchema = t.Object({ apiKey: t.String(), apiKeyId: t.String(), expiresAt: Nullable(Timestamp), credentialType: t.Literal("api_key") });
+export type DeviceCredential = Static<typeof DeviceCredentialSchema>;
 
 type DeviceRow = typeof deviceRequests.$inferSelect;
 
@@ -180,11 +181,12 @@ export function finalizeDeviceCode(ctx: AppContext, deviceCode: string, accessTo
 }
 
 /** RFC 8628's token answer, as Busabase's CLI reads it (section 12). */
-export interface DeviceAccessToken {
-  access_token: string;
-  token_type: "Bearer";
-  expires_in: number;
-}
+export const DeviceAccessTokenSchema = t.Object({
+  access_token: t.String({ description: "Good only for POST /api/v1/device/finalize." }),
+  token_type: t.Literal("Bearer"),
+  expires_in: WholeNumber(),
+});
+export type DeviceAccessToken = Static<typeof DeviceAccessTokenSchema>;
 
 /**
  * `POST /api/auth/device/token`: the same polling as finalize; once approved, an access token that

@@ -2,15 +2,28 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
 import { access, sessionCookieOptions, spaceHeader } from "../http/access";
-import { Name, oneOf } from "../http/schemas";
-import { createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, updateApiKey } from "./api-keys";
+import { Name, oneOf, Success, WholeNumber } from "../http/schemas";
+import { answers } from "../http/openapi";
+import { ApiKeySchema, createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, NewApiKeySchema, updateApiKey } from "./api-keys";
 import { type Actor, presentedKey } from "./actor";
-import { approveDeviceRequest, denyDeviceRequest, deviceAccessToken, finalizeDeviceCode, getDeviceRequest, issueDeviceCode, type Looker } from "./device";
+import {
+  approveDeviceRequest,
+  DeviceAccessTokenSchema,
+  DeviceCredentialSchema,
+  DeviceGrantSchema,
+  DeviceRequestSchema,
+  denyDeviceRequest,
+  deviceAccessToken,
+  finalizeDeviceCode,
+  getDeviceRequest,
+  issueDeviceCode,
+  type Looker,
+} from "./device";
 import { LEVELS } from "./levels";
 import { createSession, deleteSession, SESSION_COOKIE } from "./sessions";
 import { completeSetup, setupNeeded } from "./setup";
-import { createUser, listUsers, updateUser, userView, verifyLogin } from "./users";
-import { describeCaller } from "./whoami";
+import { createUser, listUsers, updateUser, UserSchema, userView, verifyLogin } from "./users";
+import { CallerSchema, describeCaller } from "./whoami";
 
 const Email = t.String({ minLength: 3, maxLength: 320 });
 const Password = t.String({ minLength: 1, maxLength: 1024 });
@@ -27,7 +40,8 @@ export function authRoutes(ctx: AppContext) {
   const secure = ctx.config.publicUrl.startsWith("https:");
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
-    .get("/setup", () => ({ needed: setupNeeded(ctx) }), { public: true })
+    .use(answers)
+    .get("/setup", () => ({ needed: setupNeeded(ctx) }), { answers: { 200: t.Object({ needed: t.Boolean() }) }, public: true })
     .post(
       "/setup",
       async ({ body, cookie, set }) => {
@@ -37,7 +51,7 @@ export function authRoutes(ctx: AppContext) {
         set.status = 201;
         return user;
       },
-      { public: true, body: t.Object({ token: t.String(), email: Email, name: Name, password: Password, spaceName: t.Optional(t.String({ maxLength: 200 })) }) },
+      { answers: { 201: UserSchema, 403: [], 409: [] }, public: true, body: t.Object({ token: t.String(), email: Email, name: Name, password: Password, spaceName: t.Optional(t.String({ maxLength: 200 })) }) },
     )
     .post(
       "/auth/login",
@@ -47,7 +61,11 @@ export function authRoutes(ctx: AppContext) {
         cookie[SESSION_COOKIE].set(sessionCookieOptions(session.token, secure));
         return { user: userView(user), csrfToken: session.csrfToken };
       },
-      { public: true, body: t.Object({ email: Email, password: Password }) },
+      {
+        answers: { 200: t.Object({ user: UserSchema, csrfToken: t.String({ description: "Send as x-csrf-token with every request that changes state." }) }), 401: [], 429: [] },
+        public: true,
+        body: t.Object({ email: Email, password: Password }),
+      },
     )
     .post(
       "/auth/logout",
@@ -57,11 +75,11 @@ export function authRoutes(ctx: AppContext) {
         cookie[SESSION_COOKIE].set({ ...sessionCookieOptions("", secure), maxAge: 0 });
         return { success: true };
       },
-      { account: "session" },
+      { answers: { 200: Success }, account: "session" },
     )
-    .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)), { account: "signedIn" })
-    .get("/users/me", ({ actor }) => userView(actor.user), { account: "signedIn" })
-    .get("/users", () => listUsers(ctx), { account: "admin" })
+    .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)), { answers: { 200: CallerSchema, 403: ["SPACE_NOT_ALLOWED"] }, account: "signedIn" })
+    .get("/users/me", ({ actor }) => userView(actor.user), { answers: { 200: UserSchema }, account: "signedIn" })
+    .get("/users", () => listUsers(ctx), { answers: { 200: t.Array(UserSchema) }, account: "admin" })
     .post(
       "/users",
       async ({ body, set }) => {
@@ -69,9 +87,10 @@ export function authRoutes(ctx: AppContext) {
         set.status = 201;
         return user;
       },
-      { account: "admin", body: t.Object({ email: Email, name: Name, password: Password, admin: t.Optional(t.Boolean()) }) },
+      { answers: { 201: UserSchema, 409: [] }, account: "admin", body: t.Object({ email: Email, name: Name, password: Password, admin: t.Optional(t.Boolean()) }) },
     )
     .patch("/users/:userId", ({ params, body }) => updateUser(ctx, params.userId, body), {
+      answers: { 200: UserSchema, 409: ["LAST_ADMIN"] },
       account: "admin",
       body: t.Object({ name: t.Optional(Name), password: t.Optional(Password), admin: t.Optional(t.Boolean()), banned: t.Optional(t.Boolean()) }),
     })
@@ -81,29 +100,37 @@ export function authRoutes(ctx: AppContext) {
         set.status = 201;
         return write(ctx, (tx) => createApiKey(tx, actor.user.id, body));
       },
-      { account: "session", body: t.Object({ name: Name, level: Level, expiration: t.Optional(Expiration) }) },
+      { answers: { 201: NewApiKeySchema }, account: "session", body: t.Object({ name: Name, level: Level, expiration: t.Optional(Expiration) }) },
     )
-    .get("/api-keys", ({ actor }) => listApiKeys(ctx, actor.user.id), { account: "session" })
-    .get("/api-keys/:keyId", ({ actor, params }) => getApiKey(ctx, actor.user.id, params.keyId), { account: "session" })
+    .get("/api-keys", ({ actor }) => listApiKeys(ctx, actor.user.id), { answers: { 200: t.Array(ApiKeySchema) }, account: "session" })
+    .get("/api-keys/:keyId", ({ actor, params }) => getApiKey(ctx, actor.user.id, params.keyId), { answers: { 200: ApiKeySchema }, account: "session" })
     .patch("/api-keys/:keyId", ({ actor, params, body }) => write(ctx, (tx) => updateApiKey(tx, actor.user.id, params.keyId, body)), {
+      answers: { 200: ApiKeySchema, 409: ["CONFIRMATION_REQUIRED"] },
       account: "session",
       body: t.Object({ name: t.Optional(Name), level: t.Optional(Level), confirm: t.Optional(t.Boolean()) }),
     })
-    .delete("/api-keys/:keyId", ({ actor, params }) => write(ctx, (tx) => deleteApiKey(tx, actor.user.id, params.keyId)), { account: "session" })
+    .delete("/api-keys/:keyId", ({ actor, params }) => write(ctx, (tx) => deleteApiKey(tx, actor.user.id, params.keyId)), { answers: { 200: Success }, account: "session" })
     .post("/device/code", ({ body, server, request }) => write(ctx, (tx) => issueDeviceCode(tx, body?.clientName, clientAddress(server, request))), {
+      answers: { 200: DeviceGrantSchema, 429: [] },
       public: true,
       body: t.Optional(t.Object({ clientName: t.Optional(t.String({ maxLength: 200 })) })),
     })
-    .get("/device/requests/:userCode", ({ actor, params, server, request }) => getDeviceRequest(ctx, params.userCode, looker(actor, server, request)), { account: "session" })
+    .get("/device/requests/:userCode", ({ actor, params, server, request }) => getDeviceRequest(ctx, params.userCode, looker(actor, server, request)), {
+      answers: { 200: DeviceRequestSchema, 429: [] },
+      account: "session",
+    })
     .post("/device/approve", ({ actor, body, server, request }) => write(ctx, (tx) => approveDeviceRequest(tx, looker(actor, server, request), body)), {
+      answers: { 200: Success, 404: [], 409: ["DEVICE_REQUEST_NOT_PENDING"], 429: [] },
       account: "session",
       body: t.Object({ userCode: UserCode, name: Name, level: Level, expiration: t.Optional(Expiration) }),
     })
     .post("/device/deny", ({ actor, body, server, request }) => write(ctx, (tx) => denyDeviceRequest(tx, looker(actor, server, request), body.userCode)), {
+      answers: { 200: Success, 404: [], 409: ["DEVICE_REQUEST_NOT_PENDING"], 429: [] },
       account: "session",
       body: t.Object({ userCode: UserCode }),
     })
     .post("/device/finalize", ({ body, request }) => finalizeDeviceCode(ctx, body.deviceCode, presentedKey(request.headers.get("authorization") ?? undefined, undefined) || null), {
+      answers: { 200: DeviceCredentialSchema },
       public: true,
       body: t.Object({ deviceCode: t.String({ minLength: 1, maxLength: 200 }) }),
     });
@@ -117,6 +144,7 @@ export function authRoutes(ctx: AppContext) {
 export function rfcDeviceRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/auth/device" })
     .use(access(ctx))
+    .use(answers)
     .post(
       "/code",
       async ({ body, server, request }) => {
@@ -130,9 +158,17 @@ export function rfcDeviceRoutes(ctx: AppContext) {
           interval: grant.interval,
         };
       },
-      { public: true, body: t.Object({ client_id: t.String({ minLength: 1, maxLength: 200 }), scope: t.Optional(t.String({ maxLength: 1000 })) }) },
+      {
+        answers: {
+          200: t.Object({ device_code: t.String(), user_code: t.String(), verification_uri: t.String(), verification_uri_complete: t.String(), expires_in: WholeNumber(), interval: WholeNumber() }),
+          429: [],
+        },
+        public: true,
+        body: t.Object({ client_id: t.String({ minLength: 1, maxLength: 200 }), scope: t.Optional(t.String({ maxLength: 1000 })) }),
+      },
     )
     .post("/token", ({ body }) => deviceAccessToken(ctx, body.device_code), {
+      answers: { 200: DeviceAccessTokenSchema },
       public: true,
       body: t.Object({ grant_type: t.Literal("urn:ietf:params:oauth:grant-type:device_code"), device_code: t.String({ minLength: 1, maxLength: 200 }), client_id: t.Optional(t.String({ maxLength: 200 })) }),
     });

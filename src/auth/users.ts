@@ -1,23 +1,23 @@
+import type { Static } from "@sinclair/typebox";
 import { and, asc, count, eq } from "drizzle-orm";
+import { t } from "elysia";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { type Tx, write } from "../db/tx";
 import { newId } from "../db/ids";
 import { checkName, EMAIL_PATTERN, normalizeEmail } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation, unauthorized } from "../http/errors";
+import { Timestamp } from "../http/schemas";
 import type { UserRow } from "./key-cache";
 import { sessions, users } from "./schema";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
-export interface UserView {
-  id: string;
-  email: string;
-  name: string;
-  admin: boolean;
-  banned: boolean;
-  createdAt: string;
-}
+export const UserSchema = t.Object(
+  { id: t.String(), email: t.String(), name: t.String(), admin: t.Boolean({ description: "An instance admin: manages users." }), banned: t.Boolean(), createdAt: Timestamp },
+  { $id: "User" },
+);
+export type UserView = Static<typeof UserSchema>;
 
 export const userView = (row: UserRow): UserView => ({
   id: row.id,

@@ -1,13 +1,31 @@
+import type { Static } from "@sinclair/typebox";
+import { t } from "elysia";
 import type { AppContext } from "../context";
+import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { forbidden } from "../http/errors";
 import { effectiveLevel, listMemberships } from "../spaces/spaces";
 import type { Actor } from "./actor";
+import { LEVELS, ROLES } from "./levels";
+
+const SpaceRef = { id: t.String(), name: t.String(), slug: t.String() };
+
+export const CallerSchema = t.Object({
+  user: t.Object({ id: t.String(), name: t.String(), email: t.String() }),
+  credential: t.Union([
+    t.Object({ type: t.Literal("api_key"), id: t.String(), name: t.String(), prefix: t.String(), level: oneOf(LEVELS), expiresAt: Nullable(Timestamp) }),
+    t.Object({ type: t.Literal("session"), csrfToken: t.String({ description: "Send as x-csrf-token with every request that changes state." }) }),
+  ]),
+  space: Nullable(t.Object(SpaceRef, { description: "The space in effect: the one named by x-basalt-space, or the only one." })),
+  member: Nullable(t.Object({ userId: t.String(), spaceId: t.String(), role: oneOf(ROLES) })),
+  effectiveLevel: Nullable(oneOf(LEVELS)),
+  spaces: t.Array(t.Object({ ...SpaceRef, role: oneOf(ROLES), effectiveLevel: oneOf(LEVELS) })),
+});
 
 /**
  * `GET /auth`: who the caller is, the space in effect (the named one, or the only one) and every
  * space with its effective level. Several spaces and no header is not an error here: space is null.
  */
-export function describeCaller(ctx: AppContext, actor: Actor, spaceRef: string | undefined) {
+export function describeCaller(ctx: AppContext, actor: Actor, spaceRef: string | undefined): Static<typeof CallerSchema> {
   const memberships = listMemberships(ctx, actor.user.id);
   const current = spaceRef
     ? memberships.find(({ space }) => space.id === spaceRef || space.slug === spaceRef)

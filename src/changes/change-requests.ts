@@ -1,9 +1,11 @@
+import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
+import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import { atLeast } from "../auth/levels";
 import { findBase, type LoadedBase } from "../content/bases";
 import { checkRecordValues } from "../content/field-types";
-import { findRecord, type RecordView, getRecord } from "../content/records";
+import { findRecord, RecordSchema, type RecordView, getRecord } from "../content/records";
 import type { ReviewPolicy } from "../content/schema";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
@@ -11,13 +13,14 @@ import { insertRow, preparedFor } from "../db/client";
 import { write } from "../db/tx";
 import { newId } from "../db/ids";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/errors";
+import { JsonObject, Nullable, WholeNumber } from "../http/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { checkBaseCommit, insertCommit, type UserRef } from "./commits";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
 import { changeRequests, type ChangeStatus, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
-import { type ChangeRequestView, changeRequestViews } from "./views";
+import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews } from "./views";
 
 export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
 
@@ -36,7 +39,7 @@ export type ProposedOperation = {
   nodeId: string | null;
   targetRecordId?: string | null;
   baseCommitId?: string | null;
-  deleteMode?: string | null;
+  deleteMode?: "archive" | null;
 } & OperationChange;
 
 export interface Proposal {
@@ -243,7 +246,12 @@ export function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOut
  * Data that moved underneath makes it `conflict` (409); values that no longer fit the base's
  * fields make the merge fail (409) and change nothing.
  */
-export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string): Promise<{ changeRequest: ChangeRequestView; record: RecordView | null }> {
+export const MergeResultSchema = t.Object({
+  changeRequest: ChangeRequestSchema,
+  record: Nullable(RecordSchema),
+});
+
+export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string): Promise<Static<typeof MergeResultSchema>> {
   const outcome = await write(ctx, (tx): MergeOutcome => {
     const cr = findChangeRequest(tx, scope.space.id, id);
     if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
@@ -343,8 +351,10 @@ export interface ChangeRequestQuery {
   cursor?: string;
 }
 
+export const ChangeRequestPageSchema = t.Object({ changeRequests: t.Array(ChangeRequestSchema), nextCursor: Nullable(t.String()) });
+
 /** Newest first; the cursor is the last id of the previous page. */
-export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery) {
+export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery): Static<typeof ChangeRequestPageSchema> {
   const where: SQL[] = [eq(changeRequests.spaceId, scope.space.id)];
   if (query.status?.length) where.push(inArray(changeRequests.status, query.status));
   if (query.mine) where.push(eq(changeRequests.submittedBy, actor.user.id));
@@ -361,8 +371,17 @@ function decodeIdCursor(cursor: string): string {
   return id;
 }
 
+export const InboxCountsSchema = t.Object({
+  review: WholeNumber({ description: "in_review" }),
+  changes: WholeNumber({ description: "changes_requested" }),
+  created: WholeNumber({ description: "The caller's own, in any status." }),
+  approved: WholeNumber(),
+  merged: WholeNumber(),
+  rejected: WholeNumber(),
+});
+
 /** The Inbox tabs: the space's change requests by status, and the caller's own in any status. */
-export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor) {
+export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor): Static<typeof InboxCountsSchema> {
   const byStatus = new Map(
     ctx.db
       .select({ status: changeRequests.status, n: count() })
@@ -390,12 +409,19 @@ export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordI
   return changeRequestViews(ctx, ctx.db.select().from(changeRequests).where(inArray(changeRequests.id, ids)).orderBy(desc(changeRequests.id)).all());
 }
 
+export const BatchResultsSchema = t.Object({
+  results: t.Array(
+    t.Union([
+      t.Object({ changeRequestId: t.String(), ok: t.Literal(true), status: t.String(), changeRequest: ChangeRequestSchema, record: t.Optional(Nullable(RecordSchema)) }),
+      t.Object({ changeRequestId: t.String(), ok: t.Literal(false), error: t.String(), code: t.String(), data: t.Optional(JsonObject) }),
+    ]),
+    { description: "One per id, in order: one failing does not stop the others." },
+  ),
+});
+export type BatchResult = Static<typeof BatchResultsSchema>["results"][number];
+
 /** What one item of a batch answers: the change request, and for a merge the record it produced. */
 type BatchOutcome = { changeRequest: ChangeRequestView; record?: RecordView | null };
-
-export type BatchResult =
-  | ({ changeRequestId: string; ok: true; status: string } & BatchOutcome)
-  | { changeRequestId: string; ok: false; error: string; code: string; data?: Record<string, unknown> };
 
 /** Runs one action per id, each on its own and in order: one failing does not stop the others. */
 export async function eachChangeRequest(ids: string[], action: (id: string) => Promise<BatchOutcome>): Promise<{ results: BatchResult[] }> {

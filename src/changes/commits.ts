@@ -1,11 +1,14 @@
+import type { Static } from "@sinclair/typebox";
 import { and, eq, inArray, sql } from "drizzle-orm";
+import { t } from "elysia";
 import { users } from "../auth/schema";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor } from "../db/client";
 import type { Tx } from "../db/tx";
 import { badRequest } from "../http/errors";
+import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { newId } from "../db/ids";
-import { commits, type OperationKind, type TargetType } from "./schema";
+import { commits, OPERATION_KINDS, TARGET_TYPES } from "./schema";
 
 export type CommitRow = typeof commits.$inferSelect;
 
@@ -16,25 +19,29 @@ export interface UserRef {
 }
 
 /** A user as views show one: Basalt keeps no picture, so `image` is null (Busabase's clients read it). */
-export type UserRefView = UserRef & { image: null };
+export const UserRefSchema = t.Object({ id: t.String(), name: t.String(), email: t.String(), image: t.Null() }, { $id: "UserRef" });
+export type UserRefView = Static<typeof UserRefSchema>;
 
 export const userRefView = (ref: UserRef | undefined): UserRefView | null => (ref ? { id: ref.id, name: ref.name, email: ref.email, image: null } : null);
 
-export interface CommitView {
-  id: string;
-  baseId: string | null;
-  nodeId: string | null;
-  operationId: string | null;
-  parentCommitId: string | null;
-  /** Empty when none was given. */
-  message: string;
-  author: string;
-  targetType: TargetType;
-  operation: OperationKind;
-  payload: Record<string, unknown>;
-  authorUser: UserRefView | null;
-  createdAt: string;
-}
+export const CommitSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: Nullable(t.String()),
+    nodeId: Nullable(t.String()),
+    operationId: Nullable(t.String()),
+    parentCommitId: Nullable(t.String()),
+    message: t.String({ description: "Empty when none was given." }),
+    author: t.String({ description: "The author's user id." }),
+    targetType: oneOf(TARGET_TYPES),
+    operation: oneOf(OPERATION_KINDS),
+    payload: t.Record(t.String(), t.Unknown(), { description: "The proposed values (records: field slug to value), or the node or field change." }),
+    authorUser: Nullable(UserRefSchema),
+    createdAt: Timestamp,
+  },
+  { $id: "Commit", description: "One immutable version: of a record's values, or of a node or field change." },
+);
+export type CommitView = Static<typeof CommitSchema>;
 
 /** Names and e-mails of the users a view mentions, fetched in one query. */
 export function userRefs(ctx: AppContext, ids: Iterable<string>): Map<string, UserRef> {

@@ -1,24 +1,30 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
+import { answers } from "../http/openapi";
 import { badRequest } from "../http/errors";
 import { limitParam, nestedQuery, oneString, stringList } from "../http/query";
 import { oneOf, queryParameter } from "../http/schemas";
 import {
+  BatchResultsSchema,
+  ChangeRequestPageSchema,
   closeChangeRequest,
   eachChangeRequest,
   getChangeRequest,
   inboxCounts,
+  InboxCountsSchema,
   listChangeRequests,
   mergeChangeRequest,
+  MergeResultSchema,
   recordChangeRequests,
   reviewChangeRequest,
   reviseOperation,
 } from "./change-requests";
-import type { ChangeStatus } from "./schema";
+import { CHANGE_STATUSES, type ChangeStatus, VERDICTS } from "./schema";
+import { ChangeRequestSchema } from "./views";
 
-const STATUSES = ["in_review", "changes_requested", "approved", "rejected", "merged", "conflict"] as const;
-const Verdict = oneOf(["approved", "rejected"]);
+const STATUSES = CHANGE_STATUSES;
+const Verdict = oneOf(VERDICTS);
 const Reason = t.Optional(t.String({ maxLength: 10_000 }));
 const Ids = t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 });
 
@@ -49,33 +55,41 @@ const LIST_QUERY = [
 export function changeRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
+    .use(answers)
     .get("/change-requests", ({ space, actor, request }) => listChangeRequests(ctx, space, actor, changeRequestQuery(request.url)), {
+      answers: { 200: ChangeRequestPageSchema },
       level: "read",
       detail: { parameters: LIST_QUERY },
     })
-    .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { level: "read" })
-    .get("/change-requests/:changeRequestId", ({ space, params }) => getChangeRequest(ctx, space.space.id, params.changeRequestId), { level: "read" })
-    .get("/records/:recordId/change-requests", ({ space, params }) => recordChangeRequests(ctx, space, params.recordId), { level: "read" })
+    .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { answers: { 200: InboxCountsSchema }, level: "read" })
+    .get("/change-requests/:changeRequestId", ({ space, params }) => getChangeRequest(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestSchema }, level: "read" })
+    .get("/records/:recordId/change-requests", ({ space, params }) => recordChangeRequests(ctx, space, params.recordId), { answers: { 200: t.Array(ChangeRequestSchema) }, level: "read" })
     .post("/change-requests/:changeRequestId/reviews", ({ space, actor, params, body }) => reviewChangeRequest(ctx, space, actor, params.changeRequestId, body), {
+      answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS"] },
       level: "write",
       body: t.Object({ verdict: Verdict, reason: Reason }),
     })
     .post(
       "/change-requests/reviews",
       ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, async (id) => ({ changeRequest: await reviewChangeRequest(ctx, space, actor, id, body) })),
-      { level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
+      { answers: { 200: BatchResultsSchema }, level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
     )
-    .post("/change-requests/:changeRequestId/merge", ({ space, params }) => mergeChangeRequest(ctx, space, params.changeRequestId), { level: "write" })
+    .post("/change-requests/:changeRequestId/merge", ({ space, params }) => mergeChangeRequest(ctx, space, params.changeRequestId), {
+      answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED"] },
+      level: "write",
+    })
     .post(
       "/change-requests/merge",
       ({ space, body }) => eachChangeRequest(body.changeRequestIds, (id) => mergeChangeRequest(ctx, space, id)),
-      { level: "write", body: t.Object({ changeRequestIds: Ids }) },
+      { answers: { 200: BatchResultsSchema }, level: "write", body: t.Object({ changeRequestIds: Ids }) },
     )
     .post("/change-requests/:changeRequestId/close", ({ space, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason), {
+      answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS"] },
       level: "write",
       body: t.Optional(t.Object({ reason: Reason })),
     })
     .post("/operations/:operationId/revisions", ({ space, actor, params, body }) => reviseOperation(ctx, space, actor, params.operationId, body), {
+      answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS"] },
       level: "changeRequest",
       body: t.Object({ fields: t.Record(t.String(), t.Unknown()), message: t.Optional(t.String({ maxLength: 10_000 })), baseCommitId: t.Optional(t.String()) }),
     });

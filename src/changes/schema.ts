@@ -3,23 +3,28 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
 import { bases, nodes } from "../content/schema";
 import { spaces } from "../spaces/schema";
 
-export type ChangeStatus = "in_review" | "changes_requested" | "approved" | "rejected" | "merged" | "conflict";
-export type OperationStatus = "pending" | "merged" | "archived";
-export type OperationKind =
-  | "node_create"
-  | "node_rename"
-  | "node_move"
-  | "node_delete"
-  | "node_restore"
-  | "base_add_field"
-  | "base_update_field"
-  | "base_delete_field"
-  | "base_reorder_fields"
-  | "record_create"
-  | "record_update"
-  | "record_delete"
-  | "record_restore";
-export type TargetType = "node" | "base";
+export const CHANGE_STATUSES = ["in_review", "changes_requested", "approved", "rejected", "merged", "conflict"] as const;
+export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+export const OPERATION_STATUSES = ["pending", "merged", "archived"] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+export const OPERATION_KINDS = [
+  "node_create",
+  "node_rename",
+  "node_move",
+  "node_delete",
+  "node_restore",
+  "base_add_field",
+  "base_update_field",
+  "base_delete_field",
+  "base_reorder_fields",
+  "record_create",
+  "record_update",
+  "record_delete",
+  "record_restore",
+] as const;
+export type OperationKind = (typeof OPERATION_KINDS)[number];
+export const TARGET_TYPES = ["node", "base"] as const;
+export type TargetType = (typeof TARGET_TYPES)[number];
 
 export interface SourceAttribution {
   displayName: string;
@@ -69,7 +74,7 @@ export const operations = sqliteTable(
     baseCommitId: text("base_commit_id"),
     headCommitId: text("head_commit_id").notNull(),
     mergedRecordId: text("merged_record_id"),
-    deleteMode: text("delete_mode"),
+    deleteMode: text("delete_mode").$type<"archive">(),
     position: integer("position").notNull(),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
@@ -98,7 +103,8 @@ export const commits = sqliteTable(
   (table) => [index("commits_record_idx").on(table.recordId, table.id), index("commits_operation_idx").on(table.operationId, table.id)],
 );
 
-export type Verdict = "approved" | "rejected";
+export const VERDICTS = ["approved", "rejected"] as const;
+export type Verdict = (typeof VERDICTS)[number];
 
 export const reviews = sqliteTable(
   "reviews",

@@ -1,73 +1,91 @@
+import type { Static } from "@sinclair/typebox";
 import { asc, inArray } from "drizzle-orm";
-import { type BaseView, baseView, findBase } from "../content/bases";
-import { type NodeView, nodeSummary } from "../content/nodes";
+import { t } from "elysia";
+import { BaseSchema, type BaseView, baseView, findBase } from "../content/bases";
+import { NodeSchema, nodeSummary } from "../content/nodes";
 import type { AppContext } from "../context";
-import { type CommitRow, type CommitView, commitView, loadCommits, type UserRef, type UserRefView, userRefs, userRefView } from "./commits";
+import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "./commits";
 import type { ChangeRequestRow, OperationRow } from "./merge";
-import { operations, reviews } from "./schema";
+import { CHANGE_STATUSES, OPERATION_KINDS, OPERATION_STATUSES, operations, reviews, TARGET_TYPES, VERDICTS } from "./schema";
 
 type ReviewRow = typeof reviews.$inferSelect;
 
-export interface OperationView {
-  id: string;
-  changeRequestId: string;
-  baseId: string | null;
-  nodeId: string | null;
-  targetType: string;
-  operation: string;
-  status: string;
-  targetRecordId: string | null;
-  targetViewId: null;
-  filePath: null;
-  sourceRecordId: null;
-  sourceCommitId: null;
-  baseCommitId: string | null;
-  headCommitId: string;
-  mergedRecordId: string | null;
-  mergedViewId: null;
-  deleteMode: string | null;
-  position: number;
-  createdAt: string;
-  updatedAt: string;
-  headCommit: CommitView | null;
-  baseFields: Record<string, unknown>;
-}
+export const OperationSchema = t.Object(
+  {
+    id: t.String(),
+    changeRequestId: t.String(),
+    baseId: Nullable(t.String()),
+    nodeId: Nullable(t.String()),
+    targetType: oneOf(TARGET_TYPES),
+    operation: oneOf(OPERATION_KINDS),
+    status: oneOf(OPERATION_STATUSES),
+    targetRecordId: Nullable(t.String()),
+    targetViewId: t.Null(),
+    filePath: t.Null(),
+    sourceRecordId: t.Null(),
+    sourceCommitId: t.Null(),
+    baseCommitId: Nullable(t.String({ description: "The commit the proposal was made against (updates)." })),
+    headCommitId: t.String({ description: "The latest revision of the proposal." }),
+    mergedRecordId: Nullable(t.String()),
+    mergedViewId: t.Null(),
+    deleteMode: Nullable(t.Literal("archive")),
+    position: WholeNumber(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    headCommit: Nullable(CommitSchema),
+    baseFields: t.Record(t.String(), t.Unknown(), { description: "For each proposed field, its value in the base commit: what the proposal changes it from." }),
+  },
+  { $id: "Operation", description: "One change of a change request, with its proposed values (headCommit.payload)." },
+);
+export type OperationView = Static<typeof OperationSchema>;
 
-export interface ReviewView {
-  id: string;
-  changeRequestId: string;
-  reviewerId: string;
-  reason: string | null;
-  reviewer: UserRefView | null;
-  verdict: string;
-  visibleOperationHeads: Record<string, string>;
-  createdAt: string;
-}
+export const ReviewSchema = t.Object(
+  {
+    id: t.String(),
+    changeRequestId: t.String(),
+    reviewerId: t.String(),
+    reason: Nullable(t.String()),
+    reviewer: Nullable(UserRefSchema),
+    verdict: oneOf(VERDICTS),
+    visibleOperationHeads: t.Record(t.String(), t.String(), { description: "The head commit of each operation the reviewer saw." }),
+    createdAt: Timestamp,
+  },
+  { $id: "Review" },
+);
+export type ReviewView = Static<typeof ReviewSchema>;
 
-export interface ChangeRequestView {
-  id: string;
-  baseId: string | null;
-  targetType: string;
-  nodeId: string | null;
-  status: string;
-  submittedBy: string;
-  submittedByUser: UserRefView | null;
-  sourceAttribution: Record<string, unknown>;
-  sourceMeta: Record<string, unknown>;
-  reviewPolicySnapshot: Record<string, unknown>;
-  mergeSummary: Record<string, unknown>;
-  rejectedReason: string | null;
-  reviewedAt: string | null;
-  mergedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  base: BaseView | null;
-  node: NodeView | null;
-  operations: OperationView[];
-  primaryOperation: OperationView | null;
-  operationCount: number;
-  reviews: ReviewView[];
-}
+export const ChangeRequestSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: Nullable(t.String()),
+    targetType: oneOf(TARGET_TYPES),
+    nodeId: Nullable(t.String()),
+    status: oneOf(CHANGE_STATUSES),
+    submittedBy: t.String(),
+    submittedByUser: Nullable(UserRefSchema),
+    sourceAttribution: t.Object(
+      { displayName: t.String({ description: "The key's name, or the user's for the admin page." }), ownerName: t.String(), channel: t.String({ description: "api, cli, sdk, mcp, agent or web_ui." }) },
+      { additionalProperties: true },
+    ),
+    sourceMeta: JsonObject,
+    reviewPolicySnapshot: JsonObject,
+    mergeSummary: JsonObject,
+    rejectedReason: Nullable(t.String()),
+    reviewedAt: Nullable(Timestamp),
+    mergedAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    base: Nullable(BaseSchema),
+    node: Nullable(NodeSchema),
+    operations: t.Array(OperationSchema),
+    primaryOperation: Nullable(OperationSchema),
+    operationCount: WholeNumber(),
+    reviews: t.Array(ReviewSchema),
+  },
+  { $id: "ChangeRequest", description: "A proposal: its operations, their revisions, its reviews and its status." },
+);
+export type ChangeRequestView = Static<typeof ChangeRequestSchema>;
 
 function operationView(op: OperationRow, commits: Map<string, CommitRow>, people: Map<string, UserRef>): OperationView {
   const head = commits.get(op.headCommitId);

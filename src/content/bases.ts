@@ -1,10 +1,13 @@
+import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, or, sql } from "drizzle-orm";
+import { t } from "elysia";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, notFound } from "../http/errors";
+import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
 import { bases, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
@@ -20,28 +23,38 @@ export interface LoadedBase {
   fields: FieldRow[];
 }
 
-export interface FieldView {
-  id: string;
-  baseId: string;
-  slug: string;
-  name: string;
-  type: FieldType;
-  required: boolean;
-  position: number;
-  options: Record<string, unknown>;
-}
+export const FieldSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: t.String(),
+    slug: t.String(),
+    name: t.String(),
+    type: oneOf(FIELD_TYPES),
+    required: t.Boolean(),
+    position: WholeNumber(),
+    options: t.Record(t.String(), t.Unknown(), { description: "By type: choices of a select, precision of a number…" }),
+  },
+  { $id: "Field" },
+);
+export type FieldView = Static<typeof FieldSchema>;
 
-export interface BaseView {
-  id: string;
-  nodeId: string;
-  slug: string;
-  name: string;
-  description: string;
-  reviewPolicy: ReviewPolicy;
-  createdAt: string;
-  updatedAt: string;
-  fields: FieldView[];
-}
+export const ReviewPolicySchema = t.Object({ kind: t.Literal("single"), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) }, { $id: "ReviewPolicy" });
+
+export const BaseSchema = t.Object(
+  {
+    id: t.String(),
+    nodeId: t.String(),
+    slug: t.String(),
+    name: t.String(),
+    description: t.String(),
+    reviewPolicy: ReviewPolicySchema,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    fields: t.Array(FieldSchema),
+  },
+  { $id: "Base", description: "A table: its node's name and slug, its review policy and its typed fields in order." },
+);
+export type BaseView = Static<typeof BaseSchema>;
 
 const fieldView = (field: FieldRow): FieldView => ({
   id: field.id,

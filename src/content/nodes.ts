@@ -1,38 +1,45 @@
+import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import { t } from "elysia";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import { checkName, checkSlug } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
 import type { Tx } from "../db/tx";
+import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { forgetBases } from "./bases";
 import { checkJsonDepth } from "./field-types";
-import { bases, nodes, type NodeStatus, type NodeType } from "./schema";
+import { bases, NODE_STATUSES, NODE_TYPES, nodes, type NodeStatus, type NodeType } from "./schema";
 
 export type NodeRow = typeof nodes.$inferSelect;
 type NodeWithBase = NodeRow & { baseId: string | null };
 
-export interface NodeView {
-  id: string;
-  parentId: string | null;
-  type: NodeType;
-  slug: string;
-  name: string;
-  description: string;
-  baseId: string | null;
-  metadata: Record<string, unknown>;
-  settings: Record<string, unknown>;
-  explicitVisibility: null;
-  icon: null;
-  position: number;
-  status: NodeStatus;
-  createdAt: string;
-  updatedAt: string;
-  hasChildren: boolean;
-  shared: false;
-  /** Filled down to the depth asked for; empty at the limit, where `hasChildren` tells whether there is more. */
-  children: NodeView[];
-}
+export const NodeSchema = t.Recursive(
+  (Self) =>
+    t.Object({
+      id: t.String(),
+      parentId: Nullable(t.String()),
+      type: oneOf(NODE_TYPES),
+      slug: t.String(),
+      name: t.String(),
+      description: t.String(),
+      baseId: Nullable(t.String({ description: "The base of a base node." })),
+      metadata: JsonObject,
+      settings: JsonObject,
+      explicitVisibility: t.Null(),
+      icon: t.Null(),
+      position: WholeNumber(),
+      status: oneOf(NODE_STATUSES),
+      createdAt: Timestamp,
+      updatedAt: Timestamp,
+      hasChildren: t.Boolean(),
+      shared: t.Literal(false),
+      children: t.Array(Self, { description: "Filled down to the depth asked for; empty at the limit, where hasChildren tells whether there is more." }),
+    }),
+  { $id: "Node", description: "A folder or a base in the space's tree." },
+);
+export type NodeView = Static<typeof NodeSchema>;
 
 const nodesOfSpace = preparedFor((db) =>
   db
@@ -119,15 +126,15 @@ export function getNode(ctx: AppContext, spaceId: string, ref: string): NodeView
   return view(self, byParent, "active", 1);
 }
 
-export interface NodeHit {
-  id: string;
-  type: NodeType;
-  name: string;
-  slug: string;
-  /** The slugs from the root (excluded) down to the node, joined by `/`. */
-  path: string;
-  updatedAt: string;
-}
+export const NodeHitSchema = t.Object({
+  id: t.String(),
+  type: oneOf(NODE_TYPES),
+  name: t.String(),
+  slug: t.String(),
+  path: t.String({ description: "The slugs from the root (excluded) down to the node, joined by /." }),
+  updatedAt: Timestamp,
+});
+export type NodeHit = Static<typeof NodeHitSchema>;
 
 /** `GET /nodes/search`: active nodes whose name or slug contains `text`, case-insensitive; shallowest first. */
 export function searchNodes(ctx: AppContext, spaceId: string, text: string, limit: number): NodeHit[] {

@@ -1,5 +1,7 @@
+import type { Static } from "@sinclair/typebox";
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
-import { type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
+import { t } from "elysia";
+import { CommitSchema, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
 import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
@@ -7,27 +9,33 @@ import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite } from "
 import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
-import { type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
-import { bases, records, type RecordStatus } from "./schema";
+import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
+import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
 
-export interface RecordView {
-  id: string;
-  baseId: string;
-  status: RecordStatus;
-  fields: Record<string, unknown>;
-  headCommitId: string;
-  createdBy: string;
-  createdAt: string;
-  updatedAt: string;
-  archivedAt: string | null;
-  headCommit: CommitView | null;
-  /** Busabase's record shape: Basalt records have no parent record; the head commit's parent. */
-  parentRecordId: null;
-  parentCommitId: string | null;
-  base: BaseView;
-}
+export const RecordSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: t.String(),
+    status: oneOf(NODE_STATUSES),
+    fields: t.Record(t.String(), t.Unknown(), { description: "Every field of the base by slug; null where unset." }),
+    headCommitId: t.String(),
+    createdBy: t.String(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    archivedAt: Nullable(Timestamp),
+    headCommit: Nullable(CommitSchema),
+    parentRecordId: t.Null({ description: "Busabase's record shape: Basalt records have no parent record." }),
+    parentCommitId: Nullable(t.String({ description: "The head commit's parent." })),
+    base: BaseSchema,
+  },
+  { $id: "Record", description: "A row of a base: its values, its head commit and its base." },
+);
+export type RecordView = Static<typeof RecordSchema>;
+
+export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })) });
 
 /** Every field of the base, unset ones as null; computed fields from the record's own columns. */
 export function recordFields(row: RecordRow, fieldRows: FieldRow[]): Record<string, unknown> {

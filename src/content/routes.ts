@@ -1,17 +1,21 @@
+import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Actor } from "../auth/actor";
 import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../changes/change-requests";
+import { CommitSchema } from "../changes/commits";
+import { ChangeRequestSchema } from "../changes/views";
 import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
 import { access } from "../http/access";
+import { answers } from "../http/openapi";
 import { badRequest, notFound } from "../http/errors";
 import { limitParam, nestedQuery, oneString } from "../http/query";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
-import { baseView, findBase, listBases, updateBase } from "./bases";
-import { getNode, listNodes, purgeNode, searchNodes, updateMetadata } from "./nodes";
-import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, type RecordQuery, recordHistory, recordsWithValue } from "./records";
+import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
+import { getNode, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, updateMetadata } from "./nodes";
+import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES } from "./field-types";
 
@@ -114,6 +118,14 @@ function bulkItemFields(item: Record<string, unknown>): Record<string, unknown> 
 }
 
 /** A proposal's answer: the record (or base) when it merged at once, else the change request. */
+const Materialized = <T extends TObject>(merged: T) =>
+  t.Union([t.Composite([merged, t.Object({ materialized: t.Literal(true) })]), t.Composite([ChangeRequestSchema, t.Object({ materialized: t.Literal(false) })])], {
+    description: "materialized: true when the write merged at once (the result), false when it waits for review (the change request).",
+  });
+
+/** The errors of a merge made at once (autoMerge, or a write-level key on a base without review). */
+const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE"];
+
 function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
   return { ...viewOf(ctx, proposed.changeRequest), materialized: false as const };
@@ -129,15 +141,16 @@ export function contentRoutes(ctx: AppContext) {
 
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
+    .use(answers)
     .get("/nodes", ({ space, query }) => listNodes(ctx, space.space.id, query), {
-      level: "read",
+      answers: { 200: t.Array(NodeSchema) }, level: "read",
       query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.Integer({ minimum: 1, maximum: 5 })), status: t.Optional(Status) }),
     })
     .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, query.query, limitParam(query.limit, 20, 50)), {
-      level: "read",
+      answers: { 200: t.Array(NodeHitSchema) }, level: "read",
       query: t.Object({ query: t.String({ minLength: 1, maxLength: 200 }), limit: t.Optional(t.String()) }),
     })
-    .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { level: "read" })
+    .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { answers: { 200: NodeSchema }, level: "read" })
     .post(
       "/nodes/change-requests",
       async ({ space, actor, request, body, set }) => {
@@ -145,7 +158,7 @@ export function contentRoutes(ctx: AppContext) {
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body);
         return viewOf(ctx, proposed.changeRequest);
       },
-      { level: "changeRequest", body: t.Object({ operations: t.Array(NodeOperation, { minItems: 1, maxItems: 100 }), ...Review }) },
+      { answers: { 201: ChangeRequestSchema, 409: ["PARENT_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: t.Object({ operations: t.Array(NodeOperation, { minItems: 1, maxItems: 100 }), ...Review }) },
     )
     .post(
       "/nodes/:nodeId/move",
@@ -153,15 +166,15 @@ export function contentRoutes(ctx: AppContext) {
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "move", nodeId: params.nodeId, ...body }], { autoMerge: true });
         return viewOf(ctx, proposed.changeRequest);
       },
-      { level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
+      { answers: { 200: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
     )
     .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => write(ctx, (tx) => updateMetadata(tx, space.space.id, params.nodeId, body.metadata, now(ctx))), {
-      level: "write",
+      answers: { 200: NodeSchema }, level: "write",
       body: t.Object({ metadata: Json }),
     })
-    .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) })), { level: "manage" })
-    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, query.status), { level: "read", query: t.Object({ status: t.Optional(Status) }) })
-    .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { level: "read" })
+    .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) })), { answers: { 200: t.Object({ success: t.Boolean(), purged: WholeNumber({ description: "How many nodes were deleted." }) }), 409: ["NOT_ARCHIVED"] }, level: "manage" })
+    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, query.status), { answers: { 200: t.Array(BaseSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }) })
+    .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { answers: { 200: BaseSchema }, level: "read" })
     .post(
       "/bases",
       async ({ space, actor, request, body, set }) => {
@@ -171,6 +184,7 @@ export function contentRoutes(ctx: AppContext) {
         return materialized(ctx, proposed, () => baseView(findBase(ctx, space.space.id, proposed.changeRequest.baseId!)));
       },
       {
+        answers: { 201: Materialized(BaseSchema), 409: MERGE_REFUSALS },
         level: "changeRequest",
         body: t.Object({
           parentNodeId: t.Optional(t.String()),
@@ -184,7 +198,7 @@ export function contentRoutes(ctx: AppContext) {
       },
     )
     .patch("/bases/:baseId", ({ space, params, body }) => write(ctx, (tx) => updateBase(tx, findBase(tx, space.space.id, params.baseId), body, now(ctx))), {
-      level: { level: "write", raisedBy: { reviewPolicy: "manage" } },
+      answers: { 200: BaseSchema }, level: { level: "write", raisedBy: { reviewPolicy: "manage" } },
       body: t.Object({ name: t.Optional(Name), description: t.Optional(t.String({ maxLength: 10_000 })), reviewPolicy: t.Optional(ReviewPolicy) }),
     })
     .post(
@@ -193,7 +207,7 @@ export function contentRoutes(ctx: AppContext) {
         await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, { operation: "create", ...body }, { autoMerge: true });
         return baseView(findBase(ctx, space.space.id, params.baseId));
       },
-      { level: "write", body: FieldDefinition },
+      { answers: { 200: BaseSchema, 409: MERGE_REFUSALS }, level: "write", body: FieldDefinition },
     )
     .post(
       "/bases/:baseId/fields/change-requests",
@@ -202,7 +216,7 @@ export function contentRoutes(ctx: AppContext) {
         const { message, autoMerge, ...change } = body;
         return viewOf(ctx, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
       },
-      { level: "changeRequest", body: FieldChange },
+      { answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "changeRequest", body: FieldChange },
     )
     .post(
       "/bases/:baseId/change-requests",
@@ -211,7 +225,7 @@ export function contentRoutes(ctx: AppContext) {
         const proposed = await proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
         return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
       },
-      { level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }) },
+      { answers: { 201: Materialized(RecordSchema), 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }) },
     )
     .post(
       "/bases/:baseId/records/bulk-change-request",
@@ -221,6 +235,7 @@ export function contentRoutes(ctx: AppContext) {
         return viewOf(ctx, (await proposeRecords(ctx, proposer(space, actor, request), params.baseId, records, body)).changeRequest);
       },
       {
+        answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
         level: "changeRequest",
         body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
       },
@@ -231,7 +246,7 @@ export function contentRoutes(ctx: AppContext) {
         const query = recordQuery(request.url);
         return listRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
       },
-      { level: "read", detail: { parameters: RECORD_QUERY } },
+      { answers: { 200: RecordPageSchema }, level: "read", detail: { parameters: RECORD_QUERY } },
     )
     .get(
       "/records/count",
@@ -239,7 +254,7 @@ export function contentRoutes(ctx: AppContext) {
         const query = recordQuery(request.url);
         return countRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
       },
-      { level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
+      { answers: { 200: t.Object({ total: WholeNumber() }) }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
     )
     .get(
       "/records/get",
@@ -252,6 +267,7 @@ export function contentRoutes(ctx: AppContext) {
         return record;
       },
       {
+        answers: { 200: RecordSchema },
         level: "read",
         query: t.Object({ recordId: t.Optional(t.String({ minLength: 1 })), baseId: t.Optional(t.String({ minLength: 1 })), fieldSlug: t.Optional(t.String({ minLength: 1 })), valueText: t.Optional(t.String()) }),
       },
@@ -260,12 +276,13 @@ export function contentRoutes(ctx: AppContext) {
       "/records/search",
       ({ space, query }) => recordsWithValue(ctx, findBase(ctx, space.space.id, query.baseId), query.fieldSlug, query.valueText, limitParam(query.limit, 50)),
       {
+        answers: { 200: t.Array(RecordSchema) },
         level: "read",
         query: t.Object({ baseId: t.String({ minLength: 1 }), fieldSlug: t.String({ minLength: 1 }), valueText: t.String(), limit: t.Optional(t.String()) }),
       },
     )
-    .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { level: "read" })
-    .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { level: "read" })
+    .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { answers: { 200: RecordSchema }, level: "read" })
+    .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(CommitSchema) }, level: "read" })
     .post(
       "/records/:recordId/change-requests",
       async ({ space, actor, request, params, body, set }) => {
@@ -275,6 +292,6 @@ export function contentRoutes(ctx: AppContext) {
         const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change, { message, autoMerge });
         return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
       },
-      { level: "changeRequest", body: RecordChange },
+      { answers: { 201: Materialized(RecordSchema), 409: ["RECORD_STATE", "RECORD_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: RecordChange },
     );
 }

@@ -3,8 +3,10 @@ import { type AnySQLiteColumn, index, integer, sqliteTable, text, uniqueIndex } 
 import { spaces } from "../spaces/schema";
 import type { FieldType } from "./field-types";
 
-export type NodeType = "folder" | "base";
-export type NodeStatus = "active" | "archived";
+export const NODE_TYPES = ["folder", "base"] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+export const NODE_STATUSES = ["active", "archived"] as const;
+export type NodeStatus = (typeof NODE_STATUSES)[number];
 
 /** A space's tree. The root folder has no parent; slugs are unique among active siblings. */
 export const nodes = sqliteTable(
@@ -63,7 +65,7 @@ export const fields = sqliteTable(
   (table) => [uniqueIndex("fields_slug_idx").on(table.baseId, table.slug)],
 );
 
-export type RecordStatus = "active" | "archived";
+export type RecordStatus = NodeStatus;
 
 /** The current state of each record; its history is the chain of commits ending at `head_commit_id`. */
 export const records = sqliteTable(

@@ -27,15 +27,44 @@ const sameText = (a: string, b: string) => a.length === b.length && timingSafeEq
 export const spaceHeader = (request: Request): string | undefined =>
   request.headers.get("x-basalt-space") ?? request.headers.get("x-busabase-space") ?? undefined;
 
-/** One place records what each route requires; the OpenAPI document shows it as `x-basalt-access`. */
-const accessDetail = (access: string): { "x-basalt-access": string; security?: Record<string, string[]>[] } =>
-  access === "public" ? { "x-basalt-access": access } : { "x-basalt-access": access, security: [{ bearerAuth: [] }, { sessionCookie: [] }] };
+/** The errors an access check can answer beyond 401, by status, with their `reason` values. */
+export type Refusals = { 400?: string[]; 403: string[] };
+
+/**
+ * One place records what each route requires, for the OpenAPI document: `x-basalt-access` (shown
+ * as is), the refusals it can answer, and whether the route acts in the space of section 2.3,
+ * named by the `x-basalt-space` header.
+ */
+const accessDetail = (access: string, needs: string, refusals?: Refusals, spaceByHeader = false): Record<string, unknown> & { security?: Record<string, string[]>[] } =>
+  access === "public"
+    ? { "x-basalt-access": access, "x-basalt-needs": needs }
+    : { "x-basalt-access": access, "x-basalt-needs": needs, security: [{ bearerAuth: [] }, { sessionCookie: [] }], "x-basalt-refusals": refusals, "x-basalt-space-header": spaceByHeader };
+
+const ACCOUNT_NEEDS: Record<AccountAccess, string> = {
+  signedIn: "Any valid API key or session.",
+  manage: "A session, or an API key with the manage level.",
+  session: "A signed-in session (the admin page); API keys are refused.",
+  admin: "An instance admin: any of their credentials to read, a session or a manage key to change.",
+};
+
+const ACCOUNT_REFUSALS: Record<AccountAccess, string[]> = { signedIn: [], manage: [], session: ["SESSION_REQUIRED"], admin: ["ADMIN_REQUIRED"] };
+
+const spaceRefusals = (access: SpaceAccess, byHeader: boolean): Refusals => ({
+  ...(byHeader ? { 400: ["SPACE_SELECTION_REQUIRED"] } : {}),
+  403: typeof access !== "string" && access.role ? ["SPACE_NOT_ALLOWED", "OWNER_REQUIRED"] : ["SPACE_NOT_ALLOWED"],
+});
 
 const describeSpaceAccess = (access: SpaceAccess): string => {
   if (typeof access === "string") return access;
   const raised = Object.entries(access.raisedBy ?? {}).map(([key, level]) => `, ${level} to change ${key}`);
   return `${access.level}${access.role ? `, ${access.role} role` : ""}${raised.join("")}`;
 };
+
+function spaceNeeds(access: SpaceAccess, where: string): string {
+  const { level, role, raisedBy } = typeof access === "string" ? { level: access, role: undefined, raisedBy: {} } : access;
+  const raised = Object.entries(raisedBy ?? {}).map(([key, needed]) => ` (${needed} to change ${key})`);
+  return `Needs the ${level} level${raised.join("")}${role ? ` and the ${role} role` : ""} in ${where}; the level in effect is the lower of the credential's level and the caller's role there.`;
+}
 
 /** The level a request needs: the declared one, raised by any declared key its body carries. */
 function requiredLevel(access: SpaceAccess, body: unknown): Level {
@@ -82,9 +111,9 @@ export function access(ctx: AppContext) {
   const actorAndSpace = ({ request }: { request: Request }) => granted.get(request)!;
 
   return new Elysia({ name: "basalt.access", seed: ctx.instanceId })
-    .macro("public", { detail: accessDetail("public") })
+    .macro("public", { detail: accessDetail("public", "No credential needed.") })
     .macro("account", (required: AccountAccess) => ({
-      detail: accessDetail(required),
+      detail: accessDetail(required, ACCOUNT_NEEDS[required], { 403: ACCOUNT_REFUSALS[required] }),
       transform({ request }) {
         const actor = actorOf(request);
         if (required === "session" && actor.credential.type !== "session") {
@@ -97,7 +126,7 @@ export function access(ctx: AppContext) {
       resolve: actorOnly,
     }))
     .macro("level", (required: SpaceAccess) => ({
-      detail: accessDetail(describeSpaceAccess(required)),
+      detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
       transform({ request, body }) {
         const actor = actorOf(request);
         const space = resolveSpace(ctx, actor, spaceHeader(request));
@@ -107,7 +136,7 @@ export function access(ctx: AppContext) {
       resolve: actorAndSpace,
     }))
     .macro("spaceLevel", (required: SpaceAccess) => ({
-      detail: accessDetail(describeSpaceAccess(required)),
+      detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named in the path"), spaceRefusals(required, false)),
       transform({ request, params, body }) {
         const actor = actorOf(request);
         const space = resolveNamedSpace(ctx, actor, (params as Record<string, string>).spaceId);
@@ -128,7 +157,7 @@ export function sessionCookieOptions(token: string, secure: boolean) {
  * routes cannot take this module's macros, and the fail-closed check would refuse them unmarked.
  */
 export function declaredPublic<T extends Elysia<any, any, any, any, any, any, any>>(plugin: T): T {
-  for (const route of plugin.routes) route.hooks.detail = { ...route.hooks.detail, ...accessDetail("public") };
+  for (const route of plugin.routes) route.hooks.detail = { ...route.hooks.detail, ...accessDetail("public", "No credential needed.") };
   return plugin;
 }
 

@@ -1,6 +1,22 @@
-import { OptionalKind } from "@sinclair/typebox";
-import { LEVELS } from "../auth/levels";
+import { OptionalKind, type TSchema } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { Refusals } from "./access";
+import { ErrorSchema } from "./schemas";
 import { SUMMARIES } from "./summaries";
+
+/**
+ * What a route answers, declared beside its input schemas: the success status with the schema of
+ * its body, and each error status the route itself can give with the `reason` values it carries
+ * (`[]` for an error without one). The errors every route of a kind shares (access, validation,
+ * size, a full disk) are added by `completeDocument`. Answers are not validated at run time (see
+ * docs/decisions.md); the test suite validates every answer it receives against the document.
+ */
+export type Answers = { [status: number]: TSchema | readonly string[] };
+
+const ANSWERS = "x-basalt-answers";
+
+/** The `answers` macro: every documented route declares one (`requireDeclaredAnswers`). */
+export const answers = new Elysia({ name: "basalt.answers" }).macro("answers", (declared: Answers) => ({ detail: { [ANSWERS]: declared } }));
 
 /** A route as the app holds it: what the document is completed from. */
 export interface DocumentedRoute {
@@ -36,65 +52,115 @@ function domainOf(path: string): string {
   return DOMAINS[word] ?? "Service";
 }
 
-/** Section 1: 201 for the POSTs that create a resource, 200 for everything else. */
-const CREATES = ["/api/v1/api-keys", "/api/v1/users", "/api/v1/spaces", "/api/v1/spaces/:spaceId/members", "/api/v1/webhooks", "/api/v1/bases", "/api/v1/setup"];
-const successStatus = (method: string, path: string): string =>
-  method === "POST" && (CREATES.includes(path) || path.endsWith("change-requests") || path.endsWith("bulk-change-request")) ? "201" : "200";
+const ERROR_MEANINGS: Record<number, string> = {
+  400: "Invalid input: data.issues lists each problem.",
+  401: "No valid credential.",
+  403: "Not allowed.",
+  404: "No such resource (in this space).",
+  409: "Conflicts with the current state; nothing changed.",
+  413: "The body is larger than the server accepts.",
+  415: "The body is not application/json.",
+  429: "Too many attempts; retry-after says when to try again.",
+  507: "The server's disk is full; nothing was written.",
+};
 
-const ERROR = { $ref: "#/components/schemas/Error" };
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ERROR } } });
+/** An error answer: the envelope, with the `reason` values this route can give at this status. */
+function errorResponse(status: number, reasons: readonly string[], meaning = ERROR_MEANINGS[status] ?? "Error.") {
+  const unique = [...new Set(reasons)];
+  const schema = unique.length ? { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { reason: { enum: unique } } }] } : { $ref: "#/components/schemas/Error" };
+  const description = unique.length ? `${meaning} reason: ${unique.join(", ")}.` : meaning;
+  return { description, content: { "application/json": { schema } } };
+}
+
+/**
+ * A schema as the document holds it: every sub-schema with an `$id` (the shared objects: Record,
+ * Base, ChangeRequest…) moves to `components.schemas` under that name and is referred to there.
+ */
+function hoisted(schema: unknown, components: Record<string, unknown>): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => hoisted(item, components));
+  if (schema === null || typeof schema !== "object") return schema;
+  const { $id, ...rest } = schema as Record<string, unknown>;
+  if (typeof rest.$ref === "string" && !rest.$ref.startsWith("#")) return { $ref: `#/components/schemas/${rest.$ref}` };
+  const body = () => Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, hoisted(value, components)]));
+  if (typeof $id !== "string") return body();
+  if (!(($id) in components)) {
+    components[$id] = {};
+    components[$id] = body();
+  }
+  return { $ref: `#/components/schemas/${$id}` };
+}
+
+const jsonContent = (schema: unknown) => ({ "application/json": { schema } });
+
+/** Fail-closed documentation: a documented route without a declared success answer stops the app from being built. */
+export function requireDeclaredAnswers(routes: DocumentedRoute[]): void {
+  const undeclared = routes
+    .filter((route) => route.method !== "OPTIONS" && !route.hooks.detail?.hide)
+    .filter((route) => !Object.values((route.hooks.detail?.[ANSWERS] ?? {}) as Answers).some((answer) => !Array.isArray(answer)))
+    .map((route) => `${route.method} ${route.path}`);
+  if (undeclared.length > 0) throw new Error(`Routes without a declared answer: ${undeclared.join(", ")}`);
+}
 
 /**
  * Completes the document the OpenAPI plugin generates from the routes: the request body schemas
- * (the plugin leaves them out for a custom body parser), a tag per domain, the `x-basalt-space`
- * header where a route acts in the space of section 2.3, and the error envelope on every answer
- * that can fail. It is derived from the same route table the server runs, so it cannot drift.
+ * (the plugin leaves them out for a custom body parser), the declared answers and the errors every
+ * route of its kind shares, a tag per domain, and the `x-basalt-space` header where a route acts in
+ * the space of section 2.3. It is derived from the same route table the server runs, so it cannot drift.
  */
 export function completeDocument(document: Document, routes: DocumentedRoute[]): Document {
   document.servers = [{ url: "/", description: "This server" }];
   document.components ??= {};
-  document.components.schemas = {
-    ...document.components.schemas,
-    Error: {
-      type: "object",
-      required: ["error", "code"],
-      properties: {
-        error: { type: "string", description: "What went wrong and what to do, in a sentence." },
-        code: { type: "string", description: "Stable upper-case code, e.g. BAD_REQUEST, FORBIDDEN." },
-        reason: { type: "string", description: "A finer reason where the contract defines one." },
-        data: { type: "object", description: "Machine-readable detail: issues, required/effective levels, allowed methods…" },
-      },
-    },
-  };
+  const components: Record<string, unknown> = { ...document.components.schemas };
+  hoisted(ErrorSchema, components);
   for (const route of routes) {
     const path = route.path.replace(/:(\w+)/g, "{$1}");
     const operation = document.paths[path]?.[route.method.toLowerCase()];
     if (!operation) continue;
-    const access = String(route.hooks.detail?.["x-basalt-access"] ?? "");
+    const detail = route.hooks.detail ?? {};
+    const access = String(detail["x-basalt-access"] ?? "");
+    const refusals = (detail["x-basalt-refusals"] ?? {}) as Partial<Refusals>;
+    const declared = (detail[ANSWERS] ?? {}) as Answers;
+    delete operation[ANSWERS];
+    delete operation["x-basalt-refusals"];
+    delete operation["x-basalt-space-header"];
+    delete operation["x-basalt-needs"];
+    operation.description = [operation.description, detail["x-basalt-needs"]].filter(Boolean).join("\n\n");
     operation.tags = [domainOf(route.path)];
     operation.summary ??= SUMMARIES[`${route.method} ${route.path}`];
     if (access === "public") operation.security = [];
     if (route.hooks.body) {
-      const schema = JSON.parse(JSON.stringify(route.hooks.body));
-      operation.requestBody = { required: !(OptionalKind in (route.hooks.body as object)), content: { "application/json": { schema } } };
+      const schema = hoisted(JSON.parse(JSON.stringify(route.hooks.body)), components);
+      operation.requestBody = { required: !(OptionalKind in (route.hooks.body as object)), content: jsonContent(schema) };
     }
-    const inSpace = LEVELS.some((level) => access.startsWith(level)) && !route.path.includes(":spaceId") && route.path !== "/mcp";
-    if (inSpace || route.path === "/mcp") {
+    if (detail["x-basalt-space-header"] || route.path === "/mcp") {
       operation.parameters = [
         ...(operation.parameters ?? []),
         { name: "x-basalt-space", in: "header", required: false, schema: { type: "string" }, description: "The space (id or slug); needed when the caller belongs to several." },
       ];
     }
-    const responses: Record<string, unknown> = { ...(operation.responses ?? {}) };
-    const success = successStatus(route.method, route.path);
-    responses[success] ??= { description: success === "201" ? "Created" : "Success" };
-    if (route.hooks.body || operation.parameters?.length) responses["400"] = errorResponse("Invalid input: data.issues lists each problem.");
-    if (access !== "public") {
-      responses["401"] = errorResponse("No valid credential.");
-      responses["403"] = errorResponse(`Not allowed: this needs ${access}.`);
+    const errors = new Map<number, string[]>();
+    const addError = (status: number, reasons: readonly string[] = []) => errors.set(status, [...(errors.get(status) ?? []), ...reasons]);
+    const responses: Record<string, unknown> = {};
+    for (const [status, answer] of Object.entries(declared)) {
+      if (Array.isArray(answer)) addError(Number(status), answer);
+      else responses[status] = { description: Number(status) === 201 ? "Created" : "Success", content: jsonContent(hoisted(JSON.parse(JSON.stringify(answer)), components)) };
     }
-    if (route.path.includes(":")) responses["404"] = errorResponse("No such resource in this space.");
+    if (route.hooks.body || operation.parameters?.length) addError(400);
+    if (refusals[400]) addError(400, refusals[400]);
+    if (access !== "public") {
+      addError(401);
+      addError(403, [...(refusals[403] ?? []), ...(route.method === "GET" ? [] : ["CSRF_TOKEN_INVALID"])]);
+    }
+    // A path parameter, or an id in a space route's query or body, may name nothing in the space.
+    if (route.path.includes(":") || detail["x-basalt-space-header"]) addError(404);
+    if (route.hooks.body) {
+      addError(413);
+      addError(415);
+    }
+    if (route.method !== "GET") addError(507);
+    for (const [status, reasons] of [...errors].sort(([a], [b]) => a - b)) responses[status] = errorResponse(status, reasons, status === 403 ? `Not allowed: this needs ${access}.` : undefined);
     operation.responses = responses;
   }
+  document.components.schemas = components;
   return document;
 }

@@ -118,7 +118,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
         const allowed = methodsOf(path);
         if (allowed.length === 0) {
           set.status = 404;
-          return { error: "Not found", code: "NOT_FOUND", path };
+          return { error: `No route ${path}; GET /api/v1 links to the docs and openapi.json.`, code: "NOT_FOUND", data: { path } };
         }
         failure = new ApiError(405, "METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allowed.join(", ")}.`, { allowed }, { allow: allowed.join(", ") });
       } else {

@@ -24,7 +24,7 @@ export const queryParameter = (name: string, description: string, required = fal
 });
 
 /**
- * A whole number in a JSON body. Not `t.Integer`: Elysia's accepts numeric strings too, and the
+ * A whole number in a JSON body or answer. Not `t.Integer`: Elysia's accepts numeric strings too, and the
  * contract never coerces (`"3"` is not a number). Query parameters, which are always strings, keep
  * `t.Integer`.
  */
@@ -48,3 +48,28 @@ function tolerant(schema: TSchema): TSchema {
  * (a closed union would refuse any extra key with "Expected union value").
  */
 export const variants = <const T extends TObject[]>(shapes: T) => t.Union(shapes.map(tolerant)) as unknown as TUnion<T>;
+
+// ---- Answer shapes: the types the views are written against, and the document's response schemas ----
+
+/** A value or null; the views answer null, never an omitted key, where there is nothing. */
+export const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
+
+/** An instant as the API writes one: ISO 8601 in UTC with milliseconds. */
+export const Timestamp = t.String({ format: "date-time" });
+
+/** An object whose keys are the caller's (field values, metadata, headers…). */
+export const JsonObject = t.Record(t.String(), t.Unknown());
+
+/** The answer of a route that removes something and has nothing else to say. */
+export const Success = t.Object({ success: t.Boolean() }, { $id: "Success" });
+
+/** The contract's error envelope (section 1). */
+export const ErrorSchema = t.Object(
+  {
+    error: t.String({ description: "What went wrong and what to do, in a sentence." }),
+    code: t.String({ description: "Stable upper-case code, e.g. BAD_REQUEST, FORBIDDEN." }),
+    reason: t.Optional(t.String({ description: "A finer reason where the contract defines one; also in data.reason." })),
+    data: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Machine-readable detail: issues, required/effective levels, allowed methods…" })),
+  },
+  { $id: "Error" },
+);

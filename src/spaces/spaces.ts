@@ -1,7 +1,9 @@
+import type { Static } from "@sinclair/typebox";
 import { and, asc, count, eq, sql } from "drizzle-orm";
+import { t } from "elysia";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
-import { type Role, ROLE_LEVEL, type Level, lowerOf } from "../auth/levels";
+import { type Role, ROLE_LEVEL, ROLES, type Level, lowerOf } from "../auth/levels";
 import type { UserRow } from "../auth/key-cache";
 import { users } from "../auth/schema";
 import { nodes } from "../content/schema";
@@ -10,17 +12,16 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { checkName, checkSlug, normalizeEmail, slugify } from "../formats";
 import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../http/errors";
+import { oneOf, Timestamp } from "../http/schemas";
 import { members, spaces } from "./schema";
 
 export type SpaceRow = typeof spaces.$inferSelect;
 
-export interface SpaceView {
-  id: string;
-  name: string;
-  slug: string;
-  role: Role;
-  createdAt: string;
-}
+export const SpaceSchema = t.Object(
+  { id: t.String(), name: t.String(), slug: t.String(), role: oneOf(ROLES), createdAt: Timestamp },
+  { $id: "Space", description: "A space as its member sees it: role is the caller's own." },
+);
+export type SpaceView = Static<typeof SpaceSchema>;
 
 const spaceView = (space: SpaceRow, role: Role): SpaceView => ({ id: space.id, name: space.name, slug: space.slug, role, createdAt: space.createdAt });
 
@@ -128,13 +129,8 @@ export function deleteSpace(tx: Tx, membership: Membership, confirm: string): { 
   return { success: true };
 }
 
-export interface MemberView {
-  userId: string;
-  name: string;
-  email: string;
-  role: Role;
-  createdAt: string;
-}
+export const MemberSchema = t.Object({ userId: t.String(), name: t.String(), email: t.String(), role: oneOf(ROLES), createdAt: Timestamp }, { $id: "Member" });
+export type MemberView = Static<typeof MemberSchema>;
 
 const memberColumns = { userId: members.userId, name: users.name, email: users.email, role: members.role, createdAt: members.createdAt };
 

@@ -1,5 +1,7 @@
 import { checkServerIdentity } from "node:tls";
+import type { Static } from "@sinclair/typebox";
 import { desc, eq, sql } from "drizzle-orm";
+import { t } from "elysia";
 import { Webhook } from "standardwebhooks";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
@@ -8,9 +10,10 @@ import { newId } from "../db/ids";
 import { type Tx, write } from "../db/tx";
 import { events } from "../events/schema";
 import { conflict, notFound } from "../http/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { VERSION } from "../version";
 import type { RuleRow } from "./rules";
-import { type DeliveryStatus, type DeliveryTrigger, webhookDeliveries, webhookRules } from "./schema";
+import { DELIVERY_STATUSES, DELIVERY_TRIGGERS, type DeliveryTrigger, webhookDeliveries, webhookRules } from "./schema";
 import { TargetRefused } from "./ssrf";
 
 /** An event as a webhook delivers it (section 8.2). */
@@ -36,21 +39,25 @@ export interface AttemptResult {
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-export interface DeliveryView {
-  id: string;
-  ruleId: string;
-  eventId: string;
-  eventType: string;
-  attempt: number;
-  trigger: DeliveryTrigger;
-  status: DeliveryStatus;
-  httpStatus: number | null;
-  detail: string;
-  durationMs: number;
-  requestUrl: string;
-  nextAttemptAt: string | null;
-  createdAt: string;
-}
+export const DeliverySchema = t.Object(
+  {
+    id: t.String(),
+    ruleId: t.String(),
+    eventId: t.String(),
+    eventType: t.String(),
+    attempt: WholeNumber({ description: "1 for the first attempt of an event." }),
+    trigger: oneOf(DELIVERY_TRIGGERS),
+    status: oneOf(DELIVERY_STATUSES),
+    httpStatus: Nullable(WholeNumber()),
+    detail: t.String({ description: "The start of the answer, or why the attempt failed." }),
+    durationMs: WholeNumber(),
+    requestUrl: t.String(),
+    nextAttemptAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+  },
+  { $id: "Delivery", description: "One attempt to deliver an event to a rule's URL." },
+);
+export type DeliveryView = Static<typeof DeliverySchema>;
 
 export const deliveryView = (row: DeliveryRow): DeliveryView => ({
   id: row.id,

@@ -3,9 +3,10 @@ import type { AppContext } from "../context";
 import { write } from "../db/tx";
 import { access } from "../http/access";
 import { limitParam } from "../http/query";
-import { Name, oneOf } from "../http/schemas";
-import { listDeliveries, redeliver, testFire } from "./deliveries";
-import { createRule, deleteRule, findRule, listRules, RULE_EVENT_TYPES, ruleView, updateRule } from "./rules";
+import { Name, oneOf, Success } from "../http/schemas";
+import { answers } from "../http/openapi";
+import { DeliverySchema, listDeliveries, redeliver, testFire } from "./deliveries";
+import { createRule, deleteRule, findRule, listRules, RULE_EVENT_TYPES, ruleView, updateRule, WebhookRuleSchema } from "./rules";
 
 const Rule = t.Object({
   name: Name,
@@ -24,26 +25,32 @@ const Rule = t.Object({
 export function webhookRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
-    .get("/webhooks", ({ space }) => listRules(ctx, space.space.id), { level: "manage" })
+    .use(answers)
+    .get("/webhooks", ({ space }) => listRules(ctx, space.space.id), { answers: { 200: t.Array(WebhookRuleSchema) }, level: "manage" })
     .post(
       "/webhooks",
       ({ space, actor, body, set }) => {
         set.status = 201;
         return createRule(ctx, space, actor.user.id, body);
       },
-      { level: "manage", body: Rule },
+      { answers: { 201: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"], 409: ["RULE_LIMIT_REACHED"] }, level: "manage", body: Rule },
     )
-    .get("/webhooks/:ruleId", ({ space, params }) => ruleView(findRule(ctx, space.space.id, params.ruleId)), { level: "manage" })
-    .put("/webhooks/:ruleId", ({ space, params, body }) => updateRule(ctx, space, params.ruleId, body), { level: "manage", body: Rule })
-    .delete("/webhooks/:ruleId", ({ space, params }) => write(ctx, (tx) => deleteRule(tx, space.space.id, params.ruleId)), { level: "manage" })
+    .get("/webhooks/:ruleId", ({ space, params }) => ruleView(findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: WebhookRuleSchema }, level: "manage" })
+    .put("/webhooks/:ruleId", ({ space, params, body }) => updateRule(ctx, space, params.ruleId, body), {
+      answers: { 200: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"] },
+      level: "manage",
+      body: Rule,
+    })
+    .delete("/webhooks/:ruleId", ({ space, params }) => write(ctx, (tx) => deleteRule(tx, space.space.id, params.ruleId)), { answers: { 200: Success }, level: "manage" })
     .get("/webhooks/:ruleId/deliveries", ({ space, params, query }) => listDeliveries(ctx, findRule(ctx, space.space.id, params.ruleId).id, limitParam(query.limit, 20)), {
+      answers: { 200: t.Array(DeliverySchema) },
       level: "manage",
       query: t.Object({ limit: t.Optional(t.String()) }),
     })
-    .post("/webhooks/:ruleId/test-fire", ({ space, params }) => testFire(ctx, findRule(ctx, space.space.id, params.ruleId)), { level: "manage" })
+    .post("/webhooks/:ruleId/test-fire", ({ space, params }) => testFire(ctx, findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: DeliverySchema }, level: "manage" })
     .post(
       "/webhooks/:ruleId/deliveries/:deliveryId/redeliver",
       ({ space, params }) => redeliver(ctx, findRule(ctx, space.space.id, params.ruleId), params.deliveryId),
-      { level: "manage" },
+      { answers: { 200: DeliverySchema, 409: ["EVENT_GONE"] }, level: "manage" },
     );
 }

@@ -1,4 +1,6 @@
+import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq } from "drizzle-orm";
+import { t } from "elysia";
 import { iso } from "../clock";
 import { findBase } from "../content/bases";
 import type { AppContext } from "../context";
@@ -7,8 +9,9 @@ import { type Tx, write } from "../db/tx";
 import { EVENT_TYPES } from "../events/outbox";
 import { checkName } from "../formats";
 import { badRequest, conflict, notFound } from "../http/errors";
+import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import type { SpaceScope } from "../spaces/resolve";
-import { type DeliveryStatus, webhookRules } from "./schema";
+import { DELIVERY_STATUSES, webhookRules } from "./schema";
 import { TargetRefused } from "./ssrf";
 
 export type RuleRow = typeof webhookRules.$inferSelect;
@@ -28,22 +31,30 @@ export interface RuleInput {
   enabled?: boolean;
 }
 
-export interface RuleView {
-  id: string;
-  spaceId: string;
-  baseId: string | null;
-  name: string;
-  eventType: string;
-  enabled: boolean;
-  disabledReason: string | null;
-  createdBy: string;
-  createdAt: string;
-  updatedAt: string;
-  lastTriggeredAt: string | null;
-  lastStatus: DeliveryStatus | null;
-  actionKind: "webhook";
-  config: { targetUrl: string; hasSecret: boolean; headers: Record<string, string> };
-}
+export const WebhookRuleSchema = t.Object(
+  {
+    id: t.String(),
+    spaceId: t.String(),
+    baseId: Nullable(t.String({ description: "Only this base's events; null for the whole space." })),
+    name: t.String(),
+    eventType: t.String({ description: "An event type, or * for all." }),
+    enabled: t.Boolean(),
+    disabledReason: Nullable(t.String({ description: "Why the server disabled the rule (410 Gone, 20 failures in a row)." })),
+    createdBy: t.String(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    lastTriggeredAt: Nullable(Timestamp),
+    lastStatus: Nullable(oneOf(DELIVERY_STATUSES)),
+    actionKind: t.Literal("webhook"),
+    config: t.Object({
+      targetUrl: t.String(),
+      hasSecret: t.Boolean({ description: "The secret itself is write-only." }),
+      headers: t.Record(t.String(), t.String()),
+    }),
+  },
+  { $id: "WebhookRule" },
+);
+export type RuleView = Static<typeof WebhookRuleSchema>;
 
 export const ruleView = (row: RuleRow): RuleView => ({
   id: row.id,

@@ -3,8 +3,10 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { bases } from "../content/schema";
 import { spaces } from "../spaces/schema";
 
-export type DeliveryStatus = "success" | "failed";
-export type DeliveryTrigger = "event" | "test" | "redeliver";
+export const DELIVERY_STATUSES = ["success", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export const DELIVERY_TRIGGERS = ["event", "test", "redeliver"] as const;
+export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
 /** A space's webhook rules. The secret is stored encrypted (see `secrets.ts`), never in clear. */
 export const webhookRules = sqliteTable(
