@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { browserAvailable as available, launchBrowser } from "./browser";
 import { TestServer } from "./helpers";
-
-const CHROMIUM = "/usr/bin/chromium";
-// CI installs Chromium (.ci/run); a developer machine without it skips, CI never does.
-const available = existsSync(CHROMIUM) || process.env.CI === "true";
 
 let server: TestServer;
 let browser: Browser;
@@ -13,10 +9,7 @@ let browser: Browser;
 beforeAll(async () => {
   if (!available) return;
   server = new TestServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

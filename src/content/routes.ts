@@ -11,10 +11,10 @@ import { write } from "../db/tx";
 import { access } from "../http/access";
 import { answers } from "../http/openapi";
 import { badRequest, notFound } from "../http/errors";
-import { limitParam, nestedQuery, oneString } from "../http/query";
+import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../http/query";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
 import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
-import { getNode, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, updateMetadata } from "./nodes";
+import { DEFAULT_TREE_DEPTH, getNode, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, updateMetadata } from "./nodes";
 import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES } from "./field-types";
@@ -142,9 +142,9 @@ export function contentRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .get("/nodes", ({ space, query }) => listNodes(ctx, space.space.id, query), {
+    .get("/nodes", ({ space, query }) => listNodes(ctx, space.space.id, { ...query, depth: wholeNumberParam("depth", query.depth, DEFAULT_TREE_DEPTH, 1, 5) }), {
       answers: { 200: t.Array(NodeSchema) }, level: "read",
-      query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.Integer({ minimum: 1, maximum: 5 })), status: t.Optional(Status) }),
+      query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.String({ description: "Levels of children under each node, 1..5; default 5." })), status: t.Optional(Status) }),
     })
     .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, query.query, limitParam(query.limit, 20, 50)), {
       answers: { 200: t.Array(NodeHitSchema) }, level: "read",

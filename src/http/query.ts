@@ -49,12 +49,15 @@ export function nestedQuery(url: string): Record<string, Nested> {
   return arrays(root) as Record<string, Nested>;
 }
 
-/** A list's `limit`: a whole number in range, or the default when absent. */
-export function limitParam(value: unknown, fallback: number, max = 100): number {
+/** A whole number from `min` to `max` in a query parameter, or the default when absent. */
+export function wholeNumberParam(name: string, value: unknown, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw badRequest(`limit must be a whole number from 1 to ${max}.`);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw badRequest(`${name} must be a whole number from ${min} to ${max}.`);
   return Number(value);
 }
+
+/** A list's `limit`: a whole number in range, or the default when absent. */
+export const limitParam = (value: unknown, fallback: number, max = 100): number => wholeNumberParam("limit", value, fallback, 1, max);
 
 export function oneString(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
