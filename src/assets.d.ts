@@ -3,10 +3,6 @@ declare module "*.css" {
   const path: string;
   export default path;
 }
-declare module "*/admin.js" {
-  const path: string;
-  export default path;
-}
 declare module "swagger-ui-dist/swagger-ui-bundle.js" {
   const path: string;
   export default path;

@@ -1,67 +1,252 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
-import { browserAvailable as available, launchBrowser } from "./browser";
-import { TestServer } from "./helpers";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { issueSetupToken } from "../src/auth/setup";
+import { browserAvailable, launchBrowser } from "./browser";
+import { REPO, TestServer } from "./helpers";
+import { Receiver } from "./receiver";
+
+const EMAIL = "ada@example.com";
+const PASSWORD = "correct horse battery";
+/** `BASALT_SCREENSHOTS=1 bun test test/admin-page.test.ts` writes docs/screenshots/ (the README shows them). */
+const SCREENSHOTS = process.env.BASALT_SCREENSHOTS ? join(REPO, "docs", "screenshots") : null;
 
 let server: TestServer;
 let browser: Browser;
+let receiver: Receiver;
+/** What the browser reported as an error (or a request to another host) since the test began. */
+const consoleErrors: string[] = [];
+beforeEach(() => {
+  consoleErrors.length = 0;
+});
 
 beforeAll(async () => {
-  if (!available) return;
-  server = new TestServer();
+  if (!browserAvailable) return;
+  server = new TestServer({ webhookAllow: "127.0.0.1/32" });
+  receiver = new Receiver();
   browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
+  receiver?.stop();
   await server?.stop();
 });
 
-describe.skipIf(!available)("the admin page in a real browser", () => {
-  test("a person signs in on the device screen and approves a command line's request", async () => {
-    await server.user("Ada");
+async function newPage(width = 1440): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  page.on("console", (message) => {
+    if (message.type() === "error") consoleErrors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => consoleErrors.push(`${page.url()}: ${error.message}`));
+  page.on("request", (request) => {
+    if (!request.url().startsWith(server.url) && !request.url().startsWith("data:")) consoleErrors.push(`request to another host: ${request.url()}`);
+  });
+  return page;
+}
+
+async function signIn(page: Page, next = "/admin"): Promise<void> {
+  await page.goto(server.url + next);
+  await page.getByLabel("E-mail").fill(EMAIL);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+async function sessionKey(level: "changeRequest" | "write"): Promise<string> {
+  const session = await server.signIn(EMAIL, PASSWORD);
+  return (await server.call("POST", "/api/v1/api-keys", { session, body: { name: `${level} over HTTP`, level } })).body.apiKey;
+}
+
+/** Only a wrong code's expected 404 may show in the console; nothing else may. */
+const WRONG_CODE_404 = /device\?code=WRONG-CODE: Failed to load resource: the server responded with a status of 404/;
+
+describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
+  test("before any user: the page says how to get the setup link; the link creates the first user and space", async () => {
+    const page = await newPage();
+    const root = await fetch(`${server.url}/`, { redirect: "manual" });
+    expect([root.status, root.headers.get("location")]).toEqual([302, "/admin"]);
+    await page.goto(`${server.url}/`);
+    await page.getByRole("heading", { name: "Welcome to Basalt" }).waitFor();
+    expect(await page.getByText("/admin/setup?token=…").isVisible()).toBe(true);
+
+    const token = issueSetupToken(server.ctx)!;
+    await page.goto(`${server.url}/admin/setup?token=${token}`);
+    await page.getByLabel("Your name").fill("Ada");
+    await page.getByLabel("E-mail").fill(EMAIL);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("First space").fill("Research");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/admin/inbox");
+    expect(await page.getByText("Research").first().isVisible()).toBe(true);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("sign in with the keyboard alone, the URL follows the screen, and sign out is a real button", async () => {
+    const page = await newPage();
+    await page.goto(`${server.url}/admin/keys`);
+    await page.getByLabel("E-mail").waitFor();
+    await page.getByLabel("E-mail").focus();
+    await page.keyboard.type(EMAIL);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/admin/keys");
+    await page.getByRole("link", { name: "Data" }).click();
+    await page.getByRole("heading", { name: "Data" }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/admin/data");
+    await page.goBack();
+    await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.goto(`${server.url}/admin/inbox`);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("API keys: create one, use it over HTTP, raise it through the confirmation, delete it", async () => {
+    const page = await newPage();
+    await signIn(page, "/admin/keys");
+    await page.getByLabel("Name", { exact: true }).fill("research agent");
+    await page.getByLabel(/^Read-view-only/).check();
+    expect(await page.getByLabel("Expires after").inputValue()).toBe("30d");
+    await page.getByLabel("Expires after").selectOption({ label: "90 days" });
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByText("you will not see it again").waitFor();
+    const value = (await page.locator(".secret").textContent())!;
+    expect(value).toMatch(/^bsk_/);
+
+    expect((await server.call("GET", "/api/v1/nodes", { key: value })).status).toBe(200);
+    expect((await server.call("POST", "/api/v1/bases", { key: value, body: { slug: "x", name: "X", fields: [] } })).status).toBe(403);
+
+    const row = page.getByRole("row", { name: /research agent/ });
+    await row.getByRole("cell", { name: "Read-view-only" }).waitFor();
+    await row.getByRole("button", { name: "Edit" }).click();
+    await page.getByRole("dialog").getByLabel("Level").selectOption("write");
+    await page.getByRole("dialog").getByRole("button", { name: "Save" }).click();
+    const confirm = page.getByRole("dialog", { name: "Raise research agent to Write data?" });
+    await confirm.getByText("Every holder of this key gains the new permissions at once").waitFor();
+    await confirm.getByRole("button", { name: "Raise to Write data" }).click();
+    await page.getByRole("row", { name: /research agent/ }).getByRole("cell", { name: "Write data" }).waitFor();
+    expect((await server.call("GET", "/api/v1/auth", { key: value })).body.credential.level).toBe("write");
+
+    await page.getByRole("row", { name: /research agent/ }).getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete key" }).click();
+    await page.getByRole("row", { name: /research agent/ }).waitFor({ state: "detached" });
+    expect((await server.call("GET", "/api/v1/auth", { key: value })).status).toBe(401);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("a device flow started over HTTP is approved on the page; a wrong code offers to try again", async () => {
     const grant = await server.call("POST", "/api/v1/device/code", { body: { clientName: "basalt-cli on laptop" } });
-    const page = await browser.newPage();
-    const outside: string[] = [];
-    page.on("request", (request) => {
-      if (!request.url().startsWith(server.url)) outside.push(request.url());
-    });
-    await page.goto(`${server.url}/admin/device?code=${grant.body.userCode}`);
-
-    await page.getByLabel("E-mail").fill("ada@example.com");
-    await page.getByLabel("Password").fill("correct horse");
-    await page.getByRole("button", { name: "Sign in" }).click();
-
+    const page = await newPage();
+    await signIn(page, "/admin/device?code=WRONG-CODE");
+    await page.getByText("No device request has the code WRONG-CODE").waitFor();
+    await page.getByLabel("Code shown by the device").fill(grant.body.userCode);
+    await page.getByRole("button", { name: "Try this code" }).click();
     await page.getByText(grant.body.userCode).waitFor();
     await page.getByText("basalt-cli on laptop asks for an API key").waitFor();
     await page.getByLabel("Key name").fill("laptop agent");
-    await page.getByLabel("Level").selectOption("write");
+    await page.getByLabel(/^Write data/).check();
     await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByText("Device connected").waitFor();
+    await page.getByRole("heading", { name: "Device connected" }).waitFor();
 
     server.clock.advance(5_000);
     const credential = await server.call("POST", "/api/v1/device/finalize", { body: { deviceCode: grant.body.deviceCode } });
     expect(credential.status).toBe(200);
     const auth = await server.call("GET", "/api/v1/auth", { key: credential.body.apiKey });
     expect(auth.body.credential).toMatchObject({ name: "laptop agent", level: "write" });
-    expect(outside).toEqual([]);
     await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
-  test("the keys screen creates a key and shows its value once", async () => {
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/admin/login`);
-    await page.getByLabel("E-mail").fill("ada@example.com");
-    await page.getByLabel("Password").fill("correct horse");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "New API key" }).waitFor();
-    await page.getByLabel("Name").fill("from the browser");
-    await page.getByRole("button", { name: "Create key" }).click();
-    const value = await page.locator(".notice code").textContent();
-    expect(value).toMatch(/^bsk_[0-9A-Za-z]{42}$/);
-    expect((await server.call("GET", "/api/v1/users/me", { key: value! })).status).toBe(200);
-    await page.reload();
-    await page.getByRole("cell", { name: "from the browser" }).waitFor();
-    expect(await page.content()).not.toContain(value!);
+  test("a proposal made over HTTP with a Change Request key is approved and merged in the Inbox", async () => {
+    const write = await sessionKey("write");
+    const propose = await sessionKey("changeRequest");
+    await server.call("POST", "/api/v1/bases", {
+      key: write,
+      body: { slug: "papers", name: "Papers", fields: [{ slug: "title", name: "Title", type: "text", required: true }, { slug: "year", name: "Year", type: "number" }] },
+    });
+    const created = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: write, body: { fields: { title: "Attention", year: 2016 } } });
+    const update = await server.call("POST", `/api/v1/records/${created.body.id}/change-requests`, { key: propose, body: { operation: "update", fields: { year: 2017 } } });
+    expect(update.body.materialized).toBe(false);
+
+    const page = await newPage();
+    await signIn(page, "/admin/inbox");
+    await page.getByRole("link", { name: /To review 1/ }).waitFor();
+    await page.getByRole("link", { name: "Record update in Papers" }).click();
+    await page.getByText("through the key “changeRequest over HTTP” (api)").waitFor();
+    const diff = page.getByRole("row", { name: /Year/ });
+    expect(await diff.getByRole("cell").allInnerTexts()).toEqual(["Year", "2016", "2017"]);
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Approved: merge it to apply the change.").waitFor();
+    await page.getByRole("button", { name: "Merge" }).click();
+    await page.locator(".badge", { hasText: "Merged" }).waitFor();
+    expect((await server.call("GET", `/api/v1/records/${created.body.id}`, { key: write })).body.fields.year).toBe(2017);
     await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
+
+  test("a webhook rule created on the page is test-fired at a local receiver", async () => {
+    const page = await newPage();
+    await signIn(page, "/admin/webhooks");
+    await page.getByRole("link", { name: "New rule" }).click();
+    await page.getByLabel("Name").fill("to the receiver");
+    await page.getByLabel("Event").selectOption("record.created");
+    await page.getByLabel("Target URL").fill(receiver.url);
+    await page.getByLabel("Headers").fill("X-Team: research");
+    await page.getByRole("button", { name: "Create rule" }).click();
+    await page.getByRole("heading", { name: "to the receiver" }).waitFor();
+    await page.getByRole("button", { name: "Send a test event" }).click();
+    await page.getByText(/Test event: delivered \(HTTP 200\)/).waitFor();
+    expect(receiver.received.at(-1)!.headers["x-team"]).toBe("research");
+    await page.reload();
+    await page.getByRole("row", { name: /webhook\.test|\(test\)/ }).first().waitFor();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("every screen fits 375 px and 1440 px without horizontal overflow, and no page logged an error", async () => {
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const record = (await server.call("GET", "/api/v1/records?baseId=papers", { session })).body.records[0];
+    const change = (await server.call("GET", "/api/v1/change-requests", { session })).body.changeRequests[0];
+    const rule = (await server.call("GET", "/api/v1/webhooks", { session })).body;
+    const base = record.baseId;
+    const screens: [string, string][] = [
+      ["inbox", "/admin/inbox"],
+      ["change-request", `/admin/change-requests/${change.id}`],
+      ["data", "/admin/data"],
+      ["base", `/admin/bases/${base}`],
+      ["record", `/admin/records/${record.id}`],
+      ["new-record", `/admin/bases/${base}/new`],
+      ["keys", "/admin/keys"],
+      ["device", "/admin/device"],
+      ["webhooks", "/admin/webhooks"],
+      ["webhook", `/admin/webhooks/${rule[0].id}`],
+      ["spaces", "/admin/spaces"],
+      ["users", "/admin/users"],
+    ];
+    if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const width of [375, 1440]) {
+      const page = await newPage(width);
+      const check = async (name: string, path: string) => {
+        await page.goto(server.url + path);
+        await page.locator("main h1").waitFor();
+        await page.waitForLoadState("networkidle");
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${name} at ${width} px`).toBeLessThanOrEqual(0);
+        if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+      };
+      await check("sign-in", "/admin/login");
+      await signIn(page);
+      for (const [name, path] of screens) await check(name, path);
+      await page.close();
+    }
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
 });

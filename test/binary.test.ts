@@ -81,7 +81,10 @@ describe("the single executable", () => {
       for (const asset of docs.matchAll(/(?:src|href)="(\/[^"]+)"/g)) expect((await fetch(server.url + asset[1])).status).toBe(200);
       const admin = await fetch(`${server.url}/admin/setup`);
       expect(await admin.text()).toContain("/admin/assets/admin.js");
-      expect((await fetch(`${server.url}/admin/assets/admin.js`)).headers.get("content-type")).toContain("javascript");
+      const script = await fetch(`${server.url}/admin/assets/admin.js`);
+      expect(script.headers.get("content-type")).toContain("javascript");
+      // The page's TypeScript, bundled when the binary was built, with the server's own level names.
+      expect(await script.text()).toContain("Read-view-only");
     } finally {
       server.process.kill("SIGTERM");
     }

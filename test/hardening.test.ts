@@ -556,12 +556,14 @@ describe("strict input everywhere (item 7)", () => {
 });
 
 describe("the admin page (item 9)", () => {
-  test("forbids framing", async () => {
+  test("forbids framing and runs no inline script or style", async () => {
     const server = new TestServer();
     try {
       for (const path of ["/admin", "/admin/device"]) {
         const reply = await server.call("GET", path);
         expect(reply.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+        expect(reply.headers.get("content-security-policy")).toStartWith("default-src 'self';");
+        expect(reply.headers.get("content-security-policy")).not.toContain("unsafe-inline");
         expect(reply.headers.get("x-frame-options")).toBe("DENY");
       }
     } finally {

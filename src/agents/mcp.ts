@@ -9,7 +9,8 @@ import { getChangeRequest, mergeChangeRequest, reviewChangeRequest, sourceAttrib
 import { proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
-import { FILTER_OPERATORS, getRecord, listRecords, recordsWithValue } from "../content/records";
+import { FILTER_OPERATORS } from "../content/field-types";
+import { getRecord, listRecords, recordsWithValue } from "../content/records";
 import type { AppContext } from "../context";
 import { access, spaceHeader } from "../http/access";
 import { answers } from "../http/openapi";

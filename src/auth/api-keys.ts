@@ -9,14 +9,11 @@ import { conflict, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { generateKeyValue, keyPrefix } from "./key-format";
 import type { ApiKeyRow } from "./key-cache";
-import { atLeast, type Level, LEVELS } from "./levels";
+import { atLeast, DEFAULT_EXPIRATION, type Expiration, type Level, LEVELS } from "./levels";
 import { apiKeys } from "./schema";
 import { sha256 } from "./secrets";
 
-export const EXPIRATIONS = ["never", "7d", "30d", "90d", "1y"] as const;
-export type Expiration = (typeof EXPIRATIONS)[number];
 const EXPIRATION_DAYS: Record<Expiration, number | null> = { never: null, "7d": 7, "30d": 30, "90d": 90, "1y": 365 };
-export const DEFAULT_EXPIRATION: Expiration = "30d";
 
 export const ApiKeySchema = t.Object(
   {

@@ -8,7 +8,8 @@ import type { Settled } from "../db/write-queue";
 import { newId } from "../db/ids";
 import { ApiError, conflict, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
-import { createApiKey, DEFAULT_EXPIRATION, type Expiration, type NewApiKey } from "./api-keys";
+import { createApiKey, type NewApiKey } from "./api-keys";
+import { DEFAULT_EXPIRATION, type Expiration } from "./levels";
 import { deviceRequests } from "./schema";
 import { randomString, sha256 } from "./secrets";
 

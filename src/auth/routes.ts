@@ -4,7 +4,7 @@ import { write } from "../db/tx";
 import { access, sessionCookieOptions, spaceHeader } from "../http/access";
 import { Name, oneOf, Success, WholeNumber } from "../http/schemas";
 import { answers } from "../http/openapi";
-import { ApiKeySchema, createApiKey, deleteApiKey, EXPIRATIONS, getApiKey, listApiKeys, NewApiKeySchema, updateApiKey } from "./api-keys";
+import { ApiKeySchema, createApiKey, deleteApiKey, getApiKey, listApiKeys, NewApiKeySchema, updateApiKey } from "./api-keys";
 import { type Actor, presentedKey } from "./actor";
 import {
   approveDeviceRequest,
@@ -19,7 +19,7 @@ import {
   issueDeviceCode,
   type Looker,
 } from "./device";
-import { LEVELS } from "./levels";
+import { EXPIRATIONS, LEVELS } from "./levels";
 import { createSession, deleteSession, SESSION_COOKIE } from "./sessions";
 import { completeSetup, setupNeeded } from "./setup";
 import { createUser, listUsers, updateUser, UserSchema, userView, verifyLogin } from "./users";

@@ -21,11 +21,13 @@ export const CallerSchema = t.Object({
   spaces: t.Array(t.Object({ ...SpaceRef, role: oneOf(ROLES), effectiveLevel: oneOf(LEVELS) })),
 });
 
+export type Caller = Static<typeof CallerSchema>;
+
 /**
  * `GET /auth`: who the caller is, the space in effect (the named one, or the only one) and every
  * space with its effective level. Several spaces and no header is not an error here: space is null.
  */
-export function describeCaller(ctx: AppContext, actor: Actor, spaceRef: string | undefined): Static<typeof CallerSchema> {
+export function describeCaller(ctx: AppContext, actor: Actor, spaceRef: string | undefined): Caller {
   const memberships = listMemberships(ctx, actor.user.id);
   const current = spaceRef
     ? memberships.find(({ space }) => space.id === spaceRef || space.slug === spaceRef)

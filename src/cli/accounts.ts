@@ -1,4 +1,5 @@
-import { createApiKey, EXPIRATIONS, type Expiration, listApiKeys } from "../auth/api-keys";
+import { createApiKey, listApiKeys } from "../auth/api-keys";
+import { EXPIRATIONS, type Expiration } from "../auth/levels";
 import { LEVELS, type Level } from "../auth/levels";
 import { createUser, findUserByEmail, listUsers } from "../auth/users";
 import { closeStore } from "../db/client";

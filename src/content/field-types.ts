@@ -7,6 +7,10 @@ export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "up
 export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
+/** How a listing may filter on a field (section 6.3). */
+export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty"] as const;
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
 export const FIELD_SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
 /** How deep a `json` value (and node metadata) may nest: deeper values could break SQLite's JSON functions in later reads. */

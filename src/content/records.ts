@@ -10,6 +10,7 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
@@ -138,8 +139,6 @@ export function recordHistory(ctx: AppContext, spaceId: string, recordId: string
 
 // ---- listing: filters, sort and keyset cursors ----
 
-export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty"] as const;
-export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 export interface RecordFilter {
   fieldSlug: string;

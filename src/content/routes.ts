@@ -15,9 +15,9 @@ import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../http/qu
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
 import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, getNode, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, updateMetadata } from "./nodes";
-import { countRecords, FILTER_OPERATORS, getRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
+import { countRecords, getRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
-import { FIELD_TYPES } from "./field-types";
+import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 
 const Json = t.Record(t.String(), t.Unknown());
 const Message = t.Optional(t.String({ maxLength: 10_000 }));

@@ -3,6 +3,7 @@ import type { RecordView } from "../content/records";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
+import type { EventType } from "./catalogue";
 import { events } from "./schema";
 
 /** A record as an event carries it: its values and ids at that moment (not its head commit or base, which the event names). */
@@ -13,8 +14,8 @@ interface RecordChange {
   changeRequestId: string;
 }
 
-/** Every event type of the contract (section 8.1) and the `data` it carries. */
-export interface EventPayloads {
+/** The `data` each event type carries; extending the catalogue's record makes a type without one fail to compile. */
+export interface EventPayloads extends Record<EventType, unknown> {
   "record.created": RecordChange;
   "record.updated": RecordChange & { previous: Record<string, unknown>; changedFields: string[] };
   "record.deleted": RecordChange;
@@ -27,23 +28,6 @@ export interface EventPayloads {
   "change_request.conflict": { changeRequestId: string; conflict: MergeConflict };
   "base.created": { base: { id: string; nodeId: string; slug: string; name: string }; changeRequestId: string };
 }
-
-export type EventType = keyof EventPayloads;
-
-const CATALOGUE: Record<EventType, true> = {
-  "record.created": true,
-  "record.updated": true,
-  "record.deleted": true,
-  "record.restored": true,
-  "change_request.created": true,
-  "change_request.approved": true,
-  "change_request.changes_requested": true,
-  "change_request.rejected": true,
-  "change_request.merged": true,
-  "change_request.conflict": true,
-  "base.created": true,
-};
-export const EVENT_TYPES = Object.keys(CATALOGUE) as EventType[];
 
 /** Where an event happened and when: the change's own space, base and time. */
 export interface EventOrigin {

@@ -1,5 +1,6 @@
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { EventPayloads, EventType } from "./outbox";
+import type { EventType } from "./catalogue";
+import type { EventPayloads } from "./outbox";
 
 /**
  * The outbox: one row per event, written in the same transaction as the change that caused it.

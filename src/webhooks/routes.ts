@@ -6,7 +6,8 @@ import { limitParam } from "../http/query";
 import { Name, oneOf, Success } from "../http/schemas";
 import { answers } from "../http/openapi";
 import { DeliverySchema, listDeliveries, redeliver, testFire } from "./deliveries";
-import { createRule, deleteRule, findRule, listRules, RULE_EVENT_TYPES, ruleView, updateRule, WebhookRuleSchema } from "./rules";
+import { RULE_EVENT_TYPES } from "../events/catalogue";
+import { createRule, deleteRule, findRule, listRules, ruleView, updateRule, WebhookRuleSchema } from "./rules";
 
 const Rule = t.Object({
   name: Name,

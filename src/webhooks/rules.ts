@@ -6,7 +6,7 @@ import { findBase } from "../content/bases";
 import type { AppContext } from "../context";
 import { newId } from "../db/ids";
 import { type Tx, write } from "../db/tx";
-import { EVENT_TYPES } from "../events/outbox";
+import { RULE_EVENT_TYPES } from "../events/catalogue";
 import { checkName } from "../formats";
 import { badRequest, conflict, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
@@ -18,8 +18,6 @@ export type RuleRow = typeof webhookRules.$inferSelect;
 
 export const MAX_RULES_PER_SPACE = 50;
 
-/** What a rule may subscribe to: every event type, `*`, and Busabase's short name for one of them. */
-export const RULE_EVENT_TYPES = [...EVENT_TYPES, "*", "changes_requested"] as const;
 const ALIASES: Record<string, string> = { changes_requested: "change_request.changes_requested" };
 
 export interface RuleInput {

@@ -1,0 +1,71 @@
+/** An answer outside 2xx, in the contract's envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly reason: string | undefined,
+    readonly data: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+const SPACE_KEY = "basalt.space";
+const SIGNED_IN_KEY = "basalt.signedIn";
+
+/** What every request carries besides its body: the session's CSRF token and the chosen space. */
+export const session = {
+  csrfToken: null as string | null,
+  /**
+   * Whether this browser signed in and did not sign out: without it the page goes straight to
+   * sign-in instead of asking the server and meeting a 401 (which browsers log as an error).
+   */
+  get remembered(): boolean {
+    return localStorage.getItem(SIGNED_IN_KEY) === "1";
+  },
+  set remembered(value: boolean) {
+    if (value) localStorage.setItem(SIGNED_IN_KEY, "1");
+    else localStorage.removeItem(SIGNED_IN_KEY);
+  },
+  get space(): string | null {
+    return localStorage.getItem(SPACE_KEY);
+  },
+  set space(slug: string | null) {
+    if (slug) localStorage.setItem(SPACE_KEY, slug);
+    else localStorage.removeItem(SPACE_KEY);
+  },
+};
+
+let onUnauthorized: () => void = () => {};
+
+/** Where a 401 sends the person: the sign-in screen (set once by the router). */
+export const whenSignedOut = (handler: () => void) => {
+  onUnauthorized = handler;
+};
+
+/**
+ * The one way the page calls the API: JSON in and out, the CSRF token on writes, the space header,
+ * and a 401 sent back to sign-in. Every failure is an `ApiError` with the server's own sentence.
+ */
+export async function api<T>(method: string, path: string, body?: unknown, options: { quiet401?: boolean } = {}): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET" && session.csrfToken) headers["x-csrf-token"] = session.csrfToken;
+  if (session.space) headers["x-basalt-space"] = session.space;
+  const response = await fetch(`/api/v1${path}`, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) });
+  const answer = await response.json().catch(() => ({}));
+  if (response.ok) return answer as T;
+  const failure = new ApiError(response.status, answer.code ?? "ERROR", answer.error ?? `The server answered ${response.status}.`, answer.reason, answer.data ?? {});
+  if (response.status === 401) session.remembered = false;
+  if (response.status === 401 && !options.quiet401) onUnauthorized();
+  throw failure;
+}
+
+/** A query string from defined values only. */
+export const query = (params: Record<string, string | number | boolean | undefined | null>): string => {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : "";
+};

@@ -1,0 +1,210 @@
+import { atLeast } from "../../../auth/levels";
+import type { CommitView } from "../../../changes/commits";
+import type { ChangeRequestView } from "../../../changes/views";
+import type { BaseView, FieldView } from "../../../content/bases";
+import { COMPUTED_TYPES, FILTER_OPERATORS, INPUT_TYPES } from "../../../content/field-types";
+import type { NodeView } from "../../../content/nodes";
+import type { RecordView } from "../../../content/records";
+import { api, query } from "../api";
+import { type Child, h } from "../dom";
+import type { Context, Screen } from "../main";
+import { card, checkbox, empty, form, input, link, notice, screen, select, shown, table, textarea, when } from "../ui";
+
+type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
+
+const computed = (field: FieldView) => (COMPUTED_TYPES as readonly string[]).includes(field.type);
+
+function tree(nodes: NodeView[]): HTMLElement {
+  return h(
+    "ul",
+    { class: "tree" },
+    ...nodes.map((node) =>
+      h(
+        "li",
+        {},
+        node.type === "base" && node.baseId ? link(`/admin/bases/${node.baseId}`, node.name) : h("span", { class: "folder" }, node.name),
+        h("span", { class: "muted" }, ` ${node.type}`),
+        node.children.length ? tree(node.children) : null,
+      ),
+    ),
+  );
+}
+
+/** `slug:type` lines, e.g. `title:text`: the fields of a new base. */
+function fieldLines(text: string) {
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line, i) => {
+      const [slug, type = "text"] = line.split(":").map((part) => part.trim());
+      return { slug, name: slug.charAt(0).toUpperCase() + slug.slice(1).replaceAll("_", " "), type, required: i === 0 };
+    });
+}
+
+async function dataHome(ctx: Context): Promise<Node> {
+  const nodes = await api<NodeView[]>("GET", "/nodes");
+  const level = ctx.me.caller.effectiveLevel;
+  const canCreate = level !== null && atLeast(level, "changeRequest");
+  const create = canCreate
+    ? card(
+        "New base",
+        form(
+          "Create base",
+          [
+            input("Name", "name", { required: true, placeholder: "Papers" }),
+            input("Slug", "slug", { required: true, placeholder: "papers", hint: "Lower-case letters, digits and dashes; used in URLs and by agents." }),
+            textarea("Fields", "fields", { value: "title:text\nnotes:longtext", hint: `One per line as slug:type; types: ${INPUT_TYPES.join(", ")}. The first is required.` }),
+          ],
+          async (values) => {
+            const answer = await api<Proposed<BaseView>>("POST", "/bases", { name: values.get("name"), slug: values.get("slug"), fields: fieldLines(String(values.get("fields"))) });
+            ctx.go(answer.materialized ? `/admin/bases/${answer.id}` : `/admin/change-requests/${answer.id}`);
+          },
+        ),
+      )
+    : null;
+  return screen(
+    "Data",
+    card("Tree", nodes.length ? tree(nodes) : empty(canCreate ? "This space holds nothing yet: create its first base below." : "This space holds nothing yet.")),
+    create,
+  );
+}
+
+const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
+
+async function basePage(ctx: Context): Promise<Node> {
+  const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
+  const { field, op, value, cursor } = Object.fromEntries(["field", "op", "value", "cursor"].map((key) => [key, ctx.query.get(key) ?? undefined]));
+  const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
+  const page = await api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: 25, cursor, ...filter })}`);
+  const shownFields = base.fields.slice(0, 5);
+  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ field, op, value, ...extra })}`;
+  const filterForm = h(
+    "form",
+    { class: "filter", role: "search" },
+    select("Field", "field", base.fields.map((f) => ({ value: f.slug, label: f.name })), field),
+    select("Operator", "op", FILTER_OPERATORS.map((o) => ({ value: o, label: o })), op ?? "eq"),
+    input("Value", "value", { value: value ?? "" }),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Filter"), field ? link(`/admin/bases/${base.id}`, "Clear") : null),
+  );
+  filterForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = new FormData(filterForm);
+    ctx.go(`/admin/bases/${base.id}${query({ field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")) })}`);
+  });
+  const rows = page.records.map((record) => [link(`/admin/records/${record.id}`, shown(record.fields[shownFields[0]?.slug] ?? record.id)), ...shownFields.slice(1).map((f) => shown(record.fields[f.slug])), when(record.updatedAt)]);
+  return screen(
+    base.name,
+    h("p", { class: "lead" }, base.description || `${base.fields.length} fields.`, " ", link(`/admin/bases/${base.id}/new`, "New record")),
+    card(
+      "Records",
+      filterForm,
+      rows.length ? table([...shownFields.map((f) => f.name), "Updated"], rows) : empty(field ? "No record matches this filter." : "No records yet.", link(`/admin/bases/${base.id}/new`, "Add the first one.")),
+      h("p", { class: "pager" }, cursor ? link(here({ cursor: undefined }), "← First page") : null, page.nextCursor ? link(here({ cursor: page.nextCursor }), "Next page →") : null),
+    ),
+  );
+}
+
+/** An input for one field, by its type; computed fields are not edited. */
+function fieldInput(field: FieldView, value: unknown): Child {
+  const label = `${field.name}${field.required ? " (required)" : ""}`;
+  const text = value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+  switch (field.type) {
+    case "checkbox":
+      return checkbox(field.name, field.slug, value === true);
+    case "number":
+      return input(label, field.slug, { type: "number", value: text });
+    case "date":
+      return input(label, field.slug, { value: text, hint: "YYYY-MM-DD or an ISO date-time." });
+    case "longtext":
+      return textarea(label, field.slug, { value: text });
+    case "select": {
+      const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => ({ value: choice.name, label: choice.name }));
+      return select(label, field.slug, [{ value: "", label: "—" }, ...choices], text);
+    }
+    case "multiselect":
+      return input(label, field.slug, { value: Array.isArray(value) ? value.join(", ") : "", hint: "Comma-separated choices." });
+    case "json":
+      return textarea(label, field.slug, { value: text, hint: "JSON." });
+    default:
+      return input(label, field.slug, { type: field.type === "email" ? "email" : field.type === "url" ? "url" : "text", value: text });
+  }
+}
+
+/** The form's value for a field, read by its type; "" is no value. */
+function readField(field: FieldView, values: FormData): unknown {
+  if (field.type === "checkbox") return values.get(field.slug) === "on";
+  const raw = String(values.get(field.slug) ?? "").trim();
+  if (raw === "") return null;
+  if (field.type === "number") return Number(raw);
+  if (field.type === "multiselect") return raw.split(",").map((part) => part.trim()).filter(Boolean);
+  if (field.type === "json") return JSON.parse(raw);
+  return raw;
+}
+
+/** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
+function proposalOutcome(ctx: Context, answer: Proposed<RecordView>): void {
+  if (answer.materialized) ctx.go(`/admin/records/${answer.id}?saved=1`);
+  else ctx.go(`/admin/change-requests/${answer.id}`);
+}
+
+async function newRecord(ctx: Context): Promise<Node> {
+  const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
+  const editable = base.fields.filter((field) => !computed(field));
+  return screen(
+    `New record in ${base.name}`,
+    card(
+      null,
+      h("p", {}, "With a Write data level or above this saves at once; otherwise it becomes a change request that waits in the Inbox."),
+      form("Save record", editable.map((field) => fieldInput(field, null)), async (values) => {
+        const fields = Object.fromEntries(editable.map((field) => [field.slug, readField(field, values)]).filter(([, value]) => value !== null));
+        proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/bases/${base.id}/change-requests`, { fields }));
+      }),
+    ),
+  );
+}
+
+async function recordPage(ctx: Context): Promise<Node> {
+  const record = await api<RecordView>("GET", `/records/${encodeURIComponent(ctx.params.id)}`);
+  const history = await api<CommitView[]>("GET", `/records/${record.id}/history`);
+  const fields = record.base.fields;
+  const editable = fields.filter((field) => !computed(field));
+  const names = new Map(fields.map((field) => [field.slug, field.name]));
+  const title = shown(record.fields[fields[0]?.slug] ?? record.id);
+  return screen(
+    title,
+    h("p", { class: "lead" }, "In ", link(`/admin/bases/${record.baseId}`, record.base.name), `, updated ${when(record.updatedAt)}.`, record.status === "archived" ? " Archived." : ""),
+    ctx.query.get("saved") ? notice("success", "Saved.") : null,
+    card(
+      "Edit",
+      form("Save changes", editable.map((field) => fieldInput(field, record.fields[field.slug])), async (values) => {
+        const changed = Object.fromEntries(
+          editable.map((field) => [field.slug, readField(field, values)] as const).filter(([slug, value]) => JSON.stringify(value) !== JSON.stringify(record.fields[slug] ?? null)),
+        );
+        if (Object.keys(changed).length === 0) throw new Error("Nothing changed.");
+        proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: changed, baseCommitId: record.headCommitId }));
+      }),
+    ),
+    card(
+      "History",
+      table(
+        ["When", "By", "Change", "Values"],
+        history.map((commit) => [
+          when(commit.createdAt),
+          commit.authorUser?.name ?? commit.author,
+          `${commit.operation.replace("record_", "")}${commit.message ? `: ${commit.message}` : ""}`,
+          Object.entries(commit.payload)
+            .map(([slug, value]) => `${names.get(slug) ?? slug}: ${shown(value)}`)
+            .join("; "),
+        ]),
+      ),
+    ),
+  );
+}
+
+export const dataScreens: Screen[] = [
+  { path: "/admin/data", title: "Data", render: dataHome },
+  { path: "/admin/bases/:id", title: "Base", render: basePage },
+  { path: "/admin/bases/:id/new", title: "New record", render: newRecord },
+  { path: "/admin/records/:id", title: "Record", render: recordPage },
+];

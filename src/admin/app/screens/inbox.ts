@@ -1,0 +1,187 @@
+import { atLeast } from "../../../auth/levels";
+import type { ChangeRequestView, OperationView } from "../../../changes/views";
+import type { RecordView } from "../../../content/records";
+import { api, ApiError, query } from "../api";
+import { type Child, h } from "../dom";
+import type { Context, Screen } from "../main";
+import { action, card, empty, link, notice, reasonDialog, screen, shown, table, when } from "../ui";
+
+type Counts = { review: number; changes: number; created: number; approved: number; merged: number; rejected: number };
+
+/** The Inbox tabs: what each shows, and which count belongs to it. */
+const TABS = [
+  { id: "review", label: "To review", count: "review", filter: { status: "in_review" } },
+  { id: "changes", label: "Changes requested", count: "changes", filter: { status: "changes_requested" } },
+  { id: "mine", label: "Mine", count: "created", filter: { mine: "true" } },
+  { id: "approved", label: "Approved", count: "approved", filter: { status: "approved" } },
+  { id: "merged", label: "Merged", count: "merged", filter: { status: "merged" } },
+  { id: "rejected", label: "Rejected", count: "rejected", filter: { status: "rejected" } },
+] as const;
+
+const STATUS_LABELS: Record<string, string> = {
+  in_review: "In review",
+  changes_requested: "Changes requested",
+  approved: "Approved",
+  rejected: "Rejected",
+  merged: "Merged",
+  conflict: "Conflict",
+};
+
+const OPERATION_LABELS: Record<string, string> = {
+  record_create: "New record",
+  record_update: "Record update",
+  record_delete: "Record archived",
+  record_restore: "Record restored",
+  node_create: "New node",
+  node_rename: "Rename",
+  node_move: "Move",
+  node_delete: "Archive node",
+  node_restore: "Restore node",
+  base_add_field: "New field",
+  base_update_field: "Field change",
+  base_delete_field: "Field removed",
+  base_reorder_fields: "Fields reordered",
+};
+
+export const statusBadge = (status: string) => h("span", { class: `badge status-${status}` }, STATUS_LABELS[status] ?? status);
+
+/** One line naming what a change request does and where. */
+export function describe(cr: ChangeRequestView): string {
+  const first = cr.primaryOperation;
+  const what = first ? (OPERATION_LABELS[first.operation] ?? first.operation) : "Change";
+  const where = cr.base?.name ?? cr.node?.name;
+  const more = cr.operationCount > 1 ? ` and ${cr.operationCount - 1} more` : "";
+  return `${what}${more}${where ? ` in ${where}` : ""}`;
+}
+
+const proposer = (cr: ChangeRequestView) => {
+  const who = cr.submittedByUser?.name ?? cr.submittedBy;
+  const through = cr.sourceAttribution.displayName;
+  return `${who} through ${through === who ? "the admin page" : `the key “${through}”`} (${cr.sourceAttribution.channel})`;
+};
+
+async function inbox(ctx: Context): Promise<Node> {
+  const tab = TABS.find((candidate) => candidate.id === ctx.query.get("tab")) ?? TABS[0];
+  const cursor = ctx.query.get("cursor");
+  const [counts, page] = await Promise.all([
+    api<Counts>("GET", "/change-requests/counts"),
+    api<{ changeRequests: ChangeRequestView[]; nextCursor: string | null }>("GET", `/change-requests${query({ ...tab.filter, cursor, limit: 25 })}`),
+  ]);
+  const tabs = h(
+    "nav",
+    { class: "tabs", "aria-label": "Inbox tabs" },
+    ...TABS.map((candidate) =>
+      h("a", { href: `/admin/inbox?tab=${candidate.id}`, "aria-current": candidate.id === tab.id ? "page" : false }, candidate.label, " ", h("span", { class: "count" }, String(counts[candidate.count]))),
+    ),
+  );
+  const rows = page.changeRequests.map((cr) => [link(`/admin/change-requests/${cr.id}`, describe(cr)), proposer(cr), statusBadge(cr.status), when(cr.createdAt)]);
+  const list = rows.length
+    ? table(["Change", "Proposed by", "Status", "Proposed"], rows)
+    : empty(tab.id === "review" ? "Nothing waits for review. Proposals made with a Change Request key appear here." : "No change requests here.");
+  return screen(
+    "Inbox",
+    tabs,
+    card(null, list, page.nextCursor ? h("p", {}, link(`/admin/inbox${query({ tab: tab.id, cursor: page.nextCursor })}`, "Older change requests →")) : null),
+  );
+}
+
+/** Each proposed field against its current value: the record's now (for an update), else the proposal's base. */
+function operationDiff(op: OperationView, fieldNames: Map<string, string>, current: Record<string, unknown> | null, merged: boolean): Child {
+  const proposed = op.headCommit?.payload ?? {};
+  if (op.operation === "record_delete") return h("p", {}, "Archives the record (it can be restored).");
+  if (op.operation === "record_restore") return h("p", {}, "Restores the archived record.");
+  const slugs = Object.keys(proposed);
+  if (slugs.length === 0) return h("p", {}, "No values.");
+  const before = (slug: string) => (op.operation === "record_create" ? undefined : current ? current[slug] : op.baseFields[slug]);
+  return table(
+    ["Field", merged ? "Before" : "Current", "Proposed"],
+    slugs.map((slug) => {
+      const changed = shown(before(slug)) !== shown(proposed[slug]);
+      return [fieldNames.get(slug) ?? slug, h("span", { class: changed ? "old" : "" }, shown(before(slug))), h("span", { class: changed ? "new" : "" }, shown(proposed[slug]))];
+    }),
+  );
+}
+
+async function changeRequestPage(ctx: Context): Promise<Node> {
+  const cr = await api<ChangeRequestView>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
+  const fieldNames = new Map((cr.base?.fields ?? []).map((field) => [field.slug, field.name]));
+  const currents = new Map<string, Record<string, unknown>>();
+  await Promise.all(
+    cr.operations
+      .filter((op) => op.operation === "record_update" && op.targetRecordId && cr.status !== "merged")
+      .map(async (op) => currents.set(op.id, (await api<RecordView>("GET", `/records/${op.targetRecordId}`)).fields)),
+  );
+  const status = h("div", { class: "status-area" });
+  const canReview = ctx.me.caller.effectiveLevel !== null && atLeast(ctx.me.caller.effectiveLevel, "write");
+  const open = ["in_review", "changes_requested", "approved", "conflict"].includes(cr.status);
+  const act = async (run: () => Promise<unknown>) => {
+    try {
+      await run();
+      ctx.reload();
+    } catch (failure) {
+      if (failure instanceof ApiError && failure.reason === "MERGE_CONFLICT") {
+        status.append(notice("error", "This change conflicts with what was merged since it was proposed, so nothing was merged. Its author can revise it against the current values; then review it again."));
+        return;
+      }
+      throw failure;
+    }
+  };
+  const review = (verdict: "approved" | "rejected", reason?: string) => act(() => api("POST", `/change-requests/${cr.id}/reviews`, { verdict, reason }));
+  const actions =
+    canReview && open
+      ? h(
+          "div",
+          { class: "actions" },
+          cr.status === "approved"
+            ? action("Merge", () => act(() => api("POST", `/change-requests/${cr.id}/merge`)), { status })
+            : action("Approve", () => review("approved"), { status }),
+          action(
+            "Request changes",
+            async () => {
+              const reason = await reasonDialog("Request changes", "What should change?", "Request changes");
+              if (reason !== null) await review("rejected", reason || undefined);
+            },
+            { kind: "secondary", status },
+          ),
+          action(
+            "Close",
+            async () => {
+              const reason = await reasonDialog("Close this change request", "Why? (optional)", "Close it");
+              if (reason !== null) await act(() => api("POST", `/change-requests/${cr.id}/close`, { reason: reason || undefined }));
+            },
+            { kind: "danger", status },
+          ),
+        )
+      : null;
+  return screen(
+    describe(cr),
+    h("p", { class: "lead" }, statusBadge(cr.status), " Proposed by ", proposer(cr), ", ", when(cr.createdAt), "."),
+    cr.status === "approved" && canReview ? notice("info", "Approved: merge it to apply the change.") : null,
+    cr.status === "conflict" ? notice("error", "In conflict: the data changed since this was proposed. Its author can revise it against the current values.") : null,
+    status,
+    actions,
+    ...cr.operations.map((op, i) =>
+      card(
+        `${i + 1}. ${OPERATION_LABELS[op.operation] ?? op.operation}`,
+        op.targetRecordId && op.operation !== "record_create" ? h("p", {}, "Record ", link(`/admin/records/${op.targetRecordId}`, op.targetRecordId)) : null,
+        op.headCommit?.message ? h("p", { class: "message" }, op.headCommit.message) : null,
+        operationDiff(op, fieldNames, currents.get(op.id) ?? null, cr.status === "merged"),
+      ),
+    ),
+    card(
+      "Reviews",
+      cr.reviews.length
+        ? table(
+            ["Reviewer", "Verdict", "Reason", "When"],
+            cr.reviews.map((r) => [r.reviewer?.name ?? r.reviewerId, r.verdict === "approved" ? "Approved" : "Changes requested", r.reason ?? "—", when(r.createdAt)]),
+          )
+        : empty(canReview ? "No reviews yet: approve it or request changes above." : "No reviews yet."),
+    ),
+    cr.rejectedReason ? card("Closed", h("p", {}, cr.rejectedReason)) : null,
+  );
+}
+
+export const inboxScreens: Screen[] = [
+  { path: "/admin/inbox", title: "Inbox", render: inbox },
+  { path: "/admin/change-requests/:id", title: "Change request", render: changeRequestPage },
+];

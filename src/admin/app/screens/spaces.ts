@@ -1,0 +1,175 @@
+import { atLeast, type Role, ROLES } from "../../../auth/levels";
+import type { UserView } from "../../../auth/users";
+import type { MemberView, SpaceView } from "../../../spaces/spaces";
+import { api, session } from "../api";
+import { h } from "../dom";
+import type { Context, Screen } from "../main";
+import { action, card, checkbox, confirmDialog, empty, form, input, notice, screen, select, table, when } from "../ui";
+
+const ROLE_NAMES: Record<Role, string> = { owner: "Owner", admin: "Admin", editor: "Editor", contributor: "Contributor", viewer: "Viewer" };
+const roleChoices = () => ROLES.map((role) => ({ value: role, label: ROLE_NAMES[role] }));
+
+async function spaces(ctx: Context): Promise<Node> {
+  const mine = await api<SpaceView[]>("GET", "/spaces");
+  const current = ctx.me.caller.space;
+  const level = ctx.me.caller.effectiveLevel;
+  const manages = level !== null && atLeast(level, "manage");
+  const status = h("div", { class: "status-area" });
+  const members = current ? await api<MemberView[]>("GET", `/spaces/${current.id}/members`) : [];
+  return screen(
+    "Spaces",
+    status,
+    card(
+      "Your spaces",
+      mine.length
+        ? table(
+            ["Space", "Slug", "Your role", "Created", ""],
+            mine.map((space) => [
+              space.name,
+              h("code", {}, space.slug),
+              ROLE_NAMES[space.role],
+              when(space.createdAt),
+              space.slug === current?.slug
+                ? h("span", { class: "muted" }, "current")
+                : action(
+                    "Switch to it",
+                    async () => {
+                      session.space = space.slug;
+                      await ctx.refreshMe();
+                      ctx.reload();
+                    },
+                    { kind: "secondary", status },
+                  ),
+            ]),
+          )
+        : empty("You are not a member of any space yet: create one below, or ask a space's owner to add you."),
+    ),
+    card(
+      "New space",
+      form("Create space", [input("Name", "name", { required: true }), input("Slug", "slug", { hint: "Optional: made from the name when empty." })], async (values, node) => {
+        const space = await api<SpaceView>("POST", "/spaces", { name: values.get("name"), ...(values.get("slug") ? { slug: values.get("slug") } : {}) });
+        node.reset();
+        session.space = space.slug;
+        await ctx.refreshMe();
+        ctx.reload();
+      }),
+    ),
+    current && manages
+      ? card(
+          `Rename ${current.name}`,
+          form("Save", [input("Name", "name", { value: current.name, required: true }), input("Slug", "slug", { value: current.slug, required: true })], async (values) => {
+            const space = await api<SpaceView>("PATCH", `/spaces/${current.id}`, { name: values.get("name"), slug: values.get("slug") });
+            session.space = space.slug;
+            await ctx.refreshMe();
+            ctx.reload();
+          }),
+        )
+      : null,
+    current
+      ? card(
+          `Members of ${current.name}`,
+          table(
+            ["Name", "E-mail", "Role", "Since", ""],
+            members.map((member) => [
+              member.name,
+              member.email,
+              manages ? roleSelect(ctx, current.id, member, status) : ROLE_NAMES[member.role],
+              when(member.createdAt),
+              manages
+                ? action(
+                    "Remove",
+                    async () => {
+                      if (!(await confirmDialog(`Remove ${member.name}?`, `They lose access to ${current.name} at once, through every key.`, "Remove member", true))) return;
+                      await api("DELETE", `/spaces/${current.id}/members/${member.userId}`);
+                      ctx.reload();
+                    },
+                    { kind: "danger", status },
+                  )
+                : null,
+            ]),
+          ),
+          manages
+            ? form("Add member", [input("E-mail of an existing user", "email", { type: "email", required: true }), select("Role", "role", roleChoices(), "editor")], async (values) => {
+                await api("POST", `/spaces/${current.id}/members`, { email: values.get("email"), role: values.get("role") });
+                ctx.reload();
+              })
+            : null,
+        )
+      : null,
+  );
+}
+
+function roleSelect(ctx: Context, spaceId: string, member: MemberView, status: HTMLElement): HTMLElement {
+  const choice = h("select", { "aria-label": `Role of ${member.name}` }, ...roleChoices().map((role) => h("option", { value: role.value, selected: role.value === member.role }, role.label)));
+  choice.addEventListener("change", async () => {
+    try {
+      await api("PATCH", `/spaces/${spaceId}/members/${member.userId}`, { role: choice.value });
+      ctx.reload();
+    } catch (failure) {
+      choice.value = member.role;
+      status.append(notice("error", (failure as Error).message));
+    }
+  });
+  return choice;
+}
+
+async function users(ctx: Context): Promise<Node> {
+  if (!ctx.me.user.admin) return screen("Users", notice("error", "Only instance admins manage users."));
+  const list = await api<UserView[]>("GET", "/users");
+  const status = h("div", { class: "status-area" });
+  const patch = (user: UserView, change: Partial<Pick<UserView, "admin" | "banned">>, question: string) =>
+    action(
+      question,
+      async () => {
+        if (change.banned && !(await confirmDialog(`Ban ${user.name}?`, "They are signed out and every key of theirs stops working at once.", "Ban", true))) return;
+        await api("PATCH", `/users/${user.id}`, change);
+        ctx.reload();
+      },
+      { kind: change.banned ? "danger" : "secondary", status },
+    );
+  return screen(
+    "Users",
+    status,
+    card(
+      "Users of this server",
+      table(
+        ["Name", "E-mail", "Role", "State", "Actions"],
+        list.map((user) => [
+          user.name,
+          user.email,
+          user.admin ? "Instance admin" : "User",
+          user.banned ? h("span", { class: "badge warn" }, "Banned") : "Active",
+          user.id === ctx.me.user.id
+            ? h("span", { class: "muted" }, "you")
+            : h(
+                "div",
+                { class: "row-actions" },
+                patch(user, { admin: !user.admin }, user.admin ? "Remove admin" : "Make admin"),
+                patch(user, { banned: !user.banned }, user.banned ? "Unban" : "Ban"),
+              ),
+        ]),
+      ),
+    ),
+    card(
+      "New user",
+      form(
+        "Create user",
+        [
+          input("Name", "name", { required: true }),
+          input("E-mail", "email", { type: "email", required: true }),
+          input("Password", "password", { type: "password", required: true, autocomplete: "new-password", hint: "8 characters or more; they can change it later." }),
+          checkbox("Instance admin", "admin"),
+        ],
+        async (values) => {
+          await api("POST", "/users", { name: values.get("name"), email: values.get("email"), password: values.get("password"), admin: values.get("admin") === "on" });
+          ctx.reload();
+        },
+      ),
+    ),
+  );
+}
+
+export const spaceScreens: Screen[] = [
+  { path: "/admin/spaces", title: "Spaces", render: spaces },
+  { path: "/admin/users", title: "Users", render: users },
+];
