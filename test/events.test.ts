@@ -3,7 +3,7 @@ import { createBase, TestServer, freshWorkspace, type Workspace } from "./helper
 
 let server: TestServer;
 let ws: Workspace;
-beforeEach(async () => ({ server, ws } = await freshWorkspace()));
+beforeEach(async () => ({ server, ws } = await freshWorkspace({ deliveries: false })));
 afterEach(() => server.stop());
 
 interface EventRow {

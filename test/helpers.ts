@@ -55,9 +55,10 @@ export class TestServer {
   readonly url: string;
   private readonly app: ReturnType<typeof createApp>;
 
-  readonly deliveries: DeliveryLoop;
+  readonly deliveries: DeliveryLoop | null;
 
-  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string } = {}) {
+  /** `deliveries: false` leaves the outbox unread, for tests of the events themselves (the loop deletes those no rule wants). */
+  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string; deliveries?: boolean } = {}) {
     const store = openStore(join(this.dir, "basalt.db"));
     migrate(store);
     const config = loadConfig(
@@ -67,7 +68,7 @@ export class TestServer {
     this.ctx = createContext(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
     this.app = createApp(this.ctx).listen(listenOptions(0, "127.0.0.1"));
     this.url = `http://127.0.0.1:${this.app.server!.port}`;
-    this.deliveries = new DeliveryLoop(this.ctx).start();
+    this.deliveries = options.deliveries === false ? null : new DeliveryLoop(this.ctx).start();
   }
 
   get dbPath(): string {
@@ -119,7 +120,7 @@ export class TestServer {
 
   async stop(): Promise<void> {
     this.app.server?.stop(true);
-    await this.deliveries.stop();
+    await this.deliveries?.stop();
     await closeStore(this.ctx.store);
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -150,8 +151,8 @@ export async function workspace(server: TestServer) {
 export type Workspace = Awaited<ReturnType<typeof workspace>>;
 
 /** A new server and workspace for each test of the content files. */
-export async function freshWorkspace(): Promise<{ server: TestServer; ws: Workspace }> {
-  const server = new TestServer();
+export async function freshWorkspace(options?: ConstructorParameters<typeof TestServer>[0]): Promise<{ server: TestServer; ws: Workspace }> {
+  const server = new TestServer(options);
   return { server, ws: await workspace(server) };
 }
 

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { createBase, eventually, TestServer, type Workspace, workspace } from "./helpers";
+import { dailyUpkeep } from "../src/jobs/schedule";
 import { Receiver } from "./receiver";
 
 const SECRET = `whsec_${Buffer.from("a".repeat(32)).toString("base64")}`;
@@ -193,6 +194,29 @@ describe("delivery (section 8.2)", () => {
   });
 });
 
+describe("what the outbox keeps", () => {
+  test("an event no rule wants is deleted once the loop reads it; one a rule wants stays for redelivery until the daily upkeep removes it with its deliveries", async () => {
+    const unwanted = await createRecord("nobody listens");
+    await eventually(() => countOf(`SELECT count(*) AS n FROM events WHERE data LIKE '%${unwanted.body.id}%'`) === 0);
+
+    const created = (await rule()).body;
+    const wanted = await createRecord("someone listens");
+    await eventually(() => receiver.received.length === 1);
+    await eventually(() => countOf("SELECT count(*) AS n FROM webhook_jobs") === 0);
+    expect(countOf(`SELECT count(*) AS n FROM events WHERE type = 'record.created' AND data LIKE '%${wanted.body.id}%'`)).toBe(1);
+    expect(countOf("SELECT count(*) AS n FROM events WHERE type != 'record.created'")).toBe(0);
+    const [delivery] = await deliveries(created.id);
+    expect((await server.call("POST", `/api/v1/webhooks/${created.id}/deliveries/${delivery.id}/redeliver`, { key: ws.manage })).status).toBe(200);
+
+    server.clock.advance(31 * 86_400_000);
+    await dailyUpkeep(server.ctx);
+    expect(countOf("SELECT count(*) AS n FROM events")).toBe(0);
+    const key = await server.key(ws.owner.id, "manage"); // the workspace's keys expired meanwhile
+    const gone = await server.call("POST", `/api/v1/webhooks/${created.id}/deliveries/${delivery.id}/redeliver`, { key });
+    expect(gone.status).toBe(404); // the delivery went with its event
+  });
+});
+
 describe("the SSRF guard (section 8.1)", () => {
   test("every private form is refused at save without an allow list, and at delivery against the address connected to", async () => {
     const strict = new TestServer();
@@ -220,7 +244,7 @@ describe("the SSRF guard (section 8.1)", () => {
 
 describe("durability", () => {
   test("pending attempts live in the database: a new loop on the same database delivers what the old one left", async () => {
-    await server.deliveries.stop();
+    await server.deliveries!.stop();
     await rule();
     await createRecord();
     await Bun.sleep(50);

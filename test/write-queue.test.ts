@@ -3,7 +3,7 @@ import { createBase, freshWorkspace, type TestServer, type Workspace } from "./h
 
 let server: TestServer;
 let ws: Workspace;
-beforeEach(async () => ({ server, ws } = await freshWorkspace()));
+beforeEach(async () => ({ server, ws } = await freshWorkspace({ deliveries: false })));
 afterEach(() => server.stop());
 
 test("concurrent writes share commits, yet each one succeeds or fails on its own", async () => {

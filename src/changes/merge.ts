@@ -85,7 +85,9 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
     case "record_create": {
       const loaded = baseOf(m, op.baseId!);
       const values = checkRecordValues(loaded.fields, change.payload, "create");
-      const { row, commit } = insertRecord(tx, loaded, values, by);
+      // Merged in the write that proposed it, unchanged: the proposal's commit becomes the record's first, not a copy of it.
+      const adopted = op.createdAt === at && same(values, change.payload) ? op.headCommitId : null;
+      const { row, commit } = insertRecord(tx, loaded, values, by, adopted);
       const record = recordView(row, loaded, commit, m.people);
       recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };

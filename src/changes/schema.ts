@@ -100,7 +100,8 @@ export const commits = sqliteTable(
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     createdAt: text("created_at").notNull(),
   },
-  (table) => [index("commits_record_idx").on(table.recordId, table.id), index("commits_operation_idx").on(table.operationId, table.id)],
+  // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.
+  (table) => [index("commits_record_idx").on(table.recordId, table.id)],
 );
 
 export const VERDICTS = ["approved", "rejected"] as const;

@@ -31,6 +31,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   const lock = lockDataDir(config.dataDir);
   const store = openStore(databasePath(config.dataDir));
   const applied = migrate(store);
+  // SQLite's advice for a long-lived connection: analyze what has changed enough since the last run.
+  store.sqlite.run("PRAGMA optimize = 0x10002");
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
   const ctx = createContext(store, config, systemClock, consoleLogger);
   const app = createApp(ctx);

@@ -8,6 +8,7 @@ import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { syncFieldIndexes } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
 import { bases, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
@@ -172,6 +173,7 @@ export function createBaseForNode(tx: Tx, spaceId: string, nodeId: string, input
   for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
   tx.db.insert(bases).values(base).run();
   if (rows.length > 0) tx.db.insert(fields).values(rows).run();
+  syncFieldIndexes(tx.store.sqlite);
   return base;
 }
 
@@ -184,6 +186,7 @@ export function addField(tx: Tx, baseId: string, input: NewField, at: string): F
   const existing = loadFields(tx, baseId);
   const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at);
   tx.db.insert(fields).values(row).run();
+  syncFieldIndexes(tx.store.sqlite);
   touchBase(tx, baseId, at);
   return row;
 }
@@ -218,6 +221,7 @@ export function updateField(tx: Tx, baseId: string, fieldId: string, patch: Fiel
 export function deleteField(tx: Tx, baseId: string, fieldId: string, at: string): void {
   const field = findField(tx, baseId, fieldId);
   tx.db.delete(fields).where(eq(fields.id, field.id)).run();
+  syncFieldIndexes(tx.store.sqlite);
   touchBase(tx, baseId, at);
 }
 

@@ -5,11 +5,12 @@ import { CommitSchema, type CommitRow, type CommitView, commitView, insertCommit
 import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
-import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite } from "../db/client";
+import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite, queryPlan } from "../db/client";
 import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import { baseLiteral, isNumeric, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
@@ -152,30 +153,15 @@ export interface RecordQuery {
   filters: RecordFilter[];
 }
 
-const COLUMN_OF_COMPUTED: Record<string, SQL> = {
-  created_time: sql`${records.createdAt}`,
-  updated_time: sql`${records.updatedAt}`,
-  created_by: sql`${records.createdBy}`,
-  updated_by: sql`${records.updatedBy}`,
-  auto_number: sql`${records.autoNumber}`,
-};
-
-const NUMERIC_TYPES = new Set(["number", "auto_number", "checkbox"]);
-
-/** The SQL value of a field, and what NULL sorts as (so keyset comparisons never meet a NULL). */
-function fieldExpression(field: FieldRow): { value: SQL; sortable: SQL } {
-  const column = Object.hasOwn(COLUMN_OF_COMPUTED, field.type) ? COLUMN_OF_COMPUTED[field.type] : undefined;
-  if (column) return { value: column, sortable: column };
-  const value = sql`json_extract(${records.data}, ${sql.raw(`'$."${field.slug}"'`)})`;
-  return { value, sortable: NUMERIC_TYPES.has(field.type) ? sql`coalesce(${value}, ${sql.raw(String(-Number.MAX_VALUE))})` : sql`coalesce(${value}, '')` };
-}
+/** A field's value and its sortable form as query SQL (`field-sql.ts` writes the same text into its index). */
+const fieldExpression = (field: FieldRow) => ({ value: sql.raw(valueSql(field)), sortable: sql.raw(sortableSql(field)) });
 
 function typedValue(field: FieldRow, text: string): string | number {
   if (field.type === "checkbox") {
     if (text !== "true" && text !== "false") throw badRequest(`Filter values for ${field.slug} are true or false.`);
     return text === "true" ? 1 : 0;
   }
-  if (NUMERIC_TYPES.has(field.type)) {
+  if (isNumeric(field)) {
     const number = Number(text);
     if (text.trim() === "" || !Number.isFinite(number)) throw badRequest(`Filter values for ${field.slug} must be numbers.`);
     return number;
@@ -205,29 +191,36 @@ class ListingShape {
   }
 }
 
+/**
+ * One filter as SQL. The comparisons run on the sortable form, which the field's index holds, so
+ * they are range scans of that index; unset values (the sentinel) never match `eq`, `gt`, `gte`,
+ * `in`, `lt` or `lte`, and always match `neq`. `contains` and the emptiness tests read the value.
+ */
 function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter): SQL {
-  const { value } = fieldExpression(field);
+  const { value, sortable } = fieldExpression(field);
   const values = filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
   if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
-  shape.key.push(`${field.slug}:${filter.operator}:${filter.operator === "in" ? values.length : 0}`);
+  shape.key.push(`${field.id}:${filter.operator}:${filter.operator === "in" ? values.length : 0}`);
   const one = () => shape.param(typedValue(field, values[0]));
+  const unset = unsetBoundSql(field);
+  const set = unset === null ? sql`` : sql` AND ${sortable} > ${sql.raw(unset)}`;
   const empty = sql`(${value} IS NULL OR ${value} = '' OR ${value} = '[]')`;
   switch (filter.operator) {
     case "eq":
-      return sql`${value} = ${one()}`;
+      return sql`(${sortable} = ${one()}${set})`;
     case "neq":
-      return sql`(${value} IS NULL OR ${value} != ${one()})`;
+      return sql`${sortable} != ${one()}`;
     case "gt":
-      return sql`${value} > ${one()}`;
+      return sql`${sortable} > ${one()}`;
     case "gte":
-      return sql`${value} >= ${one()}`;
+      return sql`(${sortable} >= ${one()}${set})`;
     case "lt":
-      return sql`${value} < ${one()}`;
+      return sql`(${sortable} < ${one()}${set})`;
     case "lte":
-      return sql`${value} <= ${one()}`;
+      return sql`(${sortable} <= ${one()}${set})`;
     case "in":
-      return sql`${value} IN (${sql.join(values.map((v) => shape.param(typedValue(field, v))), sql`, `)})`;
+      return sql`(${sortable} IN (${sql.join(values.map((v) => shape.param(typedValue(field, v))), sql`, `)})${set})`;
     case "contains":
       if (field.type === "multiselect") return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
       return sql`instr(lower(${value}), lower(${shape.param(values[0])})) > 0`;
@@ -241,18 +234,18 @@ function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFil
 interface SortPlan {
   expression: SQL;
   descending: boolean;
+  /** What the compiled statement depends on: the column, or the field (its id, so a re-created field never meets an old statement). */
+  key: string;
 }
-
-const UNSORTABLE = new Set(["multiselect", "json"]);
 
 function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   const descending = sort.startsWith("-");
   const key = descending ? sort.slice(1) : sort;
-  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending };
-  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending };
+  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort };
+  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort };
   const field = fieldNamed(fieldRows, key);
-  if (UNSORTABLE.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
-  return { expression: fieldExpression(field).sortable, descending };
+  if (UNSORTABLE_TYPES.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
+  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}` };
 }
 
 const encodeCursor = (value: unknown, id: string) => Buffer.from(JSON.stringify([value, id])).toString("base64url");
@@ -268,8 +261,10 @@ function decodeCursor(cursor: string): [string | number, string] {
 }
 
 function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery): SQL[] {
+  shape.key.push(loaded.base.id);
   return [
-    sql`${records.baseId} = ${shape.param(loaded.base.id)}`,
+    // A literal, not a parameter: SQLite uses a partial index (the base's field indexes) only for a WHERE it can read.
+    sql`${records.baseId} = ${sql.raw(baseLiteral(loaded.base.id))}`,
     sql`${records.status} = ${shape.param(query.status)}`,
     ...query.filters.map((filter) => filterCondition(shape, fieldNamed(loaded.fields, filter.fieldSlug), filter)),
   ];
@@ -279,15 +274,13 @@ const RECORD_COLUMNS = Object.entries(getTableColumns(records));
 const HEAD_COLUMNS = Object.entries(headColumns);
 const AUTHOR_COLUMNS = Object.entries(authorColumns);
 
-/**
- * Keyset pagination: the cursor carries the last row's sort value and id, so a page is a range
- * scan that costs the same at record 1 and at record 1,000,000 (the default sort is indexed). The
- * page's head commits and their authors come in the same statement, compiled once per shape.
- */
-export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { limit: number; cursor?: string }) {
+type ListingQuery = RecordQuery & { limit: number; cursor?: string };
+
+/** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
+function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
   const plan = sortPlan(loaded.fields, query.sort);
   const shape = new ListingShape();
-  shape.key.push("list", query.sort ?? "", query.cursor ? "after" : "first");
+  shape.key.push("list", plan.key, query.cursor ? "after" : "first");
   const where = conditions(shape, loaded, query);
   if (query.cursor) {
     const [value, id] = decodeCursor(query.cursor);
@@ -295,7 +288,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQu
   }
   const limit = shape.param(query.limit + 1);
   const order = plan.descending ? [sql`${plan.expression} DESC`, desc(records.id)] : [sql`${plan.expression} ASC`, asc(records.id)];
-  const rows = compiledRows(ctx.store, shape.key.join("|"), () =>
+  const build = () =>
     ctx.db
       .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns })
       .from(records)
@@ -303,8 +296,24 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQu
       .leftJoin(users, eq(users.id, commits.authorId))
       .where(and(...where))
       .orderBy(...order)
-      .limit(limit),
-  )(shape.params);
+      .limit(limit);
+  return { key: shape.key.join("|"), build, params: shape.params };
+}
+
+/** SQLite's plan for a listing: which index answers its filters and sort (for tests and operators). */
+export function explainListing(ctx: AppContext, loaded: LoadedBase, query: ListingQuery): string[] {
+  const { build, params } = listingStatement(ctx, loaded, query);
+  return queryPlan(ctx.store, build(), params);
+}
+
+/**
+ * Keyset pagination: the cursor carries the last row's sort value and id, so a page is a range
+ * scan that costs the same at record 1 and at record 1,000,000 (the default sort is indexed). The
+ * page's head commits and their authors come in the same statement, compiled once per shape.
+ */
+export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
+  const statement = listingStatement(ctx, loaded, query);
+  const rows = compiledRows(ctx.store, statement.key, statement.build)(statement.params);
   const page = rows.slice(0, query.limit);
   const people = new Map<string, UserRef>();
   const base = baseView(loaded);
@@ -374,7 +383,8 @@ const nextAutoNumber = preparedWrite((db) =>
     .prepare(),
 );
 
-export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored): { row: RecordRow; commit: CommitRow } {
+/** A new record; its first commit is written, or `adoptedCommitId` (the proposal's own, holding the same values) becomes it. */
+export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adoptedCommitId: string | null = null): { row: RecordRow; commit: CommitRow } {
   const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
   const row: RecordRow = {
     id: newId("rec"),
@@ -390,7 +400,9 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
     updatedAt: by.at,
     archivedAt: null,
   };
-  const commit = recordCommit(tx, row, loaded.fields, null, by, "record_create");
+  const commit = adoptedCommitId
+    ? tx.db.update(commits).set({ recordId: row.id }).where(eq(commits.id, adoptedCommitId)).returning().get()!
+    : recordCommit(tx, row, loaded.fields, null, by, "record_create");
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
   return { row, commit };

@@ -3,6 +3,7 @@ import { type Column, type InferInsertModel, Param, Placeholder, sql } from "dri
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
+import { syncFieldIndexes } from "../content/field-sql";
 import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
 import type { ReadDb, Tx } from "./tx";
@@ -27,6 +28,8 @@ const PRAGMAS = [
   "PRAGMA cache_size = -32000",
   "PRAGMA journal_size_limit = 67108864",
   "PRAGMA wal_autocheckpoint = 1000",
+  // ANALYZE (run by PRAGMA optimize) reads a sample of each index, not all of it: milliseconds on any size.
+  "PRAGMA analysis_limit = 400",
 ];
 
 export function openStore(path: string): Store {
@@ -49,6 +52,8 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
   // drizzle's own migrate step, fed the embedded files instead of a folder read at run time.
   const internals = store.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
   internals.dialect.migrate(migrations, internals.session, { migrationsFolder: "" });
+  // The per-field indexes follow the fields, not the migrations (`syncFieldIndexes`).
+  store.sqlite.transaction(() => syncFieldIndexes(store.sqlite))();
   return applied() - before;
 }
 
@@ -119,6 +124,13 @@ function compile(store: Store, query: { toSQL(): { sql: string; params: unknown[
   const binders = params.map(binder);
   const bind = (values: Record<string, unknown>) => binders.map((bind) => bind(values)) as SQLQueryBindings[];
   return { statement, bind };
+}
+
+/** SQLite's plan for a query built as `compiledRows` builds its queries: which indexes answer it. */
+export function queryPlan(store: Store, query: { toSQL(): { sql: string; params: unknown[] } }, values: Record<string, unknown>): string[] {
+  const { sql: text, params } = query.toSQL();
+  const bound = params.map(binder).map((bind) => bind(values)) as SQLQueryBindings[];
+  return (store.sqlite.query(`EXPLAIN QUERY PLAN ${text}`).all(...bound) as { detail: string }[]).map((row) => row.detail);
 }
 
 const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<string, unknown>) => void>>();

@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import { lt, sql } from "drizzle-orm";
+import { and, eq, lt, lte, notExists, sql } from "drizzle-orm";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pruneDeviceRequests } from "../auth/device";
@@ -10,7 +10,8 @@ import { databasePath } from "../config";
 import type { AppContext } from "../context";
 import { backupDatabase, privateDir } from "../db/files";
 import { write } from "../db/tx";
-import { webhookDeliveries } from "../webhooks/schema";
+import { events } from "../events/schema";
+import { outboxCursor, webhookDeliveries, webhookJobs } from "../webhooks/schema";
 
 /** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
 export const BACKUPS_KEPT = 7;
@@ -25,19 +26,37 @@ export function runScheduledBackup(ctx: AppContext): string {
   return out;
 }
 
-/** Hourly: expired device requests and sessions idle past their lifetime. */
+/**
+ * Hourly: expired device requests and sessions idle past their lifetime; and `PRAGMA optimize`,
+ * which re-analyzes a table once it has grown or shrunk tenfold, so the planner's choice between a
+ * field's index and the creation-order index follows the data.
+ */
 export function pruneExpired(ctx: AppContext): Promise<void> {
   return write(ctx, (tx) => {
     pruneDeviceRequests(tx);
     tx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(tx.clock.now() - SESSION_IDLE_MS))).run();
+    tx.db.run(sql`PRAGMA optimize`);
   });
 }
 
-/** Daily: delivery records older than 30 days, and `PRAGMA optimize` so the planner's statistics follow the data. */
+/**
+ * Daily: delivery records older than 30 days, the events they could redeliver (those already read
+ * by the delivery loop and with no job left), and `PRAGMA optimize`.
+ */
 export function dailyUpkeep(ctx: AppContext): Promise<number> {
   const cutoff = iso(ctx.clock.now() - DELIVERY_LOG_DAYS * DAY_MS);
   return write(ctx, (tx) => {
     const pruned = tx.db.delete(webhookDeliveries).where(lt(webhookDeliveries.createdAt, cutoff)).returning({ id: webhookDeliveries.id }).all().length;
+    tx.db
+      .delete(events)
+      .where(
+        and(
+          lt(events.createdAt, cutoff),
+          lte(events.seq, sql`coalesce((SELECT ${outboxCursor.seq} FROM ${outboxCursor}), 0)`),
+          notExists(tx.db.select({ one: sql`1` }).from(webhookJobs).where(eq(webhookJobs.eventSeq, events.seq))),
+        ),
+      )
+      .run();
     tx.db.run(sql`PRAGMA optimize`);
     return pruned;
   });

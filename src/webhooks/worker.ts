@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lte, min, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lte, min, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
@@ -175,8 +175,12 @@ export class DeliveryLoop {
       }
     }
     this.cursor = last;
+    // An event no rule wants is done with once read: only those with jobs are kept (for redelivery, until the daily upkeep).
+    const wanted = new Set(jobs.map((job) => job.eventSeq));
+    const unwanted = batch.filter((event) => !wanted.has(event.seq)).map((event) => event.seq);
     const stored = write(this.ctx, (tx) => {
       for (const job of jobs) insertRow(tx, webhookJobs, job);
+      if (unwanted.length > 0) tx.db.delete(events).where(inArray(events.seq, unwanted)).run();
       tx.db.insert(outboxCursor).values({ name: CURSOR, seq: last }).onConflictDoUpdate({ target: outboxCursor.name, set: { seq: last } }).run();
     });
     for (const job of jobs) if (this.hasRoomFor(job.ruleId)) this.launch(job);

@@ -1,0 +1,58 @@
+/** What the benchmarks share: a scratch directory, commands, waiting for a server, RSS, and wrk. */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const REPO = join(import.meta.dir, "..");
+export const BUN = process.execPath;
+
+export interface WrkResult {
+  rps: number;
+  p50: string;
+  p99: string;
+}
+
+export function benchHarness() {
+  const DURATION = process.env.BENCH_SECONDS ?? "5";
+  const dir = mkdtempSync(join(tmpdir(), "basalt-bench-"));
+
+  function run(command: string[], cwd = dir): string {
+    const result = Bun.spawnSync(command, { cwd, stderr: "pipe" });
+    if (result.exitCode !== 0) throw new Error(`${command.join(" ")} failed: ${result.stderr.toString()}`);
+    return result.stdout.toString();
+  }
+
+  async function waitFor(url: string, timeoutMs = 10_000): Promise<number> {
+    const start = performance.now();
+    while (performance.now() - start < timeoutMs) {
+      try {
+        if ((await fetch(url)).ok) return performance.now() - start;
+      } catch {}
+      await Bun.sleep(2);
+    }
+    throw new Error(`${url} did not answer`);
+  }
+
+  function rssMb(pid: number): number {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  }
+
+  /** A wrk script that sends `body` as JSON with each request. */
+  function postScript(body: unknown): string {
+    const path = join(dir, `post-${Math.random().toString(36).slice(2)}.lua`);
+    writeFileSync(path, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify(body))}\nwrk.headers["content-type"] = "application/json"\n`);
+    return path;
+  }
+
+  /** wrk on core 1 with 50 connections (the servers run on core 0). */
+  function wrk(url: string, headers: Record<string, string>, body?: unknown): WrkResult {
+    const flags = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
+    if (body !== undefined) flags.push("-s", postScript(body));
+    const out = run(["taskset", "-c", "1", "wrk", "-t1", "-c50", `-d${DURATION}s`, "--latency", ...flags, url]);
+    const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? "?";
+    return { rps: Number(pick(/Requests\/sec:\s+([\d.]+)/)), p50: pick(/\s50%\s+(\S+)/), p99: pick(/\s99%\s+(\S+)/) };
+  }
+
+  return { DURATION, dir, run, waitFor, rssMb, wrk };
+}
