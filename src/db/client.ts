@@ -130,7 +130,13 @@ function compile(store: Store, query: { toSQL(): { sql: string; params: unknown[
 export function queryPlan(store: Store, query: { toSQL(): { sql: string; params: unknown[] } }, values: Record<string, unknown>): string[] {
   const { sql: text, params } = query.toSQL();
   const bound = params.map(binder).map((bind) => bind(values)) as SQLQueryBindings[];
-  return (store.sqlite.query(`EXPLAIN QUERY PLAN ${text}`).all(...bound) as { detail: string }[]).map((row) => row.detail);
+  // Prepared and finalized here: a cached EXPLAIN statement stays active and would lock the schema (DROP INDEX fails).
+  const statement = store.sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`);
+  try {
+    return (statement.all(...bound) as { detail: string }[]).map((row) => row.detail);
+  } finally {
+    statement.finalize();
+  }
 }
 
 const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<string, unknown>) => void>>();

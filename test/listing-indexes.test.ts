@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { findBase } from "../src/content/bases";
+import { explainListing } from "../src/content/records";
+import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Workspace;
+
+interface Row {
+  id: string;
+  title: string | null;
+  year: number | null;
+  venue: string | null;
+}
+let rows: Row[];
+
+const FIELDS = [
+  { slug: "title", name: "Title", type: "text" },
+  { slug: "year", name: "Year", type: "number" },
+  { slug: "venue", name: "Venue", type: "select", options: { choices: [{ name: "vldb" }, { name: "sigmod" }, { name: "icde" }] } },
+  { slug: "notes", name: "Notes", type: "longtext" },
+];
+
+/** 300 records with many ties (10 years, 3 venues) and unset values in every field. */
+beforeAll(async () => {
+  ({ server, ws } = await freshWorkspace());
+  await createBase(server, ws.write, "papers", FIELDS);
+  const records = Array.from({ length: 300 }, (_, i) => ({
+    title: i % 11 === 0 ? null : `Paper ${String(i % 97).padStart(2, "0")}`,
+    year: i % 7 === 0 ? null : 2000 + (i % 10),
+    venue: i % 13 === 0 ? null : ["vldb", "sigmod", "icde"][i % 3],
+  }));
+  await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records } });
+  rows = (await everyPage("", 100)).map((record) => ({ id: record.id, ...record.fields }) as Row);
+  expect(rows).toHaveLength(300);
+});
+afterAll(() => server.stop());
+
+async function everyPage(query: string, limit: number, from: string | null = null): Promise<{ id: string; fields: Record<string, unknown> }[]> {
+  const seen: { id: string; fields: Record<string, unknown> }[] = [];
+  let cursor: string | null = from;
+  do {
+    const reply: { status: number; body: { records: { id: string; fields: Record<string, unknown> }[]; nextCursor: string | null } } = await server.call(
+      "GET",
+      `/api/v1/records?baseId=papers&limit=${limit}${query}${cursor ? `&cursor=${cursor}` : ""}`,
+      { key: ws.read },
+    );
+    expect(reply.status).toBe(200);
+    seen.push(...reply.body.records);
+    cursor = reply.body.nextCursor;
+  } while (cursor);
+  return seen;
+}
+
+type Value = string | number | null;
+/** The contract's order: by the value (unset first ascending, last descending), ties by id. */
+function sorted(list: Row[], slug: "title" | "year", descending: boolean): string[] {
+  const key = (value: Value) => (value === null ? (slug === "year" ? Number.NEGATIVE_INFINITY : "") : value);
+  const ordered = [...list].sort((a, b) => {
+    const x = key(a[slug]);
+    const y = key(b[slug]);
+    return x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : 1;
+  });
+  return (descending ? ordered.reverse() : ordered).map((row) => row.id);
+}
+
+const FILTERS: { operator: string; slug: "year" | "title" | "venue"; value: string; keep: (v: Value) => boolean }[] = [
+  { operator: "eq", slug: "year", value: "2003", keep: (v) => v === 2003 },
+  { operator: "neq", slug: "year", value: "2003", keep: (v) => v !== 2003 },
+  { operator: "gt", slug: "year", value: "2004", keep: (v) => v !== null && (v as number) > 2004 },
+  { operator: "gte", slug: "year", value: "2004", keep: (v) => v !== null && (v as number) >= 2004 },
+  { operator: "lt", slug: "year", value: "2004", keep: (v) => v !== null && (v as number) < 2004 },
+  { operator: "lte", slug: "year", value: "2004", keep: (v) => v !== null && (v as number) <= 2004 },
+  { operator: "in", slug: "year", value: "2001,2008", keep: (v) => v === 2001 || v === 2008 },
+  { operator: "eq", slug: "venue", value: "sigmod", keep: (v) => v === "sigmod" },
+  { operator: "neq", slug: "venue", value: "sigmod", keep: (v) => v !== "sigmod" },
+  { operator: "in", slug: "venue", value: "vldb,icde", keep: (v) => v === "vldb" || v === "icde" },
+  { operator: "lt", slug: "title", value: "Paper 20", keep: (v) => v !== null && (v as string) < "Paper 20" },
+  { operator: "gte", slug: "title", value: "Paper 90", keep: (v) => v !== null && (v as string) >= "Paper 90" },
+];
+
+describe("indexed filters and sorts", () => {
+  test("every operator, in both directions of two sorts, pages through its records exactly once, in order", async () => {
+    for (const filter of FILTERS) {
+      const expected = rows.filter((row) => filter.keep(row[filter.slug]));
+      for (const sort of ["year", "-year", "title", "-title"]) {
+        const slug = sort.replace("-", "") as "year" | "title";
+        const query = `&sort=${sort}&filters[0][fieldSlug]=${filter.slug}&filters[0][operator]=${filter.operator}&filters[0][value]=${encodeURIComponent(filter.value)}`;
+        const ids = (await everyPage(query, 23)).map((record) => record.id);
+        expect(ids, `${filter.slug} ${filter.operator} ${filter.value}, sort ${sort}`).toEqual(sorted(expected, slug, sort.startsWith("-")));
+      }
+    }
+  });
+
+  test("cursors stay exact when records are created between pages", async () => {
+    const first = await server.call("GET", "/api/v1/records?baseId=papers&limit=40&sort=year", { key: ws.read });
+    const seen = first.body.records.map((record: { id: string }) => record.id);
+    // New records both before the cursor (year 2000) and after it (year 2009).
+    const added = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", {
+      key: ws.write,
+      body: { records: [{ year: 2000, title: "late early" }, { year: 2009, title: "late late" }] },
+    });
+    const rest = await everyPage("&sort=year", 40, first.body.nextCursor);
+    const all = [...seen, ...rest.map((record) => record.id)];
+    expect(new Set(all).size).toBe(all.length);
+    for (const row of rows) expect(all).toContain(row.id);
+    const lateLate = added.body.operations[1].mergedRecordId;
+    expect(all).toContain(lateLate);
+    rows.push({ id: added.body.operations[0].mergedRecordId, title: "late early", year: 2000, venue: null }, { id: lateLate, title: "late late", year: 2009, venue: null });
+  });
+
+  test("filters and sorts on a field are answered through that field's index", () => {
+    const loaded = findBase(server.ctx, ws.space.id, "papers");
+    const indexOf = (slug: string) => `records_f_${loaded.fields.find((field) => field.slug === slug)!.id}`;
+    const plan = (query: Record<string, unknown>) => explainListing(server.ctx, loaded, { status: "active", filters: [], limit: 50, ...query }).join(" / ");
+    expect(plan({ sort: "year" })).toContain(indexOf("year"));
+    expect(plan({ sort: "-title" })).toContain(indexOf("title"));
+    for (const operator of ["eq", "gt", "gte", "lt", "lte", "in"]) {
+      expect(plan({ sort: "year", filters: [{ fieldSlug: "year", operator, value: "2004" }] }), operator).toContain(`USING INDEX ${indexOf("year")}`);
+    }
+    expect(plan({ sort: "-year", filters: [{ fieldSlug: "year", operator: "gt", value: "2004" }] })).not.toContain("TEMP B-TREE");
+    expect(plan({ sort: "venue", filters: [{ fieldSlug: "venue", operator: "eq", value: "vldb" }] })).toContain(`USING INDEX ${indexOf("venue")}`);
+  });
+
+  test("a deleted field takes its index with it, and the other fields still page exactly", async () => {
+    const loaded = findBase(server.ctx, ws.space.id, "papers");
+    const venue = loaded.fields.find((field) => field.slug === "venue")!;
+    const indexes = () => (server.ctx.store.sqlite.query("SELECT name FROM sqlite_schema WHERE name LIKE 'records_f_%'").all() as { name: string }[]).map((row) => row.name);
+    expect(indexes()).toContain(`records_f_${venue.id}`);
+    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: venue.id, autoMerge: true } });
+    expect(removed.body.status).toBe("merged");
+    expect(indexes()).not.toContain(`records_f_${venue.id}`);
+    expect(indexes()).toHaveLength(3);
+    const refused = await server.call("GET", "/api/v1/records?baseId=papers&filters[0][fieldSlug]=venue&filters[0][operator]=eq&filters[0][value]=vldb", { key: ws.read });
+    expect(refused.status).toBe(400);
+    const ids = (await everyPage("&sort=-year&filters[0][fieldSlug]=year&filters[0][operator]=gte&filters[0][value]=2005", 19)).map((record) => record.id);
+    expect(ids).toEqual(sorted(rows.filter((row) => row.year !== null && row.year >= 2005), "year", true));
+  });
+
+  test("a field added later gets its index, over the records already there", async () => {
+    const added = await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "pages", name: "Pages", type: "number" } });
+    const pages = added.body.fields.find((field: { slug: string }) => field.slug === "pages");
+    const names = (server.ctx.store.sqlite.query("SELECT name FROM sqlite_schema WHERE name LIKE 'records_f_%'").all() as { name: string }[]).map((row) => row.name);
+    expect(names).toContain(`records_f_${pages.id}`);
+    const all = await everyPage("&sort=pages", 50);
+    expect(all).toHaveLength(rows.length);
+  });
+});
