@@ -131,6 +131,7 @@ const listings = [
   { name: `sorted by a number field, after ${(RECORDS / 2).toLocaleString("en")} records`, query: `sort=year&cursor=${sortedDeep}` },
   { name: "eq on a text field (200 matches), page 1", query: EQ },
   { name: "eq on a text field, page 2", query: `${EQ}&cursor=${eqSecond}` },
+  { name: "eq on a text field (15,385 matches), page 1", query: "filters[0][fieldSlug]=venue&filters[0][operator]=eq&filters[0][value]=venue%203" },
   { name: "gt on a number field, sorted by it, page 1", query: "sort=year&filters[0][fieldSlug]=year&filters[0][operator]=gt&filters[0][value]=150000" },
   { name: "contains on a text field (scans), page 1", query: "filters[0][fieldSlug]=notes&filters[0][operator]=contains&filters[0][value]=some" },
   { name: "contains matching nothing (scans the base)", query: "filters[0][fieldSlug]=notes&filters[0][operator]=contains&filters[0][value]=absent" },

@@ -122,6 +122,13 @@ describe("indexed filters and sorts", () => {
     expect(plan({ sort: "venue", filters: [{ fieldSlug: "venue", operator: "eq", value: "vldb" }] })).toContain(`USING INDEX ${indexOf("venue")}`);
   });
 
+  test("an eq filter sorted by another field goes through the filter's index when it is selective", () => {
+    const loaded = findBase(server.ctx, ws.space.id, "papers");
+    const venue = `records_f_${loaded.fields.find((field) => field.slug === "venue")!.id}`;
+    const plan = explainListing(server.ctx, loaded, { status: "active", filters: [{ fieldSlug: "venue", operator: "eq", value: "vldb" }], limit: 50 }).join(" / ");
+    expect(plan).toContain(`USING INDEX ${venue}`);
+  });
+
   test("a deleted field takes its index with it, and the other fields still page exactly", async () => {
     const loaded = findBase(server.ctx, ws.space.id, "papers");
     const venue = loaded.fields.find((field) => field.slug === "venue")!;
@@ -145,4 +152,37 @@ describe("indexed filters and sorts", () => {
     const all = await everyPage("&sort=pages", 50);
     expect(all).toHaveLength(rows.length);
   });
+});
+
+describe("a dense eq filter", () => {
+  test("past 2,000 matches the sort's order is walked instead, and pages stay exact", async () => {
+    const { server: dense, ws: owner } = await freshWorkspace();
+    try {
+      await createBase(dense, owner.write, "many", [{ slug: "kind", name: "Kind", type: "text" }, { slug: "n", name: "N", type: "number" }]);
+      for (let made = 0; made < 3000; made += 1000) {
+        const records = Array.from({ length: 1000 }, (_, i) => ({ kind: (made + i) % 10 === 0 ? "rare" : "common", n: made + i }));
+        await dense.call("POST", "/api/v1/bases/many/records/bulk-change-request", { key: owner.write, body: { records } });
+      }
+      const loaded = findBase(dense.ctx, owner.space.id, "many");
+      const kind = `records_f_${loaded.fields.find((field) => field.slug === "kind")!.id}`;
+      const planOf = (value: string) => explainListing(dense.ctx, loaded, { status: "active", sort: "-n", filters: [{ fieldSlug: "kind", operator: "eq", value }], limit: 50 }).join(" / ");
+      expect(planOf("rare")).toContain(`USING INDEX ${kind}`);
+      expect(planOf("common")).not.toContain(`USING INDEX ${kind}`);
+      expect(planOf("common")).not.toContain("TEMP B-TREE");
+      let cursor: string | null = null;
+      const seen: number[] = [];
+      do {
+        const page: { body: { records: { fields: { n: number } }[]; nextCursor: string | null } } = await dense.call(
+          "GET",
+          `/api/v1/records?baseId=many&sort=-n&limit=100&filters[0][fieldSlug]=kind&filters[0][operator]=eq&filters[0][value]=common${cursor ? `&cursor=${cursor}` : ""}`,
+          { key: owner.read },
+        );
+        seen.push(...page.body.records.map((record) => record.fields.n));
+        cursor = page.body.nextCursor;
+      } while (cursor);
+      expect(seen).toEqual(Array.from({ length: 3000 }, (_, i) => 2999 - i).filter((n) => n % 10 !== 0));
+    } finally {
+      await dense.stop();
+    }
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { CommitSchema, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
 import { users } from "../auth/schema";
@@ -196,8 +196,10 @@ class ListingShape {
  * they are range scans of that index; unset values (the sentinel) never match `eq`, `gt`, `gte`,
  * `in`, `lt` or `lte`, and always match `neq`. `contains` and the emptiness tests read the value.
  */
-function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter): SQL {
-  const { value, sortable } = fieldExpression(field);
+function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, unindexed = false): SQL {
+  const { value } = fieldExpression(field);
+  // A unary + keeps SQLite from answering the term through the field's index (see `listingStatement`).
+  const sortable = unindexed ? sql`+${fieldExpression(field).sortable}` : fieldExpression(field).sortable;
   const values = filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
   if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
@@ -236,16 +238,17 @@ interface SortPlan {
   descending: boolean;
   /** What the compiled statement depends on: the column, or the field (its id, so a re-created field never meets an old statement). */
   key: string;
+  fieldId: string | null;
 }
 
 function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   const descending = sort.startsWith("-");
   const key = descending ? sort.slice(1) : sort;
-  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort };
-  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort };
+  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, fieldId: null };
+  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, fieldId: null };
   const field = fieldNamed(fieldRows, key);
   if (UNSORTABLE_TYPES.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
-  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}` };
+  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, fieldId: field.id };
 }
 
 const encodeCursor = (value: unknown, id: string) => Buffer.from(JSON.stringify([value, id])).toString("base64url");
@@ -260,14 +263,39 @@ function decodeCursor(cursor: string): [string | number, string] {
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
 }
 
-function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery): SQL[] {
-  shape.key.push(loaded.base.id);
+function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, filtersUnindexed = false): SQL[] {
+  shape.key.push(loaded.base.id, filtersUnindexed ? "filters-unindexed" : "");
   return [
     // A literal, not a parameter: SQLite uses a partial index (the base's field indexes) only for a WHERE it can read.
     sql`${records.baseId} = ${sql.raw(baseLiteral(loaded.base.id))}`,
     sql`${records.status} = ${shape.param(query.status)}`,
-    ...query.filters.map((filter) => filterCondition(shape, fieldNamed(loaded.fields, filter.fieldSlug), filter)),
+    ...query.filters.map((filter) => filterCondition(shape, fieldNamed(loaded.fields, filter.fieldSlug), filter, filtersUnindexed)),
   ];
+}
+
+/** Above this many matches, an `eq` or `in` filter is dense enough that walking the sort's order finds a page sooner. */
+const DENSE_MATCHES = 2000;
+
+/**
+ * Which index drives a page that filters with `eq` or `in` on one field and sorts by another: the
+ * filter's when it matches at most `DENSE_MATCHES` records (they are read through it and sorted),
+ * else the sort's (its order is walked and the filter checked). SQLite's own choice depends on
+ * statistics that lag the data; counting up to the bound through the filter's index costs a
+ * fraction of a millisecond and makes the page's cost independent of them.
+ */
+function drivenByFilter(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, sortFieldId: string | null): boolean | null {
+  const selective = query.filters.find((filter) => {
+    if (filter.operator !== "eq" && filter.operator !== "in") return false;
+    const field = fieldNamed(loaded.fields, filter.fieldSlug);
+    return field.id !== sortFieldId && !UNSORTABLE_TYPES.has(field.type);
+  });
+  if (!selective) return null;
+  const shape = new ListingShape();
+  shape.key.push("probe");
+  const where = conditions(shape, loaded, { ...query, filters: [selective] });
+  const limit = shape.param(DENSE_MATCHES + 1);
+  const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(records).where(and(...where)).limit(limit))(shape.params);
+  return matches.length <= DENSE_MATCHES;
 }
 
 const RECORD_COLUMNS = Object.entries(getTableColumns(records));
@@ -279,15 +307,23 @@ type ListingQuery = RecordQuery & { limit: number; cursor?: string };
 /** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
 function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
   const plan = sortPlan(loaded.fields, query.sort);
+  const byFilter = drivenByFilter(ctx, loaded, query, plan.fieldId);
   const shape = new ListingShape();
-  shape.key.push("list", plan.key, query.cursor ? "after" : "first");
-  const where = conditions(shape, loaded, query);
+  shape.key.push("list", plan.key, query.cursor ? "after" : "first", byFilter === null ? "" : byFilter ? "by-filter" : "by-sort");
+  const where = conditions(shape, loaded, query, byFilter === false);
+  // Driven by the filter: the sort's terms (a unary + each) must not tempt SQLite into walking the sort's index.
+  const sortTerm = byFilter ? sql`+${plan.expression}` : plan.expression;
+  const idTerm = byFilter ? sql`+${records.id}` : sql`${records.id}`;
   if (query.cursor) {
     const [value, id] = decodeCursor(query.cursor);
-    where.push(sql`(${plan.expression}, ${records.id}) ${sql.raw(plan.descending ? "<" : ">")} (${shape.param(value)}, ${shape.param(id)})`);
+    // Spelled out rather than as a row value: SQLite seeks an index on an expression only for a plain comparison of it.
+    const [past, from] = plan.descending ? ["<", "<="] : [">", ">="];
+    const at = shape.param(value);
+    where.push(sql`${sortTerm} ${sql.raw(from)} ${at} AND (${sortTerm} ${sql.raw(past)} ${at} OR ${idTerm} ${sql.raw(past)} ${shape.param(id)})`);
   }
   const limit = shape.param(query.limit + 1);
-  const order = plan.descending ? [sql`${plan.expression} DESC`, desc(records.id)] : [sql`${plan.expression} ASC`, asc(records.id)];
+  const direction = sql.raw(plan.descending ? "DESC" : "ASC");
+  const order = [sql`${sortTerm} ${direction}`, sql`${idTerm} ${direction}`];
   const build = () =>
     ctx.db
       .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns })
