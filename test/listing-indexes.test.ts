@@ -52,6 +52,9 @@ async function everyPage(query: string, limit: number, from: string | null = nul
   return seen;
 }
 
+/** The plan's first step, which finds the page's ids (the second joins those 50 or so records). */
+const pageStep = (plan: string) => plan.split(" / SCAN page")[0];
+
 type Value = string | number | null;
 /** The contract's order: by the value (unset first ascending, last descending), ties by id. */
 function sorted(list: Row[], slug: "title" | "year", descending: boolean): string[] {
@@ -118,7 +121,7 @@ describe("indexed filters and sorts", () => {
     for (const operator of ["eq", "gt", "gte", "lt", "lte", "in"]) {
       expect(plan({ sort: "year", filters: [{ fieldSlug: "year", operator, value: "2004" }] }), operator).toContain(`USING INDEX ${indexOf("year")}`);
     }
-    expect(plan({ sort: "-year", filters: [{ fieldSlug: "year", operator: "gt", value: "2004" }] })).not.toContain("TEMP B-TREE");
+    expect(pageStep(plan({ sort: "-year", filters: [{ fieldSlug: "year", operator: "gt", value: "2004" }] }))).not.toContain("TEMP B-TREE");
     expect(plan({ sort: "venue", filters: [{ fieldSlug: "venue", operator: "eq", value: "vldb" }] })).toContain(`USING INDEX ${indexOf("venue")}`);
   });
 
@@ -168,7 +171,7 @@ describe("a dense eq filter", () => {
       const planOf = (value: string) => explainListing(dense.ctx, loaded, { status: "active", sort: "-n", filters: [{ fieldSlug: "kind", operator: "eq", value }], limit: 50 }).join(" / ");
       expect(planOf("rare")).toContain(`USING INDEX ${kind}`);
       expect(planOf("common")).not.toContain(`USING INDEX ${kind}`);
-      expect(planOf("common")).not.toContain("TEMP B-TREE");
+      expect(pageStep(planOf("common"))).not.toContain("TEMP B-TREE");
       let cursor: string | null = null;
       const seen: number[] = [];
       do {

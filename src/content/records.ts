@@ -324,15 +324,18 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
   const limit = shape.param(query.limit + 1);
   const direction = sql.raw(plan.descending ? "DESC" : "ASC");
   const order = [sql`${sortTerm} ${direction}`, sql`${idTerm} ${direction}`];
-  const build = () =>
-    ctx.db
+  // Two steps: the page's ids (through indexes alone where they cover the query), then only those
+  // records with their head commits and authors; matches beyond the page are never joined.
+  const build = () => {
+    const page = ctx.db.select({ pageId: sql<string>`${records.id}`.as("page_id") }).from(records).where(and(...where)).orderBy(...order).limit(limit).as("page");
+    return ctx.db
       .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns })
-      .from(records)
+      .from(page)
+      .innerJoin(records, eq(records.id, page.pageId))
       .leftJoin(commits, eq(commits.id, records.headCommitId))
       .leftJoin(users, eq(users.id, commits.authorId))
-      .where(and(...where))
-      .orderBy(...order)
-      .limit(limit);
+      .orderBy(sql`${plan.expression} ${direction}`, sql`${records.id} ${direction}`);
+  };
   return { key: shape.key.join("|"), build, params: shape.params };
 }
 
