@@ -145,7 +145,9 @@ export function completeDocument(document: Document, routes: DocumentedRoute[]):
       if (Array.isArray(answer)) addError(Number(status), answer);
       else responses[status] = { description: Number(status) === 201 ? "Created" : "Success", content: jsonContent(hoisted(JSON.parse(JSON.stringify(answer)), components)) };
     }
-    if (route.hooks.body || operation.parameters?.length) addError(400);
+    // Any request that changes state may carry a body: it is parsed (400), measured (413) and typed (415) before anything else.
+    const sendsBody = route.method !== "GET";
+    if (sendsBody || operation.parameters?.length) addError(400);
     if (refusals[400]) addError(400, refusals[400]);
     if (access !== "public") {
       addError(401);
@@ -153,7 +155,7 @@ export function completeDocument(document: Document, routes: DocumentedRoute[]):
     }
     // A path parameter, or an id in a space route's query or body, may name nothing in the space.
     if (route.path.includes(":") || detail["x-basalt-space-header"]) addError(404);
-    if (route.hooks.body) {
+    if (sendsBody) {
       addError(413);
       addError(415);
     }
