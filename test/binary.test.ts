@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
@@ -135,6 +135,56 @@ describe("the single executable", () => {
     const db = new Database(join(cwd, "basalt-data/basalt.db"));
     expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
     db.close();
+  });
+
+  test("a backup taken under write load holds every record acknowledged before it began; restore brings a server back from it", async () => {
+    const cwd = tempDir("basalt-restore-");
+    const cli = (...args: string[]) => Bun.spawnSync([binary, ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+    cli("users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse");
+    cli("spaces", "create", "--name", "Lab", "--slug", "lab", "--owner", "ada@example.com");
+    const key = cli("keys", "create", "--email", "ada@example.com", "--name", "w", "--level", "write").stdout.toString().trim();
+    const headers = { authorization: `Bearer ${key}` };
+    const running = await serve(cwd);
+    await post(`${running.url}/api/v1/bases`, { slug: "papers", name: "Papers", fields: [{ slug: "title", name: "Title", type: "text" }] }, headers);
+    const acknowledged: string[] = [];
+    let writing = true;
+    const writer = async () => {
+      while (writing) {
+        const reply = await post(`${running.url}/api/v1/bases/papers/change-requests`, { fields: { title: "under load" } }, headers);
+        if (reply.status === 201) acknowledged.push((await reply.json()).id);
+      }
+    };
+    const writers = Array.from({ length: 8 }, writer);
+    await eventually(() => acknowledged.length >= 200, 10_000);
+    const beforeBackup = [...acknowledged];
+    const backup = Bun.spawn([binary, "backup", "--out", join(cwd, "under-load.db")], { cwd, stdout: "pipe", stderr: "pipe" });
+    expect(await backup.exited).toBe(0);
+    writing = false;
+    await Promise.all(writers);
+    const afterBackup = acknowledged.length;
+
+    const snapshot = new Database(join(cwd, "under-load.db"), { readonly: true });
+    expect(snapshot.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    const inSnapshot = new Set((snapshot.query("SELECT id FROM records").all() as { id: string }[]).map((row) => row.id));
+    snapshot.close();
+    for (const id of beforeBackup) expect(inSnapshot.has(id)).toBe(true);
+
+    const refused = cli("restore", "--from", join(cwd, "under-load.db"));
+    expect([refused.exitCode, refused.stderr.toString()]).toEqual([1, expect.stringContaining("Another basalt serve is already using")]);
+    running.process.kill("SIGTERM");
+    await running.process.exited;
+    const restored = cli("restore", "--from", join(cwd, "under-load.db"));
+    expect(restored.exitCode).toBe(0);
+    expect(restored.stdout.toString()).toContain("the database it replaced is kept as");
+    const again = await serve(cwd);
+    const count = await (await fetch(`${again.url}/api/v1/records/count?baseId=papers`, { headers })).json();
+    expect(count.total).toBe(inSnapshot.size);
+    expect(count.total).toBeGreaterThanOrEqual(beforeBackup.length);
+    expect(count.total).toBeLessThanOrEqual(afterBackup);
+    again.process.kill("SIGTERM");
+    await again.process.exited;
+    writeFileSync(join(cwd, "not-a-database.db"), "hello");
+    expect(cli("restore", "--from", join(cwd, "not-a-database.db")).stderr.toString()).toContain("is not a SQLite database");
   });
 
   test("migrates an old database (only the first migration applied) from an empty directory", async () => {

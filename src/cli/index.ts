@@ -1,7 +1,7 @@
 import { VERSION } from "../version";
 import { keysCommand, spacesCommand, usersCommand } from "./accounts";
 import { CliError } from "./common";
-import { backupCommand, migrateCommand } from "./maintenance";
+import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
 
 const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
@@ -21,6 +21,8 @@ Commands:
   spaces list
   migrate                      apply pending migrations and exit
   backup --out FILE            write a consistent copy of the database (safe while serving)
+  restore --from FILE          put a backup in place of the database (the server stopped;
+                               the replaced database is kept beside it)
   version, --version           print the version
   --help                       this text
 
@@ -37,6 +39,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   spaces: spacesCommand,
   migrate: migrateCommand,
   backup: backupCommand,
+  restore: restoreCommand,
 };
 
 async function dispatch(argv: string[]): Promise<void> {

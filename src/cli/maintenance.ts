@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import { databasePath, defaultDataDir } from "../config";
 import { closeStore, migrate, openStore } from "../db/client";
-import { backupDatabase } from "../db/files";
+import { existsSync } from "node:fs";
+import { backupDatabase, restoreDatabase } from "../db/files";
 import { parseFlags, required } from "./common";
 
 export async function migrateCommand(args: string[]): Promise<void> {
@@ -13,6 +14,18 @@ export async function migrateCommand(args: string[]): Promise<void> {
   } finally {
     await closeStore(store);
   }
+}
+
+/** Replaces the database with a backup; the database it replaces is first kept as a backup itself. */
+export async function restoreCommand(args: string[]): Promise<void> {
+  const flags = parseFlags(args, { from: { type: "string" } });
+  const from = resolve(required(flags, "from"));
+  const dataDir = flags["data-dir"] ?? defaultDataDir();
+  const current = databasePath(dataDir);
+  const kept = `${current}.before-restore-${Date.now()}`;
+  if (existsSync(current)) backupDatabase(current, kept);
+  restoreDatabase(from, dataDir);
+  console.log(`Restored ${from}${existsSync(kept) ? `; the database it replaced is kept as ${kept}` : ""}. Start the server to use it.`);
 }
 
 export async function backupCommand(args: string[]): Promise<void> {

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -42,6 +42,33 @@ export function backupDatabase(source: string, out: string): void {
  * restarts at once). A second `serve` on the same directory is refused; the other commands do
  * not take the lock and keep working beside a server.
  */
+/**
+ * Puts a backup in place of the database: only when no server holds the data directory, and only
+ * a file that passes `PRAGMA integrity_check`. The old database and its WAL are removed, so what
+ * was written after the backup is gone: the caller keeps a copy first (`restoreCommand` does).
+ */
+export function restoreDatabase(backup: string, dataDir: string): void {
+  if (!existsSync(backup)) throw new Error(`There is no backup at ${backup}.`);
+  const check = new Database(backup, { readonly: true });
+  try {
+    const { integrity_check } = check.query("PRAGMA integrity_check").get() as { integrity_check: string };
+    if (integrity_check !== "ok") throw new Error(`${backup} fails SQLite's integrity check (${integrity_check}); it is not restored.`);
+  } catch (error) {
+    throw (error as { code?: string }).code === "SQLITE_NOTADB" ? new Error(`${backup} is not a SQLite database.`) : error;
+  } finally {
+    check.close();
+  }
+  const lock = lockDataDir(dataDir);
+  try {
+    const path = join(dataDir, "basalt.db");
+    for (const file of databaseFiles(path)) rmSync(file, { force: true });
+    copyFileSync(backup, path);
+    makePrivate(path);
+  } finally {
+    lock.release();
+  }
+}
+
 export function lockDataDir(dataDir: string): { release(): void } {
   privateDir(dataDir);
   const path = join(dataDir, "serve.lock");
