@@ -237,7 +237,6 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       const check = async (name: string, path: string) => {
         await page.goto(server.url + path);
         await page.locator("main h1").waitFor();
-        await page.waitForLoadState("networkidle");
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${name} at ${width} px`).toBeLessThanOrEqual(0);
         if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
