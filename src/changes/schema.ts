@@ -54,7 +54,10 @@ export const changeRequests = sqliteTable(
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
+    // The Inbox tabs (by status, newest first) and the list of all statuses (newest first): without
+    // the second, that list sorted every change request of the space on each page.
     index("change_requests_space_idx").on(table.spaceId, table.status, table.id),
+    index("change_requests_newest_idx").on(table.spaceId, table.id),
     index("change_requests_submitter_idx").on(table.spaceId, table.submittedBy, table.id),
     uniqueIndex("change_requests_idempotency_idx").on(table.baseId, table.submittedBy, table.idempotencyKey).where(sql`${table.idempotencyKey} IS NOT NULL`),
   ],

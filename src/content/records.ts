@@ -263,13 +263,20 @@ function decodeCursor(cursor: string): [string | number, string] {
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
 }
 
-function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, filtersUnindexed = false): SQL[] {
-  shape.key.push(loaded.base.id, filtersUnindexed ? "filters-unindexed" : "");
+/**
+ * The WHERE of a listing. `walkedField` (set when the sort's order drives the page, see
+ * `drivenByFilter`) keeps every other field's filter off its index, so SQLite walks that order.
+ */
+function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, walkedField?: string | null): SQL[] {
+  shape.key.push(loaded.base.id, walkedField === undefined ? "" : `walk:${walkedField}`);
   return [
     // A literal, not a parameter: SQLite uses a partial index (the base's field indexes) only for a WHERE it can read.
     sql`${records.baseId} = ${sql.raw(baseLiteral(loaded.base.id))}`,
     sql`${records.status} = ${shape.param(query.status)}`,
-    ...query.filters.map((filter) => filterCondition(shape, fieldNamed(loaded.fields, filter.fieldSlug), filter, filtersUnindexed)),
+    ...query.filters.map((filter) => {
+      const field = fieldNamed(loaded.fields, filter.fieldSlug);
+      return filterCondition(shape, field, filter, walkedField !== undefined && field.id !== walkedField);
+    }),
   ];
 }
 
@@ -310,7 +317,7 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
   const byFilter = drivenByFilter(ctx, loaded, query, plan.fieldId);
   const shape = new ListingShape();
   shape.key.push("list", plan.key, query.cursor ? "after" : "first", byFilter === null ? "" : byFilter ? "by-filter" : "by-sort");
-  const where = conditions(shape, loaded, query, byFilter === false);
+  const where = conditions(shape, loaded, query, byFilter === false ? plan.fieldId : undefined);
   // Driven by the filter: the sort's terms (a unary + each) must not tempt SQLite into walking the sort's index.
   const sortTerm = byFilter ? sql`+${plan.expression}` : plan.expression;
   const idTerm = byFilter ? sql`+${records.id}` : sql`${records.id}`;

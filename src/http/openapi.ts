@@ -83,10 +83,7 @@ function hoisted(schema: unknown, components: Record<string, unknown>): unknown 
   if (typeof rest.$ref === "string" && !rest.$ref.startsWith("#")) return { $ref: `#/components/schemas/${rest.$ref}` };
   const body = () => Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, hoisted(value, components)]));
   if (typeof $id !== "string") return body();
-  if (!(($id) in components)) {
-    components[$id] = {};
-    components[$id] = body();
-  }
+  if (!Object.hasOwn(components, $id)) components[$id] = body();
   return { $ref: `#/components/schemas/${$id}` };
 }
 

@@ -110,7 +110,7 @@ export const failureText = (failure: unknown): string =>
 export function form(submitLabel: string, fields: Child[], onSubmit: (values: FormData, form: HTMLFormElement) => Promise<void>, extra: Child[] = []): HTMLFormElement {
   const error = h("p", { class: "error", role: "alert" });
   const submit = h("button", { type: "submit" }, submitLabel);
-  const node = h("form", { novalidate: false }, ...fields, h("div", { class: "actions" }, submit, ...extra), error);
+  const node = h("form", {}, ...fields, h("div", { class: "actions" }, submit, ...extra), error);
   node.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.textContent = "";

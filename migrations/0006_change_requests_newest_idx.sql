@@ -1,0 +1,1 @@
+CREATE INDEX `change_requests_newest_idx` ON `change_requests` (`space_id`,`id`);
