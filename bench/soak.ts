@@ -102,8 +102,17 @@ const sampler = setInterval(() => {
 }, 5_000);
 await Promise.all(Array.from({ length: CONNECTIONS }, (_, n) => worker(n)));
 clearInterval(sampler);
-await Bun.sleep(3_000);
-const delivered = (await (await fetch(`http://127.0.0.1:${RECEIVER_PORT}/count`)).json()) as number;
+// Every create's event, and the seeds', must arrive; how long the backlog takes once the load stops.
+const owed = created + recordIds.slice(0, 100).length;
+const receivedCount = async () => (await (await fetch(`http://127.0.0.1:${RECEIVER_PORT}/count`)).json()) as number;
+const atEnd = await receivedCount();
+const drainStarted = performance.now();
+let delivered = atEnd;
+while (delivered < owed && performance.now() - drainStarted < 300_000) {
+  await Bun.sleep(500);
+  delivered = await receivedCount();
+}
+const drainSeconds = (performance.now() - drainStarted) / 1000;
 server.kill("SIGTERM");
 await server.exited;
 receiver.kill();
@@ -128,7 +137,7 @@ ${rows.join("\n")}
 - p99 of the last minute / the first: **${drift.toFixed(2)}x** (target ≤ 1.5x).
 - Server RSS: ${samples[0].rss.toFixed(0)} MB at the start, ${afterFirst.toFixed(0)} MB after the first minute, ${lastRss.toFixed(0)} MB at the end: **${(((lastRss - afterFirst) / afterFirst) * 100).toFixed(0)}%** growth (target < 20%).
 - WAL: at most **${maxWal.toFixed(1)} MB** (sampled every 5 s).
-- Creates: ${created} answered 201; merges: ${merged}; webhook deliveries received: ${delivered} (every create and every seed record's \`record.created\`, at least once).
+- Creates: ${created} answered 201; merges: ${merged}. Webhook deliveries (one \`record.created\` per create and per seed record, ${owed} owed): ${atEnd} had arrived when the load stopped; ${delivered} ${delivered >= owed ? "all" : "only"} arrived ${drainSeconds.toFixed(0)} s later.
 `;
 writeFileSync(join(REPO, "bench/results/soak.md"), report);
 console.log(report);
