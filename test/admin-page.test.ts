@@ -45,6 +45,16 @@ async function newPage(width = 1440): Promise<Page> {
   return page;
 }
 
+/** A screen reached in the middle of a flow: no horizontal overflow at either width, and its screenshots. */
+async function atBothWidths(page: Page, name: string): Promise<void> {
+  for (const width of [375, 1440]) {
+    await page.setViewportSize({ width, height: 900 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${name} at ${width} px`).toBeLessThanOrEqual(0);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+}
+
 async function signIn(page: Page, next = "/admin"): Promise<void> {
   await page.goto(server.url + next);
   await page.getByLabel("E-mail").fill(EMAIL);
@@ -69,9 +79,12 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.goto(`${server.url}/`);
     await page.getByRole("heading", { name: "Welcome to Basalt" }).waitFor();
     expect(await page.getByText("/admin/setup?token=…").isVisible()).toBe(true);
+    await atBothWidths(page, "welcome");
 
     const token = issueSetupToken(server.ctx)!;
     await page.goto(`${server.url}/admin/setup?token=${token}`);
+    await page.getByLabel("Your name").waitFor();
+    await atBothWidths(page, "setup");
     await page.getByLabel("Your name").fill("Ada");
     await page.getByLabel("E-mail").fill(EMAIL);
     await page.getByLabel("Password").fill(PASSWORD);
@@ -151,6 +164,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("button", { name: "Try this code" }).click();
     await page.getByText(grant.body.userCode).waitFor();
     await page.getByText("basalt-cli on laptop asks for an API key").waitFor();
+    await atBothWidths(page, "device-approval");
     await page.getByLabel("Key name").fill("laptop agent");
     await page.getByLabel(/^Write data/).check();
     await page.getByRole("button", { name: "Approve" }).click();
@@ -204,6 +218,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("heading", { name: "to the receiver" }).waitFor();
     await page.getByRole("button", { name: "Send a test event" }).click();
     await page.getByText(/Test event: delivered \(HTTP 200\)/).waitFor();
+    await atBothWidths(page, "webhook-test-fired");
     expect(receiver.received.at(-1)!.headers["x-team"]).toBe("research");
     await page.reload();
     await page.getByRole("row", { name: /webhook\.test|\(test\)/ }).first().waitFor();
