@@ -197,9 +197,9 @@ class ListingShape {
  * `in`, `lt` or `lte`, and always match `neq`. `contains` and the emptiness tests read the value.
  */
 function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, unindexed = false): SQL {
-  const { value } = fieldExpression(field);
+  const { value, sortable: indexed } = fieldExpression(field);
   // A unary + keeps SQLite from answering the term through the field's index (see `listingStatement`).
-  const sortable = unindexed ? sql`+${fieldExpression(field).sortable}` : fieldExpression(field).sortable;
+  const sortable = unindexed ? sql`+${indexed}` : indexed;
   const values = filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
   if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
@@ -323,10 +323,14 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
   const idTerm = byFilter ? sql`+${records.id}` : sql`${records.id}`;
   if (query.cursor) {
     const [value, id] = decodeCursor(query.cursor);
-    // Spelled out rather than as a row value: SQLite seeks an index on an expression only for a plain comparison of it.
     const [past, from] = plan.descending ? ["<", "<="] : [">", ">="];
     const at = shape.param(value);
-    where.push(sql`${sortTerm} ${sql.raw(from)} ${at} AND (${sortTerm} ${sql.raw(past)} ${at} OR ${idTerm} ${sql.raw(past)} ${shape.param(id)})`);
+    // A column seeks best as a row value (ties included); an expression index is sought only through a plain comparison of it.
+    where.push(
+      plan.fieldId === null
+        ? sql`(${sortTerm}, ${idTerm}) ${sql.raw(past)} (${at}, ${shape.param(id)})`
+        : sql`${sortTerm} ${sql.raw(from)} ${at} AND (${sortTerm} ${sql.raw(past)} ${at} OR ${idTerm} ${sql.raw(past)} ${shape.param(id)})`,
+    );
   }
   const limit = shape.param(query.limit + 1);
   const direction = sql.raw(plan.descending ? "DESC" : "ASC");
