@@ -281,4 +281,74 @@ describe("the single executable", () => {
       running.process.kill("SIGKILL");
     }
   });
+
+  /** A real small file system (tmpfs) holds the data directory: mounting one needs root, as on CI; elsewhere this test is skipped. */
+  const tmpfsAllowed = (() => {
+    const probe = tempDir("basalt-tmpfs-probe-");
+    const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], { stderr: "pipe" }).exitCode === 0;
+    if (mounted) Bun.spawnSync(["umount", probe]);
+    rmSync(probe, { recursive: true, force: true });
+    return mounted;
+  })();
+
+  test.skipIf(!tmpfsAllowed)("on a real full disk (an 8 MB tmpfs): clean 507s, reads go on, a SIGKILL while full loses nothing acknowledged, writes resume once space is freed", async () => {
+    const cwd = tempDir("basalt-full-");
+    expect(Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", cwd]).exitCode).toBe(0);
+    try {
+      const cli = (...args: string[]) => Bun.spawnSync([binary, ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+      cli("users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse");
+      cli("spaces", "create", "--name", "Lab", "--slug", "lab", "--owner", "ada@example.com");
+      const key = cli("keys", "create", "--email", "ada@example.com", "--name", "w", "--level", "write").stdout.toString().trim();
+      const headers = { authorization: `Bearer ${key}` };
+      const filler = join(cwd, "filler");
+      const acknowledged: string[] = [];
+      const count = async (url: string) => (await (await fetch(`${url}/api/v1/records/count?baseId=papers`, { headers })).json()).total;
+      const full = await serve(cwd);
+      try {
+        expect((await post(`${full.url}/api/v1/bases`, { slug: "papers", name: "Papers", fields: [{ slug: "title", name: "Title", type: "text" }] }, headers)).status).toBe(201);
+        // Leave about 3 MB: the records below (each write appends its pages to the WAL) fill it within a few dozen.
+        const free = Number(Bun.spawnSync(["df", "--output=avail", "-B1", cwd]).stdout.toString().split("\n")[1]);
+        writeFileSync(filler, Buffer.alloc(Math.max(free - 3 * 1024 * 1024, 0)));
+        const refusals: { code: string; error: string }[] = [];
+        for (let i = 0; i < 2000 && refusals.length < 20; i++) {
+          const reply = await post(`${full.url}/api/v1/bases/papers/change-requests`, { fields: { title: `${i} ${"x".repeat(1000)}` } }, headers);
+          if (reply.status === 201) acknowledged.push((await reply.json()).id);
+          else {
+            expect(reply.status).toBe(507);
+            refusals.push(await reply.json());
+          }
+        }
+        expect(refusals.length).toBe(20);
+        expect(acknowledged.length).toBeGreaterThan(10);
+        console.log(`full disk: ${acknowledged.length} creates acknowledged before the first 507`);
+        for (const refusal of refusals) {
+          expect(refusal.code).toBe("INSUFFICIENT_STORAGE");
+          expect(JSON.stringify(refusal)).not.toMatch(/SQLITE|sqlite|disk I\/O/);
+        }
+        expect(await count(full.url)).toBe(acknowledged.length);
+        expect(full.process.exitCode).toBeNull();
+      } finally {
+        // The worst moment to die: with the disk still full.
+        full.process.kill("SIGKILL");
+        await full.process.exited;
+      }
+      rmSync(filler);
+      const freed = await serve(cwd);
+      try {
+        expect(await count(freed.url)).toBe(acknowledged.length);
+        const after = await post(`${freed.url}/api/v1/bases/papers/change-requests`, { fields: { title: "space again" } }, headers);
+        expect(after.status).toBe(201);
+        expect(await count(freed.url)).toBe(acknowledged.length + 1);
+      } finally {
+        freed.process.kill("SIGTERM");
+        await freed.process.exited;
+      }
+      const db = new Database(join(cwd, "basalt-data", "basalt.db"));
+      expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+      db.close();
+    } finally {
+      Bun.spawnSync(["umount", cwd]);
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

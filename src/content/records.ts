@@ -433,6 +433,15 @@ const nextAutoNumber = preparedWrite((db) =>
     .prepare(),
 );
 
+const adoptCommit = preparedWrite((db) =>
+  db
+    .update(commits)
+    .set({ recordId: sql.placeholder("recordId") } as never)
+    .where(eq(commits.id, sql.placeholder("commitId")))
+    .returning()
+    .prepare(),
+);
+
 /** A new record; its first commit is written, or `adoptedCommitId` (the proposal's own, holding the same values) becomes it. */
 export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adoptedCommitId: string | null = null): { row: RecordRow; commit: CommitRow } {
   const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
@@ -451,12 +460,27 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
     archivedAt: null,
   };
   const commit = adoptedCommitId
-    ? tx.db.update(commits).set({ recordId: row.id }).where(eq(commits.id, adoptedCommitId)).returning().get()!
+    ? adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId })!
     : recordCommit(tx, row, loaded.fields, null, by, "record_create");
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
   return { row, commit };
 }
+
+const moveRecordHead = preparedWrite((db) =>
+  db
+    .update(records)
+    .set({
+      data: sql.placeholder("data"),
+      status: sql.placeholder("status"),
+      archivedAt: sql.placeholder("archivedAt"),
+      headCommitId: sql.placeholder("headCommitId"),
+      updatedBy: sql.placeholder("updatedBy"),
+      updatedAt: sql.placeholder("updatedAt"),
+    } as never)
+    .where(eq(records.id, sql.placeholder("id")))
+    .prepare(),
+);
 
 /** Writes a new state of a record as a commit on top of its head. */
 export function writeRecord(
@@ -470,10 +494,6 @@ export function writeRecord(
   const next: RecordRow = { ...current, ...changes, updatedBy: by.actorId, updatedAt: by.at };
   const commit = recordCommit(tx, next, fieldRows, current.headCommitId, by, kind);
   next.headCommitId = commit.id;
-  tx.db
-    .update(records)
-    .set({ data: next.data, status: next.status, archivedAt: next.archivedAt, headCommitId: next.headCommitId, updatedBy: next.updatedBy, updatedAt: next.updatedAt })
-    .where(eq(records.id, current.id))
-    .run();
+  moveRecordHead(tx).run({ id: current.id, data: next.data, status: next.status, archivedAt: next.archivedAt, headCommitId: next.headCommitId, updatedBy: next.updatedBy, updatedAt: next.updatedAt });
   return { row: next, commit };
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lte, min, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lte, min, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
@@ -50,6 +50,24 @@ const dueJobs = preparedFor((db) =>
 
 /** The next time a job falls due after now (jobs due already wait for room; each attempt that ends makes some). */
 const nextDue = preparedFor((db) => db.select({ at: min(webhookJobs.dueAt) }).from(webhookJobs).where(gt(webhookJobs.dueAt, sql.placeholder("now"))).prepare());
+
+const outboxAfter = preparedFor((db) =>
+  db
+    .select({ seq: events.seq, spaceId: events.spaceId, baseId: events.baseId, type: events.type })
+    .from(events)
+    .where(gt(events.seq, sql.placeholder("cursor")))
+    .orderBy(asc(events.seq))
+    .limit(FAN_OUT_BATCH)
+    .prepare(),
+);
+const dropEvents = preparedWrite((db) => db.delete(events).where(sql`${events.seq} IN (SELECT value FROM json_each(${sql.placeholder("seqs")}))`).prepare());
+const moveCursor = preparedWrite((db) =>
+  db
+    .insert(outboxCursor)
+    .values({ name: CURSOR, seq: sql.placeholder("seq") } as never)
+    .onConflictDoUpdate({ target: outboxCursor.name, set: { seq: sql`excluded.seq` } })
+    .prepare(),
+);
 
 const dropJob = preparedWrite((db) => db.delete(webhookJobs).where(eq(webhookJobs.id, sql.placeholder("id"))).prepare());
 const rescheduleJob = preparedWrite((db) =>
@@ -153,13 +171,7 @@ export class DeliveryLoop {
    */
   private async fanOut(): Promise<number> {
     this.cursor ??= this.ctx.db.select({ seq: outboxCursor.seq }).from(outboxCursor).where(eq(outboxCursor.name, CURSOR)).get()?.seq ?? 0;
-    const batch = this.ctx.db
-      .select({ seq: events.seq, spaceId: events.spaceId, baseId: events.baseId, type: events.type })
-      .from(events)
-      .where(gt(events.seq, this.cursor))
-      .orderBy(asc(events.seq))
-      .limit(FAN_OUT_BATCH)
-      .all();
+    const batch = outboxAfter(this.ctx.db).all({ cursor: this.cursor });
     if (batch.length === 0) return 0;
     const last = batch[batch.length - 1].seq;
     const rulesBySpace = new Map<string, RuleRow[]>();
@@ -180,8 +192,8 @@ export class DeliveryLoop {
     const unwanted = batch.filter((event) => !wanted.has(event.seq)).map((event) => event.seq);
     const stored = write(this.ctx, (tx) => {
       for (const job of jobs) insertRow(tx, webhookJobs, job);
-      if (unwanted.length > 0) tx.db.delete(events).where(inArray(events.seq, unwanted)).run();
-      tx.db.insert(outboxCursor).values({ name: CURSOR, seq: last }).onConflictDoUpdate({ target: outboxCursor.name, set: { seq: last } }).run();
+      if (unwanted.length > 0) dropEvents(tx).run({ seqs: JSON.stringify(unwanted) });
+      moveCursor(tx).run({ seq: last });
     });
     for (const job of jobs) if (this.hasRoomFor(job.ruleId)) this.launch(job);
     await stored.catch((error) => {
