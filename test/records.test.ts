@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -135,6 +136,25 @@ describe("records", () => {
     expect(forced.body).toMatchObject({ materialized: false, status: "in_review" });
     const quiet = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "D" }, autoMerge: true } });
     expect(quiet.body).toMatchObject({ materialized: false, status: "in_review" });
+  });
+
+  test("a direct create stores its values once; its first commit, its change request and its merge summary still show them after an update", async () => {
+    const created = (await create({ title: "First", year: 1999 }, ws.write, "papers")).body;
+    const [crId] = (await server.call("GET", `/api/v1/records/${created.id}/change-requests`, { key: ws.read })).body.map((cr: { id: string }) => cr.id);
+    const stored = () => new Database(server.dbPath, { readonly: true }).query("SELECT payload FROM commits WHERE record_id = ? ORDER BY id").all(created.id);
+    expect(stored()).toEqual([{ payload: null }]);
+    const before = (await server.call("GET", `/api/v1/change-requests/${crId}`, { key: ws.read })).body;
+    expect(before.operations[0].headCommit.payload).toEqual({ title: "First", year: 1999 });
+    expect(before.mergeSummary).toEqual({ mergedAt: before.mergedAt, operationCount: 1, recordIds: [created.id] });
+
+    const updated = await server.call("POST", `/api/v1/records/${created.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { year: 2001 } } });
+    expect(updated.body.fields).toMatchObject({ title: "First", year: 2001 });
+    expect(stored()[0]).toEqual({ payload: JSON.stringify({ title: "First", year: 1999 }) });
+    const history = (await server.call("GET", `/api/v1/records/${created.id}/history`, { key: ws.read })).body;
+    expect(history.map((commit: { payload: unknown }) => commit.payload)).toEqual([updated.body.fields, { title: "First", year: 1999 }]);
+    const after = (await server.call("GET", `/api/v1/change-requests/${crId}`, { key: ws.read })).body;
+    expect(after.operations[0].headCommit.payload).toEqual({ title: "First", year: 1999 });
+    expect(after.mergeSummary).toEqual(before.mergeSummary);
   });
 
   test("an idempotency key (per base and user) answers the first result and creates nothing", async () => {

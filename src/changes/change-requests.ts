@@ -20,7 +20,7 @@ import { checkBaseCommit, insertCommit, type UserRef } from "./commits";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
 import { changeRequests, type ChangeStatus, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
-import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews } from "./views";
+import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews, mergedRecordIds } from "./views";
 
 export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
 
@@ -101,7 +101,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         .from(changeRequests)
         .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
         .get();
-      if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: (earlier.mergeSummary.recordIds as string[]) ?? [] } : null };
+      if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
     insertRow(tx, changeRequests, cr);
     const rows: OperationRow[] = p.operations.map((op, position) => {
@@ -254,7 +254,7 @@ export const MergeResultSchema = t.Object({
 export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string): Promise<Static<typeof MergeResultSchema>> {
   const outcome = await write(ctx, (tx): MergeOutcome => {
     const cr = findChangeRequest(tx, scope.space.id, id);
-    if (cr.status === "merged") return { merged: true, recordIds: (cr.mergeSummary.recordIds as string[]) ?? [] };
+    if (cr.status === "merged") return { merged: true, recordIds: mergedRecordIds(operationsOf(tx, cr.id)) };
     if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
     try {
       return mergeInTransaction(tx, cr, operationsOf(tx, cr.id), iso(ctx.clock.now()));
@@ -367,7 +367,7 @@ export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Ac
 
 function decodeIdCursor(cursor: string): string {
   const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!/^crq_[0-9A-Z]{26}$/.test(id)) throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
+  if (!/^crq_[0-9A-Z]{18}(?:[0-9A-Z]{8})?$/.test(id)) throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
   return id;
 }
 

@@ -1,5 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { users } from "../auth/schema";
 import type { AppContext } from "../context";
@@ -10,7 +10,18 @@ import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { newId } from "../db/ids";
 import { commits, OPERATION_KINDS, TARGET_TYPES } from "./schema";
 
-export type CommitRow = typeof commits.$inferSelect;
+/** A commit as read: its payload always present (see `commitColumns`). */
+export type CommitRow = Omit<typeof commits.$inferSelect, "payload"> & { payload: Record<string, unknown> };
+
+/**
+ * The columns a commit is read with. A direct create stores its values once: its commit's payload
+ * stays NULL while the commit is its record's head, and is read from the record's `data` (the same
+ * values); moving the head writes it in (`writeRecord`).
+ */
+export const commitColumns = {
+  ...getTableColumns(commits),
+  payload: sql<Record<string, unknown>>`coalesce(${commits.payload}, (SELECT "data" FROM "records" WHERE "records"."id" = ${commits.recordId}))`.mapWith(commits.payload),
+};
 
 export interface UserRef {
   id: string;
@@ -74,11 +85,11 @@ export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id">): CommitRow {
 
 export function loadCommits(ctx: AppContext, ids: string[]): Map<string, CommitRow> {
   if (ids.length === 0) return new Map();
-  return new Map(ctx.db.select().from(commits).where(inArray(commits.id, [...new Set(ids)])).all().map((row) => [row.id, row]));
+  return new Map(ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, [...new Set(ids)])).all().map((row) => [row.id, row]));
 }
 
 const commitOfRecord = preparedFor((db) =>
-  db.select().from(commits).where(and(eq(commits.id, sql.placeholder("id")), eq(commits.recordId, sql.placeholder("recordId")))).prepare(),
+  db.select(commitColumns).from(commits).where(and(eq(commits.id, sql.placeholder("id")), eq(commits.recordId, sql.placeholder("recordId")))).prepare(),
 );
 
 /**

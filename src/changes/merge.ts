@@ -176,7 +176,7 @@ const markMerged = preparedWrite((db) =>
       updatedAt: sql.placeholder("at"),
       nodeId: sql.placeholder("nodeId"),
       baseId: sql.placeholder("baseId"),
-      mergeSummary: sql.placeholder("summary"),
+      mergeSummary: {},
     } as never)
     .where(eq(changeRequests.id, sql.placeholder("id")))
     .prepare(),
@@ -259,9 +259,8 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     baseId ??= result.baseId ?? null;
   }
   const recordIds = records.map((record) => record.id);
-  const mergeSummary = { mergedAt: at, operationCount: ops.length, recordIds };
-  Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary });
-  markMerged(tx).run({ id: cr.id, at, nodeId, baseId, summary: mergeSummary });
+  Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: {} });
+  markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
   recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
   return { merged: true, recordIds, records };
 }

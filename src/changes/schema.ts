@@ -100,7 +100,8 @@ export const commits = sqliteTable(
     authorId: text("author_id").notNull(),
     targetType: text("target_type").$type<TargetType>().notNull(),
     kind: text("kind").$type<OperationKind>().notNull(),
-    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** NULL on a direct create's commit while it is its record's head: the record's `data` holds the same values (see `commitColumns`). */
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: text("created_at").notNull(),
   },
   // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.

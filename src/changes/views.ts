@@ -138,6 +138,15 @@ function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
   return groups;
 }
 
+/** The records a merge made or changed, in operation order. */
+export const mergedRecordIds = (ops: OperationRow[]): string[] => ops.flatMap((op) => (op.mergedRecordId ? [op.mergedRecordId] : []));
+
+/** A merged change request's summary is read from its operations, not stored a second time; a conflict's is stored. */
+function mergeSummaryOf(row: ChangeRequestRow, ops: OperationRow[]): Record<string, unknown> {
+  if (row.status !== "merged") return row.mergeSummary;
+  return { mergedAt: row.mergedAt, operationCount: ops.length, recordIds: mergedRecordIds(ops) };
+}
+
 /** Full views of change requests, their operations, commits and reviews read in a few queries. */
 export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): ChangeRequestView[] {
   if (rows.length === 0) return [];
@@ -160,7 +169,8 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
     return basesById.get(row.baseId)!;
   };
   return rows.map((row) => {
-    const operationViews = (ops.get(row.id) ?? []).map((op) => operationView(op, commits, people));
+    const rowOps = ops.get(row.id) ?? [];
+    const operationViews = rowOps.map((op) => operationView(op, commits, people));
     return {
       id: row.id,
       baseId: row.baseId,
@@ -172,7 +182,7 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
       sourceAttribution: { ...row.sourceAttribution },
       sourceMeta: row.sourceMeta,
       reviewPolicySnapshot: row.reviewPolicySnapshot,
-      mergeSummary: row.mergeSummary,
+      mergeSummary: mergeSummaryOf(row, rowOps),
       rejectedReason: row.rejectedReason,
       reviewedAt: row.reviewedAt,
       mergedAt: row.mergedAt,

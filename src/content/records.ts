@@ -1,7 +1,7 @@
 import type { Static } from "@sinclair/typebox";
-import { and, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
-import { CommitSchema, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
+import { CommitSchema, commitColumns, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
 import { users } from "../auth/schema";
 import { commits } from "../changes/schema";
 import type { AppContext } from "../context";
@@ -133,7 +133,7 @@ export function getRecord(ctx: AppContext, spaceId: string, recordId: string): R
 
 export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
   findRecord(ctx, spaceId, recordId);
-  const rows = ctx.db.select().from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all();
+  const rows = ctx.db.select(commitColumns).from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all();
   const people = userRefs(ctx, rows.map((row) => row.authorId));
   return rows.map((row) => commitView(row, people));
 }
@@ -436,9 +436,18 @@ const nextAutoNumber = preparedWrite((db) =>
 const adoptCommit = preparedWrite((db) =>
   db
     .update(commits)
-    .set({ recordId: sql.placeholder("recordId") } as never)
+    .set({ recordId: sql.placeholder("recordId"), payload: sql`NULL` } as never)
     .where(eq(commits.id, sql.placeholder("commitId")))
     .returning()
+    .prepare(),
+);
+
+/** The values of a direct create's commit, written in when it stops being its record's head. */
+const keepPayload = preparedWrite((db) =>
+  db
+    .update(commits)
+    .set({ payload: sql.placeholder("payload") } as never)
+    .where(and(eq(commits.id, sql.placeholder("id")), isNull(commits.payload)))
     .prepare(),
 );
 
@@ -460,7 +469,7 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
     archivedAt: null,
   };
   const commit = adoptedCommitId
-    ? adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId })!
+    ? { ...adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId })!, payload: values }
     : recordCommit(tx, row, loaded.fields, null, by, "record_create");
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
@@ -491,6 +500,7 @@ export function writeRecord(
   by: Authored,
   kind: CommitRow["kind"],
 ): { row: RecordRow; commit: CommitRow } {
+  keepPayload(tx).run({ id: current.headCommitId, payload: current.data });
   const next: RecordRow = { ...current, ...changes, updatedBy: by.actorId, updatedAt: by.at };
   const commit = recordCommit(tx, next, fieldRows, current.headCommitId, by, kind);
   next.headCommitId = commit.id;

@@ -3,11 +3,14 @@ const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 export type IdPrefix = "usr" | "spc" | "key" | "dev" | "nod" | "bse" | "fld" | "rec" | "crq" | "opr" | "cmt" | "rev" | "whk" | "whd" | "evt" | "job";
 
 let lastTime = -1;
-const lastRandom = new Uint8Array(10);
+const lastRandom = new Uint8Array(5);
 
 /**
- * `<prefix>_` + a ULID: 10 characters of milliseconds and 16 of randomness, monotonic within one
- * millisecond, so ordering by id is creation order and keyset cursors stay simple.
+ * `<prefix>_` + 10 characters of milliseconds and 8 of randomness (Crockford base32), monotonic
+ * within one millisecond, so ordering by id is creation order and keyset cursors stay simple.
+ * Ids are not secrets: 40 random bits keep two processes writing in the same millisecond apart,
+ * and each id is stored five to ten times a record (rows and indexes), so its length is disk.
+ * Ids of 16 random characters, made before, sort among these by their time as well.
  */
 export function newId(prefix: IdPrefix, now = Date.now()): string {
   if (now <= lastTime) {
