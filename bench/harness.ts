@@ -45,11 +45,11 @@ export function benchHarness() {
     return path;
   }
 
-  /** wrk on core 1 with 50 connections (the servers run on core 0). */
-  function wrk(url: string, headers: Record<string, string>, body?: unknown): WrkResult {
+  /** wrk on core 1 with 50 connections, or `connections` (the servers run on core 0). */
+  function wrk(url: string, headers: Record<string, string>, body?: unknown, connections = 50): WrkResult {
     const flags = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
     if (body !== undefined) flags.push("-s", postScript(body));
-    const out = run(["taskset", "-c", "1", "wrk", "-t1", "-c50", `-d${DURATION}s`, "--latency", ...flags, url]);
+    const out = run(["taskset", "-c", "1", "wrk", "-t1", `-c${connections}`, `-d${DURATION}s`, "--latency", ...flags, url]);
     const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? "?";
     return { rps: Number(pick(/Requests\/sec:\s+([\d.]+)/)), p50: pick(/\s50%\s+(\S+)/), p99: pick(/\s99%\s+(\S+)/) };
   }
