@@ -55,11 +55,14 @@ export const baseLiteral = (baseId: string) => `'${safe(baseId, ID)}'`;
 
 const INDEX_PREFIX = "records_f_";
 
-/** The index a field gets: none for lists and documents, nor for the timestamps the table already indexes. */
+/** A field gets an index but for lists and documents, and the timestamps the table already indexes. */
+export const hasFieldIndex = (field: Pick<FieldRow, "type">) => !UNSORTABLE_TYPES.has(field.type) && field.type !== "created_time" && field.type !== "updated_time";
+
 function indexSql(field: FieldRow): string | null {
-  if (UNSORTABLE_TYPES.has(field.type) || field.type === "created_time" || field.type === "updated_time") return null;
+  if (!hasFieldIndex(field)) return null;
   const name = `${INDEX_PREFIX}${safe(field.id, ID)}`;
-  return `CREATE INDEX "${name}" ON "records" ("status", ${sortableSql(field, "")}, "id") WHERE "base_id" = ${baseLiteral(field.baseId)}`;
+  // Then creation order: an `eq` page in the default order (newest first) is read from here in order; ties of a sort by the field follow it too.
+  return `CREATE INDEX "${name}" ON "records" ("status", ${sortableSql(field, "")}, "created_at", "id") WHERE "base_id" = ${baseLiteral(field.baseId)}`;
 }
 
 /**

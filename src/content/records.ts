@@ -10,7 +10,7 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { baseLiteral, isNumeric, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
+import { baseLiteral, hasFieldIndex, isNumeric, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
@@ -238,34 +238,38 @@ interface SortPlan {
   descending: boolean;
   /** What the compiled statement depends on: the column, or the field (its id, so a re-created field never meets an old statement). */
   key: string;
+  /** The column sorted by, when the sort is by creation or update time rather than a field. */
+  column: "created_at" | "updated_at" | null;
   fieldId: string | null;
 }
 
 function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   const descending = sort.startsWith("-");
   const key = descending ? sort.slice(1) : sort;
-  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, fieldId: null };
-  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, fieldId: null };
+  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", fieldId: null };
+  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", fieldId: null };
   const field = fieldNamed(fieldRows, key);
   if (UNSORTABLE_TYPES.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
-  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, fieldId: field.id };
+  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, fieldId: field.id };
 }
 
-const encodeCursor = (value: unknown, id: string) => Buffer.from(JSON.stringify([value, id])).toString("base64url");
+/** A cursor holds the last row's sort terms: `[value, id]` for a column sort, `[value, createdAt, id]` for a field's. */
+const encodeCursor = (terms: unknown[]) => Buffer.from(JSON.stringify(terms)).toString("base64url");
 
-function decodeCursor(cursor: string): [string | number, string] {
+function decodeCursor(cursor: string, plan: SortPlan): [string | number, ...string[]] {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(parsed) && parsed.length === 2 && (typeof parsed[0] === "string" || typeof parsed[0] === "number") && typeof parsed[1] === "string") {
-      return parsed as [string | number, string];
+    const terms = plan.fieldId === null ? 2 : 3;
+    if (Array.isArray(parsed) && parsed.length === terms && (typeof parsed[0] === "string" || typeof parsed[0] === "number") && parsed.slice(1).every((term) => typeof term === "string")) {
+      return parsed as [string | number, ...string[]];
     }
   } catch {}
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
 }
 
 /**
- * The WHERE of a listing. `walkedField` (set when the sort's order drives the page, see
- * `drivenByFilter`) keeps every other field's filter off its index, so SQLite walks that order.
+ * The WHERE of a listing. `walkedField` (set when one index's order drives the page, see
+ * `pageDriver`) keeps every other field's filter off its index, so SQLite walks that order.
  */
 function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, walkedField?: string | null): SQL[] {
   shape.key.push(loaded.base.id, walkedField === undefined ? "" : `walk:${walkedField}`);
@@ -284,25 +288,30 @@ function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery,
 const DENSE_MATCHES = 2000;
 
 /**
- * Which index drives a page that filters with `eq` or `in` on one field and sorts by another: the
- * filter's when it matches at most `DENSE_MATCHES` records (they are read through it and sorted),
- * else the sort's (its order is walked and the filter checked). SQLite's own choice depends on
+ * Which index drives a page that filters with `eq` or `in` on one field and sorts by something
+ * else: `order` when the sort is the creation order and the filter an `eq` (its field's index holds
+ * the matches in that order, so the page is read in order whatever their number); `filter` when
+ * the filter matches at most `DENSE_MATCHES` records (they are read through its index and sorted);
+ * else `sort` (the sort's order is walked and the filter checked). SQLite's own choice depends on
  * statistics that lag the data; counting up to the bound through the filter's index costs a
  * fraction of a millisecond and makes the page's cost independent of them.
  */
-function drivenByFilter(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, sortFieldId: string | null): boolean | null {
-  const selective = query.filters.find((filter) => {
-    if (filter.operator !== "eq" && filter.operator !== "in") return false;
-    const field = fieldNamed(loaded.fields, filter.fieldSlug);
-    return field.id !== sortFieldId && !UNSORTABLE_TYPES.has(field.type);
-  });
+function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, plan: SortPlan): { by: "order" | "filter" | "sort"; fieldId: string } | null {
+  const candidates = query.filters
+    .map((filter) => ({ filter, field: fieldNamed(loaded.fields, filter.fieldSlug) }))
+    .filter(({ filter, field }) => (filter.operator === "eq" || filter.operator === "in") && field.id !== plan.fieldId && !UNSORTABLE_TYPES.has(field.type));
+  if (plan.column === "created_at") {
+    const inOrder = candidates.find(({ filter, field }) => filter.operator === "eq" && hasFieldIndex(field));
+    if (inOrder) return { by: "order", fieldId: inOrder.field.id };
+  }
+  const selective = candidates[0];
   if (!selective) return null;
   const shape = new ListingShape();
   shape.key.push("probe");
-  const where = conditions(shape, loaded, { ...query, filters: [selective] });
+  const where = conditions(shape, loaded, { ...query, filters: [selective.filter] });
   const limit = shape.param(DENSE_MATCHES + 1);
   const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(records).where(and(...where)).limit(limit))(shape.params);
-  return matches.length <= DENSE_MATCHES;
+  return { by: matches.length <= DENSE_MATCHES ? "filter" : "sort", fieldId: selective.field.id };
 }
 
 const RECORD_COLUMNS = Object.entries(getTableColumns(records));
@@ -314,40 +323,49 @@ type ListingQuery = RecordQuery & { limit: number; cursor?: string };
 /** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
 function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
   const plan = sortPlan(loaded.fields, query.sort);
-  const byFilter = drivenByFilter(ctx, loaded, query, plan.fieldId);
+  const driver = pageDriver(ctx, loaded, query, plan);
   const shape = new ListingShape();
-  shape.key.push("list", plan.key, query.cursor ? "after" : "first", byFilter === null ? "" : byFilter ? "by-filter" : "by-sort");
-  const where = conditions(shape, loaded, query, byFilter === false ? plan.fieldId : undefined);
-  // Driven by the filter: the sort's terms (a unary + each) must not tempt SQLite into walking the sort's index.
-  const sortTerm = byFilter ? sql`+${plan.expression}` : plan.expression;
-  const idTerm = byFilter ? sql`+${records.id}` : sql`${records.id}`;
+  shape.key.push("list", plan.key, query.cursor ? "after" : "first", driver ? `${driver.by}:${driver.fieldId}` : "");
+  const walkedField = driver === null || driver.by === "filter" ? undefined : driver.by === "order" ? driver.fieldId : plan.fieldId;
+  const where = conditions(shape, loaded, query, walkedField);
+  // Driven by a filter that does not hold the order: the sort's terms must not tempt SQLite into walking the sort's index.
+  const unindexed = driver?.by === "filter";
+  const term = (expression: SQL) => (unindexed ? sql`+${expression}` : expression);
+  const terms = [term(plan.expression), ...(plan.fieldId === null ? [] : [term(sql`${records.createdAt}`)]), term(sql`${records.id}`)];
   if (query.cursor) {
-    const [value, id] = decodeCursor(query.cursor);
+    const [value, ...rest] = decodeCursor(query.cursor, plan);
     const [past, from] = plan.descending ? ["<", "<="] : [">", ">="];
     const at = shape.param(value);
+    const after = sql`(${sql.join(terms.slice(1), sql`, `)}) ${sql.raw(past)} (${sql.join(rest.map((term) => shape.param(term)), sql`, `)})`;
     // A column seeks best as a row value (ties included); an expression index is sought only through a plain comparison of it.
     where.push(
       plan.fieldId === null
-        ? sql`(${sortTerm}, ${idTerm}) ${sql.raw(past)} (${at}, ${shape.param(id)})`
-        : sql`${sortTerm} ${sql.raw(from)} ${at} AND (${sortTerm} ${sql.raw(past)} ${at} OR ${idTerm} ${sql.raw(past)} ${shape.param(id)})`,
+        ? sql`(${sql.join(terms, sql`, `)}) ${sql.raw(past)} (${at}, ${sql.join(rest.map((term) => shape.param(term)), sql`, `)})`
+        : sql`${terms[0]} ${sql.raw(from)} ${at} AND (${terms[0]} ${sql.raw(past)} ${at} OR ${after})`,
     );
   }
   const limit = shape.param(query.limit + 1);
   const direction = sql.raw(plan.descending ? "DESC" : "ASC");
-  const order = [sql`${sortTerm} ${direction}`, sql`${idTerm} ${direction}`];
   // Two steps: the page's ids (through indexes alone where they cover the query), then only those
   // records with their head commits and authors; matches beyond the page are never joined.
   const build = () => {
-    const page = ctx.db.select({ pageId: sql<string>`${records.id}`.as("page_id") }).from(records).where(and(...where)).orderBy(...order).limit(limit).as("page");
+    const page = ctx.db
+      .select({ pageId: sql<string>`${records.id}`.as("page_id") })
+      .from(records)
+      .where(and(...where))
+      .orderBy(...terms.map((t) => sql`${t} ${direction}`))
+      .limit(limit)
+      .as("page");
+    const order = [plan.expression, ...(plan.fieldId === null ? [] : [sql`${records.createdAt}`]), sql`${records.id}`];
     return ctx.db
       .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns })
       .from(page)
       .innerJoin(records, eq(records.id, page.pageId))
       .leftJoin(commits, eq(commits.id, records.headCommitId))
       .leftJoin(users, eq(users.id, commits.authorId))
-      .orderBy(sql`${plan.expression} ${direction}`, sql`${records.id} ${direction}`);
+      .orderBy(...order.map((t) => sql`${t} ${direction}`));
   };
-  return { key: shape.key.join("|"), build, params: shape.params };
+  return { key: shape.key.join("|"), build, params: shape.params, plan };
 }
 
 /** SQLite's plan for a listing: which index answers its filters and sort (for tests and operators). */
@@ -376,10 +394,10 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
     return recordView(row, loaded, head, people, base);
   });
   const last = page.at(-1);
-  return {
-    records: views,
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last[RECORD_COLUMNS.length], last[0] as string) : null,
-  };
+  if (rows.length <= query.limit || !last) return { records: views, nextCursor: null };
+  const lastRow = views.at(-1)!;
+  const sortValue = last[RECORD_COLUMNS.length];
+  return { records: views, nextCursor: encodeCursor(statement.plan.fieldId === null ? [sortValue, lastRow.id] : [sortValue, lastRow.createdAt, lastRow.id]) };
 }
 
 /**
