@@ -336,12 +336,15 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
     const [value, ...rest] = decodeCursor(query.cursor, plan);
     const [past, from] = plan.descending ? ["<", "<="] : [">", ">="];
     const at = shape.param(value);
-    const after = sql`(${sql.join(terms.slice(1), sql`, `)}) ${sql.raw(past)} (${sql.join(rest.map((term) => shape.param(term)), sql`, `)})`;
+    const tieBreak = sql.join(
+      rest.map((term) => shape.param(term)),
+      sql`, `,
+    );
     // A column seeks best as a row value (ties included); an expression index is sought only through a plain comparison of it.
     where.push(
       plan.fieldId === null
-        ? sql`(${sql.join(terms, sql`, `)}) ${sql.raw(past)} (${at}, ${sql.join(rest.map((term) => shape.param(term)), sql`, `)})`
-        : sql`${terms[0]} ${sql.raw(from)} ${at} AND (${terms[0]} ${sql.raw(past)} ${at} OR ${after})`,
+        ? sql`(${sql.join(terms, sql`, `)}) ${sql.raw(past)} (${at}, ${tieBreak})`
+        : sql`${terms[0]} ${sql.raw(from)} ${at} AND (${terms[0]} ${sql.raw(past)} ${at} OR (${sql.join(terms.slice(1), sql`, `)}) ${sql.raw(past)} (${tieBreak}))`,
     );
   }
   const limit = shape.param(query.limit + 1);
