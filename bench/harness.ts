@@ -56,3 +56,50 @@ export function benchHarness() {
 
   return { DURATION, dir, run, waitFor, rssMb, wrk };
 }
+
+/** The fields of the listing benchmarks' bases: two numbers and three texts, each indexed. */
+export const LISTING_FIELDS = [
+  { slug: "title", name: "Title", type: "text" },
+  { slug: "year", name: "Year", type: "number" },
+  { slug: "venue", name: "Venue", type: "text" },
+  { slug: "pages", name: "Pages", type: "number" },
+  { slug: "notes", name: "Notes", type: "text" },
+];
+
+/** wrk's latency text ("45.87ms", "1.03s", "950.00us") in milliseconds. */
+export const milliseconds = (text: string) => (text.endsWith("ms") ? Number.parseFloat(text) : text.endsWith("us") ? Number.parseFloat(text) / 1000 : Number.parseFloat(text) * 1000);
+
+/**
+ * The built binary on a fresh data directory with a user, a space "bench" and a write key: start
+ * and stop it (on core 0) as often as a benchmark needs, and call its API with that key.
+ */
+export function benchServer(harness: ReturnType<typeof benchHarness>, port: number) {
+  const binary = join(REPO, "dist/basalt");
+  const dataDir = join(harness.dir, "data");
+  const cli = (...args: string[]) => harness.run([binary, ...args, "--data-dir", dataDir]);
+  harness.run([BUN, "run", "build"], REPO);
+  cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench password");
+  cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
+  const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "write").trim();
+  const headers = { authorization: `Bearer ${key}`, "x-basalt-space": "bench" };
+  let server: ReturnType<typeof Bun.spawn> | null = null;
+  return {
+    dbPath: join(dataDir, "basalt.db"),
+    headers,
+    pid: () => server!.pid,
+    async start(): Promise<void> {
+      server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "ignore", stderr: "inherit" });
+      await harness.waitFor(`http://127.0.0.1:${port}/api/health`);
+    },
+    async stop(): Promise<void> {
+      server?.kill("SIGTERM");
+      await server?.exited;
+      server = null;
+    },
+    async api(method: string, path: string, body?: unknown) {
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+      return response.json();
+    },
+  };
+}

@@ -22,37 +22,13 @@ import { closeStore, migrate, openStore } from "../src/db/client";
 import { write } from "../src/db/tx";
 import { resolveSpace } from "../src/spaces/resolve";
 import { createSpace } from "../src/spaces/spaces";
-import { BUN, benchHarness, REPO } from "./harness";
+import { benchHarness, benchServer, LISTING_FIELDS, milliseconds, REPO } from "./harness";
 
-const { dir, run, waitFor, wrk, DURATION } = benchHarness();
-const binary = join(REPO, "dist/basalt");
+const harness = benchHarness();
+const { dir, wrk, DURATION } = harness;
 const RECORDS = Number(process.env.BENCH_LISTED ?? 200_000);
 const PORT = 17441;
-const dataDir = join(dir, "data");
-const dbPath = join(dataDir, "basalt.db");
-const cli = (...args: string[]) => run([binary, ...args, "--data-dir", dataDir]);
-
-run([BUN, "run", "build"], REPO);
-cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench password");
-cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
-const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "write").trim();
-const headers = { authorization: `Bearer ${key}`, "x-basalt-space": "bench" };
-
-let server: ReturnType<typeof Bun.spawn> | null = null;
-async function start(): Promise<void> {
-  server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(PORT), "--data-dir", dataDir], { stdout: "ignore", stderr: "inherit" });
-  await waitFor(`http://127.0.0.1:${PORT}/api/health`);
-}
-async function stop(): Promise<void> {
-  server?.kill("SIGTERM");
-  await server?.exited;
-  server = null;
-}
-const api = async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`http://127.0.0.1:${PORT}${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-};
+const { dbPath, headers, start, stop, api } = benchServer(harness, PORT);
 
 /** The database's size with its WAL folded in, and what each table and index holds (dbstat). */
 function measure(): { bytes: number; tables: Map<string, number> } {
@@ -98,13 +74,6 @@ const breakdown = [...after.tables]
 
 // ---- B. a base of 200,000 records ----
 await start();
-const LISTING_FIELDS = [
-  { slug: "title", name: "Title", type: "text" },
-  { slug: "year", name: "Year", type: "number" },
-  { slug: "venue", name: "Venue", type: "text" },
-  { slug: "pages", name: "Pages", type: "number" },
-  { slug: "notes", name: "Notes", type: "text" },
-];
 await api("POST", "/api/v1/bases", { slug: "listing", name: "Listing", fields: LISTING_FIELDS });
 for (let made = 0; made < RECORDS; made += 1000) {
   const records = Array.from({ length: 1000 }, (_, i) => {
@@ -137,8 +106,6 @@ const listings = [
   { name: "contains matching nothing (scans the base)", query: "filters[0][fieldSlug]=notes&filters[0][operator]=contains&filters[0][value]=absent" },
 ];
 const listingRows: string[] = [];
-/** wrk's latency text ("45.87ms", "1.03s", "950.00us") in milliseconds. */
-const milliseconds = (text: string) => (text.endsWith("ms") ? Number.parseFloat(text) : text.endsWith("us") ? Number.parseFloat(text) / 1000 : Number.parseFloat(text) * 1000);
 let base = 0;
 for (const listing of listings) {
   const result = wrk(`http://127.0.0.1:${PORT}/api/v1/records?baseId=listing&${listing.query}`, headers);

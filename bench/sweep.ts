@@ -8,50 +8,18 @@
  */
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, benchHarness, REPO } from "./harness";
+import { benchHarness, benchServer, LISTING_FIELDS, milliseconds, REPO } from "./harness";
 
-const { dir, run, waitFor, rssMb, wrk, DURATION } = benchHarness();
-const binary = join(REPO, "dist/basalt");
+const harness = benchHarness();
+const { rssMb, wrk, DURATION } = harness;
 const SIZES = (process.env.BENCH_SWEEP ?? "100000,200000,400000").split(",").map(Number);
 const CONNECTIONS = 4;
 const LIMIT_MS = 50;
 const PORT = 17451;
-const dataDir = join(dir, "data");
-const dbPath = join(dataDir, "basalt.db");
-const cli = (...args: string[]) => run([binary, ...args, "--data-dir", dataDir]);
+const { dbPath, headers, pid, start, stop, api } = benchServer(harness, PORT);
 
-run([BUN, "run", "build"], REPO);
-cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench password");
-cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
-const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "write").trim();
-const headers = { authorization: `Bearer ${key}`, "x-basalt-space": "bench" };
-
-let server: ReturnType<typeof Bun.spawn> | null = null;
-async function start(): Promise<void> {
-  server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(PORT), "--data-dir", dataDir], { stdout: "ignore", stderr: "inherit" });
-  await waitFor(`http://127.0.0.1:${PORT}/api/health`);
-}
-async function stop(): Promise<void> {
-  server?.kill("SIGTERM");
-  await server?.exited;
-  server = null;
-}
-const api = async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`http://127.0.0.1:${PORT}${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-};
-const milliseconds = (text: string) => (text.endsWith("ms") ? Number.parseFloat(text) : text.endsWith("us") ? Number.parseFloat(text) / 1000 : Number.parseFloat(text) * 1000);
-
-const FIELDS = [
-  { slug: "title", name: "Title", type: "text" },
-  { slug: "year", name: "Year", type: "number" },
-  { slug: "venue", name: "Venue", type: "text" },
-  { slug: "pages", name: "Pages", type: "number" },
-  { slug: "notes", name: "Notes", type: "text" },
-];
 await start();
-await api("POST", "/api/v1/bases", { slug: "sweep", name: "Sweep", fields: FIELDS });
+await api("POST", "/api/v1/bases", { slug: "sweep", name: "Sweep", fields: LISTING_FIELDS });
 
 const rows: string[] = [];
 let made = 0;
@@ -80,7 +48,7 @@ for (const size of SIZES) {
     wrk(url(`sort=year&cursor=${cursor}`), headers, undefined, CONNECTIONS),
     wrk(`http://127.0.0.1:${PORT}/api/v1/bases/sweep/change-requests`, headers, { fields: { title: "new", year: 1, venue: "v", pages: 1, notes: "n" } }, CONNECTIONS),
   ];
-  const rss = rssMb(server!.pid);
+  const rss = rssMb(pid());
   const { total } = await api("GET", "/api/v1/records/count?baseId=sweep");
   largest = total;
   const bytes = statSync(dbPath).size;

@@ -95,10 +95,7 @@ export function retryDelayMs(schedule: number[], attempt: number, retryAfterMs: 
  * out at once.
  */
 export class DeliveryLoop {
-  /** Jobs launched and not yet settled (attempted and their outcome committed): never picked twice. */
   private readonly inFlight = new Map<string, { ruleId: string; done: Promise<void> }>();
-  /** Requests out at this moment, in all and per rule: what the pool's limits count. */
-  private attempting = 0;
   private readonly perRule = new Map<string, number>();
   /** Rules whose last attempt got no answer at all. */
   private readonly unanswered = new Set<string>();
@@ -211,7 +208,7 @@ export class DeliveryLoop {
   /** Starts every due job the pool has room for, then sets a timer for the next one due. */
   private pump(): void {
     if (this.stopped) return;
-    const room = MAX_IN_FLIGHT - this.attempting;
+    const room = MAX_IN_FLIGHT - this.inFlight.size;
     const now = this.ctx.clock.now();
     if (room > 0) {
       const full = [...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId);
@@ -226,7 +223,7 @@ export class DeliveryLoop {
   }
 
   private hasRoomFor(ruleId: string): boolean {
-    return !this.stopped && this.attempting < MAX_IN_FLIGHT && (this.perRule.get(ruleId) ?? 0) < this.limitOf(ruleId);
+    return !this.stopped && this.inFlight.size < MAX_IN_FLIGHT && (this.perRule.get(ruleId) ?? 0) < this.limitOf(ruleId);
   }
 
   private scheduleNext(now: number): void {
@@ -238,26 +235,17 @@ export class DeliveryLoop {
     this.timer.unref?.();
   }
 
-  /**
-   * A job's slot in the pool is free once its request has ended; the job stays in flight (not
-   * picked again) until its outcome is committed. Waiting for that commit in the slot would tie each
-   * rule's throughput to the write queue, which requests fill under load.
-   */
+  /** A job stays in flight (not picked again) until its outcome is committed. */
   private launch(job: JobRow): void {
-    this.attempting++;
     this.perRule.set(job.ruleId, (this.perRule.get(job.ruleId) ?? 0) + 1);
-    const attempted = this.attempt(job).finally(() => {
-      this.attempting--;
-      const left = (this.perRule.get(job.ruleId) ?? 1) - 1;
-      if (left > 0) this.perRule.set(job.ruleId, left);
-      else this.perRule.delete(job.ruleId);
-      this.wake();
-    });
-    const done = attempted
+    const done = this.attempt(job)
       .then((outcome) => this.record(outcome))
       .catch((error) => this.ctx.log.error(`webhook delivery ${job.id}: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         this.inFlight.delete(job.id);
+        const left = (this.perRule.get(job.ruleId) ?? 1) - 1;
+        if (left > 0) this.perRule.set(job.ruleId, left);
+        else this.perRule.delete(job.ruleId);
         this.wake();
       });
     this.inFlight.set(job.id, { ruleId: job.ruleId, done });
