@@ -25,10 +25,12 @@ const baseRow = db.query("SELECT b.id, b.node_id, b.review_policy, b.created_at,
 
 type Row = Record<string, unknown>;
 
-/** A page of records as the API writes it: every field of the base, and the head commit with its author. */
-function listPage(baseId: string, rows: Row[]) {
+/** A base's view and field slugs, read once: the bench never changes a base (Basalt caches it too, until a write changes it). */
+const baseViews = new Map<string, { slugs: string[]; base: Row }>();
+function baseViewOf(baseId: string) {
+  let cached = baseViews.get(baseId);
+  if (cached) return cached;
   const fieldRows = fieldsOf.all(baseId) as Row[];
-  const slugs = fieldRows.map((f) => f.slug as string);
   const b = baseRow.get(baseId) as Row;
   const base = {
     id: b.id,
@@ -41,6 +43,13 @@ function listPage(baseId: string, rows: Row[]) {
     updatedAt: b.updated_at,
     fields: fieldRows.map((f) => ({ id: f.id, baseId: f.base_id, slug: f.slug, name: f.name, type: f.type, required: f.required === 1, position: f.position, options: JSON.parse(f.options as string) })),
   };
+  baseViews.set(baseId, (cached = { slugs: fieldRows.map((f) => f.slug as string), base }));
+  return cached;
+}
+
+/** A page of records as the API writes it: every field of the base, and the head commit with its author. */
+function listPage(baseId: string, rows: Row[]) {
+  const { slugs, base } = baseViewOf(baseId);
   const byId = new Map((heads.all(JSON.stringify(rows.map((r) => r.head_commit_id))) as Row[]).map((h) => [h.id, h]));
   return rows.map((row) => {
     const data = JSON.parse(row.data as string) as Row;
@@ -162,7 +171,11 @@ Bun.serve({
       const last = page.at(-1);
       return Response.json({ records: listPage(baseId, page), nextCursor: rows.length > 50 && last ? Buffer.from(JSON.stringify([last.created_at, last.id])).toString("base64url") : null });
     }
-    if (pathname.startsWith("/records/")) return Response.json(recordById.get(pathname.slice(9), member.id));
+    if (pathname.startsWith("/records/")) {
+      const row = recordById.get(pathname.slice(9), member.id) as Row | null;
+      // The same view as a page's records: every field, the head commit with its author, the base.
+      return row ? Response.json(listPage(row.base_id as string, [row])[0]) : Response.json({ error: "not found" }, { status: 404 });
+    }
     if (pathname === "/records") {
       const body = (await request.json()) as { fields: Row };
       papers ??= baseOf.get("papers", "papers") as { id: string; space_id: string; node_id: string };

@@ -100,7 +100,8 @@ A page after ${LISTED.toLocaleString("en")} records against page 1: ${listingRat
 
 The floor (\`bench/floor.ts\`) is a bare \`Bun.serve\` + bun:sqlite server doing the same essential work:
 health answers JSON; auth hashes the key and does one indexed select; nodes adds the membership and
-the tree selects; a record read does the key, membership and record selects; a listing page is the
+the tree selects; a record read does the key, membership and record selects and writes the record
+as a listing page writes each of its records (fields, head commit and author, base); a listing page is the
 same keyset select on the same index with each record's head commit and author, written as the same
 JSON; a create writes the same rows (change request, operation, proposal and record commits, record,
 auto number, three events) with the same group commit: one transaction per event-loop turn.
