@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { bases, nodes } from "../content/schema";
+import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 
 export const CHANGE_STATUSES = ["in_review", "changes_requested", "approved", "rejected", "merged", "conflict"] as const;
@@ -48,10 +49,10 @@ export const changeRequests = sqliteTable(
     mergeSummary: text("merge_summary", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     rejectedReason: text("rejected_reason"),
     idempotencyKey: text("idempotency_key"),
-    reviewedAt: text("reviewed_at"),
-    mergedAt: text("merged_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    reviewedAt: instant("reviewed_at"),
+    mergedAt: instant("merged_at"),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
   },
   (table) => [
     // The Inbox tabs (by status, newest first) and the list of all statuses (newest first): without
@@ -79,8 +80,8 @@ export const operations = sqliteTable(
     mergedRecordId: text("merged_record_id"),
     deleteMode: text("delete_mode").$type<"archive">(),
     position: integer("position").notNull(),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
   },
   (table) => [index("operations_change_request_idx").on(table.changeRequestId, table.position), index("operations_record_idx").on(table.targetRecordId)],
 );
@@ -102,7 +103,7 @@ export const commits = sqliteTable(
     kind: text("kind").$type<OperationKind>().notNull(),
     /** NULL on a direct create's commit while it is its record's head: the record's `data` holds the same values (see `commitColumns`). */
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>(),
-    createdAt: text("created_at").notNull(),
+    createdAt: instant("created_at").notNull(),
   },
   // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.
   (table) => [index("commits_record_idx").on(table.recordId, table.id)],

@@ -34,16 +34,21 @@ function safe(text: string, pattern: RegExp): string {
 const ID = /^[a-z]{3}_[0-9A-Za-z]+$/;
 const SLUG = /^[a-z0-9_-]{1,64}$/;
 
-/** The field's stored value (NULL when unset); `table` qualifies the column in a query, and is empty in an index. */
+/** Fields whose values are moments: stored as milliseconds (`instant`), shown and matched by `contains` as ISO text. */
+export const isTime = (field: Pick<FieldRow, "type">) => field.type === "created_time" || field.type === "updated_time";
+
+/** The field's value as the API shows it (NULL when unset); `table` qualifies the column in a query, and is empty in an index. */
 export function valueSql(field: FieldRow, table = '"records".'): string {
   const column = COMPUTED_COLUMNS[field.type];
+  if (column && isTime(field)) return `strftime('%Y-%m-%dT%H:%M:%fZ', ${table}"${column}" / 1000.0, 'unixepoch')`;
   if (column) return `${table}"${column}"`;
   return `json_extract(${table}"data", '$."${safe(field.slug, SLUG)}"')`;
 }
 
 /** The value as sorts and indexed filters see it: unset as the sentinel. Computed columns are never NULL. */
 export function sortableSql(field: FieldRow, table = '"records".'): string {
-  if (COMPUTED_COLUMNS[field.type]) return valueSql(field, table);
+  const column = COMPUTED_COLUMNS[field.type];
+  if (column) return `${table}"${column}"`;
   return `coalesce(${valueSql(field, table)}, ${sentinelOf(field)})`;
 }
 
@@ -56,7 +61,7 @@ export const baseLiteral = (baseId: string) => `'${safe(baseId, ID)}'`;
 const INDEX_PREFIX = "records_f_";
 
 /** A field gets an index but for lists and documents, and the timestamps the table already indexes. */
-export const hasFieldIndex = (field: Pick<FieldRow, "type">) => !UNSORTABLE_TYPES.has(field.type) && field.type !== "created_time" && field.type !== "updated_time";
+export const hasFieldIndex = (field: Pick<FieldRow, "type">) => !UNSORTABLE_TYPES.has(field.type) && !isTime(field);
 
 function indexSql(field: FieldRow): string | null {
   if (!hasFieldIndex(field)) return null;

@@ -10,7 +10,7 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { baseLiteral, hasFieldIndex, isNumeric, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
+import { baseLiteral, hasFieldIndex, isNumeric, isTime, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
@@ -166,6 +166,11 @@ function typedValue(field: FieldRow, text: string): string | number {
     if (text.trim() === "" || !Number.isFinite(number)) throw badRequest(`Filter values for ${field.slug} must be numbers.`);
     return number;
   }
+  if (isTime(field)) {
+    const moment = Date.parse(text);
+    if (!Number.isFinite(moment)) throw badRequest(`Filter values for ${field.slug} must be dates or times (ISO 8601, e.g. 2026-01-31T12:00:00Z).`);
+    return moment;
+  }
   return text;
 }
 
@@ -241,27 +246,33 @@ interface SortPlan {
   /** The column sorted by, when the sort is by creation or update time rather than a field. */
   column: "created_at" | "updated_at" | null;
   fieldId: string | null;
+  /** The sort's values are moments (milliseconds in SQL; a cursor of an earlier version holds them as ISO text). */
+  time: boolean;
 }
 
 function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   const descending = sort.startsWith("-");
   const key = descending ? sort.slice(1) : sort;
-  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", fieldId: null };
-  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", fieldId: null };
+  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", fieldId: null, time: true };
+  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", fieldId: null, time: true };
   const field = fieldNamed(fieldRows, key);
   if (UNSORTABLE_TYPES.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
-  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, fieldId: field.id };
+  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, fieldId: field.id, time: isTime(field) };
 }
 
-/** A cursor holds the last row's sort terms: `[value, id]` for a column sort, `[value, createdAt, id]` for a field's. */
+/** A cursor holds the last row's sort terms: `[value, id]` for a column sort, `[value, createdAt, id]` for a field's (moments as milliseconds). */
 const encodeCursor = (terms: unknown[]) => Buffer.from(JSON.stringify(terms)).toString("base64url");
 
-function decodeCursor(cursor: string, plan: SortPlan): [string | number, ...string[]] {
+/** A moment of a cursor: milliseconds, or the ISO text a cursor of an earlier version holds; NaN when neither. */
+const momentOf = (term: unknown) => (typeof term === "number" ? term : typeof term === "string" ? Date.parse(term) : Number.NaN);
+
+function decodeCursor(cursor: string, plan: SortPlan): (string | number)[] {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    const terms = plan.fieldId === null ? 2 : 3;
-    if (Array.isArray(parsed) && parsed.length === terms && (typeof parsed[0] === "string" || typeof parsed[0] === "number") && parsed.slice(1).every((term) => typeof term === "string")) {
-      return parsed as [string | number, ...string[]];
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(parsed) && parsed.length === (plan.fieldId === null ? 2 : 3) && typeof parsed.at(-1) === "string") {
+      const [value, ...rest] = parsed as unknown[];
+      const terms = [plan.time ? momentOf(value) : value, ...(plan.fieldId === null ? [] : [momentOf(rest[0])]), rest.at(-1)];
+      if (terms.every((term) => typeof term === "string" || (typeof term === "number" && Number.isFinite(term)))) return terms as (string | number)[];
     }
   } catch {}
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
@@ -401,7 +412,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   if (rows.length <= query.limit || !last) return { records: views, nextCursor: null };
   const lastRow = views.at(-1)!;
   const sortValue = last[RECORD_COLUMNS.length];
-  return { records: views, nextCursor: encodeCursor(statement.plan.fieldId === null ? [sortValue, lastRow.id] : [sortValue, lastRow.createdAt, lastRow.id]) };
+  return { records: views, nextCursor: encodeCursor(statement.plan.fieldId === null ? [sortValue, lastRow.id] : [sortValue, Date.parse(lastRow.createdAt), lastRow.id]) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type AnySQLiteColumn, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 import type { FieldType } from "./field-types";
 
@@ -81,9 +82,9 @@ export const records = sqliteTable(
     headCommitId: text("head_commit_id").notNull(),
     createdBy: text("created_by").notNull(),
     updatedBy: text("updated_by").notNull(),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
-    archivedAt: text("archived_at"),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
+    archivedAt: instant("archived_at"),
   },
   (table) => [
     index("records_created_idx").on(table.baseId, table.status, table.createdAt, table.id),

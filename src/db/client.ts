@@ -49,9 +49,18 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
     return table ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0;
   };
   const before = applied();
-  // drizzle's own migrate step, fed the embedded files instead of a folder read at run time.
+  // drizzle's own migrate step, fed the embedded files instead of a folder read at run time. It runs
+  // them in one transaction, where `PRAGMA foreign_keys` is ignored: foreign keys go off around it,
+  // or rebuilding a parent table (drop, then rename the copy) would cascade-delete its children.
   const internals = store.db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-  internals.dialect.migrate(migrations, internals.session, { migrationsFolder: "" });
+  store.sqlite.run("PRAGMA foreign_keys = OFF");
+  try {
+    internals.dialect.migrate(migrations, internals.session, { migrationsFolder: "" });
+    const broken = store.sqlite.query("PRAGMA foreign_key_check").all();
+    if (broken.length > 0) throw new Error(`the migrations left ${broken.length} rows whose foreign keys point nowhere`);
+  } finally {
+    store.sqlite.run("PRAGMA foreign_keys = ON");
+  }
   // The per-field indexes follow the fields, not the migrations (`syncFieldIndexes`).
   store.sqlite.transaction(() => syncFieldIndexes(store.sqlite))();
   return applied() - before;

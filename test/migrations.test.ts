@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import { join } from "node:path";
+import { getChangeRequest } from "../src/changes/change-requests";
+import { ManualClock } from "../src/clock";
+import { loadConfig } from "../src/config";
+import { createContext } from "../src/context";
+import { findBase } from "../src/content/bases";
+import { getRecord, listRecords, recordHistory } from "../src/content/records";
+import { closeStore, migrate, openStore } from "../src/db/client";
+import { REPO, tempDir } from "./helpers";
+
+// A database as the version before integer timestamps left it: every moment as ISO text.
+const OLD_ROWS = [
+  "INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES ('usr_a', 'a@example.com', 'Ada', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+  "INSERT INTO spaces (id, name, slug, created_at, updated_at) VALUES ('spc_a', 'A', 'a', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+  "INSERT INTO nodes (id, space_id, parent_id, type, slug, name, created_at, updated_at) VALUES ('nod_root', 'spc_a', NULL, 'folder', 'root', 'Root', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+  "INSERT INTO nodes (id, space_id, parent_id, type, slug, name, created_at, updated_at) VALUES ('nod_b', 'spc_a', 'nod_root', 'base', 'papers', 'Papers', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+  `INSERT INTO bases (id, space_id, node_id, review_policy, last_auto_number, created_at, updated_at) VALUES ('bse_b', 'spc_a', 'nod_b', '{"kind":"single","requiredApprovals":1}', 2, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+  "INSERT INTO fields (id, base_id, slug, name, type, position, created_at) VALUES ('fld_t', 'bse_b', 'title', 'Title', 'text', 0, '2026-01-01T00:00:00.000Z')",
+  "INSERT INTO fields (id, base_id, slug, name, type, position, created_at) VALUES ('fld_c', 'bse_b', 'made', 'Made', 'created_time', 1, '2026-01-01T00:00:00.000Z')",
+  `INSERT INTO change_requests (id, space_id, base_id, node_id, target_type, status, submitted_by, source_attribution, source_meta, review_policy_snapshot, merge_summary, reviewed_at, merged_at, created_at, updated_at)
+   VALUES ('crq_01M00000000000000001', 'spc_a', 'bse_b', 'nod_b', 'base', 'merged', 'usr_a', '{"displayName":"k","ownerName":"Ada","channel":"api"}', '{}', '{"kind":"single","requiredApprovals":1}', '{}', '2026-02-01T10:00:00.250Z', '2026-02-01T10:00:00.500Z', '2026-02-01T09:00:00.125Z', '2026-02-01T10:00:00.500Z')`,
+  `INSERT INTO operations (id, change_request_id, base_id, node_id, target_type, kind, status, target_record_id, head_commit_id, merged_record_id, position, created_at, updated_at)
+   VALUES ('opr_1', 'crq_01M00000000000000001', 'bse_b', 'nod_b', 'base', 'record_create', 'merged', 'rec_1', 'cmt_1', 'rec_1', 0, '2026-02-01T09:00:00.125Z', '2026-02-01T10:00:00.500Z')`,
+  `INSERT INTO reviews (id, change_request_id, reviewer_id, verdict, visible_operation_heads, created_at) VALUES ('rev_1', 'crq_01M00000000000000001', 'usr_a', 'approved', '{"opr_1":"cmt_1"}', '2026-02-01T10:00:00.250Z')`,
+  `INSERT INTO commits (id, space_id, base_id, node_id, operation_id, record_id, author_id, target_type, kind, payload, created_at)
+   VALUES ('cmt_1', 'spc_a', 'bse_b', 'nod_b', 'opr_1', 'rec_1', 'usr_a', 'base', 'record_create', NULL, '2026-02-01T09:00:00.125Z')`,
+  `INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at)
+   VALUES ('rec_1', 'spc_a', 'bse_b', 'active', '{"title":"First"}', 1, 'cmt_1', 'usr_a', 'usr_a', '2026-02-01T10:00:00.500Z', '2026-02-01T10:00:00.500Z')`,
+  `INSERT INTO commits (id, space_id, base_id, node_id, record_id, author_id, target_type, kind, payload, created_at)
+   VALUES ('cmt_2', 'spc_a', 'bse_b', 'nod_b', 'rec_2', 'usr_a', 'base', 'record_create', NULL, '2026-03-01T08:30:00.999Z')`,
+  `INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at, archived_at)
+   VALUES ('rec_2', 'spc_a', 'bse_b', 'archived', '{"title":"Second"}', 2, 'cmt_2', 'usr_a', 'usr_a', '2026-03-01T08:30:00.999Z', '2026-03-02T00:00:00.001Z', '2026-03-02T00:00:00.001Z')`,
+];
+
+describe("migrating a database of an earlier version", () => {
+  const dir = tempDir("basalt-migrate-");
+  const store = openStore(join(dir, "basalt.db"));
+  const all = readMigrationFiles({ migrationsFolder: join(REPO, "migrations") });
+  migrate(store, all.slice(0, -1));
+  for (const row of OLD_ROWS) store.sqlite.run(row);
+  migrate(store, all);
+  const ctx = createContext(store, loadConfig({ "data-dir": dir }, {}), new ManualClock(), { info() {}, error() {} });
+  afterAll(() => closeStore(store));
+
+  test("moments become integers and read back as the same ISO text", () => {
+    expect(store.sqlite.query("SELECT typeof(created_at) AS t, created_at AS ms FROM records WHERE id = 'rec_2'").get()).toEqual({ t: "integer", ms: Date.parse("2026-03-01T08:30:00.999Z") });
+    const record = getRecord(ctx, "spc_a", "rec_2");
+    expect([record.createdAt, record.updatedAt, record.archivedAt, record.fields.made]).toEqual(["2026-03-01T08:30:00.999Z", "2026-03-02T00:00:00.001Z", "2026-03-02T00:00:00.001Z", "2026-03-01T08:30:00.999Z"]);
+    expect(recordHistory(ctx, "spc_a", "rec_1").map((commit) => [commit.id, commit.createdAt])).toEqual([["cmt_1", "2026-02-01T09:00:00.125Z"]]);
+  });
+
+  test("a change request keeps its operations, reviews and moments: rebuilding its table cascades nothing", () => {
+    const cr = getChangeRequest(ctx, "spc_a", "crq_01M00000000000000001");
+    expect([cr.createdAt, cr.updatedAt, cr.reviewedAt, cr.mergedAt]).toEqual(["2026-02-01T09:00:00.125Z", "2026-02-01T10:00:00.500Z", "2026-02-01T10:00:00.250Z", "2026-02-01T10:00:00.500Z"]);
+    expect(cr.operations.map((op) => [op.id, op.createdAt, op.updatedAt, op.headCommit?.payload])).toEqual([["opr_1", "2026-02-01T09:00:00.125Z", "2026-02-01T10:00:00.500Z", { title: "First" }]]);
+    expect(cr.reviews.map((review) => review.id)).toEqual(["rev_1"]);
+    expect(store.sqlite.query("PRAGMA foreign_key_check").all()).toEqual([]);
+    expect(store.sqlite.query("PRAGMA foreign_keys").get()).toEqual({ foreign_keys: 1 });
+  });
+
+  test("a cursor issued before the upgrade (moments as text) still pages, and filters on a time field read dates", () => {
+    const loaded = findBase(ctx, "spc_a", "papers");
+    const legacy = Buffer.from(JSON.stringify(["2026-03-01T08:30:00.999Z", "rec_2"])).toString("base64url");
+    const page = listRecords(ctx, loaded, { status: "archived", filters: [], limit: 5 });
+    expect(page.records.map((r) => r.id)).toEqual(["rec_2"]);
+    expect(listRecords(ctx, loaded, { status: "archived", filters: [], limit: 5, cursor: legacy }).records).toEqual([]);
+    const after = (value: string) => listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug: "made", operator: "gte", value }], limit: 5 }).records.map((r) => r.id);
+    expect(after("2026-02-01T10:00:00.500Z")).toEqual(["rec_1"]);
+    expect(after("2026-02-01T10:00:00.501Z")).toEqual([]);
+    expect(after("2026-02")).toEqual(["rec_1"]);
+    expect(() => after("last tuesday")).toThrow("must be dates or times");
+    const contains = listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug: "made", operator: "contains", value: "2026-02-01T10:00:00.500" }], limit: 5 });
+    expect(contains.records.map((r) => r.id)).toEqual(["rec_1"]);
+  });
+});
