@@ -20,7 +20,7 @@ const OLD_ROWS = [
   "INSERT INTO fields (id, base_id, slug, name, type, position, created_at) VALUES ('fld_t', 'bse_b', 'title', 'Title', 'text', 0, '2026-01-01T00:00:00.000Z')",
   "INSERT INTO fields (id, base_id, slug, name, type, position, created_at) VALUES ('fld_c', 'bse_b', 'made', 'Made', 'created_time', 1, '2026-01-01T00:00:00.000Z')",
   `INSERT INTO change_requests (id, space_id, base_id, node_id, target_type, status, submitted_by, source_attribution, source_meta, review_policy_snapshot, merge_summary, reviewed_at, merged_at, created_at, updated_at)
-   VALUES ('crq_01M00000000000000001', 'spc_a', 'bse_b', 'nod_b', 'base', 'merged', 'usr_a', '{"displayName":"k","ownerName":"Ada","channel":"api"}', '{}', '{"kind":"single","requiredApprovals":1}', '{}', '2026-02-01T10:00:00.250Z', '2026-02-01T10:00:00.500Z', '2026-02-01T09:00:00.125Z', '2026-02-01T10:00:00.500Z')`,
+   VALUES ('crq_01M00000000000000001', 'spc_a', 'bse_b', 'nod_b', 'base', 'merged', 'usr_a', '{"displayName":"k","ownerName":"Ada","channel":"api"}', '{}', '{"kind":"single","requiredApprovals":2}', '{}', '2026-02-01T10:00:00.250Z', '2026-02-01T10:00:00.500Z', '2026-02-01T09:00:00.125Z', '2026-02-01T10:00:00.500Z')`,
   `INSERT INTO operations (id, change_request_id, base_id, node_id, target_type, kind, status, target_record_id, head_commit_id, merged_record_id, position, created_at, updated_at)
    VALUES ('opr_1', 'crq_01M00000000000000001', 'bse_b', 'nod_b', 'base', 'record_create', 'merged', 'rec_1', 'cmt_1', 'rec_1', 0, '2026-02-01T09:00:00.125Z', '2026-02-01T10:00:00.500Z')`,
   `INSERT INTO reviews (id, change_request_id, reviewer_id, verdict, visible_operation_heads, created_at) VALUES ('rev_1', 'crq_01M00000000000000001', 'usr_a', 'approved', '{"opr_1":"cmt_1"}', '2026-02-01T10:00:00.250Z')`,
@@ -51,11 +51,12 @@ describe("migrating a database of an earlier version", () => {
     expect(recordHistory(ctx, "spc_a", "rec_1").map((commit) => [commit.id, commit.createdAt])).toEqual([["cmt_1", "2026-02-01T09:00:00.125Z"]]);
   });
 
-  test("a change request keeps its operations, reviews and moments: rebuilding its table cascades nothing", () => {
+  test("a change request keeps its operations, reviews, attribution, policy and moments: rebuilding its table cascades nothing", () => {
     const cr = getChangeRequest(ctx, "spc_a", "crq_01M00000000000000001");
     expect([cr.createdAt, cr.updatedAt, cr.reviewedAt, cr.mergedAt]).toEqual(["2026-02-01T09:00:00.125Z", "2026-02-01T10:00:00.500Z", "2026-02-01T10:00:00.250Z", "2026-02-01T10:00:00.500Z"]);
     expect(cr.operations.map((op) => [op.id, op.createdAt, op.updatedAt, op.headCommit?.payload])).toEqual([["opr_1", "2026-02-01T09:00:00.125Z", "2026-02-01T10:00:00.500Z", { title: "First" }]]);
     expect(cr.reviews.map((review) => review.id)).toEqual(["rev_1"]);
+    expect([cr.sourceAttribution, cr.reviewPolicySnapshot, cr.operations[0].mergedRecordId]).toEqual([{ displayName: "k", ownerName: "Ada", channel: "api" }, { kind: "single", requiredApprovals: 2 }, "rec_1"]);
     expect(store.sqlite.query("PRAGMA foreign_key_check").all()).toEqual([]);
     expect(store.sqlite.query("PRAGMA foreign_keys").get()).toEqual({ foreign_keys: 1 });
   });

@@ -131,7 +131,6 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         targetRecordId: op.targetRecordId ?? null,
         baseCommitId: op.baseCommitId ?? null,
         headCommitId: commit.id,
-        mergedRecordId: null,
         deleteMode: op.deleteMode ?? null,
         position,
         createdAt: at,

@@ -157,7 +157,6 @@ const markOperation = preparedWrite((db) =>
     .update(operations)
     .set({
       status: sql.placeholder("status"),
-      mergedRecordId: sql.placeholder("mergedRecordId"),
       targetRecordId: sql.placeholder("targetRecordId"),
       nodeId: sql.placeholder("nodeId"),
       baseId: sql.placeholder("baseId"),
@@ -249,7 +248,6 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     markOperation(tx).run({
       id: op.id,
       status: op.kind === "record_delete" || op.kind === "node_delete" ? "archived" : "merged",
-      mergedRecordId: recordId,
       targetRecordId: op.targetRecordId ?? recordId,
       nodeId: op.nodeId ?? result.nodeId ?? null,
       baseId: op.baseId ?? result.baseId ?? null,

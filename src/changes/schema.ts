@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { bases, nodes } from "../content/schema";
+import { customType, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { bases, nodes, type ReviewPolicy } from "../content/schema";
 import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 
@@ -33,6 +33,23 @@ export interface SourceAttribution {
   channel: string;
 }
 
+/** Stored as `[displayName, ownerName, channel]`, without the keys' names in every row. */
+const attribution = customType<{ data: SourceAttribution; driverData: string }>({
+  dataType: () => "text",
+  toDriver: ({ displayName, ownerName, channel }) => JSON.stringify([displayName, ownerName, channel]),
+  fromDriver: (stored) => {
+    const [displayName, ownerName, channel] = JSON.parse(stored) as string[];
+    return { displayName, ownerName, channel };
+  },
+});
+
+/** A review policy has one kind, so its snapshot is stored as the number of approvals it requires. */
+const reviewPolicySnapshot = customType<{ data: ReviewPolicy; driverData: number }>({
+  dataType: () => "integer",
+  toDriver: (policy) => policy.requiredApprovals,
+  fromDriver: (requiredApprovals) => ({ kind: "single", requiredApprovals }),
+});
+
 export const changeRequests = sqliteTable(
   "change_requests",
   {
@@ -43,9 +60,9 @@ export const changeRequests = sqliteTable(
     targetType: text("target_type").$type<TargetType>().notNull(),
     status: text("status").$type<ChangeStatus>().notNull(),
     submittedBy: text("submitted_by").notNull(),
-    sourceAttribution: text("source_attribution", { mode: "json" }).$type<SourceAttribution>().notNull(),
+    sourceAttribution: attribution("source_attribution").notNull(),
     sourceMeta: text("source_meta", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-    reviewPolicySnapshot: text("review_policy_snapshot", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    reviewPolicySnapshot: reviewPolicySnapshot("review_policy_snapshot").notNull(),
     mergeSummary: text("merge_summary", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     rejectedReason: text("rejected_reason"),
     idempotencyKey: text("idempotency_key"),
@@ -77,7 +94,6 @@ export const operations = sqliteTable(
     targetRecordId: text("target_record_id"),
     baseCommitId: text("base_commit_id"),
     headCommitId: text("head_commit_id").notNull(),
-    mergedRecordId: text("merged_record_id"),
     deleteMode: text("delete_mode").$type<"archive">(),
     position: integer("position").notNull(),
     createdAt: instant("created_at").notNull(),

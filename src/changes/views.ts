@@ -106,7 +106,7 @@ function operationView(op: OperationRow, commits: Map<string, CommitRow>, people
     sourceCommitId: null,
     baseCommitId: op.baseCommitId,
     headCommitId: op.headCommitId,
-    mergedRecordId: op.mergedRecordId,
+    mergedRecordId: mergedRecordOf(op),
     mergedViewId: null,
     deleteMode: op.deleteMode,
     position: op.position,
@@ -138,8 +138,11 @@ function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
   return groups;
 }
 
+/** The record a landed operation made or changed: its target (a merge sets the target of a create), so it is not stored twice. */
+const mergedRecordOf = (op: OperationRow): string | null => (op.status === "pending" ? null : op.targetRecordId);
+
 /** The records a merge made or changed, in operation order. */
-export const mergedRecordIds = (ops: OperationRow[]): string[] => ops.flatMap((op) => (op.mergedRecordId ? [op.mergedRecordId] : []));
+export const mergedRecordIds = (ops: OperationRow[]): string[] => ops.flatMap((op) => mergedRecordOf(op) ?? []);
 
 /** A merged change request's summary is read from its operations, not stored a second time; a conflict's is stored. */
 function mergeSummaryOf(row: ChangeRequestRow, ops: OperationRow[]): Record<string, unknown> {
@@ -181,7 +184,7 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
       submittedByUser: userRefView(people.get(row.submittedBy)),
       sourceAttribution: { ...row.sourceAttribution },
       sourceMeta: row.sourceMeta,
-      reviewPolicySnapshot: row.reviewPolicySnapshot,
+      reviewPolicySnapshot: { ...row.reviewPolicySnapshot },
       mergeSummary: mergeSummaryOf(row, rowOps),
       rejectedReason: row.rejectedReason,
       reviewedAt: row.reviewedAt,

@@ -1,5 +1,8 @@
--- Timestamps of the tables that grow with every record, as milliseconds since the epoch (src/db/columns.ts: instant).
--- migrate() turns foreign keys off around migrations, so dropping the old change_requests cascades nothing.
+-- The tables that grow with every record, made smaller (docs/performance.md, "Bytes per record"):
+-- moments as milliseconds since the epoch (src/db/columns.ts: instant), a change request's attribution
+-- as [displayName, ownerName, channel] and its review policy as the approvals it requires, and no
+-- operations.merged_record_id (a landed operation's target). migrate() turns foreign keys off around
+-- migrations, so dropping the old change_requests cascades nothing.
 PRAGMA foreign_keys=OFF;--> statement-breakpoint
 CREATE TABLE `__new_change_requests` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -11,7 +14,7 @@ CREATE TABLE `__new_change_requests` (
 	`submitted_by` text NOT NULL,
 	`source_attribution` text NOT NULL,
 	`source_meta` text NOT NULL,
-	`review_policy_snapshot` text NOT NULL,
+	`review_policy_snapshot` integer NOT NULL,
 	`merge_summary` text NOT NULL,
 	`rejected_reason` text,
 	`idempotency_key` text,
@@ -24,7 +27,7 @@ CREATE TABLE `__new_change_requests` (
 	FOREIGN KEY (`node_id`) REFERENCES `nodes`(`id`) ON UPDATE no action ON DELETE set null
 );
 --> statement-breakpoint
-INSERT INTO `__new_change_requests`("id", "space_id", "base_id", "node_id", "target_type", "status", "submitted_by", "source_attribution", "source_meta", "review_policy_snapshot", "merge_summary", "rejected_reason", "idempotency_key", "reviewed_at", "merged_at", "created_at", "updated_at") SELECT "id", "space_id", "base_id", "node_id", "target_type", "status", "submitted_by", "source_attribution", "source_meta", "review_policy_snapshot", "merge_summary", "rejected_reason", "idempotency_key", CAST(round(unixepoch("reviewed_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("merged_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("created_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("updated_at", 'subsec') * 1000) AS INTEGER) FROM `change_requests`;--> statement-breakpoint
+INSERT INTO `__new_change_requests`("id", "space_id", "base_id", "node_id", "target_type", "status", "submitted_by", "source_attribution", "source_meta", "review_policy_snapshot", "merge_summary", "rejected_reason", "idempotency_key", "reviewed_at", "merged_at", "created_at", "updated_at") SELECT "id", "space_id", "base_id", "node_id", "target_type", "status", "submitted_by", json_array(json_extract("source_attribution", '$.displayName'), json_extract("source_attribution", '$.ownerName'), json_extract("source_attribution", '$.channel')), "source_meta", coalesce(json_extract("review_policy_snapshot", '$.requiredApprovals'), 1), "merge_summary", "rejected_reason", "idempotency_key", CAST(round(unixepoch("reviewed_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("merged_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("created_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("updated_at", 'subsec') * 1000) AS INTEGER) FROM `change_requests`;--> statement-breakpoint
 DROP TABLE `change_requests`;--> statement-breakpoint
 ALTER TABLE `__new_change_requests` RENAME TO `change_requests`;--> statement-breakpoint
 PRAGMA foreign_keys=ON;--> statement-breakpoint
@@ -65,7 +68,6 @@ CREATE TABLE `__new_operations` (
 	`target_record_id` text,
 	`base_commit_id` text,
 	`head_commit_id` text NOT NULL,
-	`merged_record_id` text,
 	`delete_mode` text,
 	`position` integer NOT NULL,
 	`created_at` integer NOT NULL,
@@ -75,7 +77,7 @@ CREATE TABLE `__new_operations` (
 	FOREIGN KEY (`node_id`) REFERENCES `nodes`(`id`) ON UPDATE no action ON DELETE set null
 );
 --> statement-breakpoint
-INSERT INTO `__new_operations`("id", "change_request_id", "base_id", "node_id", "target_type", "kind", "status", "target_record_id", "base_commit_id", "head_commit_id", "merged_record_id", "delete_mode", "position", "created_at", "updated_at") SELECT "id", "change_request_id", "base_id", "node_id", "target_type", "kind", "status", "target_record_id", "base_commit_id", "head_commit_id", "merged_record_id", "delete_mode", "position", CAST(round(unixepoch("created_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("updated_at", 'subsec') * 1000) AS INTEGER) FROM `operations`;--> statement-breakpoint
+INSERT INTO `__new_operations`("id", "change_request_id", "base_id", "node_id", "target_type", "kind", "status", "target_record_id", "base_commit_id", "head_commit_id", "delete_mode", "position", "created_at", "updated_at") SELECT "id", "change_request_id", "base_id", "node_id", "target_type", "kind", "status", "target_record_id", "base_commit_id", "head_commit_id", "delete_mode", "position", CAST(round(unixepoch("created_at", 'subsec') * 1000) AS INTEGER), CAST(round(unixepoch("updated_at", 'subsec') * 1000) AS INTEGER) FROM `operations`;--> statement-breakpoint
 DROP TABLE `operations`;--> statement-breakpoint
 ALTER TABLE `__new_operations` RENAME TO `operations`;--> statement-breakpoint
 CREATE INDEX `operations_change_request_idx` ON `operations` (`change_request_id`,`position`);--> statement-breakpoint
