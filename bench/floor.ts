@@ -47,6 +47,9 @@ function baseViewOf(baseId: string) {
   return cached;
 }
 
+/** Moments are stored as milliseconds, as Basalt stores them, and written as ISO text. */
+const isoOf = (ms: unknown) => new Date(ms as number).toISOString();
+
 /** A page of records as the API writes it: every field of the base, and the head commit with its author. */
 function listPage(baseId: string, rows: Row[]) {
   const { slugs, base } = baseViewOf(baseId);
@@ -63,9 +66,9 @@ function listPage(baseId: string, rows: Row[]) {
       fields,
       headCommitId: row.head_commit_id,
       createdBy: row.created_by,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      archivedAt: row.archived_at,
+      createdAt: isoOf(row.created_at),
+      updatedAt: isoOf(row.updated_at),
+      archivedAt: row.archived_at === null ? null : isoOf(row.archived_at),
       headCommit: {
         id: h.id,
         baseId: h.base_id,
@@ -78,7 +81,7 @@ function listPage(baseId: string, rows: Row[]) {
         operation: h.kind,
         payload: fields,
         authorUser: h.name ? { id: h.author_id, name: h.name, email: h.email, image: null } : null,
-        createdAt: h.created_at,
+        createdAt: isoOf(h.created_at),
       },
       parentRecordId: null,
       parentCommitId: h.parent_commit_id,
@@ -94,7 +97,7 @@ const insert = {
     "INSERT INTO change_requests (id, space_id, base_id, node_id, target_type, status, submitted_by, source_attribution, source_meta, review_policy_snapshot, merge_summary, created_at, updated_at, merged_at) VALUES (?, ?, ?, ?, 'base', 'merged', ?, ?, '{}', ?, ?, ?, ?, ?)",
   ),
   operation: db.query(
-    "INSERT INTO operations (id, change_request_id, base_id, node_id, target_type, kind, status, head_commit_id, merged_record_id, target_record_id, position, created_at, updated_at) VALUES (?, ?, ?, ?, 'base', 'record_create', 'merged', ?, ?, ?, 0, ?, ?)",
+    "INSERT INTO operations (id, change_request_id, base_id, node_id, target_type, kind, status, head_commit_id, target_record_id, position, created_at, updated_at) VALUES (?, ?, ?, ?, 'base', 'record_create', 'merged', ?, ?, 0, ?, ?)",
   ),
   commit: db.query("INSERT INTO commits (id, space_id, base_id, operation_id, record_id, author_id, target_type, kind, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, 'base', 'record_create', ?, ?)"),
   autoNumber: db.query("UPDATE bases SET last_auto_number = last_auto_number + 1 WHERE id = ? RETURNING last_auto_number"),
@@ -105,15 +108,16 @@ let counter = 0;
 const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padStart(20, "0")}`;
 
 function createRecord(base: { id: string; space_id: string; node_id: string }, userId: string, values: Row) {
-  const at = new Date().toISOString();
+  const now = Date.now();
+  const at = isoOf(now);
   const [cr, op, proposal, rec, commit] = [id("crq"), id("opr"), id("cmt"), id("rec"), id("cmt")];
   const payload = JSON.stringify(values);
-  insert.changeRequest.run(cr, base.space_id, base.id, base.node_id, userId, JSON.stringify({ displayName: "bench", ownerName: "Bench", channel: "api" }), JSON.stringify({ kind: "single", requiredApprovals: 1 }), JSON.stringify({ mergedAt: at, operationCount: 1, recordIds: [rec] }), at, at, at);
-  insert.commit.run(proposal, base.space_id, base.id, op, null, userId, payload, at);
-  insert.operation.run(op, cr, base.id, base.node_id, proposal, rec, rec, at, at);
+  insert.changeRequest.run(cr, base.space_id, base.id, base.node_id, userId, JSON.stringify(["bench", "Bench", "api"]), 1, "{}", now, now, now);
+  insert.commit.run(proposal, base.space_id, base.id, op, null, userId, payload, now);
+  insert.operation.run(op, cr, base.id, base.node_id, proposal, rec, now, now);
   const { last_auto_number } = insert.autoNumber.get(base.id) as { last_auto_number: number };
-  insert.commit.run(commit, base.space_id, base.id, op, rec, userId, payload, at);
-  insert.record.run(rec, base.space_id, base.id, payload, last_auto_number, commit, userId, userId, at, at);
+  insert.commit.run(commit, base.space_id, base.id, op, rec, userId, payload, now);
+  insert.record.run(rec, base.space_id, base.id, payload, last_auto_number, commit, userId, userId, now, now);
   const record = { id: rec, baseId: base.id, status: "active", fields: values, headCommitId: commit, createdBy: userId, createdAt: at, updatedAt: at, archivedAt: null };
   insert.event.run(id("evt"), base.space_id, base.id, "change_request.created", JSON.stringify({ changeRequestId: cr, operationCount: 1, submittedBy: userId }), at);
   insert.event.run(id("evt"), base.space_id, base.id, "record.created", JSON.stringify({ record, changeRequestId: cr }), at);

@@ -45,10 +45,19 @@ export function benchHarness() {
     return path;
   }
 
-  /** wrk on core 1 with 50 connections, or `connections` (the servers run on core 0). */
+  /** A wrk script of its own (Lua), e.g. one that varies each request's body. */
+  function luaScript(text: string): string {
+    const path = join(dir, `script-${Math.random().toString(36).slice(2)}.lua`);
+    writeFileSync(path, text);
+    return path;
+  }
+
+  /** wrk on core 1 with 50 connections, or `connections` (the servers run on core 0); `body` is sent as JSON, or `{ lua }` runs that script. */
   function wrk(url: string, headers: Record<string, string>, body?: unknown, connections = 50): WrkResult {
     const flags = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
-    if (body !== undefined) flags.push("-s", postScript(body));
+    const lua = typeof body === "object" && body !== null && "lua" in body ? String(body.lua) : undefined;
+    if (lua !== undefined) flags.push("-s", luaScript(lua));
+    else if (body !== undefined) flags.push("-s", postScript(body));
     const out = run(["taskset", "-c", "1", "wrk", "-t1", `-c${connections}`, `-d${DURATION}s`, "--latency", ...flags, url]);
     const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? "?";
     return { rps: Number(pick(/Requests\/sec:\s+([\d.]+)/)), p50: pick(/\s50%\s+(\S+)/), p99: pick(/\s99%\s+(\S+)/) };

@@ -3,7 +3,8 @@
  *  A. bytes per record: 2,000 direct 5-field creates over HTTP, the file measured after a checkpoint;
  *  B. a base of 200,000 records: page 1, a page sorted by a number field, a page filtered by `eq` on
  *     a text field, and later pages of each, with wrk (50 connections, server on core 0);
- *  C. record creates with the base's five field indexes and without them, in process (the indexes
+ *  C. record creates over HTTP into a base with five indexed fields and into one whose fields get no index;
+ *  D. record creates with the base's five field indexes and without them, in process (the indexes
  *     cost only in the write, so this is the ratio HTTP can only dilute).
  * Writes bench/results/scale.md.
  */
@@ -114,8 +115,31 @@ for (const listing of listings) {
 }
 await stop();
 const listingFile = statSync(dbPath).size;
+await start();
 
-// ---- C. creates with and without the field indexes, in process ----
+// ---- C. creates over HTTP into a base whose five fields are indexed, and into one whose are not ----
+// The second base has the same slugs and values as json fields, which get no index: the same
+// request, body and write path but for the five index inserts. Each request's values differ.
+const CREATES = `wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+local n = 0
+request = function()
+  n = n + 1
+  local body = string.format('{"fields":{"title":"title %d","year":%d,"venue":"venue %d","pages":%d,"notes":"some text"}}', (n * 7919) % 1000, (n * 7919) % 200000, n % 13, n % 400)
+  return wrk.format(nil, nil, nil, body)
+end
+`;
+await api("POST", "/api/v1/bases", { slug: "indexed", name: "Indexed", fields: LISTING_FIELDS });
+await api("POST", "/api/v1/bases", { slug: "unindexed", name: "Unindexed", fields: LISTING_FIELDS.map((field) => ({ ...field, type: "json" })) });
+const httpRates = { indexed: [] as number[], bare: [] as number[] };
+const creates = (slug: string) => wrk(`http://127.0.0.1:${PORT}/api/v1/bases/${slug}/change-requests`, headers, { lua: CREATES }).rps;
+creates("indexed"); // warm-up: compiles the write path
+for (let i = 0; i < 4; i++) {
+  for (const slug of i % 2 === 0 ? ["indexed", "unindexed"] : ["unindexed", "indexed"]) (slug === "indexed" ? httpRates.indexed : httpRates.bare).push(creates(slug));
+}
+await stop();
+
+// ---- D. creates with and without the field indexes, in process ----
 async function createRate(): Promise<{ indexed: number[]; bare: number[] }> {
   const path = join(dir, "inprocess.db");
   const store = openStore(path);
@@ -181,6 +205,10 @@ Fields title (1,000 distinct values), year (distinct numbers), venue, pages, not
 | listing (limit 50 unless a cursor follows a page of 100) | req/s | p50 | p99 | p50 / page 1 |
 |---|---|---|---|---|
 ${listingRows.join("\n")}
+
+## Creates with five field indexes, over HTTP
+
+\`POST /bases/{slug}/change-requests\` (merged at once), 50 connections, each request with other values; a base whose five fields (two numbers, three texts) are indexed against one with the same slugs and values as json fields, which get no index. After a warm-up run, pairs whose order alternates: indexed ${httpRates.indexed.map((r) => r.toFixed(0)).join(", ")} creates/s; unindexed ${httpRates.bare.map((r) => r.toFixed(0)).join(", ")} creates/s: **${((median(httpRates.indexed) / median(httpRates.bare)) * 100).toFixed(0)}%** (median; target ≥ 90%).
 
 ## Creates with five field indexes, in process
 
