@@ -90,16 +90,13 @@ function listPage(baseId: string, rows: Row[]) {
   });
 }
 
-// A direct create writes what Basalt's does: change request, operation, proposal commit, record,
-// record commit, the base's auto number and three events, grouped into one transaction per turn.
+// A direct create writes what Basalt's does: its commit (which stands for its change request and
+// operation, with their attribution and review policy), the record, the base's auto number and three
+// events, grouped into one transaction per turn.
 const insert = {
-  changeRequest: db.query(
-    "INSERT INTO change_requests (id, space_id, base_id, node_id, target_type, status, submitted_by, source_attribution, source_meta, review_policy_snapshot, merge_summary, created_at, updated_at, merged_at) VALUES (?, ?, ?, ?, 'base', 'merged', ?, ?, '{}', ?, ?, ?, ?, ?)",
+  commit: db.query(
+    "INSERT INTO commits (id, space_id, base_id, node_id, operation_id, record_id, author_id, target_type, kind, payload, source_attribution, review_policy_snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'base', 'record_create', NULL, ?, 1, ?)",
   ),
-  operation: db.query(
-    "INSERT INTO operations (id, change_request_id, base_id, node_id, target_type, kind, status, head_commit_id, target_record_id, position, created_at, updated_at) VALUES (?, ?, ?, ?, 'base', 'record_create', 'merged', ?, ?, 0, ?, ?)",
-  ),
-  commit: db.query("INSERT INTO commits (id, space_id, base_id, operation_id, record_id, author_id, target_type, kind, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, 'base', 'record_create', ?, ?)"),
   autoNumber: db.query("UPDATE bases SET last_auto_number = last_auto_number + 1 WHERE id = ? RETURNING last_auto_number"),
   record: db.query("INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)"),
   event: db.query("INSERT INTO events (id, space_id, base_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -110,13 +107,10 @@ const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padSta
 function createRecord(base: { id: string; space_id: string; node_id: string }, userId: string, values: Row) {
   const now = Date.now();
   const at = isoOf(now);
-  const [cr, op, proposal, rec, commit] = [id("crq"), id("opr"), id("cmt"), id("rec"), id("cmt")];
+  const [cr, op, rec, commit] = [id("crq"), id("opr"), id("rec"), id("cmt")];
   const payload = JSON.stringify(values);
-  insert.changeRequest.run(cr, base.space_id, base.id, base.node_id, userId, JSON.stringify(["bench", "Bench", "api"]), 1, "{}", now, now, now);
-  insert.commit.run(proposal, base.space_id, base.id, op, null, userId, payload, now);
-  insert.operation.run(op, cr, base.id, base.node_id, proposal, rec, now, now);
   const { last_auto_number } = insert.autoNumber.get(base.id) as { last_auto_number: number };
-  insert.commit.run(commit, base.space_id, base.id, op, rec, userId, payload, now);
+  insert.commit.run(commit, base.space_id, base.id, base.node_id, op, rec, userId, JSON.stringify(["bench", "Bench", "api"]), now);
   insert.record.run(rec, base.space_id, base.id, payload, last_auto_number, commit, userId, userId, now, now);
   const record = { id: rec, baseId: base.id, status: "active", fields: values, headCommitId: commit, createdBy: userId, createdAt: at, updatedAt: at, archivedAt: null };
   insert.event.run(id("evt"), base.space_id, base.id, "change_request.created", JSON.stringify({ changeRequestId: cr, operationCount: 1, submittedBy: userId }), at);

@@ -1,8 +1,9 @@
 -- The tables that grow with every record, made smaller (docs/performance.md, "Bytes per record"):
--- moments as milliseconds since the epoch (src/db/columns.ts: instant), a change request's attribution
--- as [displayName, ownerName, channel] and its review policy as the approvals it requires, and no
--- operations.merged_record_id (a landed operation's target). migrate() turns foreign keys off around
--- migrations, so dropping the old change_requests cascades nothing.
+-- moments as milliseconds since the epoch (src/db/columns.ts: instant); a change request's attribution
+-- as [displayName, ownerName, channel] and its review policy as the approvals it requires; no
+-- operations.merged_record_id (a landed operation's target); a direct create's commit holds its change
+-- request's attribution and policy and stands for it (src/changes/direct.ts). migrate() turns foreign
+-- keys off around migrations, so dropping the old change_requests cascades nothing.
 PRAGMA foreign_keys=OFF;--> statement-breakpoint
 CREATE TABLE `__new_change_requests` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -48,15 +49,19 @@ CREATE TABLE `__new_commits` (
 	`target_type` text NOT NULL,
 	`kind` text NOT NULL,
 	`payload` text,
+	`source_attribution` text,
+	`review_policy_snapshot` integer,
 	`created_at` integer NOT NULL,
 	FOREIGN KEY (`space_id`) REFERENCES `spaces`(`id`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`base_id`) REFERENCES `bases`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-INSERT INTO `__new_commits`("id", "space_id", "base_id", "node_id", "operation_id", "record_id", "parent_commit_id", "message", "author_id", "target_type", "kind", "payload", "created_at") SELECT "id", "space_id", "base_id", "node_id", "operation_id", "record_id", "parent_commit_id", "message", "author_id", "target_type", "kind", "payload", CAST(round(unixepoch("created_at", 'subsec') * 1000) AS INTEGER) FROM `commits`;--> statement-breakpoint
+INSERT INTO `__new_commits`("id", "space_id", "base_id", "node_id", "operation_id", "record_id", "parent_commit_id", "message", "author_id", "target_type", "kind", "payload", "source_attribution", "review_policy_snapshot", "created_at") SELECT "id", "space_id", "base_id", "node_id", "operation_id", "record_id", "parent_commit_id", "message", "author_id", "target_type", "kind", "payload", NULL, NULL, CAST(round(unixepoch("created_at", 'subsec') * 1000) AS INTEGER) FROM `commits`;--> statement-breakpoint
 DROP TABLE `commits`;--> statement-breakpoint
 ALTER TABLE `__new_commits` RENAME TO `commits`;--> statement-breakpoint
 CREATE INDEX `commits_record_idx` ON `commits` (`record_id`,`id`);--> statement-breakpoint
+CREATE INDEX `commits_direct_idx` ON `commits` (`space_id`,`id`) WHERE "commits"."source_attribution" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `commits_direct_author_idx` ON `commits` (`space_id`,`author_id`,`id`) WHERE "commits"."source_attribution" IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `__new_operations` (
 	`id` text PRIMARY KEY NOT NULL,
 	`change_request_id` text NOT NULL,

@@ -17,6 +17,7 @@ import { JsonObject, Nullable, WholeNumber } from "../http/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { checkBaseCommit, insertCommit, type UserRef } from "./commits";
+import { directCounts, directIds, directOfRecord, directOperations, directPage, findDirect, newestFirst } from "./direct";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
 import { changeRequests, type ChangeStatus, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
@@ -71,12 +72,16 @@ const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequ
 /**
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
  * the same transaction. A repeated idempotency key (per base and user) answers the first result.
+ * A direct create (one record, merged at once, no idempotency key) writes only its commit, which
+ * stands for the change request and its operation (`direct.ts`).
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   const autoMerge = !p.reviewAlways && p.autoMerge !== false && atLeast(p.scope.level, "write");
+  const direct = autoMerge && !p.idempotencyKey && p.operations.length === 1 && p.operations[0].kind === "record_create";
+  const directCommitId = direct ? newId("cmt") : null;
   const at = iso(ctx.clock.now());
   const cr: ChangeRequestRow = {
-    id: newId("crq"),
+    id: directCommitId ? directIds(directCommitId).changeRequestId : newId("crq"),
     spaceId: p.scope.space.id,
     baseId: p.baseId,
     nodeId: p.nodeId,
@@ -103,9 +108,10 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         .get();
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
-    insertRow(tx, changeRequests, cr);
+    if (!direct) insertRow(tx, changeRequests, cr);
     const rows: OperationRow[] = p.operations.map((op, position) => {
-      const id = newId("opr");
+      const id = directCommitId ? directIds(directCommitId).operationId : newId("opr");
+      const own = directCommitId ? { id: directCommitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot } : undefined;
       const commit = insertCommit(tx, {
         spaceId: cr.spaceId,
         baseId: op.baseId,
@@ -119,7 +125,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         kind: op.kind,
         payload: op.payload,
         createdAt: at,
-      });
+      }, own);
       return {
         id,
         changeRequestId: cr.id,
@@ -137,7 +143,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         updatedAt: at,
       };
     });
-    for (const row of rows) insertRow(tx, operations, row);
+    if (!direct) for (const row of rows) insertRow(tx, operations, row);
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     const author = authorOf(p.actor);
     const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author }]))) : null;
@@ -145,14 +151,17 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   });
 }
 
-/** The change request of the space, or 404 (another space's ids are not found). */
+/** The change request of the space (a stored one, or a direct create's), or 404 (another space's ids are not found). */
 export function findChangeRequest(ctx: AppContext, spaceId: string, id: string): ChangeRequestRow {
-  const row = ctx.db.select().from(changeRequests).where(and(eq(changeRequests.id, id), eq(changeRequests.spaceId, spaceId))).get();
+  const row = ctx.db.select().from(changeRequests).where(and(eq(changeRequests.id, id), eq(changeRequests.spaceId, spaceId))).get() ?? findDirect(ctx, spaceId, id, "changeRequest")?.changeRequest;
   if (!row) throw notFound("No such change request in this space.");
   return row;
 }
 
-const operationsOf = (ctx: AppContext, crId: string): OperationRow[] => ctx.db.select().from(operations).where(eq(operations.changeRequestId, crId)).orderBy(operations.position).all();
+function operationsOf(ctx: AppContext, crId: string): OperationRow[] {
+  const stored = ctx.db.select().from(operations).where(eq(operations.changeRequestId, crId)).orderBy(operations.position).all();
+  return stored.length > 0 ? stored : [...directOperations(ctx, [crId]).values()];
+}
 
 export const viewOf = (ctx: AppContext, row: ChangeRequestRow): ChangeRequestView => changeRequestViews(ctx, [row])[0];
 
@@ -301,7 +310,7 @@ export async function reviseOperation(
   input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string },
 ): Promise<ChangeRequestView> {
   const row = await write(ctx, (tx) => {
-    const op = operationInSpace(tx.db).get({ id: operationId, spaceId: scope.space.id })?.op;
+    const op = operationInSpace(tx.db).get({ id: operationId, spaceId: scope.space.id })?.op ?? findDirect(tx, scope.space.id, operationId, "operation")?.operation;
     if (!op) throw notFound("No such operation in this space.");
     const cr = findChangeRequest(tx, scope.space.id, op.changeRequestId);
     if (cr.submittedBy !== actor.user.id && !atLeast(scope.level, "write")) {
@@ -352,14 +361,18 @@ export interface ChangeRequestQuery {
 
 export const ChangeRequestPageSchema = t.Object({ changeRequests: t.Array(ChangeRequestSchema), nextCursor: Nullable(t.String()) });
 
-/** Newest first; the cursor is the last id of the previous page. */
+/** Newest first, stored change requests and direct creates interleaved; the cursor is the last id of the previous page. */
 export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery): Static<typeof ChangeRequestPageSchema> {
   const where: SQL[] = [eq(changeRequests.spaceId, scope.space.id)];
+  const baseId = query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined;
+  const before = query.cursor ? decodeIdCursor(query.cursor) : undefined;
   if (query.status?.length) where.push(inArray(changeRequests.status, query.status));
   if (query.mine) where.push(eq(changeRequests.submittedBy, actor.user.id));
-  if (query.baseId) where.push(eq(changeRequests.baseId, findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id));
-  if (query.cursor) where.push(lt(changeRequests.id, decodeIdCursor(query.cursor)));
-  const rows = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(query.limit + 1).all();
+  if (baseId) where.push(eq(changeRequests.baseId, baseId));
+  if (before) where.push(lt(changeRequests.id, before));
+  const stored = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(query.limit + 1).all();
+  const direct = query.status?.length && !query.status.includes("merged") ? [] : directPage(ctx, { spaceId: scope.space.id, submittedBy: query.mine ? actor.user.id : undefined, baseId, before, limit: query.limit + 1 });
+  const rows = [...stored, ...direct].sort(newestFirst).slice(0, query.limit + 1);
   const page = rows.slice(0, query.limit);
   return { changeRequests: changeRequestViews(ctx, page), nextCursor: rows.length > query.limit ? Buffer.from(page.at(-1)!.id).toString("base64url") : null };
 }
@@ -391,12 +404,13 @@ export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor): S
       .map((row) => [row.status, row.n]),
   );
   const created = ctx.db.select({ n: count() }).from(changeRequests).where(and(eq(changeRequests.spaceId, scope.space.id), eq(changeRequests.submittedBy, actor.user.id))).get()!.n;
+  const direct = directCounts(ctx, scope.space.id, actor.user.id);
   return {
     review: byStatus.get("in_review") ?? 0,
     changes: byStatus.get("changes_requested") ?? 0,
-    created,
+    created: created + direct.mine,
     approved: byStatus.get("approved") ?? 0,
-    merged: byStatus.get("merged") ?? 0,
+    merged: (byStatus.get("merged") ?? 0) + direct.merged,
     rejected: byStatus.get("rejected") ?? 0,
   };
 }
@@ -404,8 +418,8 @@ export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor): S
 export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordId: string): ChangeRequestView[] {
   findRecord(ctx, scope.space.id, recordId);
   const ids = ctx.db.selectDistinct({ id: operations.changeRequestId }).from(operations).where(eq(operations.targetRecordId, recordId)).all().map((row) => row.id);
-  if (ids.length === 0) return [];
-  return changeRequestViews(ctx, ctx.db.select().from(changeRequests).where(inArray(changeRequests.id, ids)).orderBy(desc(changeRequests.id)).all());
+  const stored = ids.length === 0 ? [] : ctx.db.select().from(changeRequests).where(inArray(changeRequests.id, ids)).all();
+  return changeRequestViews(ctx, [...stored, ...directOfRecord(ctx, recordId)].sort(newestFirst));
 }
 
 export const BatchResultsSchema = t.Object({

@@ -8,10 +8,13 @@ import type { Tx } from "../db/tx";
 import { badRequest } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { newId } from "../db/ids";
-import { commits, OPERATION_KINDS, TARGET_TYPES } from "./schema";
+import type { ReviewPolicy } from "../content/schema";
+import { commits, OPERATION_KINDS, type SourceAttribution, TARGET_TYPES } from "./schema";
 
-/** A commit as read: its payload always present (see `commitColumns`). */
-export type CommitRow = Omit<typeof commits.$inferSelect, "payload"> & { payload: Record<string, unknown> };
+/** A commit as read: its payload always present (see `commitColumns`); what a direct create's commit holds for its change request is read by `direct.ts`. */
+export type CommitRow = Omit<typeof commits.$inferSelect, "payload" | "sourceAttribution" | "reviewPolicySnapshot"> & { payload: Record<string, unknown> };
+
+const { sourceAttribution: _attribution, reviewPolicySnapshot: _policy, ...commitTableColumns } = getTableColumns(commits);
 
 /**
  * The columns a commit is read with. A direct create stores its values once: its commit's payload
@@ -19,7 +22,7 @@ export type CommitRow = Omit<typeof commits.$inferSelect, "payload"> & { payload
  * values); moving the head writes it in (`writeRecord`).
  */
 export const commitColumns = {
-  ...getTableColumns(commits),
+  ...commitTableColumns,
   payload: sql<Record<string, unknown>>`coalesce(${commits.payload}, (SELECT "data" FROM "records" WHERE "records"."id" = ${commits.recordId}))`.mapWith(commits.payload),
 };
 
@@ -77,9 +80,16 @@ export const commitView = (row: CommitRow, people: Map<string, UserRef>): Commit
   createdAt: row.createdAt,
 });
 
-export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id">): CommitRow {
-  const row = { id: newId("cmt"), ...commit };
-  insertRow(tx, commits, row);
+/** What a direct create's commit holds to stand for its change request (`direct.ts`), and the id that names them all. */
+export interface OwnChangeRequest {
+  id: string;
+  sourceAttribution: SourceAttribution;
+  reviewPolicySnapshot: ReviewPolicy;
+}
+
+export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id">, own?: OwnChangeRequest): CommitRow {
+  const row = { id: own?.id ?? newId("cmt"), ...commit };
+  insertRow(tx, commits, { ...row, sourceAttribution: own?.sourceAttribution ?? null, reviewPolicySnapshot: own?.reviewPolicySnapshot ?? null });
   return row;
 }
 

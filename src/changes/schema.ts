@@ -102,7 +102,11 @@ export const operations = sqliteTable(
   (table) => [index("operations_change_request_idx").on(table.changeRequestId, table.position), index("operations_record_idx").on(table.targetRecordId)],
 );
 
-/** Append-only: proposals and their revisions (by operation), and every state a record has had. */
+/**
+ * Append-only: proposals and their revisions (by operation), and every state a record has had. A
+ * direct create's commit also stands for its change request and operation (`src/changes/direct.ts`):
+ * it holds their attribution and review policy, and no change request or operation row is written.
+ */
 export const commits = sqliteTable(
   "commits",
   {
@@ -119,10 +123,18 @@ export const commits = sqliteTable(
     kind: text("kind").$type<OperationKind>().notNull(),
     /** NULL on a direct create's commit while it is its record's head: the record's `data` holds the same values (see `commitColumns`). */
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Set only on a direct create's commit, which stands for its change request (and marks it as one). */
+    sourceAttribution: attribution("source_attribution"),
+    reviewPolicySnapshot: reviewPolicySnapshot("review_policy_snapshot"),
     createdAt: instant("created_at").notNull(),
   },
-  // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.
-  (table) => [index("commits_record_idx").on(table.recordId, table.id)],
+  (table) => [
+    // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.
+    index("commits_record_idx").on(table.recordId, table.id),
+    // Direct creates among the change requests: the space's list, newest first, and the caller's own (`mine`, the `created` count).
+    index("commits_direct_idx").on(table.spaceId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
+    index("commits_direct_author_idx").on(table.spaceId, table.authorId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
+  ],
 );
 
 export const VERDICTS = ["approved", "rejected"] as const;

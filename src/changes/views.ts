@@ -6,6 +6,7 @@ import { NodeSchema, nodeSummary } from "../content/nodes";
 import type { AppContext } from "../context";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "./commits";
+import { directOperations } from "./direct";
 import type { ChangeRequestRow, OperationRow } from "./merge";
 import { CHANGE_STATUSES, OPERATION_KINDS, OPERATION_STATUSES, operations, reviews, TARGET_TYPES, VERDICTS } from "./schema";
 
@@ -155,6 +156,8 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
   if (rows.length === 0) return [];
   const ids = rows.map((row) => row.id);
   const ops = groupBy(ctx.db.select().from(operations).where(inArray(operations.changeRequestId, ids)).orderBy(asc(operations.position)).all(), (op) => op.changeRequestId);
+  // A change request without operation rows is a direct create: its operation is read from its commit.
+  for (const [id, op] of directOperations(ctx, ids.filter((id) => !ops.has(id)))) ops.set(id, [op]);
   const reviewRows = groupBy(ctx.db.select().from(reviews).where(inArray(reviews.changeRequestId, ids)).orderBy(asc(reviews.createdAt)).all(), (r) => r.changeRequestId);
   const allOps = [...ops.values()].flat();
   const commits = loadCommits(ctx, allOps.flatMap((op) => (op.baseCommitId ? [op.headCommitId, op.baseCommitId] : [op.headCommitId])));

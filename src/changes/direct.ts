@@ -1,0 +1,154 @@
+import { and, count, desc, eq, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
+import type { AppContext } from "../context";
+import { preparedFor } from "../db/client";
+import type { ReviewPolicy } from "../content/schema";
+import type { ChangeRequestRow, OperationRow } from "./merge";
+import { commits, type SourceAttribution } from "./schema";
+
+/**
+ * A direct create (one record, merged in the write that proposed it, no idempotency key) writes no
+ * change request or operation row: its commit stands for both, and they are read from it here. The
+ * three share the part of their ids after the prefix (`crq_X`, `opr_X`, `cmt_X`), and the commit
+ * holds what only a change request holds (attribution, review policy). They read exactly as the
+ * rows would: a merged change request with one merged `record_create` operation whose head is that
+ * commit. The rows cost 750 bytes per record with their indexes (docs/performance.md).
+ */
+
+const suffixOf = (id: string) => id.slice(id.indexOf("_") + 1);
+
+/** The ids a direct create's commit gives its change request and operation. */
+export const directIds = (commitId: string) => ({ changeRequestId: `crq_${suffixOf(commitId)}`, operationId: `opr_${suffixOf(commitId)}` });
+
+/** The commit that would stand for a change request (`crq_`) or operation (`opr_`) id. */
+const commitIdOf = (id: string) => `cmt_${suffixOf(id)}`;
+
+/** Change request ids in list order (newest first): by what follows the prefix, since direct and stored ones interleave. */
+export const newestFirst = (a: { id: string }, b: { id: string }) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0);
+
+const standsForItself = isNotNull(commits.sourceAttribution);
+
+const directColumns = {
+  id: commits.id,
+  spaceId: commits.spaceId,
+  baseId: commits.baseId,
+  nodeId: commits.nodeId,
+  recordId: commits.recordId,
+  message: commits.message,
+  authorId: commits.authorId,
+  sourceAttribution: commits.sourceAttribution,
+  reviewPolicySnapshot: commits.reviewPolicySnapshot,
+  createdAt: commits.createdAt,
+};
+interface DirectCommit {
+  id: string;
+  spaceId: string;
+  baseId: string | null;
+  nodeId: string | null;
+  recordId: string | null;
+  message: string | null;
+  authorId: string;
+  sourceAttribution: SourceAttribution | null;
+  reviewPolicySnapshot: ReviewPolicy | null;
+  createdAt: string;
+}
+
+export interface DirectRows {
+  changeRequest: ChangeRequestRow;
+  operation: OperationRow;
+}
+
+function rowsOf(commit: DirectCommit): DirectRows {
+  const { changeRequestId, operationId } = directIds(commit.id);
+  const at = commit.createdAt;
+  return {
+    changeRequest: {
+      id: changeRequestId,
+      spaceId: commit.spaceId,
+      baseId: commit.baseId,
+      nodeId: commit.nodeId,
+      targetType: "base",
+      status: "merged",
+      submittedBy: commit.authorId,
+      sourceAttribution: commit.sourceAttribution!,
+      sourceMeta: commit.message ? { message: commit.message } : {},
+      reviewPolicySnapshot: commit.reviewPolicySnapshot!,
+      mergeSummary: {},
+      rejectedReason: null,
+      idempotencyKey: null,
+      reviewedAt: null,
+      mergedAt: at,
+      createdAt: at,
+      updatedAt: at,
+    },
+    operation: {
+      id: operationId,
+      changeRequestId,
+      baseId: commit.baseId,
+      nodeId: commit.nodeId,
+      targetType: "base",
+      kind: "record_create",
+      status: "merged",
+      targetRecordId: commit.recordId,
+      baseCommitId: null,
+      headCommitId: commit.id,
+      deleteMode: null,
+      position: 0,
+      createdAt: at,
+      updatedAt: at,
+    },
+  };
+}
+
+const directById = preparedFor((db) =>
+  db
+    .select(directColumns)
+    .from(commits)
+    .where(and(eq(commits.id, sql.placeholder("id")), eq(commits.spaceId, sql.placeholder("spaceId")), standsForItself))
+    .prepare(),
+);
+
+/** The direct create a change request id (`crq_…`) or an operation id (`opr_…`) names in this space; undefined when it names none. */
+export function findDirect(ctx: AppContext, spaceId: string, id: string, kind: "changeRequest" | "operation"): DirectRows | undefined {
+  if (!id.startsWith(kind === "changeRequest" ? "crq_" : "opr_")) return undefined;
+  const commit: DirectCommit | undefined = directById(ctx.db).get({ id: commitIdOf(id), spaceId });
+  return commit && rowsOf(commit);
+}
+
+/** The operations of change requests that have no operation rows (direct creates), by change request id. */
+export function directOperations(ctx: AppContext, changeRequestIds: string[]): Map<string, OperationRow> {
+  if (changeRequestIds.length === 0) return new Map();
+  const found: DirectCommit[] = ctx.db.select(directColumns).from(commits).where(and(inArray(commits.id, changeRequestIds.map(commitIdOf)), standsForItself)).all();
+  return new Map(found.map((commit) => [directIds(commit.id).changeRequestId, rowsOf(commit).operation]));
+}
+
+export interface DirectQuery {
+  spaceId: string;
+  submittedBy?: string;
+  baseId?: string;
+  /** The last change request id of the previous page. */
+  before?: string;
+  limit: number;
+}
+
+/** A page of the space's direct creates as change requests, newest first (they are all merged). */
+export function directPage(ctx: AppContext, query: DirectQuery): ChangeRequestRow[] {
+  const where: SQL[] = [eq(commits.spaceId, query.spaceId), standsForItself];
+  if (query.submittedBy) where.push(eq(commits.authorId, query.submittedBy));
+  if (query.baseId) where.push(eq(commits.baseId, query.baseId));
+  if (query.before) where.push(lt(commits.id, commitIdOf(query.before)));
+  const found: DirectCommit[] = ctx.db.select(directColumns).from(commits).where(and(...where)).orderBy(desc(commits.id)).limit(query.limit).all();
+  return found.map((commit) => rowsOf(commit).changeRequest);
+}
+
+/** How many direct creates the space has, and how many of them `userId` made. */
+export function directCounts(ctx: AppContext, spaceId: string, userId: string): { merged: number; mine: number } {
+  const merged = ctx.db.select({ n: count() }).from(commits).where(and(eq(commits.spaceId, spaceId), standsForItself)).get()!.n;
+  const mine = ctx.db.select({ n: count() }).from(commits).where(and(eq(commits.spaceId, spaceId), eq(commits.authorId, userId), standsForItself)).get()!.n;
+  return { merged, mine };
+}
+
+/** The direct create that made a record, as its change request (none when it was made otherwise). */
+export function directOfRecord(ctx: AppContext, recordId: string): ChangeRequestRow[] {
+  const found: DirectCommit[] = ctx.db.select(directColumns).from(commits).where(and(eq(commits.recordId, recordId), standsForItself)).all();
+  return found.map((commit) => rowsOf(commit).changeRequest);
+}
