@@ -245,6 +245,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     }
     const recordId = result.record?.id ?? null;
     if (result.record) records.push(result.record);
+    // A direct create has no operation or change request row (`direct.ts`): this and `markMerged` then update nothing.
     markOperation(tx).run({
       id: op.id,
       status: op.kind === "record_delete" || op.kind === "node_delete" ? "archived" : "merged",
