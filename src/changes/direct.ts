@@ -11,7 +11,7 @@ import { commits, type SourceAttribution } from "./schema";
  * three share the part of their ids after the prefix (`crq_X`, `opr_X`, `cmt_X`), and the commit
  * holds what only a change request holds (attribution, review policy). They read exactly as the
  * rows would: a merged change request with one merged `record_create` operation whose head is that
- * commit. The rows cost 750 bytes per record with their indexes (docs/performance.md).
+ * commit. It saves 565 bytes per record (docs/performance.md).
  */
 
 const suffixOf = (id: string) => id.slice(id.indexOf("_") + 1);
