@@ -212,7 +212,9 @@ export class DeliveryLoop {
     const now = this.ctx.clock.now();
     if (room > 0) {
       const full = [...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId);
-      const due = dueJobs(this.ctx.db).all({ now, busy: JSON.stringify([...this.inFlight.keys()]), full: JSON.stringify(full), limit: room * 2 });
+      // At most two rules' worth of due jobs: a pump runs each time an attempt ends, and reading the
+      // pool's whole room (up to 256 rows) to launch one or two cost 0.5 ms a pump, 17% of a backlog's drain.
+      const due = dueJobs(this.ctx.db).all({ now, busy: JSON.stringify([...this.inFlight.keys()]), full: JSON.stringify(full), limit: Math.min(room, 2 * MAX_IN_FLIGHT_PER_RULE) });
       for (const job of due) if (this.hasRoomFor(job.ruleId)) this.launch(job);
     }
     this.scheduleNext(now);
