@@ -1,9 +1,8 @@
 import { and, count, desc, eq, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
-import type { ReviewPolicy } from "../content/schema";
 import type { ChangeRequestRow, OperationRow } from "./merge";
-import { commits, type SourceAttribution } from "./schema";
+import { commits } from "./schema";
 
 /**
  * A direct create (one record, merged in the write that proposed it, no idempotency key) writes no
@@ -39,18 +38,7 @@ const directColumns = {
   reviewPolicySnapshot: commits.reviewPolicySnapshot,
   createdAt: commits.createdAt,
 };
-interface DirectCommit {
-  id: string;
-  spaceId: string;
-  baseId: string | null;
-  nodeId: string | null;
-  recordId: string | null;
-  message: string | null;
-  authorId: string;
-  sourceAttribution: SourceAttribution | null;
-  reviewPolicySnapshot: ReviewPolicy | null;
-  createdAt: string;
-}
+type DirectCommit = Pick<typeof commits.$inferSelect, keyof typeof directColumns>;
 
 export interface DirectRows {
   changeRequest: ChangeRequestRow;

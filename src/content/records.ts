@@ -326,6 +326,9 @@ function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, pla
 }
 
 const RECORD_COLUMNS = Object.entries(getTableColumns(records));
+/** Where a page row holds the record's id and its creation time as stored (milliseconds), for the next cursor. */
+const ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "id");
+const CREATED_AT_AT = RECORD_COLUMNS.findIndex(([key]) => key === "createdAt");
 const HEAD_COLUMNS = Object.entries(headColumns);
 const AUTHOR_COLUMNS = Object.entries(authorColumns);
 
@@ -410,9 +413,9 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   });
   const last = page.at(-1);
   if (rows.length <= query.limit || !last) return { records: views, nextCursor: null };
-  const lastRow = views.at(-1)!;
   const sortValue = last[RECORD_COLUMNS.length];
-  return { records: views, nextCursor: encodeCursor(statement.plan.fieldId === null ? [sortValue, lastRow.id] : [sortValue, Date.parse(lastRow.createdAt), lastRow.id]) };
+  const id = last[ID_AT];
+  return { records: views, nextCursor: encodeCursor(statement.plan.fieldId === null ? [sortValue, id] : [sortValue, last[CREATED_AT_AT], id]) };
 }
 
 /**
