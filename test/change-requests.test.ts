@@ -230,6 +230,28 @@ describe("three-way merge", () => {
     expect((await merge(proposal.id)).body.record.fields).toMatchObject({ title: "Theirs, rebased", year: 1999 });
   });
 
+  test("a field deleted and created again under its slug starts empty, and updates of it merge", async () => {
+    const record = await createRecord({ title: "Original", year: 2000 });
+    // The head commit now stores the values, the old year included.
+    await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Edited" } } });
+    const fields = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields;
+    const year = fields.find((field: { slug: string }) => field.slug === "year");
+    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: year.id, autoMerge: true } });
+    expect(removed.body.status).toBe("merged");
+    expect((await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "year", name: "Year", type: "text" } })).status).toBe(200);
+    expect((await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read })).body.fields).toMatchObject({ title: "Edited", year: null });
+
+    const first = (await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.propose, body: { operation: "update", fields: { year: "MM" } } })).body;
+    await review(first.id, "approved");
+    expect((await merge(first.id)).body.record.fields).toMatchObject({ title: "Edited", year: "MM" });
+    const second = (await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.propose, body: { operation: "update", fields: { year: "MMI" } } })).body;
+    await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Edited again" } } });
+    await review(second.id, "approved");
+    expect((await merge(second.id)).body.record.fields).toMatchObject({ title: "Edited again", year: "MMI" });
+    const history = (await server.call("GET", `/api/v1/records/${record.id}/history`, { key: ws.read })).body;
+    expect(history.at(-2).payload).toMatchObject({ title: "Edited", year: 2000 });
+  });
+
   test("a merge whose values no longer fit the base fails whole and changes nothing", async () => {
     const cr = (await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records: [{ fields: { title: "One" } }, { fields: { title: "Two", status: "draft" } }] } })).body;
     await server.call("POST", "/api/v1/bases/papers/fields/change-requests", {

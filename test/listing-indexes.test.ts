@@ -10,7 +10,7 @@ interface Row {
   id: string;
   title: string | null;
   year: number | null;
-  venue: string | null;
+  venue: string | number | null;
 }
 let rows: Row[];
 
@@ -158,6 +158,28 @@ describe("indexed filters and sorts", () => {
     expect(names).toContain(`records_f_${pages.id}`);
     const all = await everyPage("&sort=pages", 50);
     expect(all).toHaveLength(rows.length);
+  });
+
+  test("a field deleted and created again under its slug with another type starts empty, and its filters and sorts page exactly", async () => {
+    // "venue" was a select holding "vldb", "sigmod" and "icde" until the test above deleted it.
+    const added = await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "venue", name: "Venue", type: "number" } });
+    expect(added.status).toBe(200);
+    const all = await everyPage("", 100);
+    expect(all).toHaveLength(rows.length);
+    expect(all.every((record) => record.fields.venue === null)).toBe(true);
+    const numbered = rows.slice(0, 30).map((row, i) => ({ ...row, venue: i % 4 === 0 ? null : i % 6 }));
+    for (const row of numbered) {
+      if (row.venue === null) continue;
+      const updated = await server.call("POST", `/api/v1/records/${row.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { venue: row.venue }, autoMerge: true } });
+      expect(updated.status).toBe(201);
+    }
+    rows = rows.map((row) => numbered.find((n) => n.id === row.id) ?? { ...row, venue: null });
+    const gt = await everyPage("&sort=-year&filters[0][fieldSlug]=venue&filters[0][operator]=gt&filters[0][value]=2", 7);
+    expect(gt.map((record) => record.id)).toEqual(sorted(rows.filter((row) => row.venue !== null && (row.venue as number) > 2), "year", true));
+    const count = await server.call("GET", "/api/v1/records/count?baseId=papers&filters[0][fieldSlug]=venue&filters[0][operator]=isEmpty", { key: ws.read });
+    expect(count.body.total).toBe(rows.filter((row) => row.venue === null).length);
+    const bySort = await everyPage("&sort=venue", 11);
+    expect(bySort.map((record) => record.fields.venue)).toEqual([...rows.map((row) => row.venue as number | null)].sort((a, b) => (a ?? -1) - (b ?? -1)));
   });
 });
 

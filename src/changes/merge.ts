@@ -98,7 +98,8 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
       const theirs = checkRecordValues(loaded.fields, change.payload, "update");
       const ours = recordFields(current, loaded.fields);
-      const base = baseOfUpdate(tx, op) ?? ours;
+      // Nothing moved since the proposal, so the record now is its base (its head commit may still hold a deleted field's value under a slug a new field took).
+      const base = current.headCommitId === op.baseCommitId ? ours : (baseOfUpdate(tx, op) ?? ours);
       const { values } = threeWay(base, ours, theirs);
       const changedFields = Object.keys(values).filter((slug) => !same(values[slug], ours[slug]));
       const { row, commit } = writeRecord(tx, current, loaded.fields, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");

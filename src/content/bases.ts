@@ -10,7 +10,7 @@ import { badRequest, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { syncFieldIndexes } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
-import { bases, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
+import { bases, fields, nodes, type NodeStatus, records, type ReviewPolicy } from "./schema";
 
 export type BaseRow = typeof bases.$inferSelect;
 export type FieldRow = typeof fields.$inferSelect;
@@ -182,10 +182,22 @@ function touchBase(tx: Tx, baseId: string, at: string): void {
   tx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
 }
 
+/**
+ * Values a deleted field left under its slug in the base's records: a field that takes the slug
+ * again (perhaps with another type) starts empty, not with the old values.
+ */
+const clearLeftValues = (tx: Tx, field: FieldRow) =>
+  tx.db
+    .update(records)
+    .set({ data: sql`json_remove(${records.data}, ${`$."${field.slug}"`})` })
+    .where(and(eq(records.baseId, field.baseId), sql`json_type(${records.data}, ${`$."${field.slug}"`}) IS NOT NULL`))
+    .run();
+
 export function addField(tx: Tx, baseId: string, input: NewField, at: string): FieldRow {
   const existing = loadFields(tx, baseId);
   const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at);
   tx.db.insert(fields).values(row).run();
+  clearLeftValues(tx, row);
   syncFieldIndexes(tx.store.sqlite);
   touchBase(tx, baseId, at);
   return row;
@@ -217,7 +229,7 @@ export function updateField(tx: Tx, baseId: string, fieldId: string, patch: Fiel
   touchBase(tx, baseId, at);
 }
 
-/** Removes the field from the base; values stored under its slug stay in history, unread. */
+/** Removes the field from the base; its values stay in history, and in the records unread until a new field takes the slug (`clearLeftValues`). */
 export function deleteField(tx: Tx, baseId: string, fieldId: string, at: string): void {
   const field = findField(tx, baseId, fieldId);
   tx.db.delete(fields).where(eq(fields.id, field.id)).run();
