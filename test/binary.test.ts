@@ -1,20 +1,27 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { VERSION } from "../src/version";
 import { BUN, eventually, REPO, tempDir } from "./helpers";
 
-/** The compiled executable, run from an empty directory with nothing else present. */
+/**
+ * The compiled executable, run from an empty directory with nothing else present: it is built from
+ * a copy of the sources that is deleted before it runs, as on a machine that only downloaded it.
+ */
 const home = tempDir("basalt-binary-");
 const binary = join(home, "basalt");
 
 beforeAll(() => {
-  const build = Bun.spawnSync([BUN, "run", "build"], { cwd: REPO, stderr: "pipe", stdout: "pipe" });
+  const sources = tempDir("basalt-sources-");
+  for (const entry of ["package.json", "tsconfig.json", "bunfig.toml", "src", "migrations"]) cpSync(join(REPO, entry), join(sources, entry), { recursive: true });
+  symlinkSync(join(REPO, "node_modules"), join(sources, "node_modules"));
+  const build = Bun.spawnSync([BUN, "run", "build"], { cwd: sources, stderr: "pipe", stdout: "pipe" });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
-  copyFileSync(join(REPO, "dist/basalt"), binary);
+  copyFileSync(join(sources, "dist/basalt"), binary);
+  rmSync(sources, { recursive: true, force: true });
 }, 60_000);
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 

@@ -67,17 +67,31 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
 }
 
 /**
+ * Where the checkpoint worker's code is. The executable holds it as an entry point of its own, found
+ * by its path from `src/` (the entry points' common root); `import.meta.url` there is the path the
+ * source had at build time, which the machine running the executable does not have. From source,
+ * it is beside this file.
+ */
+const CHECKPOINTER = Bun.main.startsWith("/$bunfs/") ? "./db/checkpointer.ts" : new URL("./checkpointer.ts", import.meta.url).href;
+
+/**
  * Moves WAL checkpoints off the event loop (see `checkpointer.ts`): a worker thread checkpoints on
  * its own connection, and this connection stops checkpointing inside its COMMITs.
  */
 export function startCheckpointer(store: Store, path: string, log: { error(line: string): void }): { stop(): void } {
-  const worker = new Worker(new URL("./checkpointer.ts", import.meta.url).href);
+  let running = true;
+  const worker = new Worker(CHECKPOINTER);
   worker.onmessage = ({ data }: MessageEvent<{ error: string }>) => log.error(`checkpoint: ${data.error}`);
-  worker.onerror = (event) => log.error(`checkpoint worker: ${event.message}`);
+  // A worker that died checkpoints nothing: the commits take checkpoints back, so the WAL stays bounded.
+  worker.onerror = (event) => {
+    log.error(`checkpoint worker: ${event.message}; checkpoints run in the server's commits instead`);
+    if (running) store.sqlite.run("PRAGMA wal_autocheckpoint = 1000");
+  };
   worker.postMessage({ path });
   store.sqlite.run("PRAGMA wal_autocheckpoint = 0");
   return {
     stop() {
+      running = false;
       worker.terminate();
       store.sqlite.run("PRAGMA wal_autocheckpoint = 1000");
     },
