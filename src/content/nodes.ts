@@ -1,12 +1,12 @@
 import type { Static } from "@sinclair/typebox";
-import { and, asc, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext } from "../context";
-import { preparedFor } from "../db/client";
+import { compiledRows, decodeRow, preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import { checkName, checkSlug } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
-import type { Tx } from "../db/tx";
+import type { ReadDb, Tx } from "../db/tx";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { forgetBases } from "./bases";
 import { syncFieldIndexes } from "./field-sql";
@@ -42,15 +42,13 @@ export const NodeSchema = t.Recursive(
 );
 export type NodeView = Static<typeof NodeSchema>;
 
-const nodesOfSpace = preparedFor((db) =>
+const nodesOfSpace = (db: ReadDb) =>
   db
     .select({ node: nodes, baseId: bases.id })
     .from(nodes)
     .leftJoin(bases, eq(bases.nodeId, nodes.id))
     .where(eq(nodes.spaceId, sql.placeholder("spaceId")))
-    .orderBy(asc(nodes.position), asc(nodes.id))
-    .prepare(),
-);
+    .orderBy(asc(nodes.position), asc(nodes.id));
 
 const rootOfSpace = preparedFor((db) => db.select().from(nodes).where(and(eq(nodes.spaceId, sql.placeholder("spaceId")), isNull(nodes.parentId))).prepare());
 
@@ -63,13 +61,20 @@ const nodeByRef = preparedFor((db) =>
     .prepare(),
 );
 
-/** The whole tree of a space in one query, grouped by parent. */
+const NODE_COLUMNS = Object.entries(getTableColumns(nodes));
+
+/**
+ * The whole tree of a space in one query, grouped by parent (the root under `null`). Rows are read
+ * as arrays and decoded column by column: drizzle's mapping of the joined row measured about as
+ * much as the query.
+ */
 function treeOf(ctx: AppContext, spaceId: string): Map<string | null, NodeWithBase[]> {
   const byParent = new Map<string | null, NodeWithBase[]>();
-  for (const { node, baseId } of nodesOfSpace(ctx.db).all({ spaceId })) {
-    const siblings = byParent.get(node.parentId) ?? [];
-    siblings.push({ ...node, baseId });
-    byParent.set(node.parentId, siblings);
+  for (const values of compiledRows(ctx.store, "tree", () => nodesOfSpace(ctx.db))({ spaceId })) {
+    const node: NodeWithBase = { ...decodeRow<NodeRow>(values, 0, NODE_COLUMNS), baseId: values[NODE_COLUMNS.length] as string | null };
+    const siblings = byParent.get(node.parentId);
+    if (siblings) siblings.push(node);
+    else byParent.set(node.parentId, [node]);
   }
   return byParent;
 }
@@ -113,9 +118,9 @@ export const DEFAULT_TREE_DEPTH = 5;
 
 /** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it (default 5). */
 export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus }): NodeView[] {
-  const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : rootNode(ctx, spaceId);
-  const status = query.status ?? "active";
   const byParent = treeOf(ctx, spaceId);
+  const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : byParent.get(null)![0];
+  const status = query.status ?? "active";
   return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? DEFAULT_TREE_DEPTH));
 }
 
