@@ -113,22 +113,42 @@ export function findRecord(ctx: AppContext, spaceId: string, recordId: string): 
   return row;
 }
 
-const recordWithHead = preparedFor((db) =>
-  db
-    .select({ record: records, head: headColumns, author: authorColumns })
-    .from(records)
-    .leftJoin(commits, eq(commits.id, records.headCommitId))
-    .leftJoin(users, eq(users.id, commits.authorId))
-    .where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId"))))
-    .prepare(),
-);
+const RECORD_COLUMNS = Object.entries(getTableColumns(records));
+/** Where a row of `recordWithHead` or `pageRows` holds the record's id, base and creation time as stored (milliseconds). */
+const ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "id");
+const BASE_ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "baseId");
+const CREATED_AT_AT = RECORD_COLUMNS.findIndex(([key]) => key === "createdAt");
+const HEAD_COLUMNS = Object.entries(headColumns);
+const AUTHOR_COLUMNS = Object.entries(authorColumns);
+
+/**
+ * A record read as an array (its columns, then its head commit's from `headAt`, then the author's),
+ * as the API shows it: decoded column by column, which costs less than drizzle's mapping of joined rows.
+ */
+function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, base?: BaseView): RecordView {
+  const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
+  const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
+  const authorAt = headAt + HEAD_COLUMNS.length;
+  if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
+  return recordView(row, loaded, head, people, base);
+}
+
+const recordWithHead = (ctx: AppContext) =>
+  compiledRows(ctx.store, "record with head", () =>
+    ctx.db
+      .select({ record: records, head: headColumns, author: authorColumns })
+      .from(records)
+      .leftJoin(commits, eq(commits.id, records.headCommitId))
+      .leftJoin(users, eq(users.id, commits.authorId))
+      .where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))),
+  );
 
 /** One record with its head commit and author, in one query; the fields come from the base cache. */
 export function getRecord(ctx: AppContext, spaceId: string, recordId: string): RecordView {
-  const row = recordWithHead(ctx.db).get({ id: recordId, spaceId });
-  if (!row) throw notFound("No such record in this space.");
-  const loaded = findBase(ctx, spaceId, row.record.baseId, { archived: true });
-  return recordView(row.record, loaded, row.head ?? undefined, new Map(row.author ? [[row.author.id, row.author]] : []));
+  const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
+  if (!values) throw notFound("No such record in this space.");
+  const loaded = findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true });
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map());
 }
 
 export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
@@ -325,13 +345,6 @@ function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, pla
   return { by: matches.length <= DENSE_MATCHES ? "filter" : "sort", fieldId: selective.field.id };
 }
 
-const RECORD_COLUMNS = Object.entries(getTableColumns(records));
-/** Where a page row holds the record's id and its creation time as stored (milliseconds), for the next cursor. */
-const ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "id");
-const CREATED_AT_AT = RECORD_COLUMNS.findIndex(([key]) => key === "createdAt");
-const HEAD_COLUMNS = Object.entries(headColumns);
-const AUTHOR_COLUMNS = Object.entries(authorColumns);
-
 type ListingQuery = RecordQuery & { limit: number; cursor?: string };
 
 /** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
@@ -408,14 +421,8 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   for (const values of pageRows(ctx, statement.plan)({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
   const people = new Map<string, UserRef>();
   const base = baseView(loaded);
-  const views = page.map((values) => {
-    const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
-    const headAt = RECORD_COLUMNS.length + 1;
-    const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
-    const authorAt = headAt + HEAD_COLUMNS.length;
-    if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
-    return recordView(row, loaded, head, people, base);
-  });
+  // Each row holds its sort value after the record's columns.
+  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, base));
   const last = page.at(-1);
   if (rowids.length <= query.limit || !last) return { records: views, nextCursor: null };
   const sortValue = last[RECORD_COLUMNS.length];
