@@ -82,4 +82,28 @@ describe("fields", () => {
     expect((await propose({ operation: "rename", fieldId: venue.id })).status).toBe(400);
     expect((await propose({ operation: "reorder", fieldIds: ["title"] })).status).toBe(400);
   });
+
+  test("renaming a choice (the same id, another name) renames it in the records that hold it; a dropped choice's values stay", async () => {
+    await server.call("POST", "/api/v1/bases/papers/fields", {
+      key: ws.write,
+      body: { slug: "tags", name: "Tags", type: "multiselect", options: { choices: [{ name: "ml" }, { name: "db" }, { name: "os" }] } },
+    });
+    const created = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", {
+      key: ws.write,
+      body: { records: [{ title: "A", status: "draft", tags: ["ml", "os"] }, { title: "B", status: "published", tags: ["db"] }, { title: "C" }] },
+    });
+    const [a, b, c] = created.body.operations.map((op: { mergedRecordId: string }) => op.mergedRecordId);
+    const fields = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields;
+    const fieldId = (slug: string) => fields.find((f: { slug: string }) => f.slug === slug).id;
+    const update = (slug: string, choices: unknown[]) =>
+      server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "update", fieldId: fieldId(slug), patch: { options: { choices } }, autoMerge: true } });
+    expect((await update("status", [{ id: "draft", name: "Draft" }, { id: "published", name: "published" }])).body.status).toBe("merged");
+    expect((await update("tags", [{ id: "ml", name: "machine learning" }, { id: "db", name: "db" }])).body.status).toBe("merged");
+    const fieldsOf = async (id: string) => (await server.call("GET", `/api/v1/records/${id}`, { key: ws.read })).body.fields;
+    expect(await fieldsOf(a)).toMatchObject({ status: "Draft", tags: ["machine learning", "os"] });
+    expect(await fieldsOf(b)).toMatchObject({ status: "published", tags: ["db"] });
+    expect(await fieldsOf(c)).toMatchObject({ status: null, tags: null });
+    const drafts = await server.call("GET", "/api/v1/records?baseId=papers&filters[0][fieldSlug]=status&filters[0][operator]=eq&filters[0][value]=Draft", { key: ws.read });
+    expect(drafts.body.records.map((record: { id: string }) => record.id)).toEqual([a]);
+  });
 });

@@ -98,7 +98,8 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
       const theirs = checkRecordValues(loaded.fields, change.payload, "update");
       const ours = recordFields(current, loaded.fields);
-      // Nothing moved since the proposal, so the record now is its base (its head commit may still hold a deleted field's value under a slug a new field took).
+      // Nothing moved since the proposal, so the record now is its base: its head commit may still
+      // hold a deleted field's value under a slug that a new field took.
       const base = current.headCommitId === op.baseCommitId ? ours : (baseOfUpdate(tx, op) ?? ours);
       const { values } = threeWay(base, ours, theirs);
       const changedFields = Object.keys(values).filter((slug) => !same(values[slug], ours[slug]));

@@ -2,14 +2,14 @@ import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext } from "../context";
-import { preparedFor } from "../db/client";
+import { preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { syncFieldIndexes } from "./field-sql";
-import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
+import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType, renamedChoices } from "./field-types";
 import { bases, fields, nodes, type NodeStatus, records, type ReviewPolicy } from "./schema";
 
 export type BaseRow = typeof bases.$inferSelect;
@@ -219,12 +219,44 @@ export function fieldOrder(fieldRows: FieldRow[], refs: string[]): string[] {
 
 const findField = (ctx: AppContext, baseId: string, ref: string): FieldRow => fieldOf(loadFields(ctx, baseId), ref);
 
+const writeData = preparedWrite((db) =>
+  db
+    .update(records)
+    .set({ data: sql.placeholder("data") } as never)
+    .where(eq(records.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/**
+ * Records holding a choice that new options rename (the same id, another name) take its new name,
+ * as in any table editor. Values of choices the options dropped are kept as they are.
+ */
+function renameChoiceValues(tx: Tx, field: FieldRow, renames: Map<string, string>): void {
+  if (renames.size === 0) return;
+  const path = `$."${field.slug}"`;
+  const held = sql.join([...renames.keys()].map((name) => sql`${name}`), sql`, `);
+  const rows = tx.db
+    .select({ id: records.id, data: records.data })
+    .from(records)
+    .where(and(eq(records.baseId, field.baseId), sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${path}) WHERE "value" IN (${held}))`))
+    .all();
+  const renamed = (value: unknown) => (typeof value === "string" ? (renames.get(value) ?? value) : value);
+  for (const { id, data } of rows) {
+    const value = data[field.slug];
+    data[field.slug] = Array.isArray(value) ? [...new Set(value.map(renamed))] : renamed(value);
+    writeData(tx).run({ id, data });
+  }
+}
+
 export function updateField(tx: Tx, baseId: string, fieldId: string, patch: FieldPatch, at: string): void {
   const field = findField(tx, baseId, fieldId);
   const changes: Partial<FieldRow> = {};
   if (patch.name !== undefined) changes.name = checkName(patch.name);
   if (patch.required !== undefined) changes.required = patch.required;
-  if (patch.options !== undefined) changes.options = checkFieldOptions(field.type, patch.options);
+  if (patch.options !== undefined) {
+    changes.options = checkFieldOptions(field.type, patch.options);
+    renameChoiceValues(tx, field, renamedChoices(field.options, changes.options));
+  }
   tx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
   touchBase(tx, baseId, at);
 }

@@ -50,6 +50,17 @@ interface Choice {
 
 const choicesOf = (options: Record<string, unknown>): Choice[] => (options.choices as Choice[] | undefined) ?? [];
 
+/** The choices new options rename, matched by id: old name -> new name. */
+export function renamedChoices(before: Record<string, unknown>, after: Record<string, unknown>): Map<string, string> {
+  const names = new Map(choicesOf(after).map((choice) => [choice.id, choice.name]));
+  const renames = new Map<string, string>();
+  for (const choice of choicesOf(before)) {
+    const name = names.get(choice.id);
+    if (name !== undefined && name !== choice.name) renames.set(choice.name, name);
+  }
+  return renames;
+}
+
 /** A select value given by name or id, stored as the choice's name; undefined when it is no choice. */
 function choiceName(options: Record<string, unknown>, value: unknown): string | undefined {
   if (typeof value !== "string") return undefined;
