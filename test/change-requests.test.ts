@@ -252,6 +252,28 @@ describe("three-way merge", () => {
     expect(history.at(-2).payload).toMatchObject({ title: "Edited", year: 2000 });
   });
 
+  test("a proposal whose base was archived since answers 409 NOT_MERGEABLE and changes nothing; once the base is restored it merges", async () => {
+    const record = await proposeRecord({ title: "Waiting" });
+    const field = (await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.propose, body: { operation: "create", slug: "venue", name: "Venue", type: "text" } })).body;
+    const base = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body;
+    const archive = (operation: string) => server.call("POST", "/api/v1/nodes/change-requests", { key: ws.write, body: { operations: [{ kind: operation, nodeId: base.nodeId }], autoMerge: true } });
+    expect((await archive("delete")).body.status).toBe("merged");
+    for (const cr of [record, field]) {
+      await review(cr.id, "approved");
+      const refused = await merge(cr.id);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: "CONFLICT", reason: "NOT_MERGEABLE" });
+      expect(refused.body.error).toContain("archived");
+      expect((await get(cr.id)).status).toBe("approved");
+    }
+    expect((await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).status).toBe(404);
+    expect((await archive("restore")).body.status).toBe("merged");
+    expect((await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields.map((f: { slug: string }) => f.slug)).not.toContain("venue");
+    expect((await merge(record.id)).body.record.fields.title).toBe("Waiting");
+    expect((await merge(field.id)).status).toBe(200);
+    expect((await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields.map((f: { slug: string }) => f.slug)).toContain("venue");
+  });
+
   test("a merge whose values no longer fit the base fails whole and changes nothing", async () => {
     const cr = (await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.propose, body: { records: [{ fields: { title: "One" } }, { fields: { title: "Two", status: "draft" } }] } })).body;
     await server.call("POST", "/api/v1/bases/papers/fields/change-requests", {

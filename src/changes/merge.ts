@@ -57,10 +57,12 @@ interface MergeContext {
   people: Map<string, UserRef>;
 }
 
+/** The base an operation changes; one archived since the proposal refuses the merge (409), as the change request still exists. */
 function baseOf(m: MergeContext, baseId: string): LoadedBase {
   let loaded = m.bases.get(baseId);
   if (!loaded) {
-    loaded = findBase(m.tx, m.cr.spaceId, baseId);
+    loaded = findBase(m.tx, m.cr.spaceId, baseId, { archived: true });
+    if (loaded.node.status !== "active") throw conflict(`The base "${loaded.node.slug}" is archived; restore it before merging.`, { reason: "NOT_MERGEABLE" });
     m.bases.set(baseId, loaded);
   }
   return loaded;
@@ -138,16 +140,16 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
     case "node_restore":
       return { nodeId: restoreNode(tx, spaceId, change.payload.nodeId, at).id };
     case "base_add_field":
-      addField(tx, op.baseId!, change.payload, at);
+      addField(tx, baseOf(m, op.baseId!).base.id, change.payload, at);
       break;
     case "base_update_field":
-      updateField(tx, op.baseId!, change.payload.fieldId, change.payload.patch, at);
+      updateField(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldId, change.payload.patch, at);
       break;
     case "base_delete_field":
-      deleteField(tx, op.baseId!, change.payload.fieldId, at);
+      deleteField(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldId, at);
       break;
     case "base_reorder_fields":
-      reorderFields(tx, op.baseId!, change.payload.fieldIds, at);
+      reorderFields(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldIds, at);
       break;
   }
   m.bases.delete(op.baseId!);
