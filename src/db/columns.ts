@@ -9,5 +9,21 @@ import { customType } from "drizzle-orm/sqlite-core";
 export const instant = customType<{ data: string; driverData: number }>({
   dataType: () => "integer",
   toDriver: (value) => Date.parse(value),
-  fromDriver: (value) => new Date(value).toISOString(),
+  fromDriver: isoOf,
 });
+
+let lastMoment = Number.NaN;
+let lastIso = "";
+
+/**
+ * Milliseconds as ISO text, remembering the last one: a record's creation and update times and its
+ * head commit's are often the same moment, read one after the other (0.25 us a conversion, about
+ * 150 in a page of 50).
+ */
+function isoOf(moment: number): string {
+  if (moment !== lastMoment) {
+    lastIso = new Date(moment).toISOString();
+    lastMoment = moment;
+  }
+  return lastIso;
+}
