@@ -63,6 +63,8 @@ export class TargetGuard {
       const address = ipaddr.process(candidate);
       if (hostAllowed || this.allowedAddress(address)) return { url, address: address.toString() };
     }
-    throw new TargetRefused(`${host} resolves to ${candidates.join(", ")}, a ${ipaddr.process(candidates[0]).range()} address; webhooks may only call public addresses unless the operator allows it (--webhook-allow).`);
+    const range = ipaddr.process(candidates[0]).range().replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+    const address = ipaddr.isValid(host) ? host : `${host} resolves to ${candidates.join(", ")}, which`;
+    throw new TargetRefused(`${address} is in the ${range} range; webhooks may only call public addresses unless the operator allows it (--webhook-allow).`);
   }
 }
