@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import ipaddr from "ipaddr.js";
 
 /** Everything `serve` can be told, after flags and BASALT_* variables are merged (a flag wins). */
 export interface Config {
@@ -56,6 +57,16 @@ export function parsePort(text: string): number {
   return port;
 }
 
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** An address (IPv4 in four parts, or IPv6 with or without brackets) or a host name to listen on. */
+export function parseHost(text: string): string {
+  const host = text.replace(/^\[(.*)\]$/, "$1");
+  const valid = /^[\d.]+$/.test(host) ? ipaddr.IPv4.isValidFourPartDecimal(host) : ipaddr.IPv6.isValid(host) || HOST_NAME.test(host);
+  if (valid) return host;
+  throw new ConfigError(`"${text}" is not an address or host name to listen on (examples: 127.0.0.1, 0.0.0.0, ::, localhost).`);
+}
+
 export function parseList(text: string | undefined): string[] {
   return (text ?? "").split(",").map((item) => item.trim()).filter(Boolean);
 }
@@ -71,7 +82,7 @@ export interface ServeFlags {
 }
 
 export function loadConfig(flags: ServeFlags, env: Record<string, string | undefined> = process.env): Config {
-  const host = flags.host ?? env.BASALT_HOST ?? DEFAULT_HOST;
+  const host = parseHost(flags.host ?? env.BASALT_HOST ?? DEFAULT_HOST);
   const port = parsePort(flags.port ?? env.BASALT_PORT ?? String(DEFAULT_PORT));
   const publicUrl = (flags["public-url"] ?? env.BASALT_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "");
   if (!URL.canParse(publicUrl)) throw new ConfigError(`The public URL "${publicUrl}" is not an absolute URL.`);

@@ -80,6 +80,7 @@ describe("basalt command line", () => {
       [["users", "list", "--bogus"], "Unknown option '--bogus'"],
       [["serve", "--port", "http"], '"http" is not a port number'],
       [["serve", "--max-body", "lots"], '"lots" is not a size'],
+      [["serve", "--host", "999.1.1.1"], '"999.1.1.1" is not an address or host name to listen on'],
     ] as const) {
       const result = basalt(...args);
       expect(result.code).not.toBe(0);
