@@ -76,3 +76,19 @@ describe("migrating a database of an earlier version", () => {
     expect(contains.records.map((r) => r.id)).toEqual(["rec_1"]);
   });
 });
+
+describe("a database a newer version migrated", () => {
+  test("is refused with one sentence, and left as it was", () => {
+    const dir = tempDir("basalt-newer-");
+    const store = openStore(join(dir, "basalt.db"));
+    const all = readMigrationFiles({ migrationsFolder: join(REPO, "migrations") });
+    migrate(store, all);
+    const later = Math.max(...all.map((migration) => migration.folderMillis)) + 86_400_000;
+    store.sqlite.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-a-later-version', ?)", [later]);
+    const count = () => store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get();
+    const before = count();
+    expect(() => migrate(store, all)).toThrow(`This database was migrated by a newer version of Basalt (a migration of ${new Date(later).toISOString().slice(0, 10)} that this one does not know)`);
+    expect(count()).toEqual(before);
+    store.sqlite.close();
+  });
+});

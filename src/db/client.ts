@@ -42,6 +42,21 @@ export function openStore(path: string): Store {
 
 const MIGRATIONS = embeddedMigrations();
 
+/**
+ * A database migrated by a later version holds migrations this one does not know: drizzle would
+ * apply nothing and the server would run against tables it does not understand. It stops instead.
+ */
+function refuseNewerDatabase(store: Store, migrations: typeof MIGRATIONS): void {
+  if (!store.sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()) return;
+  const { last } = store.sqlite.query("SELECT max(created_at) AS last FROM __drizzle_migrations").get() as { last: number | null };
+  const known = Math.max(0, ...migrations.map((migration) => migration.folderMillis));
+  if (last !== null && Number(last) > known) {
+    throw new Error(
+      `This database was migrated by a newer version of Basalt (a migration of ${new Date(Number(last)).toISOString().slice(0, 10)} that this one does not know); run that version, or restore a backup made with this one.`,
+    );
+  }
+}
+
 /** Applies the migrations embedded at build time (or the ones given); returns how many were new. */
 export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS): number {
   const applied = () => {
@@ -49,6 +64,7 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
     return table ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0;
   };
   const before = applied();
+  refuseNewerDatabase(store, migrations);
   // drizzle's own migrate step, fed the embedded files instead of a folder read at run time. It runs
   // them in one transaction, where `PRAGMA foreign_keys` is ignored: foreign keys go off around it,
   // or rebuilding a parent table (drop, then rename the copy) would cascade-delete its children.
