@@ -5,6 +5,7 @@ import { Webhook } from "standardwebhooks";
 import { createBase, eventually, TestServer, type Workspace, workspace } from "./helpers";
 import { dailyUpkeep } from "../src/jobs/schedule";
 import { Receiver } from "./receiver";
+import { SecretBox } from "../src/webhooks/secrets";
 
 const SECRET = `whsec_${Buffer.from("a".repeat(32)).toString("base64")}`;
 
@@ -181,6 +182,39 @@ describe("delivery (section 8.2)", () => {
     const rule2 = (await server.call("GET", `/api/v1/webhooks/${created.id}`, { key: ws.manage })).body;
     expect(rule2).toMatchObject({ lastStatus: "success", enabled: false });
     expect(rule2.lastTriggeredAt).not.toBeNull();
+  });
+
+  test("a secret the server's key cannot open (the key file lost or changed): each attempt is logged as not sent, on the retry schedule, and test-fire answers it", async () => {
+    const created = (await rule()).body;
+    (server.ctx as { secretBox: SecretBox }).secretBox = new SecretBox({ dataDir: server.dir, secretKey: "not the key it was sealed with" });
+    await createRecord();
+    // Four attempts (the first and three retries at 0 s), then the job is done: no loop.
+    await eventually(() => countOf("SELECT count(*) AS n FROM webhook_deliveries") === 4);
+    await Bun.sleep(100);
+    expect(countOf("SELECT count(*) AS n FROM webhook_deliveries")).toBe(4);
+    expect(countOf("SELECT count(*) AS n FROM webhook_jobs")).toBe(0);
+    const log = await deliveries(created.id);
+    expect(log.every((d: { status: string; httpStatus: number | null; detail: string }) => d.status === "failed" && d.httpStatus === null && d.detail.includes("signing secret cannot be opened"))).toBe(true);
+    const fired = await server.call("POST", `/api/v1/webhooks/${created.id}/test-fire`, { key: ws.manage });
+    expect(fired.status).toBe(200);
+    expect(fired.body).toMatchObject({ status: "failed", httpStatus: null });
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  test("an attempt whose outcome cannot be written (a full disk) is not sent again at once; once writes work, it is delivered and logged", async () => {
+    const created = (await rule()).body;
+    receiver.answers = [{ status: 200, delayMs: 300 }];
+    await createRecord();
+    await eventually(() => receiver.received.length === 1);
+    const writes = server.ctx.store.writes;
+    const working = writes.write;
+    writes.write = (() => Promise.reject(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }))) as typeof writes.write;
+    await Bun.sleep(700);
+    expect(receiver.received).toHaveLength(1);
+    writes.write = working;
+    await eventually(() => countOf("SELECT count(*) AS n FROM webhook_deliveries") === 1);
+    expect((await deliveries(created.id))[0]).toMatchObject({ status: "success", attempt: 1 });
+    expect(receiver.received).toHaveLength(2);
   });
 
   test("the delivery log: limit 1..100, default 20, newest first", async () => {

@@ -119,10 +119,14 @@ function retryAfter(response: Response, now: number): number | null {
   return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), RETRY_AFTER_CAP_MS) : null;
 }
 
+const UNOPENED_SECRET =
+  "Not sent: the rule's signing secret cannot be opened with this server's key (BASALT_SECRET_KEY, or secret.key in the data directory, is not the key it was sealed with). Restore that key, or give the rule its secret again.";
+
 /**
  * One attempt: the target resolved and checked by the SSRF guard, then a POST to the very address
  * that was checked (with the original Host and TLS name), Standard Webhooks headers, a 10 s limit
- * and no redirect followed. Any 2xx is a success; everything else, a failure with its reason.
+ * and no redirect followed. Any 2xx is a success; everything else, a failure with its reason: it
+ * never throws, so every attempt is logged and retried on its schedule.
  */
 export async function attemptDelivery(ctx: AppContext, rule: RuleRow, event: OutgoingEvent): Promise<AttemptResult> {
   const started = performance.now();
@@ -136,8 +140,14 @@ export async function attemptDelivery(ctx: AppContext, rule: RuleRow, event: Out
     "webhook-id": event.id,
     "webhook-timestamp": String(Math.floor(sentAt.getTime() / 1000)),
   };
-  if (rule.secretSealed) headers["webhook-signature"] = signer(ctx.secretBox.open(rule.secretSealed)).sign(event.id, sentAt, body);
   const failed = (detail: string, httpStatus: number | null = null): AttemptResult => ({ ok: false, httpStatus, detail, durationMs: took(), requestUrl: rule.targetUrl, retryAfterMs: null });
+  if (rule.secretSealed) {
+    try {
+      headers["webhook-signature"] = signer(ctx.secretBox.open(rule.secretSealed)).sign(event.id, sentAt, body);
+    } catch {
+      return failed(UNOPENED_SECRET);
+    }
+  }
   let target;
   try {
     target = await ctx.webhookTargets.resolve(rule.targetUrl);

@@ -18,6 +18,8 @@ type JobRow = typeof webhookJobs.$inferSelect;
 const MAX_IN_FLIGHT = 128;
 const MAX_IN_FLIGHT_PER_RULE = 16;
 const MAX_IN_FLIGHT_UNANSWERED = 2;
+/** How long a job whose outcome could not be written waits before the loop looks at it again. */
+const UNRECORDED_PAUSE_MS = 1000;
 /** Events read from the outbox per fan-out transaction. */
 const FAN_OUT_BATCH = 500;
 const CURSOR = "webhooks";
@@ -242,13 +244,22 @@ export class DeliveryLoop {
     this.perRule.set(job.ruleId, (this.perRule.get(job.ruleId) ?? 0) + 1);
     const done = this.attempt(job)
       .then((outcome) => this.record(outcome))
-      .catch((error) => this.ctx.log.error(`webhook delivery ${job.id}: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => {
+      .then(
+        () => true,
+        (error) => {
+          this.ctx.log.error(`webhook delivery ${job.id}: ${error instanceof Error ? error.message : String(error)}`);
+          return false;
+        },
+      )
+      .then((recorded) => {
         this.inFlight.delete(job.id);
         const left = (this.perRule.get(job.ruleId) ?? 1) - 1;
         if (left > 0) this.perRule.set(job.ruleId, left);
         else this.perRule.delete(job.ruleId);
-        this.wake();
+        // An outcome that could not be written (a full disk) leaves its job due: picked again at once,
+        // it would be sent again and again as fast as the target answers.
+        if (recorded) this.wake();
+        else setTimeout(() => this.wake(), UNRECORDED_PAUSE_MS).unref?.();
       });
     this.inFlight.set(job.id, { ruleId: job.ruleId, done });
   }
