@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, cpSync, existsSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
@@ -192,6 +192,27 @@ describe("the single executable", () => {
     await again.process.exited;
     writeFileSync(join(cwd, "not-a-database.db"), "hello");
     expect(cli("restore", "--from", join(cwd, "not-a-database.db")).stderr.toString()).toContain("is not a SQLite database");
+  });
+
+  test("a damaged database: serve says so and what to do in one sentence; restore replaces it and keeps it byte for byte", async () => {
+    const cwd = tempDir("basalt-damaged-");
+    const cli = (...args: string[]) => Bun.spawnSync([binary, ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+    cli("migrate", "--data-dir", "fresh");
+    expect(cli("backup", "--out", join(cwd, "fresh.db"), "--data-dir", "fresh").exitCode).toBe(0);
+    const garbage = Buffer.from("this was a database once ".repeat(400));
+    mkdirSync(join(cwd, "basalt-data"));
+    writeFileSync(join(cwd, "basalt-data/basalt.db"), garbage);
+    const refused = cli("serve", "--port", "0");
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr.toString().trim().split("\n")).toEqual([expect.stringContaining('The database file is damaged or is not a Basalt database (file is not a database). Restore a backup with "basalt restore --from FILE"')]);
+    const restored = cli("restore", "--from", join(cwd, "fresh.db"));
+    expect(restored.exitCode).toBe(0);
+    const kept = /kept as (\S+)\. Start/.exec(restored.stdout.toString())![1];
+    expect(Buffer.compare(readFileSync(kept), garbage)).toBe(0);
+    const server = await serve(cwd);
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    server.process.kill("SIGTERM");
+    expect(await server.process.exited).toBe(0);
   });
 
   test("migrates an old database (only the first migration applied) from an empty directory", async () => {

@@ -52,12 +52,20 @@ async function dispatch(argv: string[]): Promise<void> {
   await run(args);
 }
 
+/** SQLite's answer for a database file it cannot read (overwritten, truncated, damaged on disk), with what to do about it. */
+function sentenceOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  const damaged = code === "SQLITE_NOTADB" || (typeof code === "string" && code.startsWith("SQLITE_CORRUPT"));
+  return damaged ? `The database file is damaged or is not a Basalt database (${message}). Restore a backup with "basalt restore --from FILE"; the damaged file is kept beside it.` : message;
+}
+
 /** Runs one command; any failure is one sentence on stderr and exit status 1. */
 export async function run(argv: string[]): Promise<void> {
   try {
     await dispatch(argv);
   } catch (error) {
-    console.error(`basalt: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`basalt: ${sentenceOf(error)}`);
     process.exit(1);
   }
 }

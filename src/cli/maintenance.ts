@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import { databasePath, defaultDataDir } from "../config";
 import { closeStore, migrate, openStore } from "../db/client";
-import { existsSync } from "node:fs";
 import { backupDatabase, restoreDatabase } from "../db/files";
 import { parseFlags, required } from "./common";
 
@@ -20,12 +19,8 @@ export async function migrateCommand(args: string[]): Promise<void> {
 export async function restoreCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, { from: { type: "string" } });
   const from = resolve(required(flags, "from"));
-  const dataDir = flags["data-dir"] ?? defaultDataDir();
-  const current = databasePath(dataDir);
-  const kept = `${current}.before-restore-${Date.now()}`;
-  if (existsSync(current)) backupDatabase(current, kept);
-  restoreDatabase(from, dataDir);
-  console.log(`Restored ${from}${existsSync(kept) ? `; the database it replaced is kept as ${kept}` : ""}. Start the server to use it.`);
+  const kept = restoreDatabase(from, resolve(flags["data-dir"] ?? defaultDataDir()), Date.now());
+  console.log(`Restored ${from}${kept ? `; the database it replaced is kept as ${kept}` : ""}. Start the server to use it.`);
 }
 
 export async function backupCommand(args: string[]): Promise<void> {

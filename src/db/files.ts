@@ -44,10 +44,12 @@ export function backupDatabase(source: string, out: string): void {
  */
 /**
  * Puts a backup in place of the database: only when no server holds the data directory, and only
- * a file that passes `PRAGMA integrity_check`. The old database and its WAL are removed, so what
- * was written after the backup is gone: the caller keeps a copy first (`restoreCommand` does).
+ * a file that passes `PRAGMA integrity_check`. The database it replaces is kept beside it byte for
+ * byte (its file and its WAL, as `basalt.db.before-restore-<ms>` and `…-wal`), whatever state it is
+ * in: a damaged database is the usual reason to restore, and SQLite cannot read one to copy it.
+ * Answers where the replaced database was kept, or null when there was none.
  */
-export function restoreDatabase(backup: string, dataDir: string): void {
+export function restoreDatabase(backup: string, dataDir: string, now: number): string | null {
   if (!existsSync(backup)) throw new Error(`There is no backup at ${backup}.`);
   const check = new Database(backup, { readonly: true });
   try {
@@ -61,9 +63,16 @@ export function restoreDatabase(backup: string, dataDir: string): void {
   const lock = lockDataDir(dataDir);
   try {
     const path = join(dataDir, "basalt.db");
+    const kept = existsSync(path) ? `${path}.before-restore-${now}` : null;
+    if (kept) {
+      copyFileSync(path, kept);
+      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${kept}-wal`);
+      makePrivate(kept, `${kept}-wal`);
+    }
     for (const file of databaseFiles(path)) rmSync(file, { force: true });
     copyFileSync(backup, path);
     makePrivate(path);
+    return kept;
   } finally {
     lock.release();
   }
