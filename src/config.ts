@@ -86,6 +86,7 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
   const port = parsePort(flags.port ?? env.BASALT_PORT ?? String(DEFAULT_PORT));
   const publicUrl = (flags["public-url"] ?? env.BASALT_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "");
   if (!URL.canParse(publicUrl)) throw new ConfigError(`The public URL "${publicUrl}" is not an absolute URL.`);
+  if (!/^https?:$/.test(new URL(publicUrl).protocol)) throw new ConfigError(`The public URL "${publicUrl}" must be an http:// or https:// URL: the links Basalt prints and sends start with it.`);
   return {
     dataDir: resolve(flags["data-dir"] ?? defaultDataDir(env)),
     host,

@@ -81,11 +81,15 @@ describe("basalt command line", () => {
       [["serve", "--port", "http"], '"http" is not a port number'],
       [["serve", "--max-body", "lots"], '"lots" is not a size'],
       [["serve", "--host", "999.1.1.1"], '"999.1.1.1" is not an address or host name to listen on'],
+      [["serve", "--public-url", "ftp://files.example"], 'The public URL "ftp://files.example" must be an http:// or https:// URL'],
+      [["backup", "--out", "/nonexistent/folder/copy.db"], "There is no directory /nonexistent/folder to write the backup in."],
     ] as const) {
       const result = basalt(...args);
       expect(result.code).not.toBe(0);
       expect(result.err).toContain(message);
       expect(result.err.trim().split("\n")).toHaveLength(1);
     }
+    const notADirectory = Bun.spawnSync([BUN, join(REPO, "src/main.ts"), "users", "list", "--data-dir", join(REPO, "package.json")]);
+    expect([notADirectory.exitCode, notADirectory.stderr.toString().trim()]).toEqual([1, `basalt: ${join(REPO, "package.json")} is a file; a directory is needed there (--data-dir).`]);
   });
 });

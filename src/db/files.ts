@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /**
  * The data directory holds password hashes, key hashes and every record: only the user running
@@ -8,6 +8,7 @@ import { join } from "node:path";
  * memory files the database file's mode).
  */
 export function privateDir(path: string): void {
+  if (existsSync(path) && !statSync(path).isDirectory()) throw new Error(`${path} is a file; a directory is needed there (--data-dir).`);
   mkdirSync(path, { recursive: true, mode: 0o700 });
 }
 
@@ -26,6 +27,7 @@ export const databaseFiles = (path: string): string[] => [path, `${path}-wal`, `
 export function backupDatabase(source: string, out: string): void {
   if (!existsSync(source)) throw new Error(`There is no database at ${source}.`);
   if (existsSync(out)) throw new Error(`${out} already exists; choose a new file for the backup.`);
+  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write the backup in.`);
   const db = new Database(source, { readonly: true });
   try {
     db.run("PRAGMA busy_timeout = 10000");
