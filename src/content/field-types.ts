@@ -40,7 +40,17 @@ export const isComputed = (type: FieldType): boolean => (COMPUTED_TYPES as reado
 /** `null`, `""` and `[]` are empty: a required field may hold none of them. */
 export const isEmpty = (value: unknown): boolean => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
 
-const DATE_PATTERN = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
+
+/** An ISO 8601 date or date-time that names a real moment: no 30 February, no 25 o'clock (Date.parse rolls both over). */
+function isIsoDate(text: string): boolean {
+  const parts = DATE_PATTERN.exec(text);
+  if (!parts) return false;
+  const [year, month, day] = [parts[1], parts[2], parts[3]].map(Number);
+  const upTo = (part: string | undefined, max: number) => part === undefined || Number(part) <= max;
+  const lastDay = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= lastDay && upTo(parts[4], 23) && upTo(parts[5], 59) && upTo(parts[6], 59) && upTo(parts[7], 23) && upTo(parts[8], 59);
+}
 const PHONE_PATTERN = /^\+?[\d\s().-]{6,}$/;
 
 interface Choice {
@@ -79,9 +89,7 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
     case "checkbox":
       return typeof value === "boolean" ? { value } : { error: "must be true or false" };
     case "date":
-      return typeof value === "string" && DATE_PATTERN.test(value) && !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value))
-        ? { value }
-        : { error: "must be an ISO 8601 date or date-time" };
+      return typeof value === "string" && isIsoDate(value) ? { value } : { error: "must be an ISO 8601 date or date-time" };
     case "select": {
       const name = choiceName(field.options, value);
       return name !== undefined ? { value: name } : { error: `must be one of: ${choicesOf(field.options).map((c) => c.name).join(", ")}` };
