@@ -51,6 +51,7 @@ function isIsoDate(text: string): boolean {
   const lastDay = new Date(Date.UTC(year, month, 0)).getUTCDate();
   return month >= 1 && month <= 12 && day >= 1 && day <= lastDay && upTo(parts[4], 23) && upTo(parts[5], 59) && upTo(parts[6], 59) && upTo(parts[7], 23) && upTo(parts[8], 59);
 }
+
 const PHONE_PATTERN = /^\+?[\d\s().-]{6,}$/;
 
 interface Choice {
