@@ -46,8 +46,10 @@ const MIGRATIONS = embeddedMigrations();
  * A database migrated by a later version holds migrations this one does not know: drizzle would
  * apply nothing and the server would run against tables it does not understand. It stops instead.
  */
+const hasMigrationsTable = (store: Store) => store.sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() != null;
+
 function refuseNewerDatabase(store: Store, migrations: typeof MIGRATIONS): void {
-  if (!store.sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()) return;
+  if (!hasMigrationsTable(store)) return;
   const { last } = store.sqlite.query("SELECT max(created_at) AS last FROM __drizzle_migrations").get() as { last: number | null };
   const known = Math.max(0, ...migrations.map((migration) => migration.folderMillis));
   if (last !== null && Number(last) > known) {
@@ -59,10 +61,7 @@ function refuseNewerDatabase(store: Store, migrations: typeof MIGRATIONS): void 
 
 /** Applies the migrations embedded at build time (or the ones given); returns how many were new. */
 export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS): number {
-  const applied = () => {
-    const table = store.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
-    return table ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0;
-  };
+  const applied = () => (hasMigrationsTable(store) ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0);
   const before = applied();
   refuseNewerDatabase(store, migrations);
   // drizzle's own migrate step, fed the embedded files instead of a folder read at run time. It runs
