@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
@@ -302,7 +302,9 @@ describe("the single executable", () => {
       const mode = (path: string) => statSync(path).mode & 0o777;
       const data = join(cwd, "basalt-data");
       expect(mode(data)).toBe(0o700);
-      for (const file of ["basalt.db", "basalt.db-wal", "basalt.db-shm"]) expect(mode(join(data, file))).toBe(0o600);
+      const inData = readdirSync(data, { recursive: true }).map(String);
+      for (const file of ["basalt.db", "basalt.db-wal", "basalt.db-shm", "serve.lock", "serve.lock-journal", "secret.key"]) expect(inData).toContain(file);
+      for (const file of inData) expect([file, mode(join(data, file))]).toEqual([file, statSync(join(data, file)).isDirectory() ? 0o700 : 0o600]);
       expect(Bun.spawnSync([binary, "backup", "--out", join(cwd, "copy.db")], { cwd }).exitCode).toBe(0);
       expect(mode(join(cwd, "copy.db"))).toBe(0o600);
     } finally {

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isWellFormedKey } from "../src/auth/key-format";
 import { VERSION } from "../src/version";
@@ -73,6 +73,41 @@ describe("basalt command line", () => {
     expect(again.err).toContain("already exists");
   });
 
+  test("backup never writes through a link planted at --out, and its file is 0600 whatever the umask", () => {
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "someone else's file");
+    const planted = join(dir, "planted.db");
+    symlinkSync(victim, planted);
+    const refused = basalt("backup", "--out", planted);
+    expect([refused.code, refused.err.trim()]).toEqual([1, `basalt: ${planted} already exists; choose a new file.`]);
+    expect(readFileSync(victim, "utf8")).toBe("someone else's file");
+    const dangling = join(dir, "dangling.db");
+    symlinkSync(join(dir, "nowhere.db"), dangling);
+    expect(basalt("backup", "--out", dangling).code).toBe(1);
+    expect(existsSync(join(dir, "nowhere.db"))).toBe(false);
+    const previous = process.umask(0o000);
+    try {
+      expect(basalt("backup", "--out", join(dir, "open-umask.db")).code).toBe(0);
+    } finally {
+      process.umask(previous);
+    }
+    expect(statSync(join(dir, "open-umask.db")).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".partial"))).toEqual([]);
+  });
+
+  test("restore keeps the replaced database 0600, and every file a command leaves in the data directory is 0600", () => {
+    const previous = process.umask(0o000);
+    try {
+      expect(basalt("restore", "--from", join(dir, "copy.db")).code).toBe(0);
+      expect(basalt("users", "list").code).toBe(0);
+    } finally {
+      process.umask(previous);
+    }
+    const files = readdirSync(dir).filter((name) => name.startsWith("basalt.db"));
+    expect(files.some((name) => name.includes("before-restore"))).toBe(true);
+    for (const name of files) expect([name, statSync(join(dir, name)).mode & 0o777]).toEqual([name, 0o600]);
+  });
+
   test("mistakes are one clear sentence on stderr and a non-zero exit", () => {
     for (const [args, message] of [
       [["frobnicate"], 'Unknown command "frobnicate"'],
@@ -82,7 +117,7 @@ describe("basalt command line", () => {
       [["serve", "--max-body", "lots"], '"lots" is not a size'],
       [["serve", "--host", "999.1.1.1"], '"999.1.1.1" is not an address or host name to listen on'],
       [["serve", "--public-url", "ftp://files.example"], 'The public URL "ftp://files.example" must be an http:// or https:// URL'],
-      [["backup", "--out", "/nonexistent/folder/copy.db"], "There is no directory /nonexistent/folder to write the backup in."],
+      [["backup", "--out", "/nonexistent/folder/copy.db"], "There is no directory /nonexistent/folder to write copy.db in."],
     ] as const) {
       const result = basalt(...args);
       expect(result.code).not.toBe(0);

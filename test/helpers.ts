@@ -22,6 +22,7 @@ export const BUN = process.execPath;
 let contract: Promise<Contract> | undefined;
 const contractOf = (url: string) => (contract ??= fetch(`${url}/api/v1/openapi.json`).then(async (response) => new Contract(await response.json())));
 
+/** A new folder inside the run's temporary folder (test/setup.ts), which the run removes however it ends. */
 export const tempDir = (name = "basalt-test-") => mkdtempSync(join(tmpdir(), name));
 
 export interface Reply<T = any> {

@@ -30,7 +30,34 @@ describe("section 1: conventions", () => {
   test("an unknown route answers 404 in the envelope with its path", async () => {
     const reply = await server.call("GET", "/api/v1/no-such-thing");
     expect(reply.status).toBe(404);
-    expect(reply.body).toEqual({ error: "No route /api/v1/no-such-thing; GET /api/v1 links to the docs and openapi.json.", code: "NOT_FOUND", data: { path: "/api/v1/no-such-thing" } });
+    expect(reply.body).toEqual({
+      error: "Not found",
+      code: "NOT_FOUND",
+      path: "/api/v1/no-such-thing",
+      data: { path: "/api/v1/no-such-thing", hint: "GET /api/v1 links to the docs and openapi.json." },
+    });
+  });
+
+  test("a route word is never read as an id: /records/page, /records/favorites, /nodes/page, /nodes/favorites are unknown routes, with or without a key", async () => {
+    for (const path of ["/api/v1/records/page", "/api/v1/records/favorites", "/api/v1/nodes/page", "/api/v1/nodes/favorites", "/api/v1/change-requests/page"]) {
+      for (const caller of [{ key }, {}]) {
+        const reply = await server.call("GET", path, caller);
+        expect(reply.status).toBe(404);
+        expect(reply.body).toMatchObject({ error: "Not found", code: "NOT_FOUND", path });
+      }
+    }
+    const record = await server.call("GET", "/api/v1/records/rec_missing", { key });
+    expect(record.body).toMatchObject({ code: "NOT_FOUND", error: "No such record in this space." });
+  });
+
+  test("a validation failure lists one issue per path: a missing property is not also 'not a string'", async () => {
+    const reply = await server.call("POST", "/api/v1/webhooks", { key, body: { eventType: "record.created", actionKind: "webhook", config: {} } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.data.issues).toEqual([
+      { path: ["name"], message: "Expected required property" },
+      { path: ["config", "targetUrl"], message: "Expected required property" },
+    ]);
+    expect(reply.body.error).toBe("Invalid request: name: Expected required property; config.targetUrl: Expected required property");
   });
 
   test("a method a known path does not support answers 405 in the envelope, listing what it takes", async () => {

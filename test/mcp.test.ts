@@ -65,3 +65,38 @@ test("a foreign space is refused with the REST sentence; no credential is a 401"
   const anonymous = await fetch(`${server.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
   expect(anonymous.status).toBe(401);
 });
+
+const rpc = (key: string, body: unknown) =>
+  fetch(`${server.url}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify(body),
+  });
+
+test("openapi.json documents the JSON-RPC body of POST /mcp", async () => {
+  const document = (await server.call("GET", "/api/v1/openapi.json")).body;
+  const schema = document.paths["/mcp"].post.requestBody.content["application/json"].schema;
+  expect(JSON.stringify(schema)).toContain("JsonRpcMessage");
+  expect(document.components.schemas.JsonRpcMessage.properties.jsonrpc).toMatchObject({ const: "2.0" });
+});
+
+test("a batch of tool calls is capped at 10 messages, a 400 that names the cap; 10 are answered", async () => {
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_bases", arguments: {} } });
+  const refused = await rpc(ws.read, Array.from({ length: 11 }, (_, i) => call(i)));
+  expect(refused.status).toBe(400);
+  expect((await refused.json()).error).toContain("at most 10");
+  const answered = await rpc(ws.read, Array.from({ length: 10 }, (_, i) => call(i)));
+  expect(answered.status).toBe(200);
+  expect(await answered.json()).toHaveLength(10);
+});
+
+test("a tool's internal error answers a generic message and logs its cause, as REST does", async () => {
+  server.ctx.store.sqlite.run('ALTER TABLE "records" RENAME TO "records_elsewhere"');
+  const client = await connect(ws.read);
+  const failed = await client.callTool({ name: "get_record", arguments: { recordId: "rec_any" } });
+  expect(failed.isError).toBe(true);
+  expect(text(failed)).toBe("Something went wrong on the server.");
+  expect(server.logs.some((line) => line.includes("unhandled error in an MCP tool") && line.includes("no such table"))).toBe(true);
+  await client.close();
+  server.ctx.store.sqlite.run('ALTER TABLE "records_elsewhere" RENAME TO "records"');
+});

@@ -14,7 +14,7 @@ import { getRecord, listRecords, recordsWithValue } from "../content/records";
 import type { AppContext } from "../context";
 import { access, spaceHeader } from "../http/access";
 import { answers } from "../http/openapi";
-import { ApiError } from "../http/errors";
+import { ApiError, badRequest } from "../http/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { VERSION } from "../version";
 
@@ -30,17 +30,38 @@ export function mcpRoutes(ctx: AppContext) {
   return new Elysia().use(access(ctx)).use(answers).post(
     "/mcp",
     async ({ actor, request, body }) => {
+      if (Array.isArray(body) && body.length > MAX_BATCH) throw badRequest(`A JSON-RPC batch holds at most ${MAX_BATCH} messages; this one holds ${body.length}.`);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await toolsFor(ctx, actor, request).connect(transport);
       return inEnvelope(await transport.handleRequest(request, { parsedBody: body }));
     },
     {
+      body: t.Union([JsonRpcMessage, t.Array(JsonRpcMessage, { minItems: 1, description: `A batch: at most ${MAX_BATCH} messages.` })]),
       answers: { 200: t.Object({ jsonrpc: t.Literal("2.0") }, { additionalProperties: true, description: "A JSON-RPC 2.0 answer." }), 406: [] },
       account: "signedIn",
       detail: { summary: "Model Context Protocol server (streamable HTTP, JSON-RPC)" },
     },
   );
 }
+
+/**
+ * One JSON-RPC 2.0 message as MCP sends it: a request (`method` with an `id`), a notification
+ * (`method` without one) or a response to the server (`result` or `error`).
+ */
+const JsonRpcMessage = t.Object(
+  {
+    jsonrpc: t.Literal("2.0"),
+    id: t.Optional(t.Union([t.String(), t.Number(), t.Null()])),
+    method: t.Optional(t.String({ description: "e.g. initialize, tools/list, tools/call" })),
+    params: t.Optional(t.Record(t.String(), t.Unknown())),
+    result: t.Optional(t.Unknown()),
+    error: t.Optional(t.Unknown()),
+  },
+  { additionalProperties: true, $id: "JsonRpcMessage", description: "A JSON-RPC 2.0 message (Model Context Protocol)." },
+);
+
+/** A batch is capped: every call in it is as much work as a request of its own. */
+const MAX_BATCH = 10;
 
 const CODES: Record<number, string> = { 400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 415: "UNSUPPORTED_MEDIA_TYPE" };
 
@@ -60,13 +81,17 @@ async function inEnvelope(response: Response): Promise<Response> {
   return Response.json({ error: message, code: CODES[response.status] ?? "BAD_REQUEST", data: { jsonrpc } }, { status: response.status });
 }
 
-/** A tool's result as JSON text; an ApiError becomes the tool's error, in its own words. */
-async function toolAnswer(run: () => unknown): Promise<ToolAnswer> {
+/**
+ * A tool's result as JSON text. An ApiError becomes the tool's error, in its own words; anything
+ * else is logged with its cause and answered as REST answers a 500, with no internals.
+ */
+async function toolAnswer(ctx: AppContext, run: () => unknown): Promise<ToolAnswer> {
   try {
     return { content: [{ type: "text", text: JSON.stringify(await run()) }] };
   } catch (error) {
     if (error instanceof ApiError) return { content: [{ type: "text", text: error.message }], isError: true };
-    throw error;
+    ctx.log.error(`unhandled error in an MCP tool: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return { content: [{ type: "text", text: "Something went wrong on the server." }], isError: true };
   }
 }
 
@@ -76,7 +101,7 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   const inSpace =
     <A>(level: Level, run: (scope: SpaceScope, args: A) => unknown) =>
     (args: A) =>
-      toolAnswer(() => {
+      toolAnswer(ctx, () => {
         const scope = resolveSpace(ctx, actor, spaceHeader(request));
         requireLevel(scope.level, level);
         return run(scope, args);
@@ -85,7 +110,7 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   const proposal = { message: z.string().max(10_000).optional().describe("Why, for the reviewer") };
 
   server.registerTool("whoami", { description: "Who you are, your credential's level, the space in effect and all your spaces." }, () =>
-    toolAnswer(() => describeCaller(ctx, actor, spaceHeader(request))),
+    toolAnswer(ctx, () => describeCaller(ctx, actor, spaceHeader(request))),
   );
   server.registerTool(
     "list_tree",

@@ -1,5 +1,6 @@
 import { VERSION } from "../version";
 import { keysCommand, spacesCommand, usersCommand } from "./accounts";
+import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";
 import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
@@ -62,6 +63,7 @@ function sentenceOf(error: unknown): string {
 
 /** Runs one command; any failure is one sentence on stderr and exit status 1. */
 export async function run(argv: string[]): Promise<void> {
+  privateFilesFromNowOn();
   try {
     await dispatch(argv);
   } catch (error) {

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { chmodSync, closeSync, constants, existsSync, linkSync, lstatSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 
 /**
  * The data directory holds password hashes, key hashes and every record: only the user running
@@ -16,6 +17,65 @@ export function makePrivate(...files: string[]): void {
   for (const file of files) if (existsSync(file)) chmodSync(file, 0o600);
 }
 
+/**
+ * Every file a command creates is private from its first byte (SQLite's journals and locks
+ * included), whatever the umask it was started with: called once, before any file is opened.
+ */
+export const privateFilesFromNowOn = (): void => void process.umask(0o077);
+
+/** Whether anything, a dangling link included, is at `path` (`existsSync` follows links). */
+function occupied(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An empty file only its owner can read, made beside `out` and never through a link. */
+function privateTempBeside(out: string): string {
+  const temp = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString("hex")}.partial`);
+  closeSync(openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600));
+  return temp;
+}
+
+/**
+ * Writes a file at `out` by filling a private temporary file beside it and then linking it in:
+ * `out` appears whole and 0600, and if anything (a file, a link) took its place meanwhile, the link
+ * fails rather than writing through it.
+ */
+function publishPrivately(out: string, fill: (temp: string) => void): void {
+  if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
+  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
+  const temp = privateTempBeside(out);
+  try {
+    fill(temp);
+    chmodSync(temp, 0o600);
+    linkSync(temp, out);
+  } catch (error) {
+    if ((error as { code?: string }).code === "EEXIST") throw new Error(`${out} already exists; choose a new file.`);
+    throw error;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/** A byte-for-byte copy whose destination is private from its first byte and is never a link. */
+function copyPrivately(from: string, out: string): void {
+  publishPrivately(out, (temp) => {
+    const source = openSync(from, "r");
+    const target = openSync(temp, constants.O_WRONLY | constants.O_NOFOLLOW);
+    try {
+      const chunk = Buffer.allocUnsafe(1 << 20);
+      for (let read: number; (read = readSync(source, chunk, 0, chunk.length, null)) > 0; ) writeSync(target, chunk, 0, read);
+    } finally {
+      closeSync(source);
+      closeSync(target);
+    }
+  });
+}
+
 /** The database file and the files SQLite keeps beside it. */
 export const databaseFiles = (path: string): string[] => [path, `${path}-wal`, `${path}-shm`];
 
@@ -26,16 +86,16 @@ export const databaseFiles = (path: string): string[] => [path, `${path}-wal`, `
  */
 export function backupDatabase(source: string, out: string): void {
   if (!existsSync(source)) throw new Error(`There is no database at ${source}.`);
-  if (existsSync(out)) throw new Error(`${out} already exists; choose a new file for the backup.`);
-  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write the backup in.`);
-  const db = new Database(source, { readonly: true });
-  try {
-    db.run("PRAGMA busy_timeout = 10000");
-    db.run("VACUUM INTO ?", [out]);
-  } finally {
-    db.close();
-  }
-  makePrivate(out);
+  publishPrivately(out, (temp) => {
+    const db = new Database(source, { readonly: true });
+    try {
+      db.run("PRAGMA busy_timeout = 10000");
+      // VACUUM INTO fills an empty file that already exists, so the private one made for it.
+      db.run("VACUUM INTO ?", [temp]);
+    } finally {
+      db.close();
+    }
+  });
 }
 
 /**
@@ -67,13 +127,11 @@ export function restoreDatabase(backup: string, dataDir: string, now: number): s
     const path = join(dataDir, "basalt.db");
     const kept = existsSync(path) ? `${path}.before-restore-${now}` : null;
     if (kept) {
-      copyFileSync(path, kept);
-      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${kept}-wal`);
-      makePrivate(kept, `${kept}-wal`);
+      copyPrivately(path, kept);
+      if (existsSync(`${path}-wal`)) copyPrivately(`${path}-wal`, `${kept}-wal`);
     }
     for (const file of databaseFiles(path)) rmSync(file, { force: true });
-    copyFileSync(backup, path);
-    makePrivate(path);
+    copyPrivately(backup, path);
     return kept;
   } finally {
     lock.release();

@@ -32,23 +32,26 @@ function issueMessage(issue: unknown): string {
   return "message" in (issue as object) ? String((issue as { message: unknown }).message) : "is not valid";
 }
 
-/** Every problem of a failed validation, once each, with its path. */
+/**
+ * The problems of a failed validation, one per path: the first is the one to fix (a missing
+ * property is also "not a string"; saying both says nothing more).
+ */
 function validationIssues(error: ValidationError): Issue[] {
   const where = error.type === "body" ? [] : [error.type];
-  const seen = new Set<string>();
-  const issues: Issue[] = [];
+  const byPath = new Map<string, Issue>();
   for (const issue of error.all) {
     const path = "path" in issue && typeof issue.path === "string" ? issue.path.split("/").filter(Boolean) : [];
     const found = { path: [...where, ...path], message: issueMessage(issue) };
-    const key = `${found.path.join(".")} ${found.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    issues.push(found);
+    const key = found.path.join("\u0000");
+    if (!byPath.has(key)) byPath.set(key, found);
   }
-  return issues;
+  return [...byPath.values()];
 }
 
 const describe = (issue: Issue) => `${issue.path.length ? issue.path.join(".") : "body"}: ${issue.message}`;
+
+/** The contract's unknown route (API.md section 1): `path` at the top level, where Busabase's clients read it. */
+const unknownRoute = (path: string) => ({ error: "Not found", code: "NOT_FOUND", path, data: { path, hint: "GET /api/v1 links to the docs and openapi.json." } });
 
 function envelope(error: ApiError) {
   return { error: error.message, code: error.code, ...(error.reason ? { reason: error.reason } : {}), ...(error.data ? { data: error.data } : {}) };
@@ -88,6 +91,16 @@ const CORS_HEADERS = {
   "access-control-max-age": "600",
 };
 
+/**
+ * Words the API uses (or Busabase's clients expect) where an id or slug also stands, as in
+ * `GET /records/page` beside `GET /records/{recordId}`. A path parameter holding one is never
+ * looked up: it is a route, and where Basalt has none, an unknown route.
+ */
+const ROUTE_WORDS: ReadonlySet<string> = new Set(["page", "favorites", "search", "count", "counts", "get", "reviews", "merge"]);
+
+/** Thrown where a path names no route; answered as Elysia's own unknown route is. */
+class UnknownRoute extends Error {}
+
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
@@ -107,6 +120,10 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       const cause = code === "PARSE" ? (error as Error).cause : undefined;
       if (error instanceof ApiError) failure = error;
       else if (cause instanceof ApiError) failure = cause;
+      else if (error instanceof UnknownRoute) {
+        set.status = 404;
+        return unknownRoute(path);
+      }
       else if (error instanceof ValidationError) {
         const issues = validationIssues(error);
         failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.map(describe).join("; ")}`, { issues });
@@ -118,7 +135,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
         const allowed = methodsOf(path);
         if (allowed.length === 0) {
           set.status = 404;
-          return { error: `No route ${path}; GET /api/v1 links to the docs and openapi.json.`, code: "NOT_FOUND", data: { path } };
+          return unknownRoute(path);
         }
         failure = new ApiError(405, "METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allowed.join(", ")}.`, { allowed }, { allow: allowed.join(", ") });
       } else {
@@ -128,6 +145,10 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       set.status = failure.status;
       if (failure.headers) Object.assign(set.headers, failure.headers);
       return envelope(failure);
+    })
+    // Before the access macro's own transform: a route word is no credential's business.
+    .onTransform({ as: "global" }, ({ params }) => {
+      for (const value of Object.values((params ?? {}) as Record<string, string>)) if (ROUTE_WORDS.has(value)) throw new UnknownRoute();
     })
     .onRequest(({ request, set }) => {
       started.set(request, performance.now());
