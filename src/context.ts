@@ -56,6 +56,8 @@ export interface AppContext {
   webhookTargets: TargetGuard;
   /** Wakes the delivery loop (a no-op until `serve` starts one); every commit that wrote events calls it. */
   deliveries: { wake(): void };
+  /** Wakes the field upkeep (indexes to fill, deleted fields to clear; a no-op until one is started). */
+  fieldUpkeep: { wake(): void };
   limits: {
     loginFailures: RateLimiter;
     deviceCodes: RateLimiter;
@@ -80,6 +82,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     secretBox: new SecretBox(config),
     webhookTargets: new TargetGuard(config.webhookAllow),
     deliveries: { wake: () => undefined },
+    fieldUpkeep: { wake: () => undefined },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       deviceCodes: new RateLimiter(clock, 10, minute),

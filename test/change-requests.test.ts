@@ -238,6 +238,7 @@ describe("three-way merge", () => {
     const year = fields.find((field: { slug: string }) => field.slug === "year");
     const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: year.id, autoMerge: true } });
     expect(removed.body.status).toBe("merged");
+    await server.fieldUpkeep.settled();
     expect((await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "year", name: "Year", type: "text" } })).status).toBe(200);
     expect((await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read })).body.fields).toMatchObject({ title: "Edited", year: null });
 

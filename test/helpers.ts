@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
+import { FieldUpkeep } from "../src/content/field-upkeep";
 import { createApiKey } from "../src/auth/api-keys";
 import type { Expiration, Level } from "../src/auth/levels";
 import { createUser } from "../src/auth/users";
@@ -57,6 +58,8 @@ export class TestServer {
   private readonly app: ReturnType<typeof createApp>;
 
   readonly deliveries: DeliveryLoop | null;
+  /** Fills new fields' indexes and clears deleted fields, in the background as `serve` does; `settled()` waits for it. */
+  readonly fieldUpkeep: FieldUpkeep;
 
   /** `deliveries: false` leaves the outbox unread, for tests of the events themselves (the loop deletes those no rule wants). */
   constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string; deliveries?: boolean } = {}) {
@@ -70,6 +73,7 @@ export class TestServer {
     this.app = createApp(this.ctx).listen(listenOptions(0, "127.0.0.1"));
     this.url = `http://127.0.0.1:${this.app.server!.port}`;
     this.deliveries = options.deliveries === false ? null : new DeliveryLoop(this.ctx).start();
+    this.fieldUpkeep = new FieldUpkeep(this.ctx).start();
   }
 
   get dbPath(): string {
@@ -122,6 +126,7 @@ export class TestServer {
   async stop(): Promise<void> {
     this.app.server?.stop(true);
     await this.deliveries?.stop();
+    await this.fieldUpkeep.stop();
     await closeStore(this.ctx.store);
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -100,3 +100,12 @@ test("a tool's internal error answers a generic message and logs its cause, as R
   await client.close();
   server.ctx.store.sqlite.run('ALTER TABLE "records_elsewhere" RENAME TO "records"');
 });
+
+test("list_records is bounded as REST is: an in filter of 16,000 values is refused at once, naming the cap", async () => {
+  const client = await connect(ws.read);
+  const value = Array.from({ length: 16_000 }, (_, i) => `v${i}`);
+  const refused = await client.callTool({ name: "list_records", arguments: { base: "papers", filters: [{ fieldSlug: "title", operator: "in", value }] } });
+  expect(refused.isError).toBe(true);
+  expect(text(refused)).toBe("An in filter takes at most 1000 values; the one on title has 16000.");
+  await client.close();
+});

@@ -38,8 +38,11 @@ describe("migrating a database of an earlier version", () => {
   const dir = tempDir("basalt-migrate-");
   const store = openStore(join(dir, "basalt.db"));
   const all = readMigrationFiles({ migrationsFolder: join(REPO, "migrations") });
-  migrate(store, all.slice(0, -1));
+  // Up to 0007: the version before integer timestamps (0008) and before field_values (0010).
+  migrate(store, all.slice(0, 8));
   for (const row of OLD_ROWS) store.sqlite.run(row);
+  // That version kept one index per field, made by the server at start.
+  store.sqlite.run(`CREATE INDEX "records_f_fld_t" ON "records" ("status", coalesce(json_extract("data", '$."title"'), ''), "created_at", "id") WHERE "base_id" = 'bse_b'`);
   migrate(store, all);
   const ctx = createContext(store, loadConfig({ "data-dir": dir }, {}), new ManualClock(), { info() {}, error() {} });
   afterAll(() => closeStore(store));
@@ -59,6 +62,20 @@ describe("migrating a database of an earlier version", () => {
     expect([cr.sourceAttribution, cr.reviewPolicySnapshot, cr.operations[0].mergedRecordId]).toEqual([{ displayName: "k", ownerName: "Ada", channel: "api" }, { kind: "single", requiredApprovals: 2 }, "rec_1"]);
     expect(store.sqlite.query("PRAGMA foreign_key_check").all()).toEqual([]);
     expect(store.sqlite.query("PRAGMA foreign_keys").get()).toEqual({ foreign_keys: 1 });
+  });
+
+  test("the fields of the old database are filled into field_values at the upgrade and ready; the old per-field index is gone", () => {
+    expect(store.sqlite.query("SELECT id, index_state AS state FROM fields ORDER BY id").all()).toEqual([
+      { id: "fld_c", state: "none" },
+      { id: "fld_t", state: "ready" },
+    ]);
+    expect(store.sqlite.query("SELECT field_id, status, value, record_id FROM field_values ORDER BY record_id").all()).toEqual([
+      { field_id: "fld_t", status: "active", value: "First", record_id: "rec_1" },
+      { field_id: "fld_t", status: "archived", value: "Second", record_id: "rec_2" },
+    ]);
+    expect(store.sqlite.query("SELECT name FROM sqlite_schema WHERE name GLOB 'records_f_*'").all()).toEqual([]);
+    const loaded = findBase(ctx, "spc_a", "papers");
+    expect(listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug: "title", operator: "eq", value: "First" }], limit: 5 }).records.map((r) => r.id)).toEqual(["rec_1"]);
   });
 
   test("a cursor issued before the upgrade (moments as text) still pages, and filters on a time field read dates", () => {

@@ -306,4 +306,20 @@ describe("listing", () => {
     }
     expect((await server.call("GET", "/api/v1/records?baseId=nothing", { key: ws.read })).status).toBe(404);
   });
+
+  test("what one listing may ask is bounded: 1,000 values of an in filter and 50 filters, a 400 naming the cap beyond (list and count)", async () => {
+    const years = (n: number) => Array.from({ length: n }, (_, i) => 1900 + (i % 60)).join(",");
+    for (const route of ["/api/v1/records", "/api/v1/records/count"]) {
+      const atCap = await server.call("GET", `${route}?baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=in&filters[0][value]=${years(1000)}`, { key: ws.read });
+      expect(atCap.status).toBe(200);
+      const over = await server.call("GET", `${route}?baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=in&filters[0][value]=${years(1001)}`, { key: ws.read });
+      expect([over.status, over.body.error]).toEqual([400, "An in filter takes at most 1000 values; the one on year has 1001."]);
+      const filters = (n: number) => Array.from({ length: n }, (_, i) => `&filters[${i}][fieldSlug]=year&filters[${i}][operator]=gte&filters[${i}][value]=1900`).join("");
+      expect((await server.call("GET", `${route}?baseId=papers${filters(50)}`, { key: ws.read })).status).toBe(200);
+      const tooMany = await server.call("GET", `${route}?baseId=papers${filters(51)}`, { key: ws.read });
+      expect([tooMany.status, tooMany.body.error]).toEqual([400, "A listing takes at most 50 filters; this one has 51."]);
+    }
+    const page = await server.call("GET", `/api/v1/records/count?baseId=papers&filters[0][fieldSlug]=year&filters[0][operator]=in&filters[0][value]=${years(1000)}`, { key: ws.read });
+    expect(page.body.total).toBe(125);
+  });
 });

@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import { createApp } from "../app";
+import { FieldUpkeep } from "../content/field-upkeep";
 import { issueSetupToken } from "../auth/setup";
 import { systemClock } from "../clock";
 import { ConfigError, databasePath, loadConfig } from "../config";
@@ -47,6 +48,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   }
   const jobs = startJobs(ctx);
   const deliveries = new DeliveryLoop(ctx).start();
+  const fieldUpkeep = new FieldUpkeep(ctx).start();
   console.log(`Basalt ${VERSION} listening on ${config.publicUrl} (data in ${config.dataDir}${applied ? `, ${applied} migration(s) applied` : ""})`);
   const setupToken = issueSetupToken(ctx);
   if (setupToken) console.log(`No user exists yet. Create the first account at ${config.publicUrl}/admin/setup?token=${setupToken}`);
@@ -59,6 +61,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     jobs.stop();
     await app.server?.stop(false);
     await deliveries.stop();
+    await fieldUpkeep.stop();
     checkpoints.stop();
     await closeStore(store);
     lock.release();

@@ -6,11 +6,11 @@ import { preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
-import { badRequest, notFound } from "../http/errors";
+import { badRequest, conflict, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
-import { syncFieldIndexes } from "./field-sql";
+import { isIndexable } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType, renamedChoices } from "./field-types";
-import { bases, fields, nodes, type NodeStatus, records, type ReviewPolicy } from "./schema";
+import { bases, droppedFields, type FieldIndexState, fields, nodes, type NodeStatus, records, type ReviewPolicy } from "./schema";
 
 export type BaseRow = typeof bases.$inferSelect;
 export type FieldRow = typeof fields.$inferSelect;
@@ -140,8 +140,12 @@ export type NewField = {
   options?: Record<string, unknown>;
 };
 
-/** Checks a new field against the base's others; answers the row to insert. */
-export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string): FieldRow {
+/**
+ * Checks a new field against the base's others; answers the row to insert. `indexing` is what its
+ * index will be once filled: `ready` in a base without records, `building` (filled in the
+ * background) in one with records.
+ */
+export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string, indexing: Exclude<FieldIndexState, "none"> = "ready"): FieldRow {
   checkFieldSlug(input.slug);
   const name = checkName(input.name);
   if (!(FIELD_TYPES as readonly string[]).includes(input.type)) throw badRequest(`"${input.type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
@@ -156,6 +160,7 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
     position,
     options: checkFieldOptions(input.type, input.options),
     createdAt: at,
+    indexState: isIndexable(input) ? indexing : "none",
   };
 }
 
@@ -173,7 +178,6 @@ export function createBaseForNode(tx: Tx, spaceId: string, nodeId: string, input
   for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
   tx.db.insert(bases).values(base).run();
   if (rows.length > 0) tx.db.insert(fields).values(rows).run();
-  syncFieldIndexes(tx.store.sqlite);
   return base;
 }
 
@@ -182,23 +186,30 @@ function touchBase(tx: Tx, baseId: string, at: string): void {
   tx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
 }
 
-/**
- * Values a deleted field left under its slug in the base's records: a field that takes the slug
- * again (perhaps with another type) starts empty, not with the old values.
- */
-const clearLeftValues = (tx: Tx, field: FieldRow) =>
-  tx.db
-    .update(records)
-    .set({ data: sql`json_remove(${records.data}, ${`$."${field.slug}"`})` })
-    .where(and(eq(records.baseId, field.baseId), sql`json_type(${records.data}, ${`$."${field.slug}"`}) IS NOT NULL`))
-    .run();
+const anyRecordOf = preparedFor((db) => db.select({ one: sql`1` }).from(records).where(eq(records.baseId, sql.placeholder("baseId"))).limit(1).prepare());
+const slugBeingFreed = preparedFor((db) =>
+  db
+    .select({ one: sql`1` })
+    .from(droppedFields)
+    .where(and(eq(droppedFields.baseId, sql.placeholder("baseId")), eq(droppedFields.slug, sql.placeholder("slug"))))
+    .limit(1)
+    .prepare(),
+);
 
+/**
+ * A new field of a base. A field of the base deleted under the same slug may still have values
+ * left in records, which the upkeep clears in the background (a batch at a time, so the writer is
+ * never held): until it has, the slug is refused, so a new field never shows an old one's values.
+ */
 export function addField(tx: Tx, baseId: string, input: NewField, at: string): FieldRow {
   const existing = loadFields(tx, baseId);
-  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at);
+  const indexing = anyRecordOf(tx.db).get({ baseId }) ? "building" : "ready";
+  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing);
+  if (slugBeingFreed(tx.db).get({ baseId, slug: row.slug })) {
+    throw conflict(`The slug "${row.slug}" belonged to a field deleted moments ago whose values are still being cleared from the records; try again in a few seconds.`, { reason: "SLUG_BEING_FREED" });
+  }
   tx.db.insert(fields).values(row).run();
-  clearLeftValues(tx, row);
-  syncFieldIndexes(tx.store.sqlite);
+  if (row.indexState === "building") tx.afterCommit(tx.fieldUpkeep.wake);
   touchBase(tx, baseId, at);
   return row;
 }
@@ -261,11 +272,15 @@ export function updateField(tx: Tx, baseId: string, fieldId: string, patch: Fiel
   touchBase(tx, baseId, at);
 }
 
-/** Removes the field from the base; its values stay in history, and in the records unread until a new field takes the slug (`clearLeftValues`). */
+/**
+ * Removes the field from the base; its values stay in history. A trigger notes it in
+ * `dropped_fields`, and the upkeep removes its indexed values and clears its slug from the records
+ * in the background.
+ */
 export function deleteField(tx: Tx, baseId: string, fieldId: string, at: string): void {
   const field = findField(tx, baseId, fieldId);
   tx.db.delete(fields).where(eq(fields.id, field.id)).run();
-  syncFieldIndexes(tx.store.sqlite);
+  tx.afterCommit(tx.fieldUpkeep.wake);
   touchBase(tx, baseId, at);
 }
 

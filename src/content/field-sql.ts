@@ -1,11 +1,10 @@
-import type { Database } from "bun:sqlite";
 import type { FieldRow } from "./bases";
 import type { FieldType } from "./field-types";
 
 /**
- * How listings read a field in SQL, and the one expression index per field that answers its
- * filters and sorts. The index and the queries are written from the same text, so SQLite's planner
- * (which matches index expressions literally) always finds it.
+ * How listings read a field in SQL. The sortable form is also what `field_values` holds for an
+ * indexed field (its triggers, migrations/0010, write the same value), so a filter or sort may be
+ * answered from either.
  */
 
 const COMPUTED_COLUMNS: Partial<Record<FieldType, string>> = {
@@ -55,36 +54,8 @@ export function sortableSql(field: FieldRow, table = '"records".'): string {
 /** The bound below which only unset values sort: `lt` and `lte` must stop above it. */
 export const unsetBoundSql = (field: FieldRow): string | null => (COMPUTED_COLUMNS[field.type] ? null : sentinelOf(field));
 
-/** The base in a listing's SQL as a literal, so SQLite may use that base's partial indexes. */
+/** The base in a listing's SQL as a literal: one statement per base, whose plan SQLite picks for it. */
 export const baseLiteral = (baseId: string) => `'${safe(baseId, ID)}'`;
 
-const INDEX_PREFIX = "records_f_";
-
-/** A field gets an index but for lists and documents, and the timestamps the table already indexes. */
-export const hasFieldIndex = (field: Pick<FieldRow, "type">) => !UNSORTABLE_TYPES.has(field.type) && !isTime(field);
-
-function indexSql(field: FieldRow): string | null {
-  if (!hasFieldIndex(field)) return null;
-  const name = `${INDEX_PREFIX}${safe(field.id, ID)}`;
-  // Then creation order: an `eq` page in the default order (newest first) is read from here in order; ties of a sort by the field follow it too.
-  return `CREATE INDEX "${name}" ON "records" ("status", ${sortableSql(field, "")}, "created_at", "id") WHERE "base_id" = ${baseLiteral(field.baseId)}`;
-}
-
-/**
- * Makes the field indexes match the fields: creates the missing ones, drops those of deleted
- * fields and bases. Runs inside the write that changed the fields (and at start-up), so an index
- * exists exactly when its field does.
- */
-export function syncFieldIndexes(sqlite: Database): void {
-  if (!sqlite.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'fields'").get()) return;
-  const existing = new Map(
-    (sqlite.query(`SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND name LIKE '${INDEX_PREFIX}%'`).all() as { name: string; sql: string }[]).map((row) => [row.name, row.sql]),
-  );
-  const wanted = new Map<string, string>();
-  for (const field of sqlite.query('SELECT id, base_id AS baseId, slug, type FROM "fields"').all() as FieldRow[]) {
-    const ddl = indexSql(field);
-    if (ddl) wanted.set(`${INDEX_PREFIX}${field.id}`, ddl);
-  }
-  for (const [name, ddl] of existing) if (wanted.get(name) !== ddl) sqlite.run(`DROP INDEX "${name}"`);
-  for (const [name, ddl] of wanted) if (existing.get(name) !== ddl) sqlite.run(ddl);
-}
+/** A field `field_values` can hold: not lists or documents, and not the timestamps `records` already indexes. */
+export const isIndexable = (field: Pick<FieldRow, "type">) => !UNSORTABLE_TYPES.has(field.type) && !isTime(field);

@@ -9,7 +9,6 @@ import { badRequest, conflict, notFound, onUniqueViolation } from "../http/error
 import type { ReadDb, Tx } from "../db/tx";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { forgetBases } from "./bases";
-import { syncFieldIndexes } from "./field-sql";
 import { checkJsonDepth } from "./field-types";
 import { bases, NODE_STATUSES, NODE_TYPES, nodes, type NodeStatus, type NodeType } from "./schema";
 
@@ -288,7 +287,7 @@ export function purgeNode(tx: Tx, spaceId: string, nodeId: string): number {
   if (node.status !== "archived") throw conflict("Only an archived node can be deleted permanently; archive it first.", { reason: "NOT_ARCHIVED" });
   const ids = subtree(tx, spaceId, node.id);
   tx.db.delete(nodes).where(eq(nodes.id, node.id)).run();
-  syncFieldIndexes(tx.store.sqlite);
+  tx.afterCommit(tx.fieldUpkeep.wake);
   return ids.length;
 }
 

@@ -10,7 +10,7 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { baseLiteral, hasFieldIndex, isNumeric, isTime, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
+import { isNumeric, isTime, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
@@ -173,7 +173,7 @@ export interface RecordQuery {
   filters: RecordFilter[];
 }
 
-/** A field's value and its sortable form as query SQL (`field-sql.ts` writes the same text into its index). */
+/** A field's value and its sortable form, as read from the record (`field_values` holds the same sortable form). */
 const fieldExpression = (field: FieldRow) => ({ value: sql.raw(valueSql(field)), sortable: sql.raw(sortableSql(field)) });
 
 function typedValue(field: FieldRow, text: string): string | number {
@@ -201,34 +201,52 @@ function fieldNamed(fieldRows: FieldRow[], slug: string): FieldRow {
 }
 
 /**
- * A listing's SQL is built from its shape (sort, and each filter's field, operator and number of
- * values) with every value as a named parameter, so one compiled statement serves every listing of
- * that shape: building and compiling the SQL cost more than running it.
+ * A listing's SQL is built from its shape (the base, sort, how the page is driven, each filter's
+ * field and operator) with every value as a numbered parameter, so one compiled statement serves
+ * every listing of that shape: building and compiling the SQL cost more than running it.
  */
 class ListingShape {
   readonly key: string[] = [];
   readonly params: Record<string, string | number> = {};
+  private count = 0;
 
   param(value: string | number) {
-    const name = `p${Object.keys(this.params).length}`;
+    const name = `p${this.count++}`;
     this.params[name] = value;
     return sql.placeholder(name);
   }
 }
 
+/** What one listing may ask (REST and MCP alike): its work grows with these, so they are bounded. */
+export const LISTING_BOUNDS = { filters: 50, inValues: 1000 } as const;
+
+/** The values a filter compares with: `in` takes a list or a comma-separated text. */
+const filterValues = (filter: RecordFilter): string[] =>
+  filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
+
+function requireBounded(query: RecordQuery): void {
+  if (query.filters.length > LISTING_BOUNDS.filters) throw badRequest(`A listing takes at most ${LISTING_BOUNDS.filters} filters; this one has ${query.filters.length}.`);
+  for (const filter of query.filters) {
+    const count = filterValues(filter).length;
+    if (count > LISTING_BOUNDS.inValues) throw badRequest(`An in filter takes at most ${LISTING_BOUNDS.inValues} values; the one on ${filter.fieldSlug} has ${count}.`);
+  }
+}
+
+/** The indexed values of the field that drives a page: `field_values` as "v". */
+const V = { value: sql.raw(`"v"."value"`), createdAt: sql.raw(`"v"."created_at"`), recordId: sql.raw(`"v"."record_id"`) };
+
 /**
- * One filter as SQL. The comparisons run on the sortable form, which the field's index holds, so
- * they are range scans of that index; unset values (the sentinel) never match `eq`, `gt`, `gte`,
- * `in`, `lt` or `lte`, and always match `neq`. `contains` and the emptiness tests read the value.
+ * One filter as SQL, comparing `sortable`: the record's own sortable form (checked row by row), or
+ * `"v"."value"` when the page is driven through the field's indexed values. Unset values (the
+ * sentinel) never match `eq`, `gt`, `gte`, `in`, `lt` or `lte`, and always match `neq`. `contains`
+ * and the emptiness tests read the record's value.
  */
-function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, unindexed = false): SQL {
-  const { value, sortable: indexed } = fieldExpression(field);
-  // A unary + keeps SQLite from answering the term through the field's index (see `listingStatement`).
-  const sortable = unindexed ? sql`+${indexed}` : indexed;
-  const values = filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
+function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, sortable: SQL = fieldExpression(field).sortable): SQL {
+  const { value } = fieldExpression(field);
+  const values = filterValues(filter);
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
   if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
-  shape.key.push(`${field.id}:${filter.operator}:${filter.operator === "in" ? values.length : 0}`);
+  shape.key.push(`${field.id}:${filter.operator}`);
   const one = () => shape.param(typedValue(field, values[0]));
   const unset = unsetBoundSql(field);
   const set = unset === null ? sql`` : sql` AND ${sortable} > ${sql.raw(unset)}`;
@@ -247,7 +265,8 @@ function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFil
     case "lte":
       return sql`(${sortable} <= ${one()}${set})`;
     case "in":
-      return sql`(${sortable} IN (${sql.join(values.map((v) => shape.param(typedValue(field, v))), sql`, `)})${set})`;
+      // One parameter, a JSON list: the statement is the same for any number of values.
+      return sql`(${sortable} IN (SELECT "value" FROM json_each(${shape.param(JSON.stringify(values.map((v) => typedValue(field, v))))}))${set})`;
     case "contains":
       if (field.type === "multiselect") return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
       return sql`instr(lower(${value}), lower(${shape.param(values[0])})) > 0`;
@@ -259,13 +278,14 @@ function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFil
 }
 
 interface SortPlan {
+  /** The sort's value as read from the record. */
   expression: SQL;
   descending: boolean;
   /** What the compiled statement depends on: the column, or the field (its id, so a re-created field never meets an old statement). */
   key: string;
   /** The column sorted by, when the sort is by creation or update time rather than a field. */
   column: "created_at" | "updated_at" | null;
-  fieldId: string | null;
+  field: FieldRow | null;
   /** The sort's values are moments (milliseconds in SQL; a cursor of an earlier version holds them as ISO text). */
   time: boolean;
 }
@@ -273,11 +293,11 @@ interface SortPlan {
 function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   const descending = sort.startsWith("-");
   const key = descending ? sort.slice(1) : sort;
-  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", fieldId: null, time: true };
-  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", fieldId: null, time: true };
+  if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", field: null, time: true };
+  if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", field: null, time: true };
   const field = fieldNamed(fieldRows, key);
   if (UNSORTABLE_TYPES.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
-  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, fieldId: field.id, time: isTime(field) };
+  return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, field, time: isTime(field) };
 }
 
 /** A cursor holds the last row's sort terms: `[value, id]` for a column sort, `[value, createdAt, id]` for a field's (moments as milliseconds). */
@@ -289,98 +309,121 @@ const momentOf = (term: unknown) => (typeof term === "number" ? term : typeof te
 function decodeCursor(cursor: string, plan: SortPlan): (string | number)[] {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(parsed) && parsed.length === (plan.fieldId === null ? 2 : 3) && typeof parsed.at(-1) === "string") {
+    if (Array.isArray(parsed) && parsed.length === (plan.field === null ? 2 : 3) && typeof parsed.at(-1) === "string") {
       const [value, ...rest] = parsed as unknown[];
-      const terms = [plan.time ? momentOf(value) : value, ...(plan.fieldId === null ? [] : [momentOf(rest[0])]), rest.at(-1)];
+      const terms = [plan.time ? momentOf(value) : value, ...(plan.field === null ? [] : [momentOf(rest[0])]), rest.at(-1)];
       if (terms.every((term) => typeof term === "string" || (typeof term === "number" && Number.isFinite(term)))) return terms as (string | number)[];
     }
   } catch {}
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
 }
 
-/**
- * The WHERE of a listing. `walkedField` (set when one index's order drives the page, see
- * `pageDriver`) keeps every other field's filter off its index, so SQLite walks that order.
- */
-function conditions(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, walkedField?: string | null): SQL[] {
-  shape.key.push(loaded.base.id, walkedField === undefined ? "" : `walk:${walkedField}`);
-  return [
-    // A literal, not a parameter: SQLite uses a partial index (the base's field indexes) only for a WHERE it can read.
-    sql`${records.baseId} = ${sql.raw(baseLiteral(loaded.base.id))}`,
-    sql`${records.status} = ${shape.param(query.status)}`,
-    ...query.filters.map((filter) => {
-      const field = fieldNamed(loaded.fields, filter.fieldSlug);
-      return filterCondition(shape, field, filter, walkedField !== undefined && field.id !== walkedField);
-    }),
-  ];
-}
+/** A field whose values `field_values` holds completely (not while it is being filled). */
+const isIndexed = (field: FieldRow) => field.indexState === "ready";
 
-/** Above this many matches, an `eq` or `in` filter is dense enough that walking the sort's order finds a page sooner. */
+/** Operators a field's indexed values answer as a range of them. */
+const RANGE_OPERATORS: ReadonlySet<FilterOperator> = new Set(["eq", "in", "gt", "gte", "lt", "lte"]);
+
+/** Up to this many matches, a filter's matches are read through its indexed values and sorted; past it, the sort's order is walked. */
 const DENSE_MATCHES = 2000;
 
 /**
- * Which index drives a page that filters with `eq` or `in` on one field and sorts by something
- * else: `order` when the sort is the creation order and the filter an `eq` (its field's index holds
- * the matches in that order, so the page is read in order whatever their number); `filter` when
- * the filter matches at most `DENSE_MATCHES` records (they are read through its index and sorted);
- * else `sort` (the sort's order is walked and the filter checked). SQLite's own choice depends on
- * statistics that lag the data; counting up to the bound through the filter's index costs a
- * fraction of a millisecond and makes the page's cost independent of them.
+ * How a page is read:
+ * - `records`: the sort's order on `records` (creation or update time, indexed; an unindexed
+ *   field's order is sorted), every filter checked on the record;
+ * - `values` of a field: its `field_values` walked in order, either the sort's field (in value
+ *   order, its own filters as ranges of the walk) or, in creation order, an `eq` filter's field
+ *   (its entries hold the matches newest first, however many);
+ * - `matches` of a filter: at most `DENSE_MATCHES` records read through its field's values, then
+ *   sorted.
+ * Counting up to the bound through the filter's values costs a fraction of a millisecond and makes
+ * the page's cost independent of SQLite's statistics, which lag the data.
  */
-function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, plan: SortPlan): { by: "order" | "filter" | "sort"; fieldId: string } | null {
-  const candidates = query.filters
+type Driver = { by: "records" } | { by: "values"; field: FieldRow; filter: RecordFilter | null } | { by: "matches"; field: FieldRow; filter: RecordFilter };
+
+/** Filters a field's indexed values can answer, other than on the sort's own field. */
+function indexedFilters(loaded: LoadedBase, query: RecordQuery, plan: SortPlan) {
+  return query.filters
     .map((filter) => ({ filter, field: fieldNamed(loaded.fields, filter.fieldSlug) }))
-    .filter(({ filter, field }) => (filter.operator === "eq" || filter.operator === "in") && field.id !== plan.fieldId && !UNSORTABLE_TYPES.has(field.type));
+    .filter(({ filter, field }) => RANGE_OPERATORS.has(filter.operator) && isIndexed(field) && field.id !== plan.field?.id);
+}
+
+/** The matches of one filter through its field's indexed values, as a FROM and a WHERE. */
+function valuesOf(shape: ListingShape, field: FieldRow, status: RecordStatus, filter: RecordFilter | null): SQL[] {
+  return [sql`"v"."field_id" = ${shape.param(field.id)}`, sql`"v"."status" = ${shape.param(status)}`, ...(filter ? [filterCondition(shape, field, filter, V.value)] : [])];
+}
+
+function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, plan: SortPlan): Driver {
+  const candidates = indexedFilters(loaded, query, plan);
   if (plan.column === "created_at") {
-    const inOrder = candidates.find(({ filter, field }) => filter.operator === "eq" && hasFieldIndex(field));
-    if (inOrder) return { by: "order", fieldId: inOrder.field.id };
+    const inOrder = candidates.find(({ filter }) => filter.operator === "eq");
+    if (inOrder) return { by: "values", ...inOrder };
   }
-  const selective = candidates[0];
-  if (!selective) return null;
-  const shape = new ListingShape();
-  shape.key.push("probe");
-  const where = conditions(shape, loaded, { ...query, filters: [selective.filter] });
-  const limit = shape.param(DENSE_MATCHES + 1);
-  const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(records).where(and(...where)).limit(limit))(shape.params);
-  return { by: matches.length <= DENSE_MATCHES ? "filter" : "sort", fieldId: selective.field.id };
+  for (const candidate of candidates) {
+    const shape = new ListingShape();
+    shape.key.push("probe");
+    const where = valuesOf(shape, candidate.field, query.status, candidate.filter);
+    const limit = shape.param(DENSE_MATCHES + 1);
+    const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(sql`"field_values" AS "v"`).where(and(...where)).limit(limit))(shape.params);
+    if (matches.length <= DENSE_MATCHES) return { by: "matches", ...candidate };
+  }
+  if (plan.field && isIndexed(plan.field)) return { by: "values", field: plan.field, filter: null };
+  return { by: "records" };
+}
+
+/**
+ * The FROM and WHERE of a listing driven as `driver` says: `field_values` first when it drives
+ * (CROSS JOIN keeps SQLite from reordering), every other filter checked on the record.
+ */
+function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, driver: Driver): { from: SQL; where: SQL[] } {
+  shape.key.push(loaded.base.id, driver.by, driver.by === "records" ? "" : driver.field.id);
+  const where: SQL[] = [];
+  let skipped: RecordFilter | null = null;
+  if (driver.by === "records") where.push(sql`${records.baseId} = ${shape.param(loaded.base.id)}`, sql`${records.status} = ${shape.param(query.status)}`);
+  else {
+    where.push(...valuesOf(shape, driver.field, query.status, driver.filter));
+    skipped = driver.filter;
+  }
+  for (const filter of query.filters) {
+    if (filter === skipped) continue;
+    const field = fieldNamed(loaded.fields, filter.fieldSlug);
+    // Walking a field's values, its own filters are ranges of the walk.
+    const onWalk = driver.by === "values" && driver.filter === null && field.id === driver.field.id && RANGE_OPERATORS.has(filter.operator) && filter.operator !== "in";
+    where.push(filterCondition(shape, field, filter, onWalk ? V.value : undefined));
+  }
+  const from = driver.by === "records" ? sql`${records}` : sql`"field_values" AS "v" CROSS JOIN ${records} ON ${records.id} = "v"."record_id"`;
+  return { from, where };
 }
 
 type ListingQuery = RecordQuery & { limit: number; cursor?: string };
 
 /** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
 function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
+  requireBounded(query);
   const plan = sortPlan(loaded.fields, query.sort);
   const driver = pageDriver(ctx, loaded, query, plan);
   const shape = new ListingShape();
-  shape.key.push("list", plan.key, query.cursor ? "after" : "first", driver ? `${driver.by}:${driver.fieldId}` : "");
-  const walkedField = driver === null || driver.by === "filter" ? undefined : driver.by === "order" ? driver.fieldId : plan.fieldId;
-  const where = conditions(shape, loaded, query, walkedField);
-  // Driven by a filter that does not hold the order: the sort's terms must not tempt SQLite into walking the sort's index.
-  const unindexed = driver?.by === "filter";
-  const term = (expression: SQL) => (unindexed ? sql`+${expression}` : expression);
-  const terms = [term(plan.expression), ...(plan.fieldId === null ? [] : [term(sql`${records.createdAt}`)]), term(sql`${records.id}`)];
+  shape.key.push("list", plan.key, query.cursor ? "after" : "first");
+  const { from, where } = source(shape, loaded, query, driver);
+  // The terms the page is ordered by, read from what drives it: the walked values, or the record.
+  const walked = driver.by === "values";
+  const terms: SQL[] =
+    walked && driver.filter === null
+      ? [V.value, V.createdAt, V.recordId]
+      : walked
+        ? [V.createdAt, V.recordId]
+        : [plan.expression, ...(plan.field === null ? [] : [sql`${records.createdAt}`]), sql`${records.id}`];
   if (query.cursor) {
-    const [value, ...rest] = decodeCursor(query.cursor, plan);
-    const [past, from] = plan.descending ? ["<", "<="] : [">", ">="];
-    const at = shape.param(value);
-    const tieBreak = sql.join(
-      rest.map((term) => shape.param(term)),
-      sql`, `,
-    );
-    // A column seeks best as a row value (ties included); an expression index is sought only through a plain comparison of it.
-    where.push(
-      plan.fieldId === null
-        ? sql`(${sql.join(terms, sql`, `)}) ${sql.raw(past)} (${at}, ${tieBreak})`
-        : sql`${terms[0]} ${sql.raw(from)} ${at} AND (${terms[0]} ${sql.raw(past)} ${at} OR (${sql.join(terms.slice(1), sql`, `)}) ${sql.raw(past)} (${tieBreak}))`,
-    );
+    const after = decodeCursor(query.cursor, plan).map((term) => shape.param(term));
+    where.push(sql`(${sql.join(terms, sql`, `)}) ${sql.raw(plan.descending ? "<" : ">")} (${sql.join(after, sql`, `)})`);
   }
   const limit = shape.param(query.limit + 1);
   const direction = sql.raw(plan.descending ? "DESC" : "ASC");
-  // The page's rowids, in order, through indexes alone where they cover the query; `pageRows` then reads those records.
+  // The page's rowids, in order; `pageRows` then reads those records.
   const build = () =>
     ctx.db
       .select({ rowid: sql<number>`"records"."rowid"` })
-      .from(records)
+      .from(from)
       .where(and(...where))
       .orderBy(...terms.map((t) => sql`${t} ${direction}`))
       .limit(limit);
@@ -427,7 +470,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   if (rowids.length <= query.limit || !last) return { records: views, nextCursor: null };
   const sortValue = last[RECORD_COLUMNS.length];
   const id = last[ID_AT];
-  return { records: views, nextCursor: encodeCursor(statement.plan.fieldId === null ? [sortValue, id] : [sortValue, last[CREATED_AT_AT], id]) };
+  return { records: views, nextCursor: encodeCursor(statement.plan.field === null ? [sortValue, id] : [sortValue, last[CREATED_AT_AT], id]) };
 }
 
 /**
@@ -438,11 +481,18 @@ export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug:
   return listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug, operator: "eq", value: valueText }], limit }).records;
 }
 
+/** How many records match: through one filter's indexed values when there is one (only those, when it is the only filter). */
 export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
+  requireBounded(query);
   const shape = new ListingShape();
   shape.key.push("count");
-  const where = conditions(shape, loaded, query);
-  const [row] = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ total: sql`count(*)` }).from(records).where(and(...where)))(shape.params);
+  const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));
+  const driver: Driver = indexed ? { by: "matches", ...indexed } : { by: "records" };
+  const { from, where } = source(shape, loaded, query, driver);
+  const alone = indexed && query.filters.length === 1;
+  const [row] = compiledRows(ctx.store, shape.key.join("|") + (alone ? "|alone" : ""), () =>
+    alone ? ctx.db.select({ total: sql`count(*)` }).from(sql`"field_values" AS "v"`).where(and(...where)) : ctx.db.select({ total: sql`count(*)` }).from(from).where(and(...where)),
+  )(shape.params);
   return { total: row[0] as number };
 }
 

@@ -207,7 +207,7 @@ export function contentRoutes(ctx: AppContext) {
         await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, { operation: "create", ...body }, { autoMerge: true });
         return baseView(findBase(ctx, space.space.id, params.baseId));
       },
-      { answers: { 200: BaseSchema, 409: MERGE_REFUSALS }, level: "write", body: FieldDefinition },
+      { answers: { 200: BaseSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED"] }, level: "write", body: FieldDefinition },
     )
     .post(
       "/bases/:baseId/fields/change-requests",
@@ -216,7 +216,7 @@ export function contentRoutes(ctx: AppContext) {
         const { message, autoMerge, ...change } = body;
         return viewOf(ctx, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
       },
-      { answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "changeRequest", body: FieldChange },
+      { answers: { 201: ChangeRequestSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED"] }, level: "changeRequest", body: FieldChange },
     )
     .post(
       "/bases/:baseId/change-requests",

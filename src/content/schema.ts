@@ -62,9 +62,26 @@ export const fields = sqliteTable(
     position: integer("position").notNull(),
     options: text("options", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
     createdAt: text("created_at").notNull(),
+    /** Whether `field_values` holds this field's values: being filled in the background, or complete (see `field-upkeep.ts`). */
+    indexState: text("index_state").$type<FieldIndexState>().notNull().default("none"),
   },
-  (table) => [uniqueIndex("fields_slug_idx").on(table.baseId, table.slug)],
+  (table) => [uniqueIndex("fields_slug_idx").on(table.baseId, table.slug), index("fields_building_idx").on(table.id).where(sql`${table.indexState} = 'building'`)],
 );
+
+export const FIELD_INDEX_STATES = ["none", "building", "ready"] as const;
+export type FieldIndexState = (typeof FIELD_INDEX_STATES)[number];
+
+/**
+ * Fields deleted (directly, or with their base or space) whose leftovers are removed in the
+ * background, a batch at a time: their entries in `field_values`, and their values under the slug
+ * in the base's records. Written by a trigger on `fields` (migrations/0010), so every way a field
+ * goes is caught. No foreign keys: the base may be gone too.
+ */
+export const droppedFields = sqliteTable("dropped_fields", {
+  fieldId: text("field_id").primaryKey(),
+  baseId: text("base_id").notNull(),
+  slug: text("slug").notNull(),
+});
 
 export type RecordStatus = NodeStatus;
 

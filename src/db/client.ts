@@ -3,7 +3,6 @@ import { type Column, type InferInsertModel, Param, Placeholder, sql } from "dri
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
-import { syncFieldIndexes } from "../content/field-sql";
 import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
 import type { ReadDb, Tx } from "./tx";
@@ -59,6 +58,24 @@ function refuseNewerDatabase(store: Store, migrations: typeof MIGRATIONS): void 
   }
 }
 
+/** The one index per field of versions before `field_values` (migrations/0010), named by field: gone once that table holds their values. */
+function dropRetiredFieldIndexes(store: Store): void {
+  const retired = store.sqlite.query("SELECT name FROM sqlite_schema WHERE type = 'index' AND name GLOB 'records_f_*'").all() as { name: string }[];
+  store.sqlite.transaction(() => {
+    for (const { name } of retired) store.sqlite.run(`DROP INDEX "${name.replace(/"/g, '""')}"`);
+  })();
+}
+
+/** The triggers that keep `field_values` and `dropped_fields` (migrations/0010); a migration that rebuilds their table drops them. */
+const TRIGGERS = ["field_values_after_insert", "field_values_after_update", "field_values_after_delete", "dropped_fields_after_delete"];
+
+function requireTriggers(store: Store): void {
+  if (!store.sqlite.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'field_values'").get()) return;
+  const present = new Set((store.sqlite.query("SELECT name FROM sqlite_schema WHERE type = 'trigger'").all() as { name: string }[]).map((row) => row.name));
+  const missing = TRIGGERS.filter((name) => !present.has(name));
+  if (missing.length > 0) throw new Error(`the database lacks the triggers ${missing.join(", ")}: a migration dropped them and must create them again`);
+}
+
 /** Applies the migrations embedded at build time (or the ones given); returns how many were new. */
 export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS): number {
   const applied = () => (hasMigrationsTable(store) ? (store.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n : 0);
@@ -76,8 +93,8 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
   } finally {
     store.sqlite.run("PRAGMA foreign_keys = ON");
   }
-  // The per-field indexes follow the fields, not the migrations (`syncFieldIndexes`).
-  store.sqlite.transaction(() => syncFieldIndexes(store.sqlite))();
+  dropRetiredFieldIndexes(store);
+  requireTriggers(store);
   return applied() - before;
 }
 

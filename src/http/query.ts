@@ -37,7 +37,9 @@ export function nestedQuery(url: string): Record<string, Nested> {
       if (last) {
         const existing = container[slot];
         if (Array.isArray(node) && segment === "") (node as Nested[]).push(value);
-        else container[slot] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing as string, value];
+        else if (existing === undefined) container[slot] = value;
+        else if (Array.isArray(existing)) existing.push(value);
+        else container[slot] = [existing as string, value];
         return;
       }
       const existing = container[slot];

@@ -6,7 +6,6 @@ import type { AppContext } from "../context";
 import { type Role, ROLE_LEVEL, ROLES, type Level, lowerOf } from "../auth/levels";
 import type { UserRow } from "../auth/key-cache";
 import { users } from "../auth/schema";
-import { syncFieldIndexes } from "../content/field-sql";
 import { nodes } from "../content/schema";
 import { preparedFor } from "../db/client";
 import type { Tx } from "../db/tx";
@@ -127,7 +126,7 @@ export function deleteSpace(tx: Tx, membership: Membership, confirm: string): { 
   if (confirm !== membership.space.slug) throw badRequest(`To delete the space, send "confirm": "${membership.space.slug}".`);
   forgetMemberships(tx);
   tx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run();
-  syncFieldIndexes(tx.store.sqlite);
+  tx.afterCommit(tx.fieldUpkeep.wake);
   return { success: true };
 }
 
