@@ -25,11 +25,12 @@ const inOther = (path: string, body: unknown) =>
   });
 
 await server.api("POST", "/api/v1/bases", { slug: "mine", name: "Mine", fields: LISTING_FIELDS });
-const createScript = `request = function()
-  return wrk.format("POST", "/api/v1/bases/mine/change-requests", { ["content-type"] = "application/json" },
-    string.format('{"fields":{"title":"t %d","year":%d,"venue":"v%d","pages":%d,"notes":"n"}}', math.random(1e9), math.random(3000), math.random(500), math.random(1000)))
+const createScript = `wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+request = function()
+  return wrk.format(nil, nil, nil, string.format('{"fields":{"title":"t %d","year":%d,"venue":"v%d","pages":%d,"notes":"n"}}', math.random(1e9), math.random(3000), math.random(500), math.random(1000)))
 end`;
-const creates = () => harness.wrk(`${base}/`, server.headers, { lua: createScript });
+const creates = () => harness.wrk(`${base}/api/v1/bases/mine/change-requests`, server.headers, { lua: createScript });
 
 /** Writes one record in A every 5 ms while `work` runs; answers the slowest write's milliseconds. */
 async function probeDuring(work: () => Promise<unknown>): Promise<{ slowestMs: number; probes: number; workMs: number }> {

@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import ipaddr from "ipaddr.js";
+import { DEFAULT_LIMITS, LIMIT_SETTINGS, type Limits } from "./limits";
 
 /** Everything `serve` can be told, after flags and BASALT_* variables are merged (a flag wins). */
 export interface Config {
@@ -14,6 +15,7 @@ export interface Config {
   /** The key that seals webhook secrets, when given by `BASALT_SECRET_KEY` instead of a key file. */
   secretKey: string | null;
   backupCron: string | null;
+  limits: Limits;
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: seven retries, eight attempts in all. */
@@ -79,6 +81,24 @@ export interface ServeFlags {
   "max-body"?: string;
   "webhook-allow"?: string;
   "backup-cron"?: string;
+  "max-spaces-per-user"?: string;
+  "max-bases-per-space"?: string;
+  "max-fields-per-base"?: string;
+  "max-folder-depth"?: string;
+  "max-metadata"?: string;
+}
+
+/** The operator's limits: a whole number from 1 each (`--max-metadata` a size), a flag winning over its variable. */
+function loadLimits(flags: ServeFlags, env: Record<string, string | undefined>): Limits {
+  const limits = { ...DEFAULT_LIMITS };
+  for (const [name, setting] of Object.entries(LIMIT_SETTINGS) as [keyof Limits, (typeof LIMIT_SETTINGS)[keyof Limits]][]) {
+    const text = flags[setting.flag as keyof ServeFlags] ?? env[setting.env];
+    if (text === undefined) continue;
+    if (name === "metadataBytes") limits[name] = parseSize(text);
+    else if (/^\d+$/.test(text.trim()) && Number(text) >= 1) limits[name] = Number(text);
+    else throw new ConfigError(`--${setting.flag} "${text}" is not a whole number of at least 1.`);
+  }
+  return limits;
 }
 
 export function loadConfig(flags: ServeFlags, env: Record<string, string | undefined> = process.env): Config {
@@ -97,5 +117,6 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     webhookRetrySchedule: parseRetrySchedule(env.BASALT_WEBHOOK_RETRY_SCHEDULE),
     secretKey: env.BASALT_SECRET_KEY || null,
     backupCron: flags["backup-cron"] ?? env.BASALT_BACKUP_CRON ?? null,
+    limits: loadLimits(flags, env),
   };
 }

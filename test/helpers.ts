@@ -7,7 +7,7 @@ import { createApiKey } from "../src/auth/api-keys";
 import type { Expiration, Level } from "../src/auth/levels";
 import { createUser } from "../src/auth/users";
 import { ManualClock } from "../src/clock";
-import { loadConfig } from "../src/config";
+import { loadConfig, type ServeFlags } from "../src/config";
 import { type AppContext, createContext } from "../src/context";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { write } from "../src/db/tx";
@@ -62,11 +62,11 @@ export class TestServer {
   readonly fieldUpkeep: FieldUpkeep;
 
   /** `deliveries: false` leaves the outbox unread, for tests of the events themselves (the loop deletes those no rule wants). */
-  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string; deliveries?: boolean } = {}) {
+  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string; deliveries?: boolean; flags?: ServeFlags } = {}) {
     const store = openStore(join(this.dir, "basalt.db"));
     migrate(store);
     const config = loadConfig(
-      { "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test", "webhook-allow": options.webhookAllow },
+      { "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test", "webhook-allow": options.webhookAllow, ...options.flags },
       { BASALT_WEBHOOK_RETRY_SCHEDULE: options.retrySchedule },
     );
     this.ctx = createContext(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });

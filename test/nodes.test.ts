@@ -102,3 +102,21 @@ describe("the node tree", () => {
     expect((await tree("?status=archived")).length).toBe(0);
   });
 });
+
+describe("search over a deep tree", () => {
+  test("a 5,000-deep folder chain (as a database made before the depth limit may hold) is searched in linear time, each path built once", async () => {
+    const root = server.ctx.store.sqlite.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL").get(ws.space.id) as { id: string };
+    const insert = server.ctx.store.sqlite.prepare(
+      "INSERT INTO nodes (id, space_id, parent_id, type, slug, name, created_at, updated_at) VALUES (?, ?, ?, 'folder', ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+    );
+    server.ctx.store.sqlite.transaction(() => {
+      for (let depth = 1, parent = root.id; depth <= 5000; parent = `nod_deep${depth}`, depth++) insert.run(`nod_deep${depth}`, ws.space.id, parent, `d${depth}`, `Deep ${depth}`);
+    })();
+    const hits = (await server.call("GET", "/api/v1/nodes/search?query=deep&limit=50", { key: ws.read })).body;
+    expect(hits).toHaveLength(50);
+    expect(hits[0].path).toBe("d1");
+    expect(hits[49].path).toBe(Array.from({ length: 50 }, (_, i) => `d${i + 1}`).join("/"));
+    const deepest = (await server.call("GET", "/api/v1/nodes/search?query=d5000", { key: ws.read })).body;
+    expect(deepest[0].path.split("/")).toHaveLength(5000);
+  });
+});

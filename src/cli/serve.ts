@@ -9,6 +9,7 @@ import { closeStore, migrate, openStore, startCheckpointer } from "../db/client"
 import { lockDataDir } from "../db/files";
 import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
+import { LIMIT_SETTINGS } from "../limits";
 import { VERSION } from "../version";
 import { DeliveryLoop } from "../webhooks/worker";
 import { CliError, parseFlags } from "./common";
@@ -21,6 +22,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     "max-body": { type: "string" },
     "webhook-allow": { type: "string" },
     "backup-cron": { type: "string" },
+    ...Object.fromEntries(Object.values(LIMIT_SETTINGS).map((setting) => [setting.flag, { type: "string" as const }])),
   });
   let config;
   try {

@@ -4,6 +4,7 @@ import { t } from "elysia";
 import type { AppContext } from "../context";
 import { preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
+import { requireWithin } from "../limits";
 import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, conflict, notFound } from "../http/errors";
@@ -173,6 +174,9 @@ export function checkReviewPolicy(policy: { requiredApprovals?: number } | undef
 /** Creates the base behind a new base node, with its fields (checked first, all or none). */
 export function createBaseForNode(tx: Tx, spaceId: string, nodeId: string, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
   forgetBases(tx);
+  const count = tx.db.select({ n: sql<number>`count(*)` }).from(bases).where(eq(bases.spaceId, spaceId)).get()!.n;
+  requireWithin(tx.config.limits, "basesPerSpace", count + 1);
+  requireWithin(tx.config.limits, "fieldsPerBase", input.fields?.length ?? 0);
   const base: BaseRow = { id: newId("bse"), spaceId, nodeId, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
   const rows: FieldRow[] = [];
   for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
@@ -203,6 +207,7 @@ const slugBeingFreed = preparedFor((db) =>
  */
 export function addField(tx: Tx, baseId: string, input: NewField, at: string): FieldRow {
   const existing = loadFields(tx, baseId);
+  requireWithin(tx.config.limits, "fieldsPerBase", existing.length + 1);
   const indexing = anyRecordOf(tx.db).get({ baseId }) ? "building" : "ready";
   const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing);
   if (slugBeingFreed(tx.db).get({ baseId, slug: row.slug })) {

@@ -4,6 +4,7 @@ import { t } from "elysia";
 import type { AppContext } from "../context";
 import { compiledRows, decodeRow, preparedFor } from "../db/client";
 import { newId } from "../db/ids";
+import { requireWithin } from "../limits";
 import { checkName, checkSlug } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
 import type { ReadDb, Tx } from "../db/tx";
@@ -141,25 +142,49 @@ export const NodeHitSchema = t.Object({
 });
 export type NodeHit = Static<typeof NodeHitSchema>;
 
+type Place = { path: string; depth: number } | null;
+
+/**
+ * Each node's place in the tree: its path of slugs below the root and its depth, or null when it
+ * or a folder above it is archived. Every node's place is worked out once, from its parent's, so
+ * a tree of any depth costs time in proportion to its nodes.
+ */
+function placesIn(byId: Map<string, NodeWithBase>): (node: NodeWithBase) => Place {
+  const known = new Map<string, Place>();
+  return (start) => {
+    const unplaced: NodeWithBase[] = [];
+    let node: NodeWithBase | undefined = start;
+    while (node && !known.has(node.id)) {
+      unplaced.push(node);
+      node = node.parentId === null ? undefined : byId.get(node.parentId);
+    }
+    let above: Place | undefined = node ? known.get(node.id) : undefined;
+    for (const below of unplaced.reverse()) {
+      const place: Place =
+        below.status !== "active" ? null : below.parentId === null ? { path: "", depth: 0 } : above ? { path: above.depth === 0 ? below.slug : `${above.path}/${below.slug}`, depth: above.depth + 1 } : null;
+      known.set(below.id, place);
+      above = place;
+    }
+    return known.get(start.id)!;
+  };
+}
+
 /** `GET /nodes/search`: active nodes whose name or slug contains `text`, case-insensitive; shallowest first. */
 export function searchNodes(ctx: AppContext, spaceId: string, text: string, limit: number): NodeHit[] {
   const byId = new Map<string, NodeWithBase>();
   for (const siblings of treeOf(ctx, spaceId).values()) for (const node of siblings) byId.set(node.id, node);
+  const placeOf = placesIn(byId);
   const needle = text.toLowerCase();
-  const pathOf = (node: NodeWithBase): string[] | null => {
-    if (node.status !== "active") return null;
-    if (node.parentId === null) return [];
-    const parent = byId.get(node.parentId);
-    const above = parent ? pathOf(parent) : null;
-    return above && [...above, node.slug];
-  };
-  const hits: NodeHit[] = [];
+  const hits: (NodeHit & { depth: number })[] = [];
   for (const node of byId.values()) {
     if (node.parentId === null || !(node.name.toLowerCase().includes(needle) || node.slug.includes(needle))) continue;
-    const path = pathOf(node);
-    if (path) hits.push({ id: node.id, type: node.type, name: node.name, slug: node.slug, path: path.join("/"), updatedAt: node.updatedAt });
+    const place = placeOf(node);
+    if (place) hits.push({ id: node.id, type: node.type, name: node.name, slug: node.slug, path: place.path, updatedAt: node.updatedAt, depth: place.depth });
   }
-  return hits.sort((a, b) => a.path.split("/").length - b.path.split("/").length || a.path.localeCompare(b.path)).slice(0, limit);
+  return hits
+    .sort((a, b) => a.depth - b.depth || a.path.localeCompare(b.path))
+    .slice(0, limit)
+    .map(({ depth, ...hit }) => hit);
 }
 
 /** The node and every node below it. */
@@ -175,6 +200,25 @@ function subtree(ctx: AppContext, spaceId: string, rootId: string): string[] {
 }
 
 const takenSlug = (slug: string) => `A sibling node already has the slug "${slug}".`;
+
+/** How many folders are above a node (0 for the root). */
+const depthOf = (ctx: AppContext, nodeId: string): number =>
+  (
+    ctx.store.sqlite
+      .query(`WITH RECURSIVE "up"("id", "parent_id") AS (SELECT "id", "parent_id" FROM "nodes" WHERE "id" = ?1
+        UNION ALL SELECT "nodes"."id", "nodes"."parent_id" FROM "nodes" JOIN "up" ON "nodes"."id" = "up"."parent_id") SELECT count(*) - 1 AS "n" FROM "up"`)
+      .get(nodeId) as { n: number }
+  ).n;
+
+/** How many levels of nodes hang below a node (0 for one with no children). */
+function heightBelow(ctx: AppContext, spaceId: string, nodeId: string): number {
+  const byParent = treeOf(ctx, spaceId);
+  let height = 0;
+  for (let level = byParent.get(nodeId) ?? []; level.length > 0; height++) level = level.flatMap((node) => byParent.get(node.id) ?? []);
+  return height;
+}
+
+const requireMetadataWithin = (ctx: AppContext, metadata: Record<string, unknown>) => requireWithin(ctx.config.limits, "metadataBytes", Buffer.byteLength(JSON.stringify(metadata)));
 
 function activeFolder(ctx: AppContext, spaceId: string, ref: string | undefined): NodeRow {
   const parent = ref ? findNode(ctx, spaceId, ref, "active") : rootNode(ctx, spaceId);
@@ -209,6 +253,8 @@ export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string):
   checkJsonDepth("metadata", input.metadata);
   const name = checkName(input.name);
   const parent = activeFolder(tx, spaceId, input.parentId);
+  requireWithin(tx.config.limits, "folderDepth", depthOf(tx, parent.id) + 1);
+  requireMetadataWithin(tx, input.metadata ?? {});
   const row: NodeRow = {
     id: newId("nod"),
     spaceId,
@@ -245,6 +291,7 @@ export function moveNode(tx: Tx, spaceId: string, input: { nodeId: string; paren
   if (node.parentId === null) throw badRequest("The root folder cannot be moved.");
   const parent = activeFolder(tx, spaceId, input.parentId);
   if (subtree(tx, spaceId, node.id).includes(parent.id)) throw badRequest("A node cannot move into itself or below itself.");
+  requireWithin(tx.config.limits, "folderDepth", depthOf(tx, parent.id) + 1 + heightBelow(tx, spaceId, node.id));
   const position = input.position ?? (parent.id === node.parentId ? node.position : nextPosition(tx, parent.id));
   onUniqueViolation(() => tx.db.update(nodes).set({ parentId: parent.id, position, updatedAt: at }).where(eq(nodes.id, node.id)).run(), takenSlug(node.slug));
   return { ...node, parentId: parent.id, position, updatedAt: at };
@@ -276,7 +323,9 @@ export function restoreNode(tx: Tx, spaceId: string, nodeId: string, at: string)
 export function updateMetadata(tx: Tx, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
   checkJsonDepth("metadata", metadata);
   const node = findNode(tx, spaceId, nodeId, "active");
-  tx.db.update(nodes).set({ metadata: { ...node.metadata, ...metadata }, updatedAt: at }).where(eq(nodes.id, node.id)).run();
+  const merged = { ...node.metadata, ...metadata };
+  requireMetadataWithin(tx, merged);
+  tx.db.update(nodes).set({ metadata: merged, updatedAt: at }).where(eq(nodes.id, node.id)).run();
   return getNode(tx, spaceId, node.id);
 }
 

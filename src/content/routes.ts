@@ -124,7 +124,7 @@ const Materialized = <T extends TObject>(merged: T) =>
   });
 
 /** The errors of a merge made at once (autoMerge, or a write-level key on a base without review). */
-const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE"];
+const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED"];
 
 function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
@@ -169,7 +169,7 @@ export function contentRoutes(ctx: AppContext) {
       { answers: { 200: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
     )
     .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => write(ctx, (tx) => updateMetadata(tx, space.space.id, params.nodeId, body.metadata, now(ctx))), {
-      answers: { 200: NodeSchema }, level: "write",
+      answers: { 200: NodeSchema, 409: ["LIMIT_REACHED"] }, level: "write",
       body: t.Object({ metadata: Json }),
     })
     .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) })), { answers: { 200: t.Object({ success: t.Boolean(), purged: WholeNumber({ description: "How many nodes were deleted." }) }), 409: ["NOT_ARCHIVED"] }, level: "manage" })

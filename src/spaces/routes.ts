@@ -21,7 +21,7 @@ export function spaceRoutes(ctx: AppContext) {
         set.status = 201;
         return write(ctx, (tx) => createSpace(tx, actor.user.id, body));
       },
-      { answers: { 201: SpaceSchema, 409: [] }, account: "manage", body: t.Object({ name: Name, slug: t.Optional(Slug) }) },
+      { answers: { 201: SpaceSchema, 409: ["LIMIT_REACHED"] }, account: "manage", body: t.Object({ name: Name, slug: t.Optional(Slug) }) },
     )
     .get("/spaces/:spaceId", ({ space }) => membershipView(space), { answers: { 200: SpaceSchema }, spaceLevel: "read" })
     .patch("/spaces/:spaceId", ({ space, body }) => write(ctx, (tx) => updateSpace(tx, space, body)), {

@@ -10,6 +10,7 @@ import { nodes } from "../content/schema";
 import { preparedFor } from "../db/client";
 import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
+import { requireWithin } from "../limits";
 import { checkName, checkSlug, normalizeEmail, slugify } from "../formats";
 import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../http/errors";
 import { oneOf, Timestamp } from "../http/schemas";
@@ -34,6 +35,8 @@ const duplicateSlug = (slug: string) => `A space with the slug "${slug}" already
 export function createSpace(tx: Tx, ownerId: string, input: { name: string; slug?: string }): SpaceView {
   const name = checkName(input.name);
   const slug = checkSlug(input.slug ?? slugify(name, "space"));
+  const owned = tx.db.select({ n: sql<number>`count(*)` }).from(members).where(and(eq(members.userId, ownerId), eq(members.role, "owner"))).get()!.n;
+  requireWithin(tx.config.limits, "spacesPerUser", owned + 1);
   const now = iso(tx.clock.now());
   const space: SpaceRow = { id: newId("spc"), name, slug, createdAt: now, updatedAt: now };
   forgetMemberships(tx);

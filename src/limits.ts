@@ -1,0 +1,38 @@
+import { ApiError } from "./http/errors";
+
+/**
+ * What one account or space may make, set by the operator (`serve` flags or `BASALT_*` variables):
+ * a space's schema and tree are read whole by many requests, so they are bounded like a request is.
+ */
+export interface Limits {
+  spacesPerUser: number;
+  basesPerSpace: number;
+  fieldsPerBase: number;
+  /** How deep a node may sit below the root folder (its children are at depth 1). */
+  folderDepth: number;
+  /** A node's metadata as JSON, in bytes, after every merge into it. */
+  metadataBytes: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { spacesPerUser: 100, basesPerSpace: 1000, fieldsPerBase: 500, folderDepth: 32, metadataBytes: 64 * 1024 };
+
+/** Each limit's flag and variable, and how its refusal reads. */
+export const LIMIT_SETTINGS: Record<keyof Limits, { flag: string; env: string; says: (max: number) => string }> = {
+  spacesPerUser: { flag: "max-spaces-per-user", env: "BASALT_MAX_SPACES_PER_USER", says: (max) => `An account owns at most ${max} spaces` },
+  basesPerSpace: { flag: "max-bases-per-space", env: "BASALT_MAX_BASES_PER_SPACE", says: (max) => `A space holds at most ${max} bases` },
+  fieldsPerBase: { flag: "max-fields-per-base", env: "BASALT_MAX_FIELDS_PER_BASE", says: (max) => `A base holds at most ${max} fields` },
+  folderDepth: { flag: "max-folder-depth", env: "BASALT_MAX_FOLDER_DEPTH", says: (max) => `Nodes sit at most ${max} folders deep` },
+  metadataBytes: { flag: "max-metadata", env: "BASALT_MAX_METADATA", says: (max) => `A node's metadata holds at most ${max} bytes of JSON` },
+};
+
+/** Refuses what would take `limit` past its maximum: a 409 that names the limit and how to raise it. */
+export function requireWithin(limits: Limits, limit: keyof Limits, wouldBe: number): void {
+  const max = limits[limit];
+  if (wouldBe <= max) return;
+  const setting = LIMIT_SETTINGS[limit];
+  throw new ApiError(409, "CONFLICT", `${setting.says(max)}; this would make ${wouldBe}. The operator sets the limit with --${setting.flag} (${setting.env}).`, {
+    reason: "LIMIT_REACHED",
+    limit,
+    max,
+  });
+}
