@@ -60,6 +60,8 @@ export interface AppContext {
   fieldUpkeep: { wake(): void };
   limits: {
     loginFailures: RateLimiter;
+    /** Failed logins per account from any address: past a few, its checks are paced (never locked). */
+    accountFailures: RateLimiter;
     deviceCodes: RateLimiter;
     deviceLookups: RateLimiter;
   };
@@ -85,6 +87,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     fieldUpkeep: { wake: () => undefined },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
+      accountFailures: new RateLimiter(clock, Number.POSITIVE_INFINITY, minute),
       deviceCodes: new RateLimiter(clock, 10, minute),
       deviceLookups: new RateLimiter(clock, 10, minute),
     },

@@ -1,3 +1,4 @@
+import { verifyLogin } from "../src/auth/users";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { issueSetupToken } from "../src/auth/setup";
 import { TestServer } from "./helpers";
@@ -75,6 +76,17 @@ describe("sessions", () => {
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     server.clock.advance(61_000);
     expect((await server.call("POST", "/api/v1/auth/login", { body: { email: "ada@example.com", password: "correct horse" } })).status).toBe(200);
+  });
+
+  test("bad passwords from other addresses never lock the owner out: the account is paced, not locked", async () => {
+    const ada = await server.user("Ada");
+    for (let i = 0; i < 6; i++) {
+      await expect(verifyLogin(server.ctx, "ada@example.com", `wrong ${i}`, `10.0.0.${i}`)).rejects.toMatchObject({ status: 401 });
+    }
+    // From the owner's own address the right password works at once (paced by a second at most).
+    expect((await verifyLogin(server.ctx, "ada@example.com", "correct horse", "192.168.1.20")).id).toBe(ada.id);
+    const reply = await server.call("POST", "/api/v1/auth/login", { body: { email: "ada@example.com", password: "correct horse" } });
+    expect(reply.status).toBe(200);
   });
 
   test("failures are also limited per address, across e-mails", async () => {

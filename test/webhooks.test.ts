@@ -6,6 +6,7 @@ import { createBase, eventually, TestServer, type Workspace, workspace } from ".
 import { dailyUpkeep } from "../src/jobs/schedule";
 import { Receiver } from "./receiver";
 import { SecretBox } from "../src/webhooks/secrets";
+import { TargetGuard } from "../src/webhooks/ssrf";
 
 const SECRET = `whsec_${Buffer.from("a".repeat(32)).toString("base64")}`;
 
@@ -258,13 +259,35 @@ describe("the SSRF guard (section 8.1)", () => {
     const strict = new TestServer();
     try {
       const w = await workspace(strict);
-      for (const target of ["http://127.0.0.1/", "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://169.254.169.254/latest", "http://10.1.2.3/", "http://100.64.0.1/", "http://[::1]/", "http://localhost/", "http://224.0.0.1/", "ftp://example.com/", "http://2130706433/"]) {
+      for (const target of ["http://127.0.0.1/", "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://169.254.169.254/latest", "http://10.1.2.3/", "http://100.64.0.1/", "http://[::1]/", "http://localhost/", "http://224.0.0.1/", "ftp://example.com/", "http://2130706433/", "http://[::127.0.0.1]/", "http://[::a00:1]/"]) {
         const reply = await strict.call("POST", "/api/v1/webhooks", { key: w.manage, body: { name: "x", eventType: "*", actionKind: "webhook", config: { targetUrl: target } } });
         expect(reply.status, target).toBe(400);
         if (!target.startsWith("ftp")) expect(reply.body.reason, target).toBe("TARGET_NOT_ALLOWED");
       }
     } finally {
       await strict.stop();
+    }
+  });
+
+  test("an allow-list entry with a port allows that port only; the log keeps at most 256 bytes of an answer", async () => {
+    const guard = new TargetGuard(["127.0.0.1:8787", "10.0.0.0/8:443", "localhost:9000", "[::1]:8787", "[fd00::]/8:443"]);
+    for (const allowed of ["http://127.0.0.1:8787/", "https://10.2.3.4/", "http://10.2.3.4:443/", "http://localhost:9000/x", "http://[::1]:8787/", "https://[fd12::1]/"]) {
+      expect((await guard.resolve(allowed)).url.href, allowed).toBe(new URL(allowed).href);
+    }
+    for (const refused of ["http://127.0.0.1:8788/", "http://127.0.0.1/", "http://10.2.3.4/", "http://localhost:9001/", "http://[::1]:22/", "http://[fd12::1]/"]) {
+      await expect(guard.resolve(refused), refused).rejects.toThrow("webhooks may only call public addresses");
+    }
+    expect(() => new TargetGuard(["127.0.0.1:99999"])).toThrow("has no valid port");
+
+    const talkative = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("s".repeat(5000), { status: 200 }) });
+    try {
+      const created = (await rule({ config: { targetUrl: `http://127.0.0.1:${talkative.port}/`, secret: SECRET } })).body;
+      const fired = await server.call("POST", `/api/v1/webhooks/${created.id}/test-fire`, { key: ws.manage });
+      expect(fired.body.status).toBe("success");
+      expect(fired.body.detail).toContain("s".repeat(256));
+      expect(fired.body.detail).not.toContain("s".repeat(257));
+    } finally {
+      talkative.stop(true);
     }
   });
 

@@ -118,19 +118,43 @@ export async function updateUser(ctx: AppContext, userId: string, patch: UserPat
 /** A password hash to verify against when the e-mail is unknown, so both failures cost the same. */
 let decoyHash: Promise<string> | undefined;
 
+/** After this many failures on one account in a minute (from any address), its checks are spaced out. */
+const FAILURES_BEFORE_SLOWING = 5;
+/** The space between two checks of a slowed account's password: at most 60 guesses a minute, from all addresses together. */
+export const SLOWED_CHECK_MS = 1000;
+/** Account → when its next password check may run, while it is slowed. */
+const nextCheckAt = new Map<string, number>();
+
+/** Waits for the account's turn while it is slowed: guessing from many addresses is paced, never locked out. */
+async function paced(ctx: AppContext, account: string): Promise<void> {
+  if (ctx.limits.accountFailures.count(account) < FAILURES_BEFORE_SLOWING) return;
+  const now = Date.now();
+  const at = Math.max(now, nextCheckAt.get(account) ?? 0);
+  nextCheckAt.set(account, at + SLOWED_CHECK_MS);
+  if (nextCheckAt.size > 10_000) for (const [key, time] of nextCheckAt) if (time < now) nextCheckAt.delete(key);
+  if (at > now) await Bun.sleep(at - now);
+}
+
 /**
  * Unknown e-mail and wrong password give the same answer after the same work. Failures are
- * limited per address and per e-mail (5 a minute, then 429): every attempt is counted before the
- * password is checked and given back when it succeeds, so no more than 5 guesses a minute are
- * ever checked, however many arrive at once.
+ * limited per address and per account from one address (5 a minute, then 429): every attempt is
+ * counted before the password is checked and given back when it succeeds, so no more than 5
+ * guesses a minute from one address are ever checked, however many arrive at once. Failures on an
+ * account from anywhere never lock it (five bad passwords from elsewhere must not keep its owner
+ * out): past 5 a minute, its checks are paced one a second instead.
  */
 export async function verifyLogin(ctx: AppContext, email: string, password: string, address: string): Promise<UserRow> {
-  const keys = [`address:${address}`, `email:${normalizeEmail(email)}`];
+  const account = `email:${normalizeEmail(email)}`;
+  const keys = [`address:${address}`, `${account} address:${address}`];
   ctx.limits.loginFailures.take(...keys);
+  await paced(ctx, account);
   const row = findUserByEmail(ctx, email);
   decoyHash ??= hashPassword(crypto.randomUUID());
   const valid = await Bun.password.verify(password, row?.passwordHash ?? (await decoyHash));
-  if (!row || !valid || row.banned) throw unauthorized("The e-mail or password is wrong.");
+  if (!row || !valid || row.banned) {
+    ctx.limits.accountFailures.record(account);
+    throw unauthorized("The e-mail or password is wrong.");
+  }
   ctx.limits.loginFailures.release(...keys);
   return row;
 }

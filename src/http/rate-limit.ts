@@ -38,6 +38,11 @@ export class RateLimiter {
     }
   }
 
+  /** Uses of `key` in its current window. */
+  count(key: string): number {
+    return this.current(key).count;
+  }
+
   record(...keys: string[]): void {
     for (const key of keys) this.current(key).count++;
   }

@@ -76,7 +76,8 @@ export const deliveryView = (row: DeliveryRow): DeliveryView => ({
 });
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
-const DETAIL_BYTES = 2048;
+/** What the log keeps of an answer's body: enough to debug a receiver, too little to read a private service back through it. */
+export const DETAIL_BYTES = 256;
 const RETRY_AFTER_CAP_MS = 3_600_000;
 
 export const deliveryBody = (event: OutgoingEvent): string =>

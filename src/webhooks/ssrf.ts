@@ -6,37 +6,62 @@ export class TargetRefused extends Error {}
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
+/**
+ * IPv4-compatible IPv6 (`::a.b.c.d`, the deprecated `::/96`): ipaddr.js calls it unicast, but some
+ * stacks route it to the IPv4 address inside, so it is refused like the other embedded-IPv4 forms
+ * (unless allowed by an entry).
+ */
+const embedsIPv4 = (address: Address): boolean =>
+  address.kind() === "ipv6" && address.match(ipaddr.parseCIDR("::/96")) && !address.match(ipaddr.parseCIDR("::/127"));
+
 /** Where an attempt connects: the address checked, and the URL to send to it. */
 export interface ResolvedTarget {
   url: URL;
   address: string;
 }
 
+/** An allow-list entry's port, when it names one: `10.0.0.0/8:443`, `127.0.0.1:8787`, `[::1]:8787`, `localhost:8787`. */
+function splitPort(entry: string): { target: string; port: number | null } {
+  const bracketed = /^\[([^\]]+)\](\/\d+)?(?::(\d+))?$/.exec(entry);
+  const [target, port] = bracketed ? [bracketed[1] + (bracketed[2] ?? ""), bracketed[3]] : entry.split(":").length === 2 ? entry.split(":") : [entry, undefined];
+  if (port === undefined) return { target, port: null };
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new Error(`"${entry}" in the webhook allow list has no valid port (1 to 65535).`);
+  return { target, port: Number(port) };
+}
+
+/** The port a URL connects to. */
+const portOf = (url: URL): number => (url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80);
+
 /**
  * The SSRF guard. A webhook may call http(s) URLs whose every resolved address is public unicast;
  * loopback, private, link-local, carrier-grade NAT, multicast, unspecified and reserved ranges
- * (IPv4-mapped IPv6 forms included) are refused unless the operator allowed them with
- * `--webhook-allow` (CIDRs, single addresses and host names). Each attempt resolves the name once
- * and connects to the address it checked, so a DNS answer cannot change between check and use.
+ * (IPv4-mapped and IPv4-compatible IPv6 forms included) are refused unless the operator allowed
+ * them with `--webhook-allow` (CIDRs, single addresses and host names, each optionally with a
+ * port: `127.0.0.1:8787` allows that port only). Each attempt resolves the name once and connects
+ * to the address it checked, so a DNS answer cannot change between check and use.
  */
 export class TargetGuard {
-  private readonly hosts = new Set<string>();
-  private readonly ranges: [Address, number][] = [];
+  /** Host name → the ports allowed (null: any). */
+  private readonly hosts = new Map<string, number | null>();
+  private readonly ranges: { range: Address; bits: number; port: number | null }[] = [];
 
   constructor(allow: string[]) {
     for (const entry of allow) {
-      if (ipaddr.isValidCIDR(entry)) this.ranges.push(ipaddr.parseCIDR(entry));
-      else if (ipaddr.isValid(entry)) {
-        const address = ipaddr.process(entry);
-        this.ranges.push([address, address.kind() === "ipv4" ? 32 : 128]);
-      } else if (/^[a-z0-9.-]+$/i.test(entry)) this.hosts.add(entry.toLowerCase());
+      const { target, port } = splitPort(entry);
+      if (ipaddr.isValidCIDR(target)) {
+        const [range, bits] = ipaddr.parseCIDR(target);
+        this.ranges.push({ range, bits, port });
+      } else if (ipaddr.isValid(target)) {
+        const address = ipaddr.process(target);
+        this.ranges.push({ range: address, bits: address.kind() === "ipv4" ? 32 : 128, port });
+      } else if (/^[a-z0-9.-]+$/i.test(target)) this.hosts.set(target.toLowerCase(), port);
       else throw new Error(`"${entry}" in the webhook allow list is neither a CIDR, an address nor a host name.`);
     }
   }
 
-  private allowedAddress(address: Address): boolean {
-    if (this.ranges.some(([range, bits]) => address.kind() === range.kind() && address.match(range, bits))) return true;
-    return address.range() === "unicast";
+  private allowedAddress(address: Address, port: number): boolean {
+    if (this.ranges.some(({ range, bits, port: allowed }) => address.kind() === range.kind() && address.match(range, bits) && (allowed === null || allowed === port))) return true;
+    return address.range() === "unicast" && !embedsIPv4(address);
   }
 
   /** Checks a URL's form; answers it parsed. */
@@ -52,7 +77,9 @@ export class TargetGuard {
   async resolve(target: string): Promise<ResolvedTarget> {
     const url = this.parse(target);
     const host = url.hostname.replace(/^\[|\]$/g, "");
-    const hostAllowed = this.hosts.has(host.toLowerCase());
+    const port = portOf(url);
+    const hostPort = this.hosts.get(host.toLowerCase());
+    const hostAllowed = hostPort !== undefined && (hostPort === null || hostPort === port);
     const candidates = ipaddr.isValid(host) ? [host] : await lookup(host, { all: true }).then(
       (found) => found.map((entry) => entry.address),
       () => {
@@ -61,7 +88,7 @@ export class TargetGuard {
     );
     for (const candidate of candidates) {
       const address = ipaddr.process(candidate);
-      if (hostAllowed || this.allowedAddress(address)) return { url, address: address.toString() };
+      if (hostAllowed || this.allowedAddress(address, port)) return { url, address: address.toString() };
     }
     const range = ipaddr.process(candidates[0]).range().replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
     const address = ipaddr.isValid(host) ? host : `${host} resolves to ${candidates.join(", ")}, which`;
