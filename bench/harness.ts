@@ -92,12 +92,29 @@ export function benchServer(harness: ReturnType<typeof benchHarness>, port: numb
   const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "write").trim();
   const headers = { authorization: `Bearer ${key}`, "x-basalt-space": "bench" };
   let server: ReturnType<typeof Bun.spawn> | null = null;
+  /** Each "slow write" the server logged (a batch that held the writer over 100 ms): its milliseconds, and those spent waiting for the lock. */
+  const slowWrites: { ms: number; lockWaitMs: number }[] = [];
+  const readLog = async (stdout: ReadableStream<Uint8Array>) => {
+    let rest = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of stdout) {
+      const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) {
+        const held = /slow write: the writer was held (\d+) ms by \d+ write\(s\), (\d+) ms/.exec(line);
+        if (held) slowWrites.push({ ms: Number(held[1]), lockWaitMs: Number(held[2]) });
+      }
+    }
+  };
   return {
     dbPath: join(dataDir, "basalt.db"),
     headers,
     pid: () => server!.pid,
+    /** The slow writes logged since the last call. */
+    takeSlowWrites: () => slowWrites.splice(0),
     async start(): Promise<void> {
-      server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "ignore", stderr: "inherit" });
+      server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "pipe", stderr: "inherit" });
+      void readLog(server.stdout as ReadableStream<Uint8Array>);
       await harness.waitFor(`http://127.0.0.1:${port}/api/health`);
     },
     async stop(): Promise<void> {

@@ -3,7 +3,9 @@
  * the receiver (`bench/receiver.ts`, its own process) and wrk on core 1. Measures (issue 9):
  * - latency from a create's 201 to the receiver getting its POST, at a paced 500 creates/s;
  * - deliveries per second for a backlog, and a read route's throughput while they go out;
- * - another rule's latency while one rule's target never answers.
+ * - another rule's latency while one rule's target never answers;
+ * - one space's latency while another space's 100 rules aim at a target that never answers and it
+ *   test-fires 300 times at once (issue 20: the pool is shared fairly between spaces).
  * Writes its table to bench/results/webhooks.md. Needs `wrk` and `taskset`.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -43,6 +45,9 @@ const cli = (...args: string[]) => run([binary, ...args, "--data-dir", dataDir])
 cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench password");
 cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
 const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "manage");
+cli("users", "create", "--email", "other@example.com", "--name", "Other", "--password", "other password");
+cli("spaces", "create", "--name", "Other", "--slug", "other", "--owner", "other@example.com");
+const otherKey = cli("keys", "create", "--email", "other@example.com", "--name", "other", "--level", "manage");
 const port = 17441;
 const server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], {
   env: { ...process.env, BASALT_WEBHOOK_ALLOW: "127.0.0.1/32" },
@@ -54,15 +59,20 @@ for (let i = 0; i < 200; i++) {
   if (await fetch(`${base}/api/health`).then((r) => r.ok, () => false)) break;
   await Bun.sleep(25);
 }
-const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-const api = (method: string, path: string, body?: unknown) => fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-const rule = (name: string, target: string) => api("POST", "/api/v1/webhooks", { name, eventType: "record.created", actionKind: "webhook", config: { targetUrl: target } });
+const caller = (apiKey: string) => {
+  const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+  return (method: string, path: string, body?: unknown) => fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+};
+const api = caller(key);
+const otherApi = caller(otherKey);
+const rule = (name: string, target: string, call = api) => call("POST", "/api/v1/webhooks", { name, eventType: "record.created", actionKind: "webhook", config: { targetUrl: target } });
 
-await api("POST", "/api/v1/bases", { slug: "papers", name: "Papers", fields: [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `F${i}`, type: "text" })) });
+const papers = { slug: "papers", name: "Papers", fields: [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `F${i}`, type: "text" })) };
+await api("POST", "/api/v1/bases", papers);
 const fields = { f1: "a", f2: "b", f3: "c", f4: "d", f5: "e" };
 
-/** Paced creates for `seconds`; answers the latency from each 201 to its arrival at `path`. */
-async function pacedLatency(perSecond: number, seconds: number, path: string): Promise<number[]> {
+/** Paced creates for `seconds`; answers the latency from each 201 to its arrival at `path` (and each create's own, in `requests`). */
+async function pacedLatency(perSecond: number, seconds: number, path: string, requests: number[] = []): Promise<number[]> {
   const answered = new Map<string, number>();
   const pending: Promise<void>[] = [];
   const started = performance.now();
@@ -71,10 +81,14 @@ async function pacedLatency(perSecond: number, seconds: number, path: string): P
     const due = started + (sent * 1000) / perSecond;
     const wait = due - performance.now();
     if (wait > 1) await Bun.sleep(wait);
+    const sentAt = now();
     pending.push(
       api("POST", "/api/v1/bases/papers/change-requests", { fields })
         .then((r) => r.json())
-        .then((record: { id: string }) => void answered.set(record.id, now())),
+        .then((record: { id: string }) => {
+          answered.set(record.id, now());
+          requests.push(now() - sentAt);
+        }),
     );
   }
   await Promise.all(pending);
@@ -131,6 +145,23 @@ try {
   expect201(await rule("beside", `${receiverUrl}/beside`));
   const beside = await pacedLatency(100, 5, "/beside");
   rows.push(`| another rule's latency while one target never answers, 100 creates/s | p50 ${percentile(beside, 50).toFixed(1)} ms, p99 ${percentile(beside, 99).toFixed(1)} ms | p99 < 50 ms |`);
+
+  // Another space's 100 rules aim at the dead path; it creates 10 records a second (1,000 attempts
+  // that hang for 10 s each) and test-fires 300 times at once, while this space creates 500 a second.
+  await otherApi("POST", "/api/v1/bases", papers);
+  const otherRules: string[] = [];
+  for (let i = 0; i < 100; i++) otherRules.push(((await (await rule(`dead ${i}`, `${receiverUrl}/dead`, otherApi)).json()) as { id: string }).id);
+  const otherLoad = setInterval(() => void otherApi("POST", "/api/v1/bases/papers/change-requests", { fields }), 100);
+  await Bun.sleep(2000);
+  const testFires = Array.from({ length: 300 }, () => otherApi("POST", `/api/v1/webhooks/${otherRules[0]}/test-fire`).then((r) => r.status));
+  expect201(await rule("fair", `${receiverUrl}/fair`));
+  const creates: number[] = [];
+  const fair = await pacedLatency(500, 5, "/fair", creates);
+  clearInterval(otherLoad);
+  const fired = await Promise.all(testFires);
+  rows.push(
+    `| this space at 500 creates/s while another's 100 rules aim at a target that never answers (and it test-fires 300 times at once: ${fired.filter((s) => s === 429).length} answered 429) | create → receiver p50 ${percentile(fair, 50).toFixed(1)} ms, p99 ${percentile(fair, 99).toFixed(1)} ms, ${fair.filter((l) => l === Infinity).length} lost; the create itself p99 ${percentile(creates, 99).toFixed(1)} ms | p99 < 50 ms |`,
+  );
 } finally {
   server.kill("SIGKILL");
   await server.exited;

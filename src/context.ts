@@ -54,8 +54,12 @@ export interface AppContext {
   secretBox: SecretBox;
   /** The SSRF guard every webhook target goes through. */
   webhookTargets: TargetGuard;
-  /** Wakes the delivery loop (a no-op until `serve` starts one); every commit that wrote events calls it. */
-  deliveries: { wake(): void };
+  /**
+   * The delivery loop's doors (no-ops until `serve` starts one): `wake`, which every commit that wrote
+   * events calls; `inTurn`, which makes a person's attempt (test-fire, redeliver) when a slot of its
+   * space's share of the pool is free.
+   */
+  deliveries: { wake(): void; inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> };
   /** Wakes the field upkeep (indexes to fill, deleted fields to clear; a no-op until one is started). */
   fieldUpkeep: { wake(): void };
   limits: {
@@ -83,7 +87,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     bases: new CommittedCache(store.writes, 1_000),
     secretBox: new SecretBox(config),
     webhookTargets: new TargetGuard(config.webhookAllow),
-    deliveries: { wake: () => undefined },
+    deliveries: { wake: () => undefined, inTurn: (_spaceId, attempt) => attempt() },
     fieldUpkeep: { wake: () => undefined },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),

@@ -206,6 +206,36 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("the Inbox titles a change request by its proposer's message, and every page names a record by its primary value", async () => {
+    const write = await sessionKey("write");
+    const propose = await sessionKey("changeRequest");
+    // The primary value is the first text field, here not the first field.
+    await server.call("POST", "/api/v1/bases", {
+      key: write,
+      body: { slug: "people", name: "People", fields: [{ slug: "born", name: "Born", type: "number" }, { slug: "name", name: "Name", type: "text" }] },
+    });
+    const grace = (await server.call("POST", "/api/v1/bases/people/change-requests", { key: write, body: { fields: { born: 1907, name: "Grace Hopper" } } })).body;
+    await server.call("POST", `/api/v1/records/${grace.id}/change-requests`, { key: propose, body: { operation: "update", fields: { born: 1906 }, message: "Fix Grace's birth year\nShe was born on 9 December 1906." } });
+    await server.call("POST", "/api/v1/bases/people/change-requests", { key: propose, body: { fields: { born: 1815, name: "Ada Lovelace" } } });
+
+    const page = await newPage();
+    await signIn(page, "/admin/inbox");
+    await page.getByRole("link", { name: "New record “Ada Lovelace” in People" }).waitFor();
+    await page.getByRole("link", { name: "Fix Grace's birth year" }).click();
+    await page.getByRole("heading", { name: "Fix Grace's birth year" }).waitFor();
+    await page.getByText("She was born on 9 December 1906.").waitFor();
+    await page.getByRole("link", { name: "Grace Hopper" }).click();
+    await page.getByRole("heading", { name: "Grace Hopper" }).waitFor();
+    await page.getByRole("link", { name: "People" }).first().click();
+    await page.getByRole("heading", { name: "People" }).waitFor();
+    const row = page.getByRole("row", { name: /Grace Hopper/ });
+    expect(await row.getByRole("cell").first().innerText()).toBe("Grace Hopper");
+    expect(await page.getByRole("columnheader").first().innerText()).toBe("Name");
+    expect(await page.locator("main").innerText()).not.toContain(grace.id);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("a webhook rule created on the page is test-fired at a local receiver", async () => {
     const page = await newPage();
     await signIn(page, "/admin/webhooks");

@@ -32,6 +32,9 @@ const OLD_ROWS = [
    VALUES ('cmt_2', 'spc_a', 'bse_b', 'nod_b', 'rec_2', 'usr_a', 'base', 'record_create', NULL, '2026-03-01T08:30:00.999Z')`,
   `INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at, archived_at)
    VALUES ('rec_2', 'spc_a', 'bse_b', 'archived', '{"title":"Second"}', 2, 'cmt_2', 'usr_a', 'usr_a', '2026-03-01T08:30:00.999Z', '2026-03-02T00:00:00.001Z', '2026-03-02T00:00:00.001Z')`,
+  `INSERT INTO webhook_rules (id, space_id, name, event_type, action_kind, target_url, headers, enabled, created_by, created_at, updated_at)
+   VALUES ('whk_1', 'spc_a', 'hook', '*', 'webhook', 'https://hooks.example.com/', '{}', 1, 'usr_a', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+  "INSERT INTO webhook_jobs (id, rule_id, event_seq, attempt, due_at) VALUES ('job_1', 'whk_1', 1, 2, 1767225600000)",
 ];
 
 describe("migrating a database of an earlier version", () => {
@@ -76,6 +79,12 @@ describe("migrating a database of an earlier version", () => {
     expect(store.sqlite.query("SELECT name FROM sqlite_schema WHERE name GLOB 'records_f_*'").all()).toEqual([]);
     const loaded = findBase(ctx, "spc_a", "papers");
     expect(listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug: "title", operator: "eq", value: "First" }], limit: 5 }).records.map((r) => r.id)).toEqual(["rec_1"]);
+  });
+
+  test("a pending webhook job takes its rule's space, and keeps its attempt and due time", () => {
+    expect(store.sqlite.query("SELECT id, rule_id, space_id, attempt, due_at FROM webhook_jobs").all()).toEqual([
+      { id: "job_1", rule_id: "whk_1", space_id: "spc_a", attempt: 2, due_at: 1767225600000 },
+    ]);
   });
 
   test("a cursor issued before the upgrade (moments as text) still pages, and filters on a time field read dates", () => {

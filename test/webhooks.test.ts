@@ -171,6 +171,59 @@ describe("delivery (section 8.2)", () => {
     }
   });
 
+  describe("the pool is shared fairly between spaces", () => {
+    /** Another space, its own owner, base and rules, all aimed at a target that never answers (until it is stopped). */
+    async function hangingSpace(rules: number) {
+      const hanging = new Receiver();
+      hanging.answers = Array.from({ length: 1000 }, () => ({ status: 200, delayMs: 60_000 }));
+      const owner = await server.user("Grace");
+      await server.space(owner.id, "Elsewhere", "elsewhere");
+      const manage = await server.key(owner.id, "manage");
+      await createBase(server, manage);
+      const ids: string[] = [];
+      for (let i = 0; i < rules; i++) ids.push((await rule({ name: `dead ${i}`, eventType: "*", config: { targetUrl: hanging.url } }, manage)).body.id);
+      return { hanging, manage, ids };
+    }
+
+    test("a space whose targets never answer holds at most half the pool: another space's delivery arrives while all of its attempts still hang", async () => {
+      const other = await hangingSpace(20);
+      try {
+        for (let i = 0; i < 10; i++) await server.call("POST", "/api/v1/bases/papers/change-requests", { key: other.manage, body: { fields: { title: `b${i}` } } });
+        await eventually(() => other.hanging.received.length >= 64);
+        await rule({ name: "fast" });
+        await createRecord("from the first space");
+        await eventually(() => receiver.received.length === 1, 5000);
+        expect(JSON.parse(receiver.received[0].body).data.record.fields.title).toBe("from the first space");
+        // None of the other space's 200 attempts has ended (each waits for its 10 s limit), and it never held more than its share.
+        expect(countOf(`SELECT count(*) AS n FROM webhook_deliveries WHERE request_url = '${other.hanging.url}'`)).toBe(0);
+        expect(other.hanging.received.length).toBe(64);
+      } finally {
+        other.hanging.stop();
+      }
+    });
+
+    test("test-fire and redeliver wait for a slot of their space's share: past 32 waiting, 429; another space's deliveries go on", async () => {
+      const other = await hangingSpace(1);
+      try {
+        const fires = Array.from({ length: 100 }, () => server.call("POST", `/api/v1/webhooks/${other.ids[0]}/test-fire`, { key: other.manage }));
+        await eventually(() => other.hanging.received.length === 64);
+        await rule({ name: "fast" });
+        await createRecord("beside the test-fires");
+        await eventually(() => receiver.received.length === 1, 5000);
+        other.hanging.stop();
+        const answers = await Promise.all(fires);
+        const refused = answers.filter((answer) => answer.status === 429);
+        expect(refused).toHaveLength(4);
+        expect(refused[0].headers.get("retry-after")).toBe("10");
+        expect(refused[0].body).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+        expect(answers.filter((answer) => answer.status === 200)).toHaveLength(96);
+        expect(other.hanging.received.length).toBe(64);
+      } finally {
+        other.hanging.stop();
+      }
+    });
+  });
+
   test("test-fire: one synchronous attempt with a synthetic event, even on a disabled rule; redeliver keeps the webhook-id", async () => {
     const created = (await rule({ enabled: false, eventType: "change_request.merged" })).body;
     const fired = await server.call("POST", `/api/v1/webhooks/${created.id}/test-fire`, { key: ws.manage });

@@ -38,6 +38,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   store.sqlite.run("PRAGMA optimize = 0x10002");
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
   const ctx = createContext(store, config, systemClock, consoleLogger);
+  store.writes.onSlowBatch = (ms, writes, lockWaitMs) =>
+    consoleLogger.info(`slow write: the writer was held ${ms.toFixed(0)} ms by ${writes} write(s), ${lockWaitMs.toFixed(0)} ms of it waiting for the database's write lock (a checkpoint)`);
   const app = createApp(ctx);
   try {
     app.listen(listenOptions(config.port, config.host));

@@ -35,6 +35,9 @@ export interface FieldError {
   message: string;
 }
 
+/** The field that names a record wherever one is shown (the admin page, linked records): the base's first text field. */
+export const primaryField = <F extends { type: string }>(fields: readonly F[]): F | undefined => fields.find((field) => field.type === "text");
+
 export const isComputed = (type: FieldType): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
 
 /** `null`, `""` and `[]` are empty: a required field may hold none of them. */

@@ -1,4 +1,5 @@
 import { eq, sql } from "drizzle-orm";
+import { BackgroundTask } from "../background-task";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { type Tx, write } from "../db/tx";
@@ -47,11 +48,9 @@ const nextDropped = preparedFor((db) => db.select().from(droppedFields).limit(1)
 export class FieldUpkeep {
   private readonly filled = new Map<string, Position>();
   private readonly cleared = new Map<string, Position>();
-  private scheduled = false;
-  private running = false;
+  private readonly task = new BackgroundTask(() => this.run());
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private waiters: (() => void)[] = [];
 
   constructor(private readonly ctx: AppContext) {}
 
@@ -62,37 +61,26 @@ export class FieldUpkeep {
   }
 
   wake(): void {
-    if (this.stopped || this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.run();
-    });
+    this.task.wake();
   }
 
   /** Resolves once no work is left (for tests and shutdown). */
   settled(): Promise<void> {
-    if (!this.running && !this.scheduled) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return this.task.idle();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.settled();
+    await this.task.stop();
   }
 
   private async run(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
     try {
       while (!this.stopped && (await write(this.ctx, (tx) => this.step(tx)))) await new Promise((resolve) => setImmediate(resolve));
     } catch (error) {
       this.ctx.log.error(`field upkeep: ${error instanceof Error ? error.message : String(error)}; trying again in 1 s`);
       this.timer = setTimeout(() => this.wake(), 1000);
-    } finally {
-      this.running = false;
-      if (!this.scheduled) for (const resolve of this.waiters.splice(0)) resolve();
     }
   }
 

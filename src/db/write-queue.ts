@@ -39,6 +39,9 @@ function refuseThenable(value: unknown): void {
   }
 }
 
+/** A batch that holds the writer (and the event loop) longer than this is reported: every other write waited for it. */
+export const SLOW_BATCH_MS = 100;
+
 /**
  * Group commit. Every write is a synchronous function run inside an IMMEDIATE transaction; the
  * writes that arrive in the same turn of the event loop share one transaction and one COMMIT,
@@ -57,6 +60,9 @@ export class WriteQueue {
   /** Caches whose contents a write of the running batch has changed (see `isStale`). */
   private stale = new Set<object>();
   private drained: (() => void)[] = [];
+  /** Told of every batch that took longer than `SLOW_BATCH_MS` (serve logs it), with how long it waited for the database's write lock. */
+  onSlowBatch: (ms: number, writes: number, lockWaitMs: number) => void = () => undefined;
+  private lockWaitMs = 0;
 
   constructor(private readonly sqlite: Database) {}
 
@@ -115,12 +121,26 @@ export class WriteQueue {
   }
 
   private runBatch(batch: Pending[]): void {
+    const started = performance.now();
+    try {
+      this.lockWaitMs = 0;
+      this.runTransaction(batch);
+    } finally {
+      const ms = performance.now() - started;
+      if (ms > SLOW_BATCH_MS) this.onSlowBatch(ms, batch.length, this.lockWaitMs);
+    }
+  }
+
+  private runTransaction(batch: Pending[]): void {
     const outcomes: Outcome[] = [];
+    const begun = performance.now();
     try {
       this.sqlite.run("BEGIN IMMEDIATE");
     } catch (error) {
       for (const item of batch) this.settle(item, { ok: false, error, scope: new Scope() });
       return;
+    } finally {
+      this.lockWaitMs += performance.now() - begun;
     }
     for (let i = 0; i < batch.length; i++) {
       const outcome = this.runOne(batch[i]);
@@ -128,7 +148,7 @@ export class WriteQueue {
         // SQLite rolled the whole transaction back: only this write is to blame.
         this.settle(batch[i], outcome);
         outcomes.forEach((earlier, j) => !earlier.ok && this.settle(batch[j], earlier));
-        this.runBatch([...batch.slice(0, i).filter((_, j) => outcomes[j].ok), ...batch.slice(i + 1)]);
+        this.runTransaction([...batch.slice(0, i).filter((_, j) => outcomes[j].ok), ...batch.slice(i + 1)]);
         return;
       }
       outcomes.push(outcome);
@@ -138,7 +158,7 @@ export class WriteQueue {
     } catch (error) {
       if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
       if (batch.length === 1) this.settle(batch[0], { ok: false, error, scope: outcomes[0].scope });
-      else for (const item of batch) this.runBatch([item]);
+      else for (const item of batch) this.runTransaction([item]);
       return;
     }
     batch.forEach((item, i) => this.settle(item, outcomes[i]));

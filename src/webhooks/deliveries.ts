@@ -246,7 +246,10 @@ export function recordAttempt(
   return deliveryView(row);
 }
 
-/** `POST /webhooks/{id}/test-fire`: one attempt now with a synthetic event of the rule's type (`data.test`), disabled rules too. */
+/**
+ * `POST /webhooks/{id}/test-fire`: one attempt with a synthetic event of the rule's type (`data.test`),
+ * disabled rules too, made in the space's turn of the delivery pool (429 while 32 already wait).
+ */
 export async function testFire(ctx: AppContext, rule: RuleRow): Promise<DeliveryView> {
   const event: OutgoingEvent = {
     seq: null,
@@ -257,7 +260,7 @@ export async function testFire(ctx: AppContext, rule: RuleRow): Promise<Delivery
     baseId: rule.baseId,
     data: { test: true },
   };
-  const result = await attemptDelivery(ctx, rule, event);
+  const result = await ctx.deliveries.inTurn(rule.spaceId, () => attemptDelivery(ctx, rule, event));
   return write(ctx, (tx) => recordAttempt(tx, rule, event, result, { attempt: 1, trigger: "test", nextAttemptAt: null }));
 }
 
@@ -269,7 +272,7 @@ export async function redeliver(ctx: AppContext, rule: RuleRow, deliveryId: stri
       ? { seq: null, id: delivery.eventId, type: delivery.eventType, timestamp: delivery.createdAt, spaceId: rule.spaceId, baseId: rule.baseId, data: { test: true } }
       : outgoingEvent(ctx, delivery.eventSeq);
   if (!event) throw conflict("This delivery's event is no longer kept, so it cannot be sent again.", { reason: "EVENT_GONE" });
-  const result = await attemptDelivery(ctx, rule, event);
+  const result = await ctx.deliveries.inTurn(rule.spaceId, () => attemptDelivery(ctx, rule, event));
   return write(ctx, (tx) => recordAttempt(tx, rule, event, result, { attempt: 1, trigger: "redeliver", nextAttemptAt: null }));
 }
 

@@ -1,23 +1,30 @@
 import { and, asc, eq, gt, lte, min, sql } from "drizzle-orm";
+import { BackgroundTask } from "../background-task";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { type Tx, write } from "../db/tx";
 import { events } from "../events/schema";
-import { type AttemptResult, attemptDelivery, type OutgoingEvent, outgoingEvent, recordAttempt } from "./deliveries";
+import { tooManyRequests } from "../http/errors";
+import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery, type OutgoingEvent, outgoingEvent, recordAttempt } from "./deliveries";
 import type { RuleRow } from "./rules";
 import { outboxCursor, webhookJobs, webhookRules } from "./schema";
 
 type JobRow = typeof webhookJobs.$inferSelect;
 
 /**
- * Attempts in flight at once (under Bun's own cap of 256 fetches), and per rule: a healthy rule may
- * use 16 slots; a rule whose last attempt got no answer (a dead or hanging target) only 2, so a few
- * dead targets, each holding slots for up to 10 s, never starve the others.
+ * Attempts in flight at once (under Bun's own cap of 256 fetches), shared between spaces: a space
+ * holds at most its share, the pool divided among the spaces with work plus one share kept free for
+ * the next space whose work arrives, so a space whose targets hang (each attempt holding its slot up
+ * to 10 s) never takes the slots another space needs now. Within a space, a healthy rule may use 16
+ * slots, a rule whose last attempt got no answer only 2.
  */
 const MAX_IN_FLIGHT = 128;
+const MIN_SPACE_SHARE = 4;
 const MAX_IN_FLIGHT_PER_RULE = 16;
 const MAX_IN_FLIGHT_UNANSWERED = 2;
+/** A person's attempts (test-fire, redeliver) that may wait for a slot in one space; past it, 429. */
+const MAX_WAITING_PER_SPACE = 32;
 /** How long a job whose outcome could not be written waits before the loop looks at it again. */
 const UNRECORDED_PAUSE_MS = 1000;
 /** Events read from the outbox per fan-out transaction. */
@@ -34,12 +41,14 @@ const enabledRules = preparedFor((db) =>
 
 const ruleById = preparedFor((db) => db.select().from(webhookRules).where(eq(webhookRules.id, sql.placeholder("id"))).prepare());
 
+/** One space's due jobs, soonest first, past those in flight and those of rules at their limit. */
 const dueJobs = preparedFor((db) =>
   db
     .select()
     .from(webhookJobs)
     .where(
       and(
+        eq(webhookJobs.spaceId, sql.placeholder("spaceId")),
         lte(webhookJobs.dueAt, sql.placeholder("now")),
         sql`${webhookJobs.id} NOT IN (SELECT value FROM json_each(${sql.placeholder("busy")}))`,
         sql`${webhookJobs.ruleId} NOT IN (SELECT value FROM json_each(${sql.placeholder("full")}))`,
@@ -50,8 +59,18 @@ const dueJobs = preparedFor((db) =>
     .prepare(),
 );
 
-/** The next time a job falls due after now (jobs due already wait for room; each attempt that ends makes some). */
+/** The spaces with pending jobs, read once when the loop starts (afterwards, the loop knows). */
+const spacesWithJobs = preparedFor((db) => db.selectDistinct({ spaceId: webhookJobs.spaceId }).from(webhookJobs).prepare());
+
+/** The next time a job falls due after now, in the whole pool and in one space. */
 const nextDue = preparedFor((db) => db.select({ at: min(webhookJobs.dueAt) }).from(webhookJobs).where(gt(webhookJobs.dueAt, sql.placeholder("now"))).prepare());
+const nextDueIn = preparedFor((db) =>
+  db
+    .select({ at: min(webhookJobs.dueAt) })
+    .from(webhookJobs)
+    .where(and(eq(webhookJobs.spaceId, sql.placeholder("spaceId")), gt(webhookJobs.dueAt, sql.placeholder("now"))))
+    .prepare(),
+);
 
 const outboxAfter = preparedFor((db) =>
   db
@@ -91,24 +110,31 @@ export function retryDelayMs(schedule: number[], attempt: number, retryAfterMs: 
  * The delivery loop, in the server process. A commit that wrote events wakes it (no polling on the
  * request path): it reads the outbox after its cursor in `seq` order and turns each event into one
  * pending job per matching enabled rule, written in the same transaction that moves the cursor, and
- * sent at once. Due jobs are sent by a bounded pool (see `MAX_IN_FLIGHT`: one slow or dead target
- * never holds up another rule); each attempt's outcome, its log record and the job's next due time
- * are written together. Jobs live in the database: after a crash or restart, whatever is due goes
- * out at once.
+ * sent at once. Due jobs are sent by a bounded pool shared fairly between spaces (see
+ * `MAX_IN_FLIGHT`), whose spaces take turns for the slots that free up; a person's test-fire or
+ * redeliver waits for a slot in the same pool. Each attempt's outcome, its log record and the job's
+ * next due time are written together. Jobs live in the database: after a crash or restart, whatever
+ * is due goes out at once.
  */
 export class DeliveryLoop {
-  private readonly inFlight = new Map<string, { ruleId: string; done: Promise<void> }>();
+  private readonly inFlight = new Map<string, { done: Promise<void> }>();
   private readonly perRule = new Map<string, number>();
+  private readonly perSpace = new Map<string, number>();
   /** Rules whose last attempt got no answer at all. */
   private readonly unanswered = new Set<string>();
+  /** Spaces that may have jobs, each with the earliest time one may be due (0: look now); read from the database once. */
+  private spaceDue: Map<string, number> | null = null;
+  /** Per space, a person's attempts waiting for a slot, first come first served. */
+  private readonly waiting = new Map<string, (() => Promise<unknown>)[]>();
+  /** Numbers a person's attempts in flight (jobs go by their ids). */
+  private personAttempts = 0;
+  /** Which space goes first at the next pump: they take turns. */
+  private turn = 0;
   /** How far the outbox has been read (the loop is the only reader: `serve` holds the data directory). */
   private cursor: number | null = null;
   /** Set by every commit that wrote events: the next run reads the outbox. */
   private outboxDirty = true;
-  private scheduled = false;
-  private running = false;
-  /** A wake that came while the loop was running: it runs once more when done. */
-  private runAgain = false;
+  private readonly task = new BackgroundTask(() => this.run());
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly outcomes: { outcome: Outcome; resolve: () => void; reject: (error: unknown) => void }[] = [];
@@ -116,9 +142,12 @@ export class DeliveryLoop {
   constructor(private readonly ctx: AppContext) {}
 
   start(): this {
-    this.ctx.deliveries.wake = () => {
-      this.outboxDirty = true;
-      this.wake();
+    this.ctx.deliveries = {
+      wake: () => {
+        this.outboxDirty = true;
+        this.wake();
+      },
+      inTurn: (spaceId, attempt) => this.inTurn(spaceId, attempt),
     };
     this.wake();
     return this;
@@ -126,28 +155,35 @@ export class DeliveryLoop {
 
   /** Runs the loop soon: after a commit that wrote events, an attempt that ended, or the timer of the next retry. */
   wake(): void {
-    if (this.stopped || this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.run();
-    });
+    this.task.wake();
   }
 
   /** Stops taking work; attempts in flight finish (each within its 10 s limit) and are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.ctx.deliveries.wake = () => undefined;
+    this.ctx.deliveries = { wake: () => undefined, inTurn: (_spaceId, attempt) => attempt() };
     if (this.timer) clearTimeout(this.timer);
+    await this.task.stop();
+    for (const queue of this.waiting.values()) for (const attempt of queue.splice(0)) void attempt();
     await Promise.all([...this.inFlight.values()].map((flight) => flight.done));
   }
 
-  private async run(): Promise<void> {
-    if (this.running) {
-      this.runAgain = true;
-      return;
+  /** A person's attempt, made at once if its space's share has a free slot, else when one frees up. */
+  private inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> {
+    const made = Promise.withResolvers<T>();
+    const start = () => attempt().then(made.resolve, made.reject);
+    const queue = this.waiting.get(spaceId);
+    if (!queue && this.roomIn(spaceId, this.share(this.ctx.clock.now())) > 0) this.occupyForPerson(spaceId, start);
+    else if ((queue?.length ?? 0) >= MAX_WAITING_PER_SPACE) throw tooManyRequests(ATTEMPT_TIMEOUT_MS / 1000);
+    else {
+      if (queue) queue.push(start);
+      else this.waiting.set(spaceId, [start]);
+      this.wake();
     }
-    this.running = true;
+    return made.promise;
+  }
+
+  private async run(): Promise<void> {
     try {
       while (!this.stopped && this.outboxDirty) {
         this.outboxDirty = false;
@@ -156,12 +192,6 @@ export class DeliveryLoop {
       if (!this.stopped) this.pump();
     } catch (error) {
       this.ctx.log.error(`webhook delivery loop: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      this.running = false;
-      if (this.runAgain) {
-        this.runAgain = false;
-        this.wake();
-      }
     }
   }
 
@@ -185,7 +215,7 @@ export class DeliveryLoop {
       for (const rule of rules) {
         if (rule.eventType !== "*" && rule.eventType !== event.type) continue;
         if (rule.baseId !== null && rule.baseId !== event.baseId) continue;
-        jobs.push({ id: newId("job"), ruleId: rule.id, eventSeq: event.seq, attempt: 1, dueAt: due });
+        jobs.push({ id: newId("job"), ruleId: rule.id, spaceId: rule.spaceId, eventSeq: event.seq, attempt: 1, dueAt: due });
       }
     }
     this.cursor = last;
@@ -197,7 +227,10 @@ export class DeliveryLoop {
       if (unwanted.length > 0) dropEvents(tx).run({ seqs: JSON.stringify(unwanted) });
       moveCursor(tx).run({ seq: last });
     });
-    for (const job of jobs) if (this.hasRoomFor(job.ruleId)) this.launch(job);
+    const spaceDue = this.spaces();
+    for (const job of jobs) spaceDue.set(job.spaceId, 0);
+    const share = this.share(due);
+    for (const job of jobs) if (this.hasRoomFor(job, share)) this.launch(job);
     await stored.catch((error) => {
       // Not stored: read the outbox again from the cursor the database has.
       this.cursor = null;
@@ -207,27 +240,69 @@ export class DeliveryLoop {
     return batch.length;
   }
 
-  /** Starts every due job the pool has room for, then sets a timer for the next one due. */
+  /** Starts what the pool has room for, the spaces with work taking turns, then sets a timer for the next job due. */
   private pump(): void {
     if (this.stopped) return;
-    const room = MAX_IN_FLIGHT - this.inFlight.size;
     const now = this.ctx.clock.now();
-    if (room > 0) {
-      const full = [...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId);
-      // At most two rules' worth of due jobs: a pump runs each time an attempt ends, and reading the
-      // pool's whole room (up to 256 rows) to launch one or two cost 0.5 ms a pump, 17% of a backlog's drain.
-      const due = dueJobs(this.ctx.db).all({ now, busy: JSON.stringify([...this.inFlight.keys()]), full: JSON.stringify(full), limit: Math.min(room, 2 * MAX_IN_FLIGHT_PER_RULE) });
-      for (const job of due) if (this.hasRoomFor(job.ruleId)) this.launch(job);
+    const ready = this.readySpaces(now);
+    if (ready.length > 0 && this.inFlight.size < MAX_IN_FLIGHT) {
+      const share = this.share(now);
+      const first = this.turn++ % ready.length;
+      for (let i = 0; i < ready.length && this.inFlight.size < MAX_IN_FLIGHT; i++) this.fill(ready[(first + i) % ready.length], share, now);
     }
     this.scheduleNext(now);
+  }
+
+  /** One space's turn: its people's waiting attempts first, then its due jobs, up to its share. */
+  private fill(spaceId: string, share: number, now: number): void {
+    const queue = this.waiting.get(spaceId);
+    if (queue) {
+      while (queue.length > 0 && this.roomIn(spaceId, share) > 0) this.occupyForPerson(spaceId, queue.shift()!);
+      if (queue.length === 0) this.waiting.delete(spaceId);
+    }
+    const spaceDue = this.spaces();
+    const room = this.roomIn(spaceId, share);
+    if ((spaceDue.get(spaceId) ?? Number.POSITIVE_INFINITY) > now || room <= 0) return;
+    // At most two rules' worth of due jobs: a pump runs each time an attempt ends, and reading the
+    // pool's whole room to launch one or two cost 0.5 ms a pump, 17% of a backlog's drain.
+    const limit = Math.min(room, 2 * MAX_IN_FLIGHT_PER_RULE);
+    const full = [...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId);
+    const due = dueJobs(this.ctx.db).all({ spaceId, now, busy: JSON.stringify([...this.inFlight.keys()]), full: JSON.stringify(full), limit });
+    for (const job of due) if (this.hasRoomFor(job, share)) this.launch(job);
+    if (due.length === limit) return;
+    // Nothing more to send now (jobs in flight or of full rules: an attempt that ends looks again).
+    const next = nextDueIn(this.ctx.db).get({ spaceId, now })?.at ?? null;
+    if (next === null && !this.perSpace.has(spaceId)) spaceDue.delete(spaceId);
+    else spaceDue.set(spaceId, next ?? Number.POSITIVE_INFINITY);
+  }
+
+  private spaces(): Map<string, number> {
+    this.spaceDue ??= new Map(spacesWithJobs(this.ctx.db).all().map(({ spaceId }) => [spaceId, 0]));
+    return this.spaceDue;
+  }
+
+  private readySpaces(now: number): string[] {
+    const ready = new Set(this.waiting.keys());
+    for (const [spaceId, at] of this.spaces()) if (at <= now) ready.add(spaceId);
+    return [...ready];
+  }
+
+  /** Slots one space may hold now: the pool over the spaces with work, plus one share kept free. */
+  private share(now: number): number {
+    const active = new Set([...this.readySpaces(now), ...this.perSpace.keys()]).size;
+    return Math.max(MIN_SPACE_SHARE, Math.floor(MAX_IN_FLIGHT / (active + 1)));
+  }
+
+  private roomIn(spaceId: string, share: number): number {
+    return this.stopped ? 0 : Math.min(MAX_IN_FLIGHT - this.inFlight.size, share - (this.perSpace.get(spaceId) ?? 0));
   }
 
   private limitOf(ruleId: string): number {
     return this.unanswered.has(ruleId) ? MAX_IN_FLIGHT_UNANSWERED : MAX_IN_FLIGHT_PER_RULE;
   }
 
-  private hasRoomFor(ruleId: string): boolean {
-    return !this.stopped && this.inFlight.size < MAX_IN_FLIGHT && (this.perRule.get(ruleId) ?? 0) < this.limitOf(ruleId);
+  private hasRoomFor(job: JobRow, share: number): boolean {
+    return this.roomIn(job.spaceId, share) > 0 && (this.perRule.get(job.ruleId) ?? 0) < this.limitOf(job.ruleId);
   }
 
   private scheduleNext(now: number): void {
@@ -241,8 +316,7 @@ export class DeliveryLoop {
 
   /** A job stays in flight (not picked again) until its outcome is committed. */
   private launch(job: JobRow): void {
-    this.perRule.set(job.ruleId, (this.perRule.get(job.ruleId) ?? 0) + 1);
-    const done = this.attempt(job)
+    const recorded = this.attempt(job)
       .then((outcome) => this.record(outcome))
       .then(
         () => true,
@@ -250,18 +324,34 @@ export class DeliveryLoop {
           this.ctx.log.error(`webhook delivery ${job.id}: ${error instanceof Error ? error.message : String(error)}`);
           return false;
         },
-      )
-      .then((recorded) => {
-        this.inFlight.delete(job.id);
-        const left = (this.perRule.get(job.ruleId) ?? 1) - 1;
-        if (left > 0) this.perRule.set(job.ruleId, left);
-        else this.perRule.delete(job.ruleId);
-        // An outcome that could not be written (a full disk) leaves its job due: picked again at once,
-        // it would be sent again and again as fast as the target answers.
-        if (recorded) this.wake();
-        else setTimeout(() => this.wake(), UNRECORDED_PAUSE_MS).unref?.();
-      });
-    this.inFlight.set(job.id, { ruleId: job.ruleId, done });
+      );
+    this.occupy(job.id, job.spaceId, job.ruleId, recorded);
+  }
+
+  private occupyForPerson(spaceId: string, start: () => Promise<unknown>): void {
+    this.occupy(`person ${++this.personAttempts}`, spaceId, null, start().then(() => true));
+  }
+
+  /** Holds a slot of the space (and rule) until `attempt` settles; then its space looks for work again. */
+  private occupy(id: string, spaceId: string, ruleId: string | null, attempt: Promise<boolean>): void {
+    const count = (map: Map<string, number>, key: string, by: number) => {
+      const n = (map.get(key) ?? 0) + by;
+      if (n > 0) map.set(key, n);
+      else map.delete(key);
+    };
+    count(this.perSpace, spaceId, 1);
+    if (ruleId) count(this.perRule, ruleId, 1);
+    const done = attempt.then((recorded) => {
+      this.inFlight.delete(id);
+      count(this.perSpace, spaceId, -1);
+      if (ruleId) count(this.perRule, ruleId, -1);
+      if (ruleId) this.spaces().set(spaceId, 0);
+      // An outcome that could not be written (a full disk) leaves its job due: picked again at once,
+      // it would be sent again and again as fast as the target answers.
+      if (recorded) this.wake();
+      else setTimeout(() => this.wake(), UNRECORDED_PAUSE_MS).unref?.();
+    });
+    this.inFlight.set(id, { done });
   }
 
   private async attempt(job: JobRow): Promise<Outcome> {

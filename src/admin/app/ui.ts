@@ -1,4 +1,5 @@
 import { type Expiration, EXPIRATION_LABELS, LEVEL_LABELS, type Level } from "../../auth/levels";
+import { isEmpty, primaryField } from "../../content/field-types";
 import { ApiError } from "./api";
 import { type Child, h } from "./dom";
 
@@ -25,6 +26,12 @@ export const shown = (value: unknown): string => {
   if (value === null || value === undefined || value === "") return "—";
   if (typeof value === "string") return value;
   return JSON.stringify(value);
+};
+
+/** A record as people know it: its primary value (see `primaryField`), else its id. */
+export const recordName = (fields: readonly { slug: string; type: string }[], values: Record<string, unknown>, id: string): string => {
+  const value = values[primaryField(fields)?.slug ?? ""];
+  return isEmpty(value) ? id : shown(value);
 };
 
 let fieldCounter = 0;

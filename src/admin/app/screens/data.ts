@@ -2,13 +2,13 @@ import { atLeast } from "../../../auth/levels";
 import type { CommitView } from "../../../changes/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { COMPUTED_TYPES, FILTER_OPERATORS, INPUT_TYPES } from "../../../content/field-types";
+import { COMPUTED_TYPES, FILTER_OPERATORS, INPUT_TYPES, primaryField } from "../../../content/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { RecordView } from "../../../content/records";
 import { api, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../main";
-import { card, checkbox, empty, form, input, link, notice, screen, select, shown, table, textarea, when } from "../ui";
+import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 
@@ -77,7 +77,8 @@ async function basePage(ctx: Context): Promise<Node> {
   const { field, op, value, cursor } = Object.fromEntries(["field", "op", "value", "cursor"].map((key) => [key, ctx.query.get(key) ?? undefined]));
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
   const page = await api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: 25, cursor, ...filter })}`);
-  const shownFields = base.fields.slice(0, 5);
+  const primary = primaryField(base.fields);
+  const shownFields = base.fields.filter((f) => f !== primary).slice(0, primary ? 4 : 5);
   const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ field, op, value, ...extra })}`;
   const filterForm = h(
     "form",
@@ -92,14 +93,14 @@ async function basePage(ctx: Context): Promise<Node> {
     const values = new FormData(filterForm);
     ctx.go(`/admin/bases/${base.id}${query({ field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")) })}`);
   });
-  const rows = page.records.map((record) => [link(`/admin/records/${record.id}`, shown(record.fields[shownFields[0]?.slug] ?? record.id)), ...shownFields.slice(1).map((f) => shown(record.fields[f.slug])), when(record.updatedAt)]);
+  const rows = page.records.map((record) => [link(`/admin/records/${record.id}`, recordName(base.fields, record.fields, record.id)), ...shownFields.map((f) => shown(record.fields[f.slug])), when(record.updatedAt)]);
   return screen(
     base.name,
     h("p", { class: "lead" }, base.description || `${base.fields.length} fields.`, " ", link(`/admin/bases/${base.id}/new`, "New record")),
     card(
       "Records",
       filterForm,
-      rows.length ? table([...shownFields.map((f) => f.name), "Updated"], rows) : empty(field ? "No record matches this filter." : "No records yet.", link(`/admin/bases/${base.id}/new`, "Add the first one.")),
+      rows.length ? table([primary?.name ?? "Record", ...shownFields.map((f) => f.name), "Updated"], rows) : empty(field ? "No record matches this filter." : "No records yet.", link(`/admin/bases/${base.id}/new`, "Add the first one.")),
       h("p", { class: "pager" }, cursor ? link(here({ cursor: undefined }), "← First page") : null, page.nextCursor ? link(here({ cursor: page.nextCursor }), "Next page →") : null),
     ),
   );
@@ -170,7 +171,7 @@ async function recordPage(ctx: Context): Promise<Node> {
   const fields = record.base.fields;
   const editable = fields.filter((field) => !computed(field));
   const names = new Map(fields.map((field) => [field.slug, field.name]));
-  const title = shown(record.fields[fields[0]?.slug] ?? record.id);
+  const title = recordName(fields, record.fields, record.id);
   return screen(
     title,
     h("p", { class: "lead" }, "In ", link(`/admin/bases/${record.baseId}`, record.base.name), `, updated ${when(record.updatedAt)}.`, record.status === "archived" ? " Archived." : ""),

@@ -4,7 +4,7 @@ import type { RecordView } from "../../../content/records";
 import { api, ApiError, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../main";
-import { action, card, empty, link, notice, reasonDialog, screen, shown, table, when } from "../ui";
+import { action, card, empty, link, notice, reasonDialog, recordName, screen, shown, table, when } from "../ui";
 
 type Counts = { review: number; changes: number; created: number; approved: number; merged: number; rejected: number };
 
@@ -45,13 +45,18 @@ const OPERATION_LABELS: Record<string, string> = {
 
 export const statusBadge = (status: string) => h("span", { class: `badge status-${status}` }, STATUS_LABELS[status] ?? status);
 
-/** One line naming what a change request does and where. */
-export function describe(cr: ChangeRequestView): string {
+const TITLE_LENGTH = 120;
+
+/** A change request's title: the first line of its proposer's message, else a line naming what it does and where. */
+function titleOf(cr: ChangeRequestView): string {
+  const message = typeof cr.sourceMeta.message === "string" ? cr.sourceMeta.message.trim().split("\n")[0].trim() : "";
+  if (message) return message.length > TITLE_LENGTH ? `${message.slice(0, TITLE_LENGTH - 1)}…` : message;
   const first = cr.primaryOperation;
   const what = first ? (OPERATION_LABELS[first.operation] ?? first.operation) : "Change";
+  const named = first?.operation === "record_create" && cr.operationCount === 1 ? recordName(cr.base?.fields ?? [], first.headCommit?.payload ?? {}, "") : "";
   const where = cr.base?.name ?? cr.node?.name;
   const more = cr.operationCount > 1 ? ` and ${cr.operationCount - 1} more` : "";
-  return `${what}${more}${where ? ` in ${where}` : ""}`;
+  return `${what}${named ? ` “${named}”` : ""}${more}${where ? ` in ${where}` : ""}`;
 }
 
 const proposer = (cr: ChangeRequestView) => {
@@ -74,7 +79,7 @@ async function inbox(ctx: Context): Promise<Node> {
       h("a", { href: `/admin/inbox?tab=${candidate.id}`, "aria-current": candidate.id === tab.id ? "page" : false }, candidate.label, " ", h("span", { class: "count" }, String(counts[candidate.count]))),
     ),
   );
-  const rows = page.changeRequests.map((cr) => [link(`/admin/change-requests/${cr.id}`, describe(cr)), proposer(cr), statusBadge(cr.status), when(cr.createdAt)]);
+  const rows = page.changeRequests.map((cr) => [link(`/admin/change-requests/${cr.id}`, titleOf(cr)), proposer(cr), statusBadge(cr.status), when(cr.createdAt)]);
   const list = rows.length
     ? table(["Change", "Proposed by", "Status", "Proposed"], rows)
     : empty(tab.id === "review" ? "Nothing waits for review. Proposals made with a Change Request key appear here." : "No change requests here.");
@@ -104,13 +109,18 @@ function operationDiff(op: OperationView, fieldNames: Map<string, string>, curre
 
 async function changeRequestPage(ctx: Context): Promise<Node> {
   const cr = await api<ChangeRequestView>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
-  const fieldNames = new Map((cr.base?.fields ?? []).map((field) => [field.slug, field.name]));
-  const currents = new Map<string, Record<string, unknown>>();
+  const fields = cr.base?.fields ?? [];
+  const fieldNames = new Map(fields.map((field) => [field.slug, field.name]));
+  // The records the operations name, as they are now: their names, and an unmerged update's current values.
+  const targets = new Map<string, RecordView | null>();
   await Promise.all(
-    cr.operations
-      .filter((op) => op.operation === "record_update" && op.targetRecordId && cr.status !== "merged")
-      .map(async (op) => currents.set(op.id, (await api<RecordView>("GET", `/records/${op.targetRecordId}`)).fields)),
+    [...new Set(cr.operations.flatMap((op) => (op.targetRecordId ? [op.targetRecordId] : [])))].map(async (id) =>
+      targets.set(id, await api<RecordView>("GET", `/records/${id}`).catch((failure) => (failure instanceof ApiError && failure.status === 404 ? null : Promise.reject(failure)))),
+    ),
   );
+  const current = (op: OperationView) => (op.operation === "record_update" && cr.status !== "merged" && op.targetRecordId ? (targets.get(op.targetRecordId)?.fields ?? null) : null);
+  const target = (id: string) => link(`/admin/records/${id}`, recordName(fields, targets.get(id)?.fields ?? {}, id));
+  const message = typeof cr.sourceMeta.message === "string" ? cr.sourceMeta.message.trim() : "";
   const status = h("div", { class: "status-area" });
   const canReview = ctx.me.caller.effectiveLevel !== null && atLeast(ctx.me.caller.effectiveLevel, "write");
   const open = ["in_review", "changes_requested", "approved", "conflict"].includes(cr.status);
@@ -154,8 +164,9 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
         )
       : null;
   return screen(
-    describe(cr),
+    titleOf(cr),
     h("p", { class: "lead" }, statusBadge(cr.status), " Proposed by ", proposer(cr), ", ", when(cr.createdAt), "."),
+    message.includes("\n") || message.length > TITLE_LENGTH ? h("p", { class: "message" }, message) : null,
     cr.status === "approved" && canReview ? notice("info", "Approved: merge it to apply the change.") : null,
     cr.status === "conflict" ? notice("error", "In conflict: the data changed since this was proposed. Its author can revise it against the current values.") : null,
     status,
@@ -163,9 +174,9 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
     ...cr.operations.map((op, i) =>
       card(
         `${i + 1}. ${OPERATION_LABELS[op.operation] ?? op.operation}`,
-        op.targetRecordId && op.operation !== "record_create" ? h("p", {}, "Record ", link(`/admin/records/${op.targetRecordId}`, op.targetRecordId)) : null,
-        op.headCommit?.message ? h("p", { class: "message" }, op.headCommit.message) : null,
-        operationDiff(op, fieldNames, currents.get(op.id) ?? null, cr.status === "merged"),
+        op.targetRecordId && op.operation !== "record_create" ? h("p", {}, "Record ", target(op.targetRecordId)) : null,
+        op.headCommit?.message && op.headCommit.message !== message ? h("p", { class: "message" }, op.headCommit.message) : null,
+        operationDiff(op, fieldNames, current(op), cr.status === "merged"),
       ),
     ),
     card(
