@@ -212,9 +212,9 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     // The primary value is the first text field, here not the first field.
     await server.call("POST", "/api/v1/bases", {
       key: write,
-      body: { slug: "people", name: "People", fields: [{ slug: "born", name: "Born", type: "number" }, { slug: "name", name: "Name", type: "text" }] },
+      body: { slug: "people", name: "People", fields: [{ slug: "born", name: "Born", type: "number" }, { slug: "name", name: "Name", type: "text" }, { slug: "bio", name: "Bio", type: "html" }] },
     });
-    const grace = (await server.call("POST", "/api/v1/bases/people/change-requests", { key: write, body: { fields: { born: 1907, name: "Grace Hopper" } } })).body;
+    const grace = (await server.call("POST", "/api/v1/bases/people/change-requests", { key: write, body: { fields: { born: 1907, name: "Grace Hopper", bio: '<img src=x onerror="window.injected=1">Rear admiral' } } })).body;
     await server.call("POST", `/api/v1/records/${grace.id}/change-requests`, { key: propose, body: { operation: "update", fields: { born: 1906 }, message: "Fix Grace's birth year\nShe was born on 9 December 1906." } });
     await server.call("POST", "/api/v1/bases/people/change-requests", { key: propose, body: { fields: { born: 1815, name: "Ada Lovelace" } } });
 
@@ -226,12 +226,17 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByText("She was born on 9 December 1906.").waitFor();
     await page.getByRole("link", { name: "Grace Hopper" }).click();
     await page.getByRole("heading", { name: "Grace Hopper" }).waitFor();
+    // An html value is text on every screen: never parsed, never run.
+    expect(await page.getByLabel("Bio").inputValue()).toBe('<img src=x onerror="window.injected=1">Rear admiral');
+    expect(await page.evaluate(() => [document.querySelectorAll("main img").length, (window as { injected?: number }).injected ?? 0])).toEqual([0, 0]);
     await page.getByRole("link", { name: "People" }).first().click();
     await page.getByRole("heading", { name: "People" }).waitFor();
     const row = page.getByRole("row", { name: /Grace Hopper/ });
     expect(await row.getByRole("cell").first().innerText()).toBe("Grace Hopper");
     expect(await page.getByRole("columnheader").first().innerText()).toBe("Name");
     expect(await page.locator("main").innerText()).not.toContain(grace.id);
+    expect(await page.getByRole("row", { name: /Grace Hopper/ }).innerText()).toContain('<img src=x onerror="window.injected=1">Rear admiral');
+    expect(await page.evaluate(() => [document.querySelectorAll("main img").length, (window as { injected?: number }).injected ?? 0])).toEqual([0, 0]);
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { createApp } from "../src/app";
+import { FIELD_TYPES } from "../src/content/field-types";
 import { requireDeclaredAccess } from "../src/http/access";
 import { answers, requireDeclaredAnswers } from "../src/http/openapi";
 import { VERSION } from "../src/version";
@@ -219,6 +220,9 @@ describe("OpenAPI and docs", () => {
     expect(update.responses["403"].content["application/json"].schema.allOf[0]).toEqual({ $ref: "#/components/schemas/Error" });
     expect(update.responses["409"].content["application/json"].schema.allOf[1].properties.reason.enum).toContain("MERGE_CONFLICT");
     expect(document.components.schemas.Error.required).toEqual(["error", "code"]);
+    // A field's type is a string enum of every type, where a field is answered and where one is created.
+    expect(document.components.schemas.Field.properties.type).toMatchObject({ type: "string", enum: [...FIELD_TYPES] });
+    expect(document.paths["/api/v1/bases/{baseId}/fields"].post.requestBody.content["application/json"].schema.properties.type.enum).toEqual([...FIELD_TYPES]);
     expect(document.paths["/api/v1/spaces/{spaceId}"].get.parameters.map((p: { name: string }) => p.name)).not.toContain("x-basalt-space");
   });
 

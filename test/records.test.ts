@@ -10,6 +10,12 @@ afterEach(() => server.stop());
 const ALL_TYPES = [
   { slug: "text", name: "Text", type: "text" },
   { slug: "longtext", name: "Long text", type: "longtext" },
+  { slug: "markdown", name: "Markdown", type: "markdown" },
+  { slug: "html", name: "HTML", type: "html" },
+  { slug: "code", name: "Code", type: "code", options: { code: { language: "typescript" } } },
+  { slug: "config", name: "Config", type: "code", options: { code: { language: "json" } } },
+  { slug: "manifest", name: "Manifest", type: "code", options: { code: { language: "YAML" } } },
+  { slug: "yaml", name: "YAML", type: "yaml" },
   { slug: "number", name: "Number", type: "number" },
   { slug: "checkbox", name: "Checkbox", type: "checkbox" },
   { slug: "date", name: "Date", type: "date" },
@@ -26,12 +32,21 @@ const ALL_TYPES = [
   { slug: "auto_number", name: "No.", type: "auto_number" },
 ];
 
+/** Nine levels of nine aliases: refused by the YAML parser ("Excessive aliasing") rather than expanded. */
+const BILLION_LAUGHS = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]", ..."bcdefghi".split("").map((level, i) => `${level}: &${level} [${Array(9).fill(`*${"abcdefghi"[i]}`).join(", ")}]`)].join("\n");
+
 const create = (fields: Record<string, unknown>, key = ws.write, base = "things") => server.call("POST", `/api/v1/bases/${base}/change-requests`, { key, body: { fields } });
 
 describe("field types", () => {
   const valid: Record<string, unknown[]> = {
     text: ["hello", ""],
     longtext: ["many\nlines"],
+    markdown: ["# Title\n\n- a *list*"],
+    html: ['<img src=x onerror="alert(1)"><b>bold</b>'],
+    code: ["const x = {", "  indented\n"],
+    config: ['{"a": [1, 2]}', "3"],
+    manifest: ["name: basalt\nports: [8787]"],
+    yaml: ["a: 1\nb: [x, y]", "just text"],
     number: [0, -3.5, 1e9],
     checkbox: [true, false],
     date: ["2026-11-21", "2026-11-21T13:05:00.123Z", "2026-11-21T13:05:00+02:00", "2028-02-29", "2026-12-31T23:59:59Z"],
@@ -45,6 +60,12 @@ describe("field types", () => {
   const invalid: Record<string, unknown[]> = {
     text: [5, true, ["x"]],
     longtext: [{}],
+    markdown: [5],
+    html: [["<p>"]],
+    code: [{ source: "x" }],
+    config: ["{a: 1}", "[1, 2"],
+    manifest: ["a: [1, 2\nb: :"],
+    yaml: ["a: [1, 2\nb: :", 5, BILLION_LAUGHS],
     number: ["5", true, { value: 5 }],
     checkbox: ["true", 1],
     date: ["yesterday", "2026-13-45", 20261121, "2026-02-30", "2025-02-29", "2026-11-21T25:00:00Z", "2026-11-21T12:60:00Z"],
@@ -79,6 +100,18 @@ describe("field types", () => {
       }
     }
     expect((await server.call("GET", "/api/v1/records/count?baseId=things", { key: ws.read })).body.total).toBe(0);
+  });
+
+  test("a code field's options name its language; a malformed one is a 400 and no field is made", async () => {
+    for (const options of [{ code: "json" }, { code: { language: 5 } }, { code: { language: "a language with spaces" } }, { code: [] }]) {
+      const reply = await server.call("POST", "/api/v1/bases/things/fields", { key: ws.write, body: { slug: "snippet", name: "Snippet", type: "code", options } });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error).toContain("options.code");
+    }
+    const base = await server.call("GET", "/api/v1/bases/things", { key: ws.read });
+    expect(base.body.fields.some((field: { slug: string }) => field.slug === "snippet")).toBe(false);
+    const invalidJson = await create({ config: "{a: 1}" });
+    expect(invalidJson.body.data.errors[0].message).toStartWith("config must be valid JSON");
   });
 
   test("a record has every field; unset ones are null; computed fields come from the server", async () => {

@@ -2,7 +2,7 @@ import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
 
-export const INPUT_TYPES = ["text", "longtext", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const;
+export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const;
 export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number"] as const;
 export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -37,6 +37,26 @@ export interface FieldError {
 
 /** The field that names a record wherever one is shown (the admin page, linked records): the base's first text field. */
 export const primaryField = <F extends { type: string }>(fields: readonly F[]): F | undefined => fields.find((field) => field.type === "text");
+
+/** Text that is a document of its own kind, edited as a block: stored as given, never rendered as HTML by Basalt. */
+export const DOCUMENT_TYPES: readonly FieldType[] = ["longtext", "markdown", "html", "code", "yaml"];
+
+/** The languages whose `code` values are parsed on write (others are any string). */
+const PARSED_LANGUAGES: Record<string, (text: string) => unknown> = { json: JSON.parse, yaml: (text) => Bun.YAML.parse(text) };
+
+/** The parse error of `text` in `language`, or null when it parses (or the language is not checked). */
+function parseError(language: string, text: string): string | null {
+  const parse = PARSED_LANGUAGES[language];
+  if (!parse) return null;
+  try {
+    parse(text);
+    return null;
+  } catch (error) {
+    return `must be valid ${language.toUpperCase()} (${(error as Error).message})`;
+  }
+}
+
+const languageOf = (options: Record<string, unknown>): string => ((options.code as { language?: string } | undefined)?.language ?? "").toLowerCase();
 
 export const isComputed = (type: FieldType): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
 
@@ -87,7 +107,15 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
   switch (field.type) {
     case "text":
     case "longtext":
+    case "markdown":
+    case "html":
       return typeof value === "string" ? { value } : { error: "must be a string" };
+    case "code":
+    case "yaml": {
+      if (typeof value !== "string") return { error: "must be a string" };
+      const error = parseError(field.type === "yaml" ? "yaml" : languageOf(field.options), value);
+      return error ? { error } : { value };
+    }
     case "number":
       return typeof value === "number" && Number.isFinite(value) ? { value } : { error: "must be a finite number" };
     case "checkbox":
@@ -165,6 +193,7 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
   if (!(FIELD_TYPES as readonly string[]).includes(type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   const given = options ?? {};
   checkJsonDepth("Field options", given);
+  if (type === "code") return checkCodeOptions(given);
   if (type !== "select" && type !== "multiselect") return given;
   const choices = given.choices;
   if (!Array.isArray(choices) || choices.length === 0) throw badRequest(`A ${type} field needs options.choices: [{ "name": "…" }].`);
@@ -175,6 +204,17 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
   });
   if (new Set(normalized.map((c) => c.name)).size !== normalized.length) throw badRequest("Choice names must be unique.");
   return { ...given, choices: normalized };
+}
+
+/** A code field's options: `code: { language? }`, a short name such as `typescript`, `json` or `yaml` (those two are parsed on write). */
+function checkCodeOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const code = options.code;
+  if (code === undefined) return options;
+  const language = (code as { language?: unknown } | null)?.language;
+  if (typeof code !== "object" || code === null || Array.isArray(code) || (language !== undefined && (typeof language !== "string" || !/^[A-Za-z0-9+#._-]{1,32}$/.test(language)))) {
+    throw badRequest('A code field\'s options.code is { "language": "…" }: a name of 1 to 32 letters, digits or + # . _ - (json and yaml values are parsed).');
+  }
+  return options;
 }
 
 /** Field slugs are keys of every record's field map, so none may be a prototype key. */

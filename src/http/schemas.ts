@@ -8,11 +8,12 @@ export const Name = t.String({ minLength: 1, maxLength: 200 });
 export const Slug = t.String({ minLength: 1, maxLength: 64 });
 
 /**
- * Exactly one of `values`. Not `t.UnionEnum`: it silently defaults an omitted optional field to
- * the first value (an omitted key expiration would become "never").
+ * Exactly one of `values`, documented as a string `enum` as well as the union that validates it.
+ * Not `t.UnionEnum`: it silently defaults an omitted optional field to the first value (an omitted
+ * key expiration would become "never").
  */
 export const oneOf = <const T extends readonly string[]>(values: T) =>
-  t.Union(values.map((value) => t.Literal(value)) as TSchema[]) as unknown as TUnion<TLiteral<T[number]>[]>;
+  t.Union(values.map((value) => t.Literal(value)) as TSchema[], { type: "string", enum: [...values] }) as unknown as TUnion<TLiteral<T[number]>[]>;
 
 /** Documents a query parameter that a route parses by hand (bracket notation) in the OpenAPI document. */
 export const queryParameter = (name: string, description: string, required = false) => ({

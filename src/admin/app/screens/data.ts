@@ -2,7 +2,7 @@ import { atLeast } from "../../../auth/levels";
 import type { CommitView } from "../../../changes/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { COMPUTED_TYPES, FILTER_OPERATORS, INPUT_TYPES, primaryField } from "../../../content/field-types";
+import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES, primaryField } from "../../../content/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { RecordView } from "../../../content/records";
 import { api, query } from "../api";
@@ -118,7 +118,12 @@ function fieldInput(field: FieldView, value: unknown): Child {
     case "date":
       return input(label, field.slug, { value: text, hint: "YYYY-MM-DD or an ISO date-time." });
     case "longtext":
-      return textarea(label, field.slug, { value: text });
+    case "markdown":
+    case "html":
+    case "yaml":
+      return textarea(label, field.slug, { value: text, hint: field.type === "longtext" ? undefined : `${field.type.toUpperCase()}, stored as written.` });
+    case "code":
+      return textarea(label, field.slug, { value: text, hint: `Code${field.options.code ? ` (${(field.options.code as { language?: string }).language ?? "any language"})` : ""}, stored as written.` });
     case "select": {
       const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => ({ value: choice.name, label: choice.name }));
       return select(label, field.slug, [{ value: "", label: "—" }, ...choices], text);
@@ -135,8 +140,10 @@ function fieldInput(field: FieldView, value: unknown): Child {
 /** The form's value for a field, read by its type; "" is no value. */
 function readField(field: FieldView, values: FormData): unknown {
   if (field.type === "checkbox") return values.get(field.slug) === "on";
-  const raw = String(values.get(field.slug) ?? "").trim();
+  const written = String(values.get(field.slug) ?? "");
+  const raw = written.trim();
   if (raw === "") return null;
+  if (DOCUMENT_TYPES.includes(field.type)) return written;
   if (field.type === "number") return Number(raw);
   if (field.type === "multiselect") return raw.split(",").map((part) => part.trim()).filter(Boolean);
   if (field.type === "json") return JSON.parse(raw);
