@@ -9,16 +9,11 @@ import type { AppContext } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent, snapshot } from "../events/outbox";
 import { findRecordCommit, loadCommits, type UserRef, userRefs } from "./commits";
-import { type FieldValues, type OperationChange, storedChange } from "./operations";
+import { type FieldValues, type MergeConflict, type OperationChange, storedChange } from "./operations";
 import { changeRequests, operations } from "./schema";
 
 export type ChangeRequestRow = typeof changeRequests.$inferSelect;
 export type OperationRow = typeof operations.$inferSelect;
-
-export interface MergeConflict {
-  recordId: string;
-  fields: string[];
-}
 
 /** `records` holds the records as the merge left them, when this merge (not an earlier one) ran. */
 export type MergeOutcome = { merged: true; recordIds: string[]; records?: RecordView[] } | { merged: false; conflict: MergeConflict };

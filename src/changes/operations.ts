@@ -46,3 +46,9 @@ export type OperationChange = { [K in OperationKind]: { kind: K; payload: Operat
  * what `propose` checked and wrote for that kind.
  */
 export const storedChange = (kind: OperationKind, payload: Record<string, unknown>): OperationChange => ({ kind, payload }) as OperationChange;
+
+/** Why a merge did not land: the fields of a record that changed on both sides since the proposal was made. */
+export interface MergeConflict {
+  recordId: string;
+  fields: string[];
+}

@@ -1,4 +1,4 @@
-import type { MergeConflict } from "../changes/merge";
+import type { MergeConflict } from "../changes/operations";
 import type { RecordView } from "../content/records";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
