@@ -173,7 +173,7 @@ export class DeliveryLoop {
     const made = Promise.withResolvers<T>();
     const start = () => attempt().then(made.resolve, made.reject);
     const queue = this.waiting.get(spaceId);
-    if (!queue && this.roomIn(spaceId, this.share(this.ctx.clock.now())) > 0) this.occupyForPerson(spaceId, start);
+    if (!queue && this.roomIn(spaceId, this.share(this.readySpaces(this.ctx.clock.now()))) > 0) this.occupyForPerson(spaceId, start);
     else if ((queue?.length ?? 0) >= MAX_WAITING_PER_SPACE) throw tooManyRequests(ATTEMPT_TIMEOUT_MS / 1000);
     else {
       if (queue) queue.push(start);
@@ -229,7 +229,7 @@ export class DeliveryLoop {
     });
     const spaceDue = this.spaces();
     for (const job of jobs) spaceDue.set(job.spaceId, 0);
-    const share = this.share(due);
+    const share = this.share(this.readySpaces(due));
     for (const job of jobs) if (this.hasRoomFor(job, share)) this.launch(job);
     await stored.catch((error) => {
       // Not stored: read the outbox again from the cursor the database has.
@@ -246,15 +246,16 @@ export class DeliveryLoop {
     const now = this.ctx.clock.now();
     const ready = this.readySpaces(now);
     if (ready.length > 0 && this.inFlight.size < MAX_IN_FLIGHT) {
-      const share = this.share(now);
+      const share = this.share(ready);
+      const full = JSON.stringify([...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId));
       const first = this.turn++ % ready.length;
-      for (let i = 0; i < ready.length && this.inFlight.size < MAX_IN_FLIGHT; i++) this.fill(ready[(first + i) % ready.length], share, now);
+      for (let i = 0; i < ready.length && this.inFlight.size < MAX_IN_FLIGHT; i++) this.fill(ready[(first + i) % ready.length], { share, full, now });
     }
     this.scheduleNext(now);
   }
 
-  /** One space's turn: its people's waiting attempts first, then its due jobs, up to its share. */
-  private fill(spaceId: string, share: number, now: number): void {
+  /** One space's turn: its people's waiting attempts first, then its due jobs, up to its share (`full`: the rules at their limit, as JSON). */
+  private fill(spaceId: string, { share, full, now }: { share: number; full: string; now: number }): void {
     const queue = this.waiting.get(spaceId);
     if (queue) {
       while (queue.length > 0 && this.roomIn(spaceId, share) > 0) this.occupyForPerson(spaceId, queue.shift()!);
@@ -266,8 +267,7 @@ export class DeliveryLoop {
     // At most two rules' worth of due jobs: a pump runs each time an attempt ends, and reading the
     // pool's whole room to launch one or two cost 0.5 ms a pump, 17% of a backlog's drain.
     const limit = Math.min(room, 2 * MAX_IN_FLIGHT_PER_RULE);
-    const full = [...this.perRule].filter(([ruleId, n]) => n >= this.limitOf(ruleId)).map(([ruleId]) => ruleId);
-    const due = dueJobs(this.ctx.db).all({ spaceId, now, busy: JSON.stringify([...this.inFlight.keys()]), full: JSON.stringify(full), limit });
+    const due = dueJobs(this.ctx.db).all({ spaceId, now, busy: JSON.stringify([...this.inFlight.keys()]), full, limit });
     for (const job of due) if (this.hasRoomFor(job, share)) this.launch(job);
     if (due.length === limit) return;
     // Nothing more to send now (jobs in flight or of full rules: an attempt that ends looks again).
@@ -287,9 +287,9 @@ export class DeliveryLoop {
     return [...ready];
   }
 
-  /** Slots one space may hold now: the pool over the spaces with work, plus one share kept free. */
-  private share(now: number): number {
-    const active = new Set([...this.readySpaces(now), ...this.perSpace.keys()]).size;
+  /** Slots one space may hold now: the pool over the spaces with work (`ready`, or with attempts in flight), plus one share kept free. */
+  private share(ready: string[]): number {
+    const active = new Set([...ready, ...this.perSpace.keys()]).size;
     return Math.max(MIN_SPACE_SHARE, Math.floor(MAX_IN_FLIGHT / (active + 1)));
   }
 
@@ -344,8 +344,10 @@ export class DeliveryLoop {
     const done = attempt.then((recorded) => {
       this.inFlight.delete(id);
       count(this.perSpace, spaceId, -1);
-      if (ruleId) count(this.perRule, ruleId, -1);
-      if (ruleId) this.spaces().set(spaceId, 0);
+      if (ruleId) {
+        count(this.perRule, ruleId, -1);
+        this.spaces().set(spaceId, 0);
+      }
       // An outcome that could not be written (a full disk) leaves its job due: picked again at once,
       // it would be sent again and again as fast as the target answers.
       if (recorded) this.wake();

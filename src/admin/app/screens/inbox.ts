@@ -47,9 +47,12 @@ export const statusBadge = (status: string) => h("span", { class: `badge status-
 
 const TITLE_LENGTH = 120;
 
+/** What the proposer said of the change, "" when nothing. */
+const messageOf = (cr: ChangeRequestView): string => (typeof cr.sourceMeta.message === "string" ? cr.sourceMeta.message.trim() : "");
+
 /** A change request's title: the first line of its proposer's message, else a line naming what it does and where. */
 function titleOf(cr: ChangeRequestView): string {
-  const message = typeof cr.sourceMeta.message === "string" ? cr.sourceMeta.message.trim().split("\n")[0].trim() : "";
+  const message = messageOf(cr).split("\n")[0].trim();
   if (message) return message.length > TITLE_LENGTH ? `${message.slice(0, TITLE_LENGTH - 1)}…` : message;
   const first = cr.primaryOperation;
   const what = first ? (OPERATION_LABELS[first.operation] ?? first.operation) : "Change";
@@ -120,7 +123,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   );
   const current = (op: OperationView) => (op.operation === "record_update" && cr.status !== "merged" && op.targetRecordId ? (targets.get(op.targetRecordId)?.fields ?? null) : null);
   const target = (id: string) => link(`/admin/records/${id}`, recordName(fields, targets.get(id)?.fields ?? {}, id));
-  const message = typeof cr.sourceMeta.message === "string" ? cr.sourceMeta.message.trim() : "";
+  const message = messageOf(cr);
   const status = h("div", { class: "status-area" });
   const canReview = ctx.me.caller.effectiveLevel !== null && atLeast(ctx.me.caller.effectiveLevel, "write");
   const open = ["in_review", "changes_requested", "approved", "conflict"].includes(cr.status);
