@@ -4,7 +4,7 @@ import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import { atLeast } from "../auth/levels";
 import { findBase, type LoadedBase } from "../content/bases";
-import { checkRecordValues } from "../content/field-types";
+import { checkRecordInput } from "../content/links";
 import { findRecord, RecordSchema, type RecordView, getRecord } from "../content/records";
 import type { ReviewPolicy } from "../content/schema";
 import { iso } from "../clock";
@@ -322,7 +322,7 @@ export async function reviseOperation(
     }
     if (input.baseCommitId !== undefined && op.kind !== "record_update") throw badRequest("baseCommitId applies only to record updates.");
     const loaded = baseForOperation(tx, cr.spaceId, op);
-    const payload = checkRecordValues(loaded.fields, input.fields, op.kind === "record_create" ? "create" : "update");
+    const payload = checkRecordInput(tx, loaded, input.fields, op.kind === "record_create" ? "create" : "update");
     const baseCommitId =
       op.kind !== "record_update"
         ? op.baseCommitId

@@ -1,10 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedWrite } from "../db/client";
 import type { Tx } from "../db/tx";
-import { addField, createBaseForNode, deleteField, findBase, type LoadedBase, reorderFields, updateField } from "../content/bases";
-import { checkRecordValues } from "../content/field-types";
+import { findBase, type LoadedBase } from "../content/bases";
+import { addField, createBaseForNode, deleteField, reorderFields, updateField } from "../content/field-changes";
+import { checkRecordInput, linkLists } from "../content/links";
 import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
-import { findRecord, insertRecord, recordFields, type RecordView, recordView, writeRecord } from "../content/records";
+import { currentFields, findRecord, insertRecord, type RecordView, writeRecord, writtenView } from "../content/records";
 import type { AppContext } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent, snapshot } from "../events/outbox";
@@ -20,17 +21,33 @@ export type MergeOutcome = { merged: true; recordIds: string[]; records?: Record
 
 const same = (a: unknown, b: unknown) => Bun.deepEquals(a ?? null, b ?? null);
 
+/** A list both sides changed: ours, less what theirs removed, plus what theirs added (in their order). */
+function mergedList(base: unknown, ours: unknown, theirs: unknown): unknown[] {
+  const [was, now, wanted] = [base, ours, theirs].map((list) => (Array.isArray(list) ? list : []));
+  const removed = new Set(was.filter((item) => !wanted.includes(item)));
+  const kept = now.filter((item) => !removed.has(item));
+  return [...kept, ...wanted.filter((item) => !was.includes(item) && !kept.includes(item))];
+}
+
 /**
  * Three-way merge of a record update: base = the record at `baseCommitId`, ours = the record now,
- * theirs = the proposal. A field both sides changed to different values is a conflict.
+ * theirs = the proposal. A field both sides changed to different values is a conflict, but for
+ * `lists` (a relation's links): there each side's additions and removals are both applied, so two
+ * proposals linking different records both land, and removing a link already removed is no change.
  */
-export function threeWay(base: Record<string, unknown>, ours: Record<string, unknown>, theirs: Record<string, unknown>): { values: Record<string, unknown>; conflicts: string[] } {
+export function threeWay(
+  base: Record<string, unknown>,
+  ours: Record<string, unknown>,
+  theirs: Record<string, unknown>,
+  lists: ReadonlySet<string> = new Set(),
+): { values: Record<string, unknown>; conflicts: string[] } {
   const values: Record<string, unknown> = {};
   const conflicts: string[] = [];
   for (const [slug, value] of Object.entries(theirs)) {
     const oursChanged = !same(base[slug], ours[slug]);
     const theirsChanged = !same(base[slug], value);
-    if (oursChanged && theirsChanged && !same(value, ours[slug])) conflicts.push(slug);
+    if (oursChanged && theirsChanged && lists.has(slug)) values[slug] = mergedList(base[slug], ours[slug], value);
+    else if (oursChanged && theirsChanged && !same(value, ours[slug])) conflicts.push(slug);
     else if (theirsChanged) values[slug] = value;
   }
   return { values, conflicts };
@@ -81,11 +98,11 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
   switch (change.kind) {
     case "record_create": {
       const loaded = baseOf(m, op.baseId!);
-      const values = checkRecordValues(loaded.fields, change.payload, "create");
+      const values = checkRecordInput(tx, loaded, change.payload, "create");
       // Merged in the write that proposed it, unchanged: the proposal's commit becomes the record's first, not a copy of it.
       const adopted = op.createdAt === at && same(values, change.payload) ? op.headCommitId : null;
       const { row, commit } = insertRecord(tx, loaded, values, by, adopted);
-      const record = recordView(row, loaded, commit, m.people);
+      const record = writtenView(tx, loaded, row, commit, m.people);
       recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }
@@ -93,16 +110,16 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const loaded = baseOf(m, op.baseId!);
       const current = findRecord(tx, spaceId, op.targetRecordId!);
       if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
-      const theirs = checkRecordValues(loaded.fields, change.payload, "update");
-      const ours = recordFields(current, loaded.fields);
+      const ours = currentFields(tx, loaded, current);
+      const theirs = checkRecordInput(tx, loaded, change.payload, "update", () => ours);
       // Nothing moved since the proposal, so the record now is its base: its head commit may still
       // hold a deleted field's value under a slug that a new field took.
       const base = current.headCommitId === op.baseCommitId ? ours : (baseOfUpdate(tx, op) ?? ours);
-      const { values } = threeWay(base, ours, theirs);
+      const { values } = threeWay(base, ours, theirs, linkLists(loaded));
       const changedFields = Object.keys(values).filter((slug) => !same(values[slug], ours[slug]));
-      const { row, commit } = writeRecord(tx, current, loaded.fields, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");
+      const { row, commit } = writeRecord(tx, current, loaded, { data: { ...current.data, ...values }, status: current.status, archivedAt: current.archivedAt }, by, "record_update");
       const previous = Object.fromEntries(changedFields.map((slug) => [slug, ours[slug]]));
-      const record = recordView(row, loaded, commit, m.people);
+      const record = writtenView(tx, loaded, row, commit, m.people);
       recordEvent(tx, "record.updated", origin, { record: snapshot(record), changeRequestId: cr.id, previous, changedFields });
       return { record };
     }
@@ -112,8 +129,8 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const current = findRecord(tx, spaceId, op.targetRecordId!);
       const archive = change.kind === "record_delete";
       if ((current.status === "archived") === archive) throw conflict(`The record is already ${current.status}.`, { reason: "RECORD_STATE" });
-      const { row, commit } = writeRecord(tx, current, loaded.fields, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, change.kind);
-      const record = recordView(row, loaded, commit, m.people);
+      const { row, commit } = writeRecord(tx, current, loaded, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, change.kind);
+      const record = writtenView(tx, loaded, row, commit, m.people);
       recordEvent(tx, archive ? "record.deleted" : "record.restored", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }
@@ -122,7 +139,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const node = createNode(tx, spaceId, { ...payload, parentId: parentOf(m, payload) }, at);
       if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
       if (node.type !== "base") return { nodeId: node.id };
-      const base = createBaseForNode(tx, spaceId, node.id, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at);
+      const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at);
       recordEvent(tx, "base.created", { spaceId, baseId: base.id, at }, { base: { id: base.id, nodeId: node.id, slug: node.slug, name: node.name }, changeRequestId: cr.id });
       return { nodeId: node.id, baseId: base.id };
     }
@@ -135,13 +152,13 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
     case "node_restore":
       return { nodeId: restoreNode(tx, spaceId, change.payload.nodeId, at).id };
     case "base_add_field":
-      addField(tx, baseOf(m, op.baseId!).base.id, change.payload, at);
+      addField(tx, baseOf(m, op.baseId!), change.payload, at);
       break;
     case "base_update_field":
-      updateField(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldId, change.payload.patch, at);
+      updateField(tx, baseOf(m, op.baseId!), change.payload.fieldId, change.payload.patch, at);
       break;
     case "base_delete_field":
-      deleteField(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldId, at);
+      deleteField(tx, baseOf(m, op.baseId!), change.payload.fieldId, at);
       break;
     case "base_reorder_fields":
       reorderFields(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldIds, at);
@@ -193,7 +210,7 @@ function findConflict(ctx: AppContext, cr: ChangeRequestRow, ops: OperationRow[]
     const loaded = findBase(ctx, cr.spaceId, op.baseId!);
     const base = baseOfUpdate(ctx, op) ?? {};
     const change = proposed.get(op.id)?.change;
-    const { conflicts } = threeWay(base, recordFields(current, loaded.fields), change?.kind === "record_update" ? change.payload : {});
+    const { conflicts } = threeWay(base, currentFields(ctx, loaded, current), change?.kind === "record_update" ? change.payload : {}, linkLists(loaded));
     if (conflicts.length > 0) return { recordId: current.id, fields: conflicts };
   }
   return null;

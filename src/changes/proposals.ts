@@ -1,8 +1,10 @@
 import type { Actor } from "../auth/actor";
-import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField } from "../content/bases";
-import { checkFieldOptions, checkJsonDepth, checkRecordValues, type FieldError, invalidValues, recordValueErrors } from "../content/field-types";
+import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
+import { fieldChanges } from "../content/field-changes";
+import { checkJsonDepth, type FieldError, invalidValues } from "../content/field-types";
+import { checkRecordInput, fieldsDeletedWith, recordInputErrors, requireNoLookupOf, resolveLinkedField } from "../content/links";
 import { findNode } from "../content/nodes";
-import { findRecord } from "../content/records";
+import { currentFields, findRecord } from "../content/records";
 import type { NodeType } from "../content/schema";
 import type { AppContext } from "../context";
 import { checkName, checkSlug } from "../formats";
@@ -51,11 +53,11 @@ const recordCreate = (loaded: LoadedBase, values: Record<string, unknown>): Prop
  */
 export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
-  if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, checkRecordValues(loaded.fields, records[0].fields, "create"))], review);
+  if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, checkRecordInput(ctx, loaded, records[0].fields, "create"))], review);
   const ops: ProposedOperation[] = [];
   const errors: (FieldError & { index: number })[] = [];
   records.forEach((record, index) => {
-    const checked = recordValueErrors(loaded.fields, record.fields, "create");
+    const checked = recordInputErrors(ctx, loaded, record.fields, "create");
     for (const error of checked.errors) errors.push({ index, ...error });
     ops.push(recordCreate(loaded, checked.values));
   });
@@ -78,7 +80,7 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
   let op: ProposedOperation;
   if (change.operation === "update") {
-    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? record.headCommitId : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: checkRecordValues(loaded.fields, change.fields, "update") };
+    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? record.headCommitId : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: checkRecordInput(ctx, loaded, change.fields, "update", () => currentFields(ctx, loaded, record)) };
   } else if (change.operation === "delete") {
     op = { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } };
   } else {
@@ -109,7 +111,13 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
       if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
       checkJsonDepth("metadata", change.metadata);
       const checked: NewField[] = [];
-      for (const field of change.fields ?? []) checked.push(prepareField("bse_check", field, checked, checked.length, ""));
+      const source = { spaceId, baseId: "bse_check", slug: change.slug, name: change.name };
+      for (const field of change.fields ?? []) {
+        const row = prepareField(source.baseId, field, checked, checked.length, "");
+        // A relation to another base is checked now; one to the new base itself, and lookups, when the base is made.
+        if (row.type === "relation" && (row.options.targetBaseId ?? row.options.targetBaseSlug) !== change.slug) resolveLinkedField(ctx, source, row, [], "");
+        checked.push(row);
+      }
       if (change.ref !== undefined) refs.add(change.ref);
       const { kind: _, reviewPolicy, ...create } = change;
       return { ...target, nodeId: null, kind: "node_create", payload: { ...create, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
@@ -149,22 +157,19 @@ export type FieldChange =
   | { operation: "delete"; fieldId: string }
   | { operation: "reorder"; fieldIds: string[] };
 
-/** A field operation, checked against the base's fields as they are now. */
-function fieldOperation(loaded: LoadedBase, change: FieldChange): OperationChange {
+/** A field operation, checked against the space's fields as they are now (the merge checks again). */
+function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange): OperationChange {
   switch (change.operation) {
     case "create": {
       const { operation: _, ...field } = change;
-      prepareField(loaded.base.id, field, loaded.fields, loaded.fields.length, "");
+      resolveLinkedField(ctx, sourceOf(loaded), prepareField(loaded.base.id, field, loaded.fields, loaded.fields.length, ""), loaded.fields, "");
       return { kind: "base_add_field", payload: field };
     }
-    case "update": {
-      const field = fieldOf(loaded.fields, change.fieldId);
-      if (change.patch.name !== undefined) checkName(change.patch.name);
-      if (change.patch.options !== undefined) checkFieldOptions(field.type, change.patch.options);
+    case "update":
+      fieldChanges(ctx, loaded, fieldOf(loaded.fields, change.fieldId), change.patch);
       return { kind: "base_update_field", payload: { fieldId: change.fieldId, patch: change.patch } };
-    }
     case "delete":
-      fieldOf(loaded.fields, change.fieldId);
+      requireNoLookupOf(ctx, loaded.base.spaceId, fieldsDeletedWith(ctx, loaded.base.spaceId, fieldOf(loaded.fields, change.fieldId)));
       return { kind: "base_delete_field", payload: { fieldId: change.fieldId } };
     case "reorder":
       fieldOrder(loaded.fields, change.fieldIds);
@@ -174,6 +179,6 @@ function fieldOperation(loaded: LoadedBase, change: FieldChange): OperationChang
 
 export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
-  const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(loaded, change) };
+  const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(ctx, loaded, change) };
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }

@@ -75,7 +75,7 @@ export function changeRoutes(ctx: AppContext) {
       { answers: { 200: BatchResultsSchema }, level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
     )
     .post("/change-requests/:changeRequestId/merge", ({ space, params }) => mergeChangeRequest(ctx, space, params.changeRequestId), {
-      answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED", "SLUG_BEING_FREED", "LIMIT_REACHED"] },
+      answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED", "SLUG_BEING_FREED", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"] },
       level: "write",
     })
     .post(
@@ -89,7 +89,7 @@ export function changeRoutes(ctx: AppContext) {
       body: t.Optional(t.Object({ reason: Reason })),
     })
     .post("/operations/:operationId/revisions", ({ space, actor, params, body }) => reviseOperation(ctx, space, actor, params.operationId, body), {
-      answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS"] },
+      answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS", "TARGET_BASE_ARCHIVED"] },
       level: "changeRequest",
       body: t.Object({ fields: t.Record(t.String(), t.Unknown()), message: t.Optional(t.String({ maxLength: 10_000 })), baseCommitId: t.Optional(t.String()) }),
     });

@@ -2,6 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import { asc, inArray } from "drizzle-orm";
 import { t } from "elysia";
 import { BaseSchema, type BaseView, baseView, findBase } from "../content/bases";
+import { idsOf, recordNames } from "../content/links";
 import { NodeSchema, nodeSummary } from "../content/nodes";
 import type { AppContext } from "../context";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
@@ -83,6 +84,9 @@ export const ChangeRequestSchema = t.Object(
     primaryOperation: Nullable(OperationSchema),
     operationCount: WholeNumber(),
     reviews: t.Array(ReviewSchema),
+    linkedRecords: t.Record(t.String(), Nullable(t.String()), {
+      description: "The records its relation values name (proposed and before), by id: each one's primary value (its base's first text field), null when it has none.",
+    }),
   },
   { $id: "ChangeRequest", description: "A proposal: its operations, their revisions, its reviews and its status." },
 );
@@ -151,6 +155,14 @@ function mergeSummaryOf(row: ChangeRequestRow, ops: OperationRow[]): Record<stri
   return { mergedAt: row.mergedAt, operationCount: ops.length, recordIds: mergedRecordIds(ops) };
 }
 
+/** The names of the records the operations' relation values name, before and after. */
+function linkedRecordsOf(ctx: AppContext, spaceId: string, base: BaseView | null, ops: OperationView[]): Record<string, string | null> {
+  const relations = (base?.fields ?? []).filter((field) => field.type === "relation").map((field) => field.slug);
+  if (relations.length === 0) return {};
+  const ids = ops.flatMap((op) => relations.flatMap((slug) => [...idsOf(op.headCommit?.payload[slug]), ...idsOf(op.baseFields[slug])]));
+  return recordNames(ctx, spaceId, ids);
+}
+
 /** Full views of change requests, their operations, commits and reviews read in a few queries. */
 export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): ChangeRequestView[] {
   if (rows.length === 0) return [];
@@ -177,6 +189,7 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
   return rows.map((row) => {
     const rowOps = ops.get(row.id) ?? [];
     const operationViews = rowOps.map((op) => operationView(op, commits, people));
+    const base = baseOf(row);
     return {
       id: row.id,
       baseId: row.baseId,
@@ -194,7 +207,8 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
       mergedAt: row.mergedAt,
       createdAt: row.createdAt,
       updatedAt: row.updatedAt,
-      base: baseOf(row),
+      base,
+      linkedRecords: linkedRecordsOf(ctx, row.spaceId, base, operationViews),
       node: row.nodeId ? nodeSummary(ctx, row.spaceId, row.nodeId) : null,
       operations: operationViews,
       primaryOperation: operationViews[0] ?? null,

@@ -2,20 +2,19 @@ import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext } from "../context";
-import { insertRow, preparedFor, preparedWrite } from "../db/client";
+import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
-import { requireWithin } from "../limits";
 import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
-import { badRequest, conflict, notFound } from "../http/errors";
+import { badRequest, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { isIndexable } from "./field-sql";
-import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType, renamedChoices } from "./field-types";
-import { bases, droppedFields, type FieldIndexState, fields, nodes, type NodeStatus, records, type ReviewPolicy } from "./schema";
+import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
+import { bases, type FieldIndexState, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
 export type BaseRow = typeof bases.$inferSelect;
 export type FieldRow = typeof fields.$inferSelect;
-type NodeRow = typeof nodes.$inferSelect;
+export type NodeRow = typeof nodes.$inferSelect;
 
 export const DEFAULT_REVIEW_POLICY: ReviewPolicy = { kind: "single", requiredApprovals: 1 };
 
@@ -128,6 +127,8 @@ export function listBases(ctx: AppContext, spaceId: string, status: NodeStatus =
 }
 
 export type FieldPatch = {
+  /** Only the field's own type: conversion is refused. */
+  type?: FieldType;
   name?: string;
   required?: boolean;
   options?: Record<string, unknown>;
@@ -171,54 +172,8 @@ export function checkReviewPolicy(policy: { requiredApprovals?: number } | undef
   return { kind: "single", requiredApprovals };
 }
 
-/** Creates the base behind a new base node, with its fields (checked first, all or none). */
-export function createBaseForNode(tx: Tx, spaceId: string, nodeId: string, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
-  forgetBases(tx);
-  const count = tx.db.select({ n: sql<number>`count(*)` }).from(bases).where(eq(bases.spaceId, spaceId)).get()!.n;
-  requireWithin(tx.config.limits, "basesPerSpace", count + 1);
-  requireWithin(tx.config.limits, "fieldsPerBase", input.fields?.length ?? 0);
-  const base: BaseRow = { id: newId("bse"), spaceId, nodeId, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
-  const rows: FieldRow[] = [];
-  for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
-  insertRow(tx, bases, base);
-  // One prepared insert per field: building one statement of 200 rows cost drizzle more than SQLite's work.
-  for (const row of rows) insertRow(tx, fields, row);
-  return base;
-}
-
-function touchBase(tx: Tx, baseId: string, at: string): void {
-  forgetBases(tx);
-  tx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
-}
-
-const anyRecordOf = preparedFor((db) => db.select({ one: sql`1` }).from(records).where(eq(records.baseId, sql.placeholder("baseId"))).limit(1).prepare());
-const slugBeingFreed = preparedFor((db) =>
-  db
-    .select({ one: sql`1` })
-    .from(droppedFields)
-    .where(and(eq(droppedFields.baseId, sql.placeholder("baseId")), eq(droppedFields.slug, sql.placeholder("slug"))))
-    .limit(1)
-    .prepare(),
-);
-
-/**
- * A new field of a base. A field of the base deleted under the same slug may still have values
- * left in records, which the upkeep clears in the background (a batch at a time, so the writer is
- * never held): until it has, the slug is refused, so a new field never shows an old one's values.
- */
-export function addField(tx: Tx, baseId: string, input: NewField, at: string): FieldRow {
-  const existing = loadFields(tx, baseId);
-  requireWithin(tx.config.limits, "fieldsPerBase", existing.length + 1);
-  const indexing = anyRecordOf(tx.db).get({ baseId }) ? "building" : "ready";
-  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing);
-  if (slugBeingFreed(tx.db).get({ baseId, slug: row.slug })) {
-    throw conflict(`The slug "${row.slug}" belonged to a field deleted moments ago whose values are still being cleared from the records; try again in a few seconds.`, { reason: "SLUG_BEING_FREED" });
-  }
-  insertRow(tx, fields, row);
-  if (row.indexState === "building") tx.afterCommit(tx.fieldUpkeep.wake);
-  touchBase(tx, baseId, at);
-  return row;
-}
+/** A base as the fields made on other bases for it (a relation's inverse) name it. */
+export const sourceOf = (loaded: LoadedBase) => ({ spaceId: loaded.base.spaceId, baseId: loaded.base.id, slug: loaded.node.slug, name: loaded.node.name });
 
 /** A field of the base by id or slug; anything else (another base's field included) is a 400. */
 export function fieldOf(fieldRows: FieldRow[], ref: string): FieldRow {
@@ -232,69 +187,6 @@ export function fieldOrder(fieldRows: FieldRow[], refs: string[]): string[] {
   const ids = refs.map((ref) => fieldOf(fieldRows, ref).id);
   if (new Set(ids).size !== fieldRows.length || ids.length !== fieldRows.length) throw badRequest("fieldIds must list every field of the base exactly once.");
   return ids;
-}
-
-const findField = (ctx: AppContext, baseId: string, ref: string): FieldRow => fieldOf(loadFields(ctx, baseId), ref);
-
-const writeData = preparedWrite((db) =>
-  db
-    .update(records)
-    .set({ data: sql.placeholder("data") } as never)
-    .where(eq(records.id, sql.placeholder("id")))
-    .prepare(),
-);
-
-/**
- * Records holding a choice that new options rename (the same id, another name) take its new name,
- * as in any table editor. Values of choices the options dropped are kept as they are.
- */
-function renameChoiceValues(tx: Tx, field: FieldRow, renames: Map<string, string>): void {
-  if (renames.size === 0) return;
-  const path = `$."${field.slug}"`;
-  const held = sql.join([...renames.keys()].map((name) => sql`${name}`), sql`, `);
-  const rows = tx.db
-    .select({ id: records.id, data: records.data })
-    .from(records)
-    .where(and(eq(records.baseId, field.baseId), sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${path}) WHERE "value" IN (${held}))`))
-    .all();
-  const renamed = (value: unknown) => (typeof value === "string" ? (renames.get(value) ?? value) : value);
-  for (const { id, data } of rows) {
-    const value = data[field.slug];
-    data[field.slug] = Array.isArray(value) ? [...new Set(value.map(renamed))] : renamed(value);
-    writeData(tx).run({ id, data });
-  }
-}
-
-export function updateField(tx: Tx, baseId: string, fieldId: string, patch: FieldPatch, at: string): void {
-  const field = findField(tx, baseId, fieldId);
-  const changes: Partial<FieldRow> = {};
-  if (patch.name !== undefined) changes.name = checkName(patch.name);
-  if (patch.required !== undefined) changes.required = patch.required;
-  if (patch.options !== undefined) {
-    changes.options = checkFieldOptions(field.type, patch.options);
-    renameChoiceValues(tx, field, renamedChoices(field.options, changes.options));
-  }
-  tx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
-  touchBase(tx, baseId, at);
-}
-
-/**
- * Removes the field from the base; its values stay in history. A trigger notes it in
- * `dropped_fields`, and the upkeep removes its indexed values and clears its slug from the records
- * in the background.
- */
-export function deleteField(tx: Tx, baseId: string, fieldId: string, at: string): void {
-  const field = findField(tx, baseId, fieldId);
-  tx.db.delete(fields).where(eq(fields.id, field.id)).run();
-  tx.afterCommit(tx.fieldUpkeep.wake);
-  touchBase(tx, baseId, at);
-}
-
-/** `fieldIds` must name every field of the base exactly once. */
-export function reorderFields(tx: Tx, baseId: string, fieldIds: string[], at: string): void {
-  const ids = fieldOrder(loadFields(tx, baseId), fieldIds);
-  ids.forEach((id, position) => tx.db.update(fields).set({ position }).where(eq(fields.id, id)).run());
-  touchBase(tx, baseId, at);
 }
 
 export interface BasePatch {

@@ -17,8 +17,11 @@ const COMPUTED_COLUMNS: Partial<Record<FieldType, string>> = {
 
 const NUMERIC_TYPES: ReadonlySet<FieldType> = new Set(["number", "auto_number", "checkbox"]);
 
-/** Fields that cannot be sorted or range-filtered: their values are lists or documents. */
-export const UNSORTABLE_TYPES: ReadonlySet<FieldType> = new Set(["multiselect", "json"]);
+/** Fields that cannot be sorted or range-filtered: their values are lists or documents, or are read from links. */
+export const UNSORTABLE_TYPES: ReadonlySet<FieldType> = new Set(["multiselect", "json", "relation", "lookup"]);
+
+/** Fields whose values are not in the record's row (`links.ts`): a listing cannot compare them in SQL. */
+export const LINKED_TYPES: ReadonlySet<FieldType> = new Set(["relation", "lookup"]);
 
 /** What an unset value sorts as: below every number, or the empty string; so keyset comparisons never meet a NULL. */
 const sentinelOf = (field: FieldRow) => (NUMERIC_TYPES.has(field.type) ? String(-Number.MAX_VALUE) : "''");

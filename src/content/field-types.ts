@@ -2,8 +2,8 @@ import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
 
-export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const;
-export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number"] as const;
+export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation"] as const;
+export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number", "lookup"] as const;
 export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
@@ -101,6 +101,32 @@ function choiceName(options: Record<string, unknown>, value: unknown): string | 
   return choicesOf(options).find((choice) => choice.name === value || choice.id === value)?.name;
 }
 
+/** How a record id looks: the shape is checked before any lookup. */
+const RECORD_ID = /^rec_[0-9A-Za-z]{1,64}$/;
+
+/** Whether a relation field holds a list of records (`multiple`, the default) or one. */
+export const holdsMany = (options: Record<string, unknown>): boolean => options.multiple !== false;
+
+/** The most records one relation value may hold, on either side of the link. */
+export const MAX_LINKS = 1000;
+
+/**
+ * A relation value: a record id or a list of them, in order, repeats dropped; a list for a field
+ * that holds many, else one id or null. Whether the ids name records is checked against the
+ * database (`links.ts`).
+ */
+function relationValue(field: FieldDefinition, value: unknown): { value: unknown } | { error: string } {
+  const ids = typeof value === "string" ? [value] : value;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) return { error: "must be a record id or a list of record ids" };
+  const bad = ids.find((id) => !RECORD_ID.test(id));
+  if (bad !== undefined) return { error: `names ${JSON.stringify(bad.slice(0, 80))}, which is not a record id` };
+  const unique = [...new Set(ids)];
+  if (unique.length > MAX_LINKS) return { error: `may link at most ${MAX_LINKS} records` };
+  if (holdsMany(field.options)) return { value: unique };
+  if (unique.length > 1) return { error: "holds one record (options.multiple is false)" };
+  return { value: unique[0] ?? null };
+}
+
 /** Checks one value against its field; answers the stored form, or an error message. */
 function normalize(field: FieldDefinition, value: unknown): { value: unknown } | { error: string } {
   if (value === null) return { value: null };
@@ -139,6 +165,9 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
       return typeof value === "string" && PHONE_PATTERN.test(value) ? { value } : { error: "must be a phone number" };
     case "json":
       return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { error: `may nest at most ${MAX_JSON_DEPTH} levels` } : { value };
+    case "relation":
+      return relationValue(field, value);
+    case "lookup":
     case "created_time":
     case "updated_time":
     case "created_by":
@@ -194,6 +223,8 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
   const given = options ?? {};
   checkJsonDepth("Field options", given);
   if (type === "code") return checkCodeOptions(given);
+  if (type === "relation") return checkRelationOptions(given);
+  if (type === "lookup") return checkLookupOptions(given);
   if (type !== "select" && type !== "multiselect") return given;
   const choices = given.choices;
   if (!Array.isArray(choices) || choices.length === 0) throw badRequest(`A ${type} field needs options.choices: [{ "name": "…" }].`);
@@ -204,6 +235,43 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
   });
   if (new Set(normalized.map((c) => c.name)).size !== normalized.length) throw badRequest("Choice names must be unique.");
   return { ...given, choices: normalized };
+}
+
+/**
+ * A relation's options as a client gives them: its target base (`targetBaseId` or
+ * `targetBaseSlug`, resolved in the space when the field is made) and `multiple` (default true).
+ * `inverseFieldId` is the server's: it names the field made on the target base.
+ */
+function checkRelationOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const { targetBaseId, targetBaseSlug, multiple, inverseFieldId } = options;
+  const target = targetBaseId ?? targetBaseSlug;
+  if (typeof target !== "string" || target === "") throw badRequest('A relation field needs options.targetBaseId (or targetBaseSlug): the base its values link to.');
+  if (multiple !== undefined && typeof multiple !== "boolean") throw badRequest("options.multiple is true (a list of records, the default) or false (one record).");
+  return { ...options, multiple: multiple ?? true, ...(inverseFieldId === undefined ? {} : { inverseFieldId }) };
+}
+
+export const ROLLUPS = ["values", "count", "sum", "average", "min", "max", "concatenate"] as const;
+export type Rollup = (typeof ROLLUPS)[number];
+
+export interface LookupOptions {
+  relationFieldSlug: string;
+  targetFieldSlug: string;
+  rollup: Rollup;
+  limit: "all" | "first";
+}
+
+export const lookupOf = (options: Record<string, unknown>): LookupOptions => options.lookup as LookupOptions;
+
+/** A lookup's options: `lookup { relationFieldSlug, targetFieldSlug, rollup (values), limit (all) }`; the slugs are checked against the bases when the field is made. */
+function checkLookupOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const lookup = options.lookup as Partial<Record<keyof LookupOptions, unknown>> | undefined;
+  const shape = 'A lookup field needs options.lookup: { "relationFieldSlug": "…", "targetFieldSlug": "…", "rollup"?: values|count|sum|average|min|max|concatenate, "limit"?: all|first }.';
+  if (typeof lookup !== "object" || lookup === null || Array.isArray(lookup)) throw badRequest(shape);
+  const { relationFieldSlug, targetFieldSlug, rollup = "values", limit = "all" } = lookup;
+  if (typeof relationFieldSlug !== "string" || typeof targetFieldSlug !== "string") throw badRequest(shape);
+  if (!(ROLLUPS as readonly unknown[]).includes(rollup)) throw badRequest(`options.lookup.rollup must be one of ${ROLLUPS.join(", ")}.`);
+  if (limit !== "all" && limit !== "first") throw badRequest("options.lookup.limit must be all or first.");
+  return { ...options, lookup: { relationFieldSlug, targetFieldSlug, rollup, limit } };
 }
 
 /** A code field's options: `code: { language? }`, a short name such as `typescript`, `json` or `yaml` (those two are parsed on write). */

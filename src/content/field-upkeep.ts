@@ -5,6 +5,7 @@ import { preparedFor } from "../db/client";
 import { type Tx, write } from "../db/tx";
 import { type FieldRow, forgetBases } from "./bases";
 import { sortableSql } from "./field-sql";
+import { dropLinks } from "./links";
 import { droppedFields, fields, records } from "./schema";
 
 /**
@@ -41,8 +42,8 @@ const nextDropped = preparedFor((db) => db.select().from(droppedFields).limit(1)
  * - a field created in a base with records is `building`: its values are filled in from the
  *   records, a batch at a time (the triggers keep every record written meanwhile), then it is
  *   `ready` and listings use it;
- * - a field deleted (with its base or space too) is in `dropped_fields`: its indexed values are
- *   removed, then its values under its slug are cleared from the base's records.
+ * - a field deleted (with its base or space too) is in `dropped_fields`: its links (a relation's)
+ *   and indexed values are removed, then its values under its slug are cleared from the base's records.
  * Walks resume from memory; after a restart they start over, and every step is idempotent.
  */
 export class FieldUpkeep {
@@ -116,6 +117,7 @@ export class FieldUpkeep {
   }
 
   private dropStep(tx: Tx, dropped: typeof droppedFields.$inferSelect): void {
+    if (dropLinks(tx, dropped.fieldId, UPKEEP_BATCH) > 0) return;
     const removed = tx.store.sqlite.run(
       `DELETE FROM "field_values" WHERE "field_id" = ?1 AND ("status", "value", "created_at", "record_id") IN
           (SELECT "status", "value", "created_at", "record_id" FROM "field_values" WHERE "field_id" = ?1 LIMIT ?2)`,

@@ -11,7 +11,8 @@ import type { ReadDb, Tx } from "../db/tx";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { forgetBases } from "./bases";
 import { checkJsonDepth } from "./field-types";
-import { bases, NODE_STATUSES, NODE_TYPES, nodes, type NodeStatus, type NodeType } from "./schema";
+import { relationsInto } from "./links";
+import { bases, fields, NODE_STATUSES, NODE_TYPES, nodes, type NodeStatus, type NodeType } from "./schema";
 
 export type NodeRow = typeof nodes.$inferSelect;
 type NodeWithBase = NodeRow & { baseId: string | null };
@@ -329,12 +330,18 @@ export function updateMetadata(tx: Tx, spaceId: string, nodeId: string, metadata
   return getNode(tx, spaceId, node.id);
 }
 
-/** Permanently deletes an archived node and all below it (their bases and records cascade). */
+/**
+ * Permanently deletes an archived node and all below it (their bases and records cascade), and the
+ * relation fields of other bases that link into its bases (their links go with them).
+ */
 export function purgeNode(tx: Tx, spaceId: string, nodeId: string): number {
   forgetBases(tx);
   const node = findNode(tx, spaceId, nodeId);
   if (node.status !== "archived") throw conflict("Only an archived node can be deleted permanently; archive it first.", { reason: "NOT_ARCHIVED" });
   const ids = subtree(tx, spaceId, node.id);
+  const baseIds = tx.db.select({ id: bases.id }).from(bases).where(inArray(bases.nodeId, ids)).all().map((row) => row.id);
+  const inbound = relationsInto(tx, baseIds);
+  if (inbound.length > 0) tx.db.delete(fields).where(inArray(fields.id, inbound)).run();
   tx.db.delete(nodes).where(eq(nodes.id, node.id)).run();
   tx.afterCommit(tx.fieldUpkeep.wake);
   return ids.length;

@@ -10,9 +10,11 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { isNumeric, isTime, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
+import { isNumeric, isTime, LINKED_TYPES, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
+import { holdsMany } from "./field-types";
+import { hasLinkedFields, type LinkedValues, linkedValues, type RecordLinkView, recordLinkViews, writeLinks } from "./links";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
@@ -39,11 +41,20 @@ export type RecordView = Static<typeof RecordSchema>;
 
 export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })) });
 
-/** Every field of the base, unset ones as null; computed fields from the record's own columns. */
-export function recordFields(row: RecordRow, fieldRows: FieldRow[]): Record<string, unknown> {
+/**
+ * Every field of the base, unset ones as null; computed fields from the record's own columns,
+ * relations and lookups from `linked` (read from the links, `links.ts`).
+ */
+export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of fieldRows) {
     switch (field.type) {
+      case "relation":
+        out[field.slug] = linked?.[field.slug] ?? (holdsMany(field.options) ? [] : null);
+        break;
+      case "lookup":
+        out[field.slug] = linked?.[field.slug] ?? null;
+        break;
       case "created_time":
         out[field.slug] = row.createdAt;
         break;
@@ -70,8 +81,15 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[]): Record<stri
 export type CommitHead = Omit<CommitRow, "payload">;
 
 /** A record as the API shows it; `base` is one view shared by the records of a page. */
-export function recordView(row: RecordRow, loaded: LoadedBase, head: CommitHead | undefined, people: Map<string, UserRef>, base: BaseView = baseView(loaded)): RecordView {
-  const fields = recordFields(row, loaded.fields);
+export function recordView(
+  row: RecordRow,
+  loaded: LoadedBase,
+  head: CommitHead | undefined,
+  people: Map<string, UserRef>,
+  base: BaseView = baseView(loaded),
+  linked?: Record<string, unknown>,
+): RecordView {
+  const fields = recordFields(row, loaded.fields, linked);
   return {
     id: row.id,
     baseId: row.baseId,
@@ -125,12 +143,12 @@ const AUTHOR_COLUMNS = Object.entries(authorColumns);
  * A record read as an array (its columns, then its head commit's from `headAt`, then the author's),
  * as the API shows it: decoded column by column, which costs less than drizzle's mapping of joined rows.
  */
-function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, base?: BaseView): RecordView {
+function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base?: BaseView): RecordView {
   const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
   const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
   const authorAt = headAt + HEAD_COLUMNS.length;
   if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
-  return recordView(row, loaded, head, people, base);
+  return recordView(row, loaded, head, people, base, linked.get(row.id));
 }
 
 const recordWithHead = (ctx: AppContext) =>
@@ -148,7 +166,23 @@ export function getRecord(ctx: AppContext, spaceId: string, recordId: string): R
   const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
   if (!values) throw notFound("No such record in this space.");
   const loaded = findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true });
-  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map());
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }));
+}
+
+/** A record's links either way (`GET /records/{id}/links`). */
+export function linksOfRecord(ctx: AppContext, spaceId: string, recordId: string): RecordLinkView[] {
+  const row = findRecord(ctx, spaceId, recordId);
+  return recordLinkViews(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
+}
+
+/** A record just written, as the API shows it: its links and lookups read in the same write. */
+export function writtenView(ctx: AppContext, loaded: LoadedBase, row: RecordRow, head: CommitHead, people: Map<string, UserRef>): RecordView {
+  return recordView(row, loaded, head, people, baseView(loaded), linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id));
+}
+
+/** A record's values as stored and linked (not looked up): what a merge compares and a commit keeps. */
+export function currentFields(ctx: AppContext, loaded: LoadedBase, row: RecordRow): Record<string, unknown> {
+  return recordFields(row, loaded.fields, linkedValues(ctx, loaded, [row.id], { lookups: false }).get(row.id));
 }
 
 export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
@@ -242,6 +276,7 @@ const V = { value: sql.raw(`"v"."value"`), createdAt: sql.raw(`"v"."created_at"`
  * and the emptiness tests read the record's value.
  */
 function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, sortable: SQL = fieldExpression(field).sortable): SQL {
+  if (LINKED_TYPES.has(field.type)) throw badRequest(`Records cannot be filtered by the ${field.type} field "${field.slug}" yet; read a record's links with GET /records/{recordId}/links.`);
   const { value } = fieldExpression(field);
   const values = filterValues(filter);
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
@@ -464,8 +499,9 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   for (const values of pageRows(ctx, statement.plan)({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
   const people = new Map<string, UserRef>();
   const base = baseView(loaded);
+  const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
   // Each row holds its sort value after the record's columns.
-  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, base));
+  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base));
   const last = page.at(-1);
   if (rowids.length <= query.limit || !last) return { records: views, nextCursor: null };
   const sortValue = last[RECORD_COLUMNS.length];
@@ -505,7 +541,7 @@ interface Authored {
   at: string;
 }
 
-function recordCommit(tx: Tx, row: RecordRow, fieldRows: FieldRow[], parentCommitId: string | null, by: Authored, kind: CommitRow["kind"]): CommitRow {
+function recordCommit(tx: Tx, row: RecordRow, fieldRows: FieldRow[], parentCommitId: string | null, by: Authored, kind: CommitRow["kind"], linked?: Record<string, unknown>): CommitRow {
   return insertCommit(tx, {
     spaceId: row.spaceId,
     baseId: row.baseId,
@@ -517,7 +553,7 @@ function recordCommit(tx: Tx, row: RecordRow, fieldRows: FieldRow[], parentCommi
     authorId: by.actorId,
     targetType: "base",
     kind,
-    payload: recordFields(row, fieldRows),
+    payload: recordFields(row, fieldRows, linked),
     createdAt: by.at,
   });
 }
@@ -534,7 +570,8 @@ const nextAutoNumber = preparedWrite((db) =>
 const adoptCommit = preparedWrite((db) =>
   db
     .update(commits)
-    .set({ recordId: sql.placeholder("recordId"), payload: sql`NULL` } as never)
+    // The payload as JSON text or NULL, bound as is: drizzle would encode NULL as the JSON text "null".
+    .set({ recordId: sql.placeholder("recordId"), payload: sql`${sql.placeholder("payload")}` } as never)
     .where(eq(commits.id, sql.placeholder("commitId")))
     .returning()
     .prepare(),
@@ -549,15 +586,36 @@ const keepPayload = preparedWrite((db) =>
     .prepare(),
 );
 
-/** A new record; its first commit is written, or `adoptedCommitId` (the proposal's own, holding the same values) becomes it. */
+/**
+ * Splits values to write into those the record stores and its relation values (written as links).
+ * `linked` is every relation value after the write, `before` the record's until then.
+ */
+function splitLinked(loaded: LoadedBase, values: Record<string, unknown>, before: Record<string, unknown> = {}) {
+  if (!hasLinkedFields(loaded)) return { data: values, links: null, linked: undefined };
+  const data = { ...values };
+  const links: Record<string, unknown> = {};
+  for (const field of loaded.fields) {
+    if (field.type !== "relation" || !Object.hasOwn(values, field.slug)) continue;
+    links[field.slug] = values[field.slug];
+    delete data[field.slug];
+  }
+  return { data, links, linked: { ...before, ...links } };
+}
+
+/**
+ * A new record; its first commit is written, or `adoptedCommitId` (the proposal's own, holding the
+ * same values) becomes it. A commit's payload is read from the record's data while it is the head,
+ * unless the record has links, which its data does not hold.
+ */
 export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adoptedCommitId: string | null = null): { row: RecordRow; commit: CommitRow } {
   const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
+  const { data, links, linked } = splitLinked(loaded, values);
   const row: RecordRow = {
     id: newId("rec"),
     spaceId: loaded.base.spaceId,
     baseId: loaded.base.id,
     status: "active",
-    data: values,
+    data,
     autoNumber: lastAutoNumber,
     headCommitId: "",
     createdBy: by.actorId,
@@ -567,10 +625,11 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
     archivedAt: null,
   };
   const commit = adoptedCommitId
-    ? { ...adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId })!, payload: values }
-    : recordCommit(tx, row, loaded.fields, null, by, "record_create");
+    ? { ...adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId, payload: links ? JSON.stringify(values) : null })!, payload: values }
+    : recordCommit(tx, row, loaded.fields, null, by, "record_create", linked);
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
+  if (links) writeLinks(tx, loaded, row.id, links, commit.id, by.at);
   return { row, commit };
 }
 
@@ -589,19 +648,22 @@ const moveRecordHead = preparedWrite((db) =>
     .prepare(),
 );
 
-/** Writes a new state of a record as a commit on top of its head. */
+/** Writes a new state of a record as a commit on top of its head; relation values in `changes.data` are written as links. */
 export function writeRecord(
   tx: Tx,
   current: RecordRow,
-  fieldRows: FieldRow[],
+  loaded: LoadedBase,
   changes: Pick<RecordRow, "data" | "status" | "archivedAt">,
   by: Authored,
   kind: CommitRow["kind"],
 ): { row: RecordRow; commit: CommitRow } {
-  keepPayload(tx).run({ id: current.headCommitId, payload: current.data });
-  const next: RecordRow = { ...current, ...changes, updatedBy: by.actorId, updatedAt: by.at };
-  const commit = recordCommit(tx, next, fieldRows, current.headCommitId, by, kind);
+  const before = hasLinkedFields(loaded) ? linkedValues(tx, loaded, [current.id], { lookups: false }).get(current.id) : undefined;
+  keepPayload(tx).run({ id: current.headCommitId, payload: { ...current.data, ...before } });
+  const { data, links, linked } = splitLinked(loaded, changes.data, before);
+  const next: RecordRow = { ...current, ...changes, data, updatedBy: by.actorId, updatedAt: by.at };
+  const commit = recordCommit(tx, next, loaded.fields, current.headCommitId, by, kind, linked);
   next.headCommitId = commit.id;
   moveRecordHead(tx).run({ id: current.id, data: next.data, status: next.status, archivedAt: next.archivedAt, headCommitId: next.headCommitId, updatedBy: next.updatedBy, updatedAt: next.updatedAt });
+  if (links) writeLinks(tx, loaded, current.id, links, commit.id, by.at);
   return { row: next, commit };
 }

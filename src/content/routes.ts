@@ -15,7 +15,8 @@ import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../http/qu
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
 import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, getNode, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, updateMetadata } from "./nodes";
-import { countRecords, getRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
+import { RecordLinkSchema } from "./links";
+import { countRecords, getRecord, linksOfRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 
@@ -51,7 +52,12 @@ const FieldChange = variants([
   t.Object({
     operation: t.Literal("update"),
     fieldId: t.String(),
-    patch: t.Object({ name: t.Optional(Name), required: t.Optional(t.Boolean()), options: t.Optional(Json) }),
+    patch: t.Object({
+      type: t.Optional(oneOf(FIELD_TYPES)),
+      name: t.Optional(Name),
+      required: t.Optional(t.Boolean()),
+      options: t.Optional(Json),
+    }),
     ...Review,
   }),
   t.Object({ operation: t.Literal("delete"), fieldId: t.String(), ...Review }),
@@ -124,7 +130,8 @@ const Materialized = <T extends TObject>(merged: T) =>
   });
 
 /** The errors of a merge made at once (autoMerge, or a write-level key on a base without review). */
-const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED"];
+/** What a write that merges at once may be refused with (409), besides its own reasons. */
+const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"];
 
 function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
@@ -282,6 +289,7 @@ export function contentRoutes(ctx: AppContext) {
       },
     )
     .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { answers: { 200: RecordSchema }, level: "read" })
+    .get("/records/:recordId/links", ({ space, params }) => linksOfRecord(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(RecordLinkSchema) }, level: "read" })
     .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(CommitSchema) }, level: "read" })
     .post(
       "/records/:recordId/change-requests",

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { type AnySQLiteColumn, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { type AnySQLiteColumn, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 import type { FieldType } from "./field-types";
@@ -107,4 +107,32 @@ export const records = sqliteTable(
     index("records_created_idx").on(table.baseId, table.status, table.createdAt, table.id),
     index("records_updated_idx").on(table.baseId, table.status, table.updatedAt, table.id),
   ],
+);
+
+/**
+ * The links of relation fields, each stored once, under the field that owns the pair (`links.ts`):
+ * its source record holds it in that field, its target record in the inverse field. Keyed by field
+ * and source, and indexed by field and target, so the links of a record either way are an index
+ * seek, and so are a field's links when it is deleted. A WITHOUT ROWID table (migrations/0012): the key is the row. No foreign keys, as for
+ * `field_values`: a dropped field's links are removed by the upkeep, a batch at a time.
+ */
+export const recordLinks = sqliteTable(
+  "record_links",
+  {
+    fieldId: text("field_id").notNull(),
+    sourceRecordId: text("source_record_id").notNull(),
+    targetRecordId: text("target_record_id").notNull(),
+    id: text("id").notNull(),
+    spaceId: text("space_id").notNull(),
+    baseId: text("base_id").notNull(),
+    targetBaseId: text("target_base_id").notNull(),
+    /** The commit that made the link (or last moved it in a list). */
+    commitId: text("commit_id").notNull(),
+    /** Its place in the source record's list, and in the target record's. */
+    position: integer("position").notNull(),
+    targetPosition: integer("target_position").notNull(),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.fieldId, table.sourceRecordId, table.targetRecordId] }), index("record_links_target_idx").on(table.fieldId, table.targetRecordId, table.targetPosition)],
 );

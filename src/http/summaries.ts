@@ -57,6 +57,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/records/search": "Records whose field equals a value",
   "GET /api/v1/records/:recordId": "One record with its head commit",
   "GET /api/v1/records/:recordId/history": "The commits that shaped a record",
+  "GET /api/v1/records/:recordId/links": "The links of a record, either way",
   "POST /api/v1/records/:recordId/change-requests": "Propose an update, delete or restore of a record",
   "GET /api/v1/records/:recordId/change-requests": "The change requests about a record",
   "GET /api/v1/change-requests": "List change requests (the Inbox)",

@@ -93,8 +93,8 @@ async function inbox(ctx: Context): Promise<Node> {
   );
 }
 
-/** Each proposed field against its current value: the record's now (for an update), else the proposal's base. */
-function operationDiff(op: OperationView, fieldNames: Map<string, string>, current: Record<string, unknown> | null, merged: boolean): Child {
+/** Each proposed field against its current value: the record's now (for an update), else the proposal's base. `show` writes a field's value. */
+function operationDiff(op: OperationView, fieldNames: Map<string, string>, show: (slug: string, value: unknown) => string, current: Record<string, unknown> | null, merged: boolean): Child {
   const proposed = op.headCommit?.payload ?? {};
   if (op.operation === "record_delete") return h("p", {}, "Archives the record (it can be restored).");
   if (op.operation === "record_restore") return h("p", {}, "Restores the archived record.");
@@ -104,8 +104,8 @@ function operationDiff(op: OperationView, fieldNames: Map<string, string>, curre
   return table(
     ["Field", merged ? "Before" : "Current", "Proposed"],
     slugs.map((slug) => {
-      const changed = shown(before(slug)) !== shown(proposed[slug]);
-      return [fieldNames.get(slug) ?? slug, h("span", { class: changed ? "old" : "" }, shown(before(slug))), h("span", { class: changed ? "new" : "" }, shown(proposed[slug]))];
+      const [was, will] = [show(slug, before(slug)), show(slug, proposed[slug])];
+      return [fieldNames.get(slug) ?? slug, h("span", { class: was !== will ? "old" : "" }, was), h("span", { class: was !== will ? "new" : "" }, will)];
     }),
   );
 }
@@ -114,6 +114,10 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   const cr = await api<ChangeRequestView>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
   const fields = cr.base?.fields ?? [];
   const fieldNames = new Map(fields.map((field) => [field.slug, field.name]));
+  // A relation's value is shown as the linked records' names, in order.
+  const relations = new Set(fields.filter((field) => field.type === "relation").map((field) => field.slug));
+  const show = (slug: string, value: unknown) =>
+    relations.has(slug) && value !== null && value !== undefined ? shown([value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", ")) : shown(value);
   // The records the operations name, as they are now: their names, and an unmerged update's current values.
   const targets = new Map<string, RecordView | null>();
   await Promise.all(
@@ -179,7 +183,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
         `${i + 1}. ${OPERATION_LABELS[op.operation] ?? op.operation}`,
         op.targetRecordId && op.operation !== "record_create" ? h("p", {}, "Record ", target(op.targetRecordId)) : null,
         op.headCommit?.message && op.headCommit.message !== message ? h("p", { class: "message" }, op.headCommit.message) : null,
-        operationDiff(op, fieldNames, current(op), cr.status === "merged"),
+        operationDiff(op, fieldNames, show, current(op), cr.status === "merged"),
       ),
     ),
     card(

@@ -1,0 +1,162 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { AppContext } from "../context";
+import { insertRow, preparedFor, preparedWrite } from "../db/client";
+import { newId } from "../db/ids";
+import type { Tx } from "../db/tx";
+import { checkName } from "../formats";
+import { badRequest, conflict } from "../http/errors";
+import { requireWithin } from "../limits";
+import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
+import { checkFieldOptions, renamedChoices } from "./field-types";
+import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./links";
+import { bases, droppedFields, fields, records, type ReviewPolicy } from "./schema";
+
+/**
+ * Changes to a base's fields, as a merge applies them (inside its transaction). A relation field
+ * is one of a pair (`links.ts`): making one makes its inverse on the target base, deleting either
+ * deletes both.
+ */
+
+/** Creates the base behind a new base node, with its fields (checked first, all or none); a relation among them makes its inverse too. */
+export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" | "slug" | "name">, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
+  forgetBases(tx);
+  const spaceId = node.spaceId;
+  const count = tx.db.select({ n: sql<number>`count(*)` }).from(bases).where(eq(bases.spaceId, spaceId)).get()!.n;
+  requireWithin(tx.config.limits, "basesPerSpace", count + 1);
+  requireWithin(tx.config.limits, "fieldsPerBase", input.fields?.length ?? 0);
+  const base: BaseRow = { id: newId("bse"), spaceId, nodeId: node.id, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
+  const rows: FieldRow[] = [];
+  for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
+  insertRow(tx, bases, base);
+  const source = { spaceId, baseId: base.id, slug: node.slug, name: node.name };
+  const inverses: FieldRow[] = [];
+  rows.forEach((row, i) => {
+    const inverse = resolveLinkedField(tx, source, row, [...rows.slice(0, i), ...inverses.filter((other) => other.baseId === base.id)], at);
+    if (inverse) inverses.push(inverse);
+  });
+  // One prepared insert per field: building one statement of 200 rows cost drizzle more than SQLite's work.
+  for (const row of [...rows, ...inverses]) insertRow(tx, fields, row);
+  return base;
+}
+
+function touchBase(tx: Tx, baseId: string, at: string): void {
+  forgetBases(tx);
+  tx.db.update(bases).set({ updatedAt: at }).where(eq(bases.id, baseId)).run();
+}
+
+const anyRecordOf = preparedFor((db) => db.select({ one: sql`1` }).from(records).where(eq(records.baseId, sql.placeholder("baseId"))).limit(1).prepare());
+const slugBeingFreed = preparedFor((db) =>
+  db
+    .select({ one: sql`1` })
+    .from(droppedFields)
+    .where(and(eq(droppedFields.baseId, sql.placeholder("baseId")), eq(droppedFields.slug, sql.placeholder("slug"))))
+    .limit(1)
+    .prepare(),
+);
+
+/**
+ * A new field of a base. A field of the base deleted under the same slug may still have values
+ * left in records, which the upkeep clears in the background (a batch at a time, so the writer is
+ * never held): until it has, the slug is refused, so a new field never shows an old one's values.
+ */
+export function addField(tx: Tx, loaded: LoadedBase, input: NewField, at: string): FieldRow {
+  const baseId = loaded.base.id;
+  const existing = loadFields(tx, baseId);
+  requireWithin(tx.config.limits, "fieldsPerBase", existing.length + 1);
+  const indexing = anyRecordOf(tx.db).get({ baseId }) ? "building" : "ready";
+  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing);
+  if (slugBeingFreed(tx.db).get({ baseId, slug: row.slug })) {
+    throw conflict(`The slug "${row.slug}" belonged to a field deleted moments ago whose values are still being cleared from the records; try again in a few seconds.`, { reason: "SLUG_BEING_FREED" });
+  }
+  const inverse = resolveLinkedField(tx, sourceOf(loaded), row, existing, at);
+  insertRow(tx, fields, row);
+  if (inverse) {
+    insertRow(tx, fields, inverse);
+    touchBase(tx, inverse.baseId, at);
+  }
+  if (row.indexState === "building") tx.afterCommit(tx.fieldUpkeep.wake);
+  touchBase(tx, baseId, at);
+  return row;
+}
+
+const findField = (ctx: AppContext, baseId: string, ref: string): FieldRow => fieldOf(loadFields(ctx, baseId), ref);
+
+const writeData = preparedWrite((db) =>
+  db
+    .update(records)
+    .set({ data: sql.placeholder("data") } as never)
+    .where(eq(records.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/**
+ * Records holding a choice that new options rename (the same id, another name) take its new name,
+ * as in any table editor. Values of choices the options dropped are kept as they are.
+ */
+function renameChoiceValues(tx: Tx, field: FieldRow, renames: Map<string, string>): void {
+  if (renames.size === 0) return;
+  const path = `$."${field.slug}"`;
+  const held = sql.join([...renames.keys()].map((name) => sql`${name}`), sql`, `);
+  const rows = tx.db
+    .select({ id: records.id, data: records.data })
+    .from(records)
+    .where(and(eq(records.baseId, field.baseId), sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${path}) WHERE "value" IN (${held}))`))
+    .all();
+  const renamed = (value: unknown) => (typeof value === "string" ? (renames.get(value) ?? value) : value);
+  for (const { id, data } of rows) {
+    const value = data[field.slug];
+    data[field.slug] = Array.isArray(value) ? [...new Set(value.map(renamed))] : renamed(value);
+    writeData(tx).run({ id, data });
+  }
+}
+
+/** A relation's options as a patch leaves them: what it names replaces what the field had, a target by slug included. */
+function relationPatch(field: FieldRow, options: Record<string, unknown>): Record<string, unknown> {
+  const { targetBaseId: _, ...kept } = field.options;
+  return options.targetBaseId === undefined && options.targetBaseSlug !== undefined ? { ...kept, ...options } : { ...field.options, ...options };
+}
+
+/** What a field update would change, checked: a field's type stays (conversion is not offered yet), and a relation keeps its target. */
+export function fieldChanges(ctx: AppContext, loaded: LoadedBase, field: FieldRow, patch: FieldPatch): Partial<FieldRow> {
+  if (patch.type !== undefined && patch.type !== field.type) {
+    const relation = patch.type === "relation" || field.type === "relation" ? " To or from a relation, make a new field and copy the values." : "";
+    throw badRequest(`A field's type cannot be changed yet: "${field.slug}" is ${field.type}, not ${patch.type}.${relation}`);
+  }
+  const changes: Partial<FieldRow> = {};
+  if (patch.name !== undefined) changes.name = checkName(patch.name);
+  if (patch.required !== undefined) changes.required = patch.required;
+  if (patch.options !== undefined) changes.options = changedLinkOptions(ctx, loaded, field, checkFieldOptions(field.type, field.type === "relation" ? relationPatch(field, patch.options) : patch.options));
+  return changes;
+}
+
+export function updateField(tx: Tx, loaded: LoadedBase, fieldId: string, patch: FieldPatch, at: string): void {
+  const baseId = loaded.base.id;
+  const field = findField(tx, baseId, fieldId);
+  const changes = fieldChanges(tx, loaded, field, patch);
+  if (changes.options) renameChoiceValues(tx, field, renamedChoices(field.options, changes.options));
+  tx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
+  touchBase(tx, baseId, at);
+}
+
+/**
+ * Removes the field from the base; its values stay in history. A trigger notes it in
+ * `dropped_fields`, and the upkeep removes its indexed values and clears its slug from the records
+ * in the background.
+ */
+export function deleteField(tx: Tx, loaded: LoadedBase, fieldId: string, at: string): void {
+  const going = fieldsDeletedWith(tx, loaded.base.spaceId, findField(tx, loaded.base.id, fieldId));
+  requireNoLookupOf(tx, loaded.base.spaceId, going);
+  for (const field of going) {
+    tx.db.delete(fields).where(eq(fields.id, field.id)).run();
+    touchBase(tx, field.baseId, at);
+  }
+  tx.afterCommit(tx.fieldUpkeep.wake);
+}
+
+/** `fieldIds` must name every field of the base exactly once. */
+export function reorderFields(tx: Tx, baseId: string, fieldIds: string[], at: string): void {
+  const ids = fieldOrder(loadFields(tx, baseId), fieldIds);
+  ids.forEach((id, position) => tx.db.update(fields).set({ position }).where(eq(fields.id, id)).run());
+  touchBase(tx, baseId, at);
+}
+

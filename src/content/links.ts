@@ -1,0 +1,530 @@
+import type { Static } from "@sinclair/typebox";
+import { getTableColumns, sql } from "drizzle-orm";
+import { t } from "elysia";
+import type { AppContext } from "../context";
+import { compiledRows, decodeRow, insertRow } from "../db/client";
+import { newId } from "../db/ids";
+import type { Tx } from "../db/tx";
+import { ApiError, badRequest, conflict } from "../http/errors";
+import { Timestamp, WholeNumber } from "../http/schemas";
+import { requireWithin } from "../limits";
+import { type FieldRow, findBase, type LoadedBase, sourceOf } from "./bases";
+import { type FieldError, FIELD_SLUG_PATTERN, holdsMany, invalidValues, isEmpty, lookupOf, MAX_LINKS, type Rollup, recordValueErrors } from "./field-types";
+import { recordLinks, records } from "./schema";
+
+/**
+ * Relation fields come in pairs: a field on base A linking to base B, and its inverse on B linking
+ * back (`options.inverseFieldId` names the other). A link is stored once, in `record_links`, under
+ * the pair's owner: the field of the two with the smaller id. Its source is the owner's record, its
+ * target the inverse's. A record's value in either field is read from there (never from the record's
+ * `data`), so writing one side is the other side's change too, and "what links here" is an index
+ * seek. A linked record that is archived drops out of every value and lookup, and comes back when
+ * it is restored; nothing is written either time.
+ */
+
+/** The field of a pair that stores its links, and whether `field` is it. */
+function ownership(field: FieldRow): { ownerId: string; owns: boolean } {
+  const inverseId = field.options.inverseFieldId as string;
+  return field.id < inverseId ? { ownerId: field.id, owns: true } : { ownerId: inverseId, owns: false };
+}
+
+const targetBaseOf = (field: FieldRow) => field.options.targetBaseId as string;
+
+export const isRelation = (field: Pick<FieldRow, "type">) => field.type === "relation";
+
+/** A relation value as the list of ids it holds. */
+export const idsOf = (value: unknown): string[] => (Array.isArray(value) ? (value as string[]) : typeof value === "string" ? [value] : []);
+
+/** A field slug for the inverse of a new relation: the source base's slug, made unique on the target base. */
+function inverseSlug(sourceSlug: string, taken: { slug: string }[]): string {
+  const stem = sourceSlug.toLowerCase().replace(/[^a-z0-9_-]/g, "_").slice(0, 56) || "links";
+  for (let n = 1; ; n++) {
+    const slug = n === 1 ? stem : `${stem}_${n}`;
+    if (FIELD_SLUG_PATTERN.test(slug) && !taken.some((field) => field.slug === slug)) return slug;
+  }
+}
+
+/** The base a relation links to, in the space; an archived one refuses new links (409). */
+function linkableBase(ctx: AppContext, spaceId: string, ref: string): LoadedBase {
+  let target: LoadedBase;
+  try {
+    target = findBase(ctx, spaceId, ref, { archived: true });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw badRequest(`options.targetBaseId names no base of this space: "${ref}".`);
+    throw error;
+  }
+  if (target.node.status === "archived") throw conflict(`The base "${target.node.slug}" is archived: restore it before linking to it.`, { reason: "TARGET_BASE_ARCHIVED" });
+  return target;
+}
+
+/** The base a field belongs to, as a relation's inverse names it. */
+export interface FieldSource {
+  spaceId: string;
+  baseId: string;
+  slug: string;
+  name: string;
+}
+
+/**
+ * Resolves what a new relation or lookup field refers to, against the space as it is. A relation
+ * gets its target base's id and the inverse field this answers (to be inserted with it); a lookup
+ * must name a relation of its base (`siblings`, the fields before it) and a field of that
+ * relation's target base whose values are stored or computed by the record itself.
+ */
+export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: FieldRow, siblings: FieldRow[], at: string): FieldRow | null {
+  if (row.type === "lookup") {
+    const { relationFieldSlug, targetFieldSlug } = lookupOf(row.options);
+    const relation = siblings.find((field) => field.slug === relationFieldSlug);
+    if (!relation || !isRelation(relation)) throw badRequest(`options.lookup.relationFieldSlug "${relationFieldSlug}" is not a relation field of this base.`);
+    const target = findBase(ctx, source.spaceId, targetBaseOf(relation), { archived: true });
+    const looked = target.fields.find((field) => field.slug === targetFieldSlug);
+    if (!looked) throw badRequest(`options.lookup.targetFieldSlug "${targetFieldSlug}" is not a field of the base "${target.node.slug}".`);
+    if (looked.type === "relation" || looked.type === "lookup") throw badRequest(`A lookup reads a field of the linked records, not another ${looked.type} ("${targetFieldSlug}").`);
+    return null;
+  }
+  if (!isRelation(row)) return null;
+  const ref = (row.options.targetBaseId ?? row.options.targetBaseSlug) as string;
+  const found = ref === source.baseId ? null : linkableBase(ctx, source.spaceId, ref);
+  // A relation of a base to itself: its inverse is made on the same base, beside the fields before it.
+  const target = found?.base.id === source.baseId ? null : found;
+  const targetFields = target ? target.fields : [...siblings, row];
+  requireWithin(ctx.config.limits, "fieldsPerBase", targetFields.length + 1);
+  const targetBaseId = target?.base.id ?? source.baseId;
+  const inverse: FieldRow = {
+    id: newId("fld"),
+    baseId: targetBaseId,
+    slug: inverseSlug(target ? source.slug : `${row.slug}_of`, targetFields),
+    name: target ? source.name : `${row.name} (linked from)`,
+    type: "relation",
+    required: false,
+    position: Math.max(-1, ...targetFields.map((field) => field.position)) + 1,
+    options: { targetBaseId: source.baseId, multiple: true, inverseFieldId: row.id },
+    createdAt: at,
+    indexState: "none",
+  };
+  row.options = { multiple: row.options.multiple, targetBaseId, inverseFieldId: inverse.id };
+  return inverse;
+}
+
+/**
+ * A relation's or lookup's new options, checked: a relation keeps its target base and its inverse
+ * (only `multiple` changes, and to one record only while no record holds more); a lookup must
+ * still name a relation of its base and a field of the target.
+ */
+export function changedLinkOptions(ctx: AppContext, loaded: LoadedBase, field: FieldRow, options: Record<string, unknown>): Record<string, unknown> {
+  if (field.type === "lookup") {
+    resolveLinkedField(ctx, sourceOf(loaded), { ...field, options }, loaded.fields.filter((other) => other.id !== field.id), "");
+    return options;
+  }
+  if (!isRelation(field)) return options;
+  const ref = (options.targetBaseId ?? options.targetBaseSlug) as string;
+  if (ref !== targetBaseOf(field) && findBaseOrNull(ctx, loaded.base.spaceId, ref)?.base.id !== targetBaseOf(field)) {
+    throw badRequest(`A relation's target base cannot change ("${field.slug}" links to ${targetBaseOf(field)}); make a new relation field instead.`);
+  }
+  const multiple = holdsMany(options);
+  if (!multiple && holdsMany(field.options)) {
+    const { ownerId, owns } = ownership(field);
+    const near = owns ? "source_record_id" : "target_record_id";
+    const crowded = ctx.store.sqlite
+      .query<{ id: string }, [string]>(`SELECT "${near}" AS "id" FROM "record_links" WHERE "field_id" = ?1 GROUP BY "${near}" HAVING count(*) > 1 LIMIT 1`)
+      .get(ownerId);
+    if (crowded) throw badRequest(`"${field.slug}" cannot hold one record only: ${crowded.id} links to more than one.`);
+  }
+  return { targetBaseId: targetBaseOf(field), multiple, inverseFieldId: field.options.inverseFieldId };
+}
+
+const inverseOf = (ctx: AppContext, spaceId: string, field: FieldRow): FieldRow | undefined =>
+  findBase(ctx, spaceId, targetBaseOf(field), { archived: true }).fields.find((other) => other.id === field.options.inverseFieldId);
+
+/** The fields that go with `field` when it is deleted: a relation's inverse. */
+export function fieldsDeletedWith(ctx: AppContext, spaceId: string, field: FieldRow): FieldRow[] {
+  if (!isRelation(field)) return [field];
+  const inverse = inverseOf(ctx, spaceId, field);
+  return inverse ? [field, inverse] : [field];
+}
+
+/** The lookups of the space, with the base each sits on. */
+const lookupsOfSpace = (ctx: AppContext, spaceId: string) =>
+  ctx.store.sqlite
+    .query<{ base_id: string; slug: string; options: string }, [string]>(
+      `SELECT f."base_id", f."slug", f."options" FROM "fields" f JOIN "bases" b ON b."id" = f."base_id" WHERE b."space_id" = ?1 AND f."type" = 'lookup'`,
+    )
+    .all(spaceId);
+
+/** Refuses to delete fields a lookup reads (its relation, or the field it looks up): the lookup goes first. */
+export function requireNoLookupOf(ctx: AppContext, spaceId: string, going: FieldRow[]): void {
+  const ids = new Set(going.map((field) => field.id));
+  for (const lookup of lookupsOfSpace(ctx, spaceId)) {
+    if (going.some((field) => field.baseId === lookup.base_id && field.slug === lookup.slug)) continue;
+    const { relationFieldSlug, targetFieldSlug } = lookupOf(JSON.parse(lookup.options));
+    const base = findBase(ctx, spaceId, lookup.base_id, { archived: true });
+    const relation = base.fields.find((field) => field.slug === relationFieldSlug);
+    if (!relation) continue;
+    const looked = findBase(ctx, spaceId, targetBaseOf(relation), { archived: true }).fields.find((field) => field.slug === targetFieldSlug);
+    if (ids.has(relation.id) || (looked && ids.has(looked.id))) {
+      throw badRequest(`The lookup "${lookup.slug}" of the base "${base.node.slug}" reads this field; delete or change that lookup first.`);
+    }
+  }
+}
+
+/** The relation fields of other bases that link to a base being deleted for good: they go with it. */
+export function relationsInto(ctx: AppContext, baseIds: string[]): string[] {
+  if (baseIds.length === 0) return [];
+  return ctx.store.sqlite
+    .query<{ id: string }, [string]>(`SELECT "id" FROM "fields" WHERE "type" = 'relation' AND json_extract("options", '$.targetBaseId') IN (SELECT "value" FROM json_each(?1))`)
+    .all(JSON.stringify(baseIds))
+    .map((row) => row.id);
+}
+
+// ---- record values ----
+
+/**
+ * Checks the ids of the relation values a write gives, against the database: each must name a
+ * record of the field's target base (which is in the same space: a record of another space reads
+ * as unknown), and an active one. New links to an archived base are a 409. `current` is the
+ * record's values now, for an update.
+ */
+function linkErrors(ctx: AppContext, loaded: LoadedBase, values: Record<string, unknown>, current?: () => Record<string, unknown>): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const field of loaded.fields) {
+    if (!isRelation(field) || !Object.hasOwn(values, field.slug)) continue;
+    const ids = idsOf(values[field.slug]);
+    if (ids.length === 0) continue;
+    const target = findBase(ctx, loaded.base.spaceId, targetBaseOf(field), { archived: true });
+    if (target.node.status === "archived") {
+      const had = new Set(idsOf(current?.()[field.slug]));
+      if (ids.some((id) => !had.has(id))) throw conflict(`${field.slug} links to the base "${target.node.slug}", which is archived: restore it before linking to its records.`, { reason: "TARGET_BASE_ARCHIVED" });
+    }
+    const found = new Map(
+      ctx.store.sqlite
+        .query<{ id: string; status: string }, [string, string]>(`SELECT "id", "status" FROM "records" WHERE "base_id" = ?1 AND "id" IN (SELECT "value" FROM json_each(?2))`)
+        .all(target.base.id, JSON.stringify(ids))
+        .map((row) => [row.id, row.status]),
+    );
+    for (const id of ids) {
+      const status = found.get(id);
+      if (status === undefined) errors.push({ slug: field.slug, type: field.type, message: `${field.slug} names ${id}, which is not a record of the base "${target.node.slug}".` });
+      else if (status !== "active") errors.push({ slug: field.slug, type: field.type, message: `${field.slug} names ${id}, which is archived.` });
+    }
+  }
+  return errors;
+}
+
+/** Every error of a record's values as a client gave them: each value's own, then its links'. */
+export function recordInputErrors(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", current?: () => Record<string, unknown>) {
+  const checked = recordValueErrors(loaded.fields, input, mode);
+  if (!loaded.fields.some(isRelation)) return checked;
+  const wrong = new Set(checked.errors.map((error) => error.slug));
+  const linked = Object.fromEntries(Object.entries(checked.values).filter(([slug]) => !wrong.has(slug)));
+  return { values: checked.values, errors: [...checked.errors, ...linkErrors(ctx, loaded, linked, current)] };
+}
+
+/** `recordInputErrors`, throwing the 400 when any value is wrong. */
+export function checkRecordInput(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", current?: () => Record<string, unknown>): Record<string, unknown> {
+  const { values, errors } = recordInputErrors(ctx, loaded, input, mode, current);
+  if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values: ${errors.map((e) => e.message).join(" ")}`);
+  return values;
+}
+
+/** The relation fields whose values are lists: a merge combines two sides' links instead of choosing one side's list. */
+export const linkLists = (loaded: LoadedBase): Set<string> => new Set(loaded.fields.filter((field) => isRelation(field) && holdsMany(field.options)).map((field) => field.slug));
+
+/** One side of a pair as SQL sees it: the record's own column, the other's, and their places in each list. */
+interface Side {
+  ownerId: string;
+  near: "source_record_id" | "target_record_id";
+  far: "source_record_id" | "target_record_id";
+  nearPlace: "position" | "target_position";
+  farPlace: "position" | "target_position";
+  /** The owner's base and its target, which every link of the pair carries. */
+  baseId: string;
+  targetBaseId: string;
+  /** Whether a far record may hold more than one link of the pair, and the field it sees them through. */
+  farMany: boolean;
+  farSlug: string;
+}
+
+function sideOf(ctx: AppContext, spaceId: string, field: FieldRow): Side {
+  const { ownerId, owns } = ownership(field);
+  const inverse = inverseOf(ctx, spaceId, field);
+  const farMany = inverse ? holdsMany(inverse.options) : true;
+  const farSlug = inverse?.slug ?? "";
+  if (owns) return { ownerId, near: "source_record_id", far: "target_record_id", nearPlace: "position", farPlace: "target_position", baseId: field.baseId, targetBaseId: targetBaseOf(field), farMany, farSlug };
+  return { ownerId, near: "target_record_id", far: "source_record_id", nearPlace: "target_position", farPlace: "position", baseId: targetBaseOf(field), targetBaseId: field.baseId, farMany, farSlug };
+}
+
+/**
+ * Makes `recordId`'s links in each relation field of `values` exactly the ids given, in order:
+ * links kept stay (with their id and creation), others go, new ones are appended to the far
+ * record's list. A far record whose field holds one record, or already holds `MAX_LINKS`, refuses
+ * the link (400). Runs inside the write of the record's commit.
+ */
+export function writeLinks(tx: Tx, loaded: LoadedBase, recordId: string, values: Record<string, unknown>, commitId: string, at: string): void {
+  const sqlite = tx.store.sqlite;
+  const moment = Date.parse(at);
+  for (const field of loaded.fields) {
+    if (!isRelation(field) || !Object.hasOwn(values, field.slug)) continue;
+    const side = sideOf(tx, loaded.base.spaceId, field);
+    const ids = idsOf(values[field.slug]);
+    const held = new Map(
+      sqlite
+        .query<{ far: string; place: number }, [string, string]>(`SELECT "${side.far}" AS "far", "${side.nearPlace}" AS "place" FROM "record_links" WHERE "${side.near}" = ?1 AND "field_id" = ?2`)
+        .all(recordId, side.ownerId)
+        .map((row) => [row.far, row.place]),
+    );
+    const wanted = new Set(ids);
+    for (const far of held.keys()) {
+      if (!wanted.has(far)) sqlite.query(`DELETE FROM "record_links" WHERE "${side.near}" = ?1 AND "field_id" = ?2 AND "${side.far}" = ?3`).run(recordId, side.ownerId, far);
+    }
+    ids.forEach((far, place) => {
+      const was = held.get(far);
+      if (was === place) return;
+      if (was !== undefined) {
+        sqlite.query(`UPDATE "record_links" SET "${side.nearPlace}" = ?4, "commit_id" = ?5, "updated_at" = ?6 WHERE "${side.near}" = ?1 AND "field_id" = ?2 AND "${side.far}" = ?3`).run(recordId, side.ownerId, far, place, commitId, moment);
+        return;
+      }
+      const { count, last } = sqlite
+        .query<{ count: number; last: number | null }, [string, string]>(`SELECT count(*) AS "count", max("${side.farPlace}") AS "last" FROM "record_links" WHERE "${side.far}" = ?1 AND "field_id" = ?2`)
+        .get(far, side.ownerId)!;
+      if (count >= (side.farMany ? MAX_LINKS : 1)) {
+        throw badRequest(side.farMany ? `${far} already holds ${MAX_LINKS} links in ${side.farSlug}.` : `${far} already links to a record through ${side.farSlug}, which holds one record.`, {
+          errors: [{ slug: field.slug, type: field.type, message: `${field.slug} cannot link ${far}.` }],
+        });
+      }
+      const [source, target] = side.near === "source_record_id" ? [recordId, far] : [far, recordId];
+      insertRow(tx, recordLinks, {
+        sourceRecordId: source,
+        fieldId: side.ownerId,
+        targetRecordId: target,
+        id: newId("lnk"),
+        spaceId: loaded.base.spaceId,
+        baseId: side.baseId,
+        targetBaseId: side.targetBaseId,
+        commitId,
+        position: side.near === "source_record_id" ? place : (last ?? -1) + 1,
+        targetPosition: side.near === "source_record_id" ? (last ?? -1) + 1 : place,
+        createdAt: at,
+        updatedAt: at,
+      });
+    });
+  }
+}
+
+/** The relation values of records, read in one statement; lookups too when asked. */
+export type LinkedValues = Map<string, Record<string, unknown>>;
+
+const EMPTY: LinkedValues = new Map();
+
+/** Whether records of the base have values read from links (a relation or lookup field). */
+export const hasLinkedFields = (loaded: LoadedBase): boolean => loaded.fields.some((field) => field.type === "relation" || field.type === "lookup");
+
+/**
+ * Every relation value (and, with `lookups`, every lookup value) of the records, in a bounded
+ * number of statements whatever their number: one for the links of all of them, then one per base
+ * that lookups read, for all the linked records at once.
+ */
+export function linkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string[], options: { lookups: boolean }): LinkedValues {
+  if (recordIds.length === 0 || !hasLinkedFields(loaded)) return EMPTY;
+  const relations = loaded.fields.filter(isRelation);
+  const out: LinkedValues = new Map(recordIds.map((id) => [id, Object.fromEntries(relations.map((field) => [field.slug, holdsMany(field.options) ? [] : null]))]));
+  if (relations.length > 0) {
+    const slugs = new Map<string, string>();
+    const owned: string[] = [];
+    const inverse: string[] = [];
+    for (const field of relations) {
+      const { ownerId, owns } = ownership(field);
+      (owns ? owned : inverse).push(ownerId);
+      slugs.set(`${owns ? 0 : 1} ${ownerId}`, field.slug);
+    }
+    const rows = ctx.store.sqlite
+      .query<unknown, [string, string, string]>(
+        `SELECT 0, l."field_id", l."source_record_id", l."target_record_id", l."position" FROM json_each(?2) fi CROSS JOIN json_each(?1) p
+           JOIN "record_links" l ON l."field_id" = fi."value" AND l."source_record_id" = p."value"
+           JOIN "records" o ON o."id" = l."target_record_id" AND o."status" = 'active'
+         UNION ALL
+         SELECT 1, l."field_id", l."target_record_id", l."source_record_id", l."target_position" FROM json_each(?3) fi CROSS JOIN json_each(?1) p
+           JOIN "record_links" l ON l."field_id" = fi."value" AND l."target_record_id" = p."value"
+           JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'
+         ORDER BY 1, 2, 3, 5`,
+      )
+      .values(JSON.stringify(recordIds), JSON.stringify(owned), JSON.stringify(inverse));
+    for (const [side, ownerId, near, far] of rows as [number, string, string, string, number][]) {
+      const slug = slugs.get(`${side} ${ownerId}`)!;
+      const values = out.get(near)!;
+      if (Array.isArray(values[slug])) (values[slug] as string[]).push(far);
+      else values[slug] = far;
+    }
+  }
+  if (options.lookups) resolveLookups(ctx, loaded, out);
+  return out;
+}
+
+const recordRows = (ctx: AppContext) =>
+  compiledRows(ctx.store, "records by ids", () =>
+    ctx.db
+      .select()
+      .from(records)
+      .where(sql`${records.id} IN (SELECT "value" FROM json_each(${sql.placeholder("ids")}))`),
+  );
+const RECORD_COLUMNS = Object.entries(getTableColumns(records));
+
+/** Each lookup's value for each record: the looked-up field of its linked records, rolled up. */
+function resolveLookups(ctx: AppContext, loaded: LoadedBase, out: LinkedValues): void {
+  const lookups = loaded.fields.filter((field) => field.type === "lookup");
+  if (lookups.length === 0) return;
+  const plans = lookups.flatMap((field) => {
+    const options = lookupOf(field.options);
+    const relation = loaded.fields.find((other) => other.slug === options.relationFieldSlug && isRelation(other));
+    const target = relation && findBaseOrNull(ctx, loaded.base.spaceId, targetBaseOf(relation));
+    const looked = target?.fields.find((other) => other.slug === options.targetFieldSlug);
+    return relation && target && looked ? [{ field, options, relation, target, looked }] : [];
+  });
+  const wanted = new Map<string, { target: LoadedBase; ids: Set<string> }>();
+  for (const plan of plans) {
+    const entry = wanted.get(plan.target.base.id) ?? { target: plan.target, ids: new Set<string>() };
+    for (const values of out.values()) for (const id of firstOrAll(idsOf(values[plan.relation.slug]), plan.options.limit)) entry.ids.add(id);
+    wanted.set(plan.target.base.id, entry);
+  }
+  const fieldsById = new Map<string, Record<string, unknown>>();
+  for (const { target, ids } of wanted.values()) {
+    if (ids.size === 0) continue;
+    for (const values of recordRows(ctx)({ ids: JSON.stringify([...ids]) })) {
+      const row = decodeRow<typeof records.$inferSelect>(values, 0, RECORD_COLUMNS);
+      fieldsById.set(row.id, ownFields(row, target.fields));
+    }
+  }
+  for (const values of out.values()) {
+    for (const lookup of lookups) values[lookup.slug] = null;
+    for (const plan of plans) {
+      const looked = firstOrAll(idsOf(values[plan.relation.slug]), plan.options.limit).map((id) => fieldsById.get(id)?.[plan.looked.slug] ?? null);
+      values[plan.field.slug] = rollUp(plan.options.rollup, looked);
+    }
+  }
+}
+
+const firstOrAll = (ids: string[], limit: "all" | "first") => (limit === "first" ? ids.slice(0, 1) : ids);
+
+function findBaseOrNull(ctx: AppContext, spaceId: string, baseId: string): LoadedBase | null {
+  try {
+    return findBase(ctx, spaceId, baseId, { archived: true });
+  } catch {
+    return null;
+  }
+}
+
+/** A linked record's values that a lookup may read: stored, or kept by the record itself. */
+function ownFields(row: typeof records.$inferSelect, fieldRows: FieldRow[]): Record<string, unknown> {
+  const computed: Record<string, unknown> = { created_time: row.createdAt, updated_time: row.updatedAt, created_by: row.createdBy, updated_by: row.updatedBy, auto_number: row.autoNumber };
+  return Object.fromEntries(fieldRows.map((field) => [field.slug, field.type in computed ? computed[field.type] : (row.data[field.slug] ?? null)]));
+}
+
+/** Rolls the looked-up values (one per linked record, in link order) into the lookup's value. */
+export function rollUp(rollup: Rollup, looked: unknown[]): unknown {
+  if (rollup === "count") return looked.length;
+  const values = looked.flat().filter((value) => !isEmpty(value));
+  const numbers = values.filter((value): value is number => typeof value === "number");
+  switch (rollup) {
+    case "values":
+      return values;
+    case "concatenate":
+      return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join(", ");
+    case "sum":
+      return numbers.reduce((sum, n) => sum + n, 0);
+    case "average":
+      return numbers.length === 0 ? null : numbers.reduce((sum, n) => sum + n, 0) / numbers.length;
+    case "min":
+    case "max": {
+      const pool: (number | string)[] = numbers.length > 0 ? numbers : values.filter((value): value is string => typeof value === "string");
+      if (pool.length === 0) return null;
+      return pool.reduce((best, value) => ((rollup === "min" ? value < best : value > best) ? value : best));
+    }
+  }
+}
+
+/**
+ * The primary value (the base's first text field) of each record of the space that `ids` names, for
+ * showing links by name: one statement for all of them. Ids that name no record are left out.
+ */
+export function recordNames(ctx: AppContext, spaceId: string, ids: string[]): Record<string, string | null> {
+  const names: Record<string, string | null> = {};
+  if (ids.length === 0) return names;
+  const rows = ctx.store.sqlite
+    .query<{ id: string; base_id: string; data: string }, [string, string]>(`SELECT "id", "base_id", "data" FROM "records" WHERE "space_id" = ?1 AND "id" IN (SELECT "value" FROM json_each(?2))`)
+    .all(spaceId, JSON.stringify([...new Set(ids)]));
+  for (const row of rows) {
+    const primary = findBaseOrNull(ctx, spaceId, row.base_id)?.fields.find((field) => field.type === "text");
+    const value = primary ? (JSON.parse(row.data) as Record<string, unknown>)[primary.slug] : null;
+    names[row.id] = typeof value === "string" && value !== "" ? value : null;
+  }
+  return names;
+}
+
+// ---- GET /records/{id}/links ----
+
+export const RecordLinkSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: t.String({ description: "The base of the source record." }),
+    fieldId: t.String({ description: "The relation field the link is stored under (the source's side)." }),
+    fieldSlug: t.String(),
+    sourceRecordId: t.String(),
+    targetBaseId: t.String(),
+    targetRecordId: t.String(),
+    commitId: t.String({ description: "The commit that made the link or last moved it." }),
+    position: WholeNumber({ description: "Its place in the source record's list." }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: "RecordLink", description: "One link between two records: the record is its source or its target." },
+);
+export type RecordLinkView = Static<typeof RecordLinkSchema>;
+
+const LINK_COLUMNS = Object.entries(getTableColumns(recordLinks));
+
+/**
+ * The links of a record either way, in Busabase's shape: those it holds as their source (in its
+ * list's order), then those that point at it. Links to archived records are left out, as in the
+ * values. Each part is a seek per relation field of the record's base.
+ */
+export function recordLinkViews(ctx: AppContext, loaded: LoadedBase, recordId: string): RecordLinkView[] {
+  const owned: string[] = [];
+  const inverse: string[] = [];
+  for (const field of loaded.fields.filter(isRelation)) {
+    const { ownerId, owns } = ownership(field);
+    (owns ? owned : inverse).push(ownerId);
+  }
+  const part = (fieldIds: string, near: string, far: string, place: string) =>
+    `SELECT l.*, f."slug", ${place} FROM json_each(${fieldIds}) p JOIN "record_links" l ON l."field_id" = p."value" AND l."${near}" = ?1
+       JOIN "fields" f ON f."id" = l."field_id" JOIN "records" o ON o."id" = l."${far}" AND o."status" = 'active'`;
+  const rows = ctx.store.sqlite
+    .query<unknown[], [string, string, string]>(
+      `${part("?2", "source_record_id", "target_record_id", '0, l."position"')}
+       UNION ALL ${part("?3", "target_record_id", "source_record_id", '1, l."target_position"')} AND l."source_record_id" != ?1
+       ORDER BY ${LINK_COLUMNS.length + 2}, 1, ${LINK_COLUMNS.length + 3}`,
+    )
+    .values(recordId, JSON.stringify(owned), JSON.stringify(inverse));
+  return rows.map((values) => {
+    const link = decodeRow<typeof recordLinks.$inferSelect>(values, 0, LINK_COLUMNS);
+    return {
+      id: link.id,
+      baseId: link.baseId,
+      fieldId: link.fieldId,
+      fieldSlug: values[LINK_COLUMNS.length] as string,
+      sourceRecordId: link.sourceRecordId,
+      targetBaseId: link.targetBaseId,
+      targetRecordId: link.targetRecordId,
+      commitId: link.commitId,
+      position: link.position,
+      createdAt: link.createdAt,
+      updatedAt: link.updatedAt,
+    };
+  });
+}
+
+/** Removes up to `limit` links of a deleted field (the upkeep's step); answers how many went. */
+export function dropLinks(tx: Tx, fieldId: string, limit: number): number {
+  return tx.store.sqlite.run(
+    `DELETE FROM "record_links" WHERE "field_id" = ?1 AND ("source_record_id", "target_record_id") IN (SELECT "source_record_id", "target_record_id" FROM "record_links" WHERE "field_id" = ?1 LIMIT ?2)`,
+    [fieldId, limit],
+  ).changes;
+}
