@@ -22,7 +22,7 @@ const text = (result: unknown) => (result as { content: { text: string }[] }).co
 test("lists the core loop's tools", async () => {
   const client = await connect(ws.read);
   const names = (await client.listTools()).tools.map((tool) => tool.name);
-  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request"]) {
+  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request"]) {
     expect(names).toContain(name);
   }
   await client.close();
@@ -54,6 +54,26 @@ test("a Change Request key's proposal waits for review; a write key merges it", 
   expect(merged.changeRequest.status).toBe("merged");
   expect(merged.record.fields.title).toBe("From an agent");
   await reviewer.close();
+});
+
+test("an agent links records through the tools and reads the same links as REST", async () => {
+  const added = await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "cites", name: "Cites", type: "relation", options: { targetBaseSlug: "papers" } } });
+  expect(added.status).toBe(200);
+  const agent = await connect(ws.write);
+  const create = async (fields: Record<string, unknown>) => {
+    const [recordId] = JSON.parse(text(await agent.callTool({ name: "propose_record_create", arguments: { base: "papers", fields } }))).mergeSummary.recordIds;
+    return JSON.parse(text(await agent.callTool({ name: "get_record", arguments: { recordId } })));
+  };
+  const cited = await create({ title: "Cited" });
+  const citing = await create({ title: "Citing", cites: [cited.id] });
+  expect(citing.fields.cites).toEqual([cited.id]);
+  const links = JSON.parse(text(await agent.callTool({ name: "get_record_links", arguments: { recordId: cited.id } })));
+  expect(links).toEqual((await server.call("GET", `/api/v1/records/${cited.id}/links`, { key: ws.read })).body);
+  expect(links.map((link: { sourceRecordId: string }) => link.sourceRecordId)).toEqual([citing.id]);
+  const wrong = await agent.callTool({ name: "propose_record_create", arguments: { base: "papers", fields: { title: "Bad", cites: ["rec_0000000000"] } } });
+  expect(wrong.isError).toBe(true);
+  expect(text(wrong)).toContain("rec_0000000000, which is not a record of the base");
+  await agent.close();
 });
 
 test("a foreign space is refused with the REST sentence; no credential is a 401", async () => {

@@ -10,7 +10,7 @@ import { proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
 import { FILTER_OPERATORS } from "../content/field-types";
-import { getRecord, listRecords, recordsWithValue } from "../content/records";
+import { getRecord, linksOfRecord, listRecords, recordsWithValue } from "../content/records";
 import type { AppContext } from "../context";
 import { access, spaceHeader } from "../http/access";
 import { answers } from "../http/openapi";
@@ -148,6 +148,11 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
     "get_record",
     { description: "One record with its head commit.", inputSchema: { recordId: z.string().min(1) } },
     inSpace("read", (scope, { recordId }: { recordId: string }) => getRecord(ctx, scope.space.id, recordId)),
+  );
+  server.registerTool(
+    "get_record_links",
+    { description: "The links of a record either way (its relation values, and the records that link to it), as GET /records/{id}/links answers them.", inputSchema: { recordId: z.string().min(1) } },
+    inSpace("read", (scope, { recordId }: { recordId: string }) => linksOfRecord(ctx, scope.space.id, recordId)),
   );
   server.registerTool(
     "propose_record_create",

@@ -195,10 +195,12 @@ function linkErrors(ctx: AppContext, loaded: LoadedBase, values: Record<string, 
       const had = new Set(idsOf(current?.()[field.slug]));
       if (ids.some((id) => !had.has(id))) throw conflict(`${field.slug} links to the base "${target.node.slug}", which is archived: restore it before linking to its records.`, { reason: "TARGET_BASE_ARCHIVED" });
     }
+    // Read by id alone (a seek per id; with the base in the WHERE, SQLite walked the base's index), then matched to the base.
     const found = new Map(
       ctx.store.sqlite
-        .query<{ id: string; status: string }, [string, string]>(`SELECT "id", "status" FROM "records" WHERE "base_id" = ?1 AND "id" IN (SELECT "value" FROM json_each(?2))`)
-        .all(target.base.id, JSON.stringify(ids))
+        .query<{ id: string; base_id: string; status: string }, [string]>(`SELECT "id", "base_id", "status" FROM "records" WHERE "id" IN (SELECT "value" FROM json_each(?1))`)
+        .all(JSON.stringify(ids))
+        .filter((row) => row.base_id === target.base.id)
         .map((row) => [row.id, row.status]),
     );
     for (const id of ids) {
@@ -336,14 +338,15 @@ export function linkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: str
       (owns ? owned : inverse).push(ownerId);
       slugs.set(`${owns ? 0 : 1} ${ownerId}`, field.slug);
     }
+    // CROSS JOIN keeps SQLite from reading a field's every link and matching the records after.
     const rows = ctx.store.sqlite
       .query<unknown, [string, string, string]>(
         `SELECT 0, l."field_id", l."source_record_id", l."target_record_id", l."position" FROM json_each(?2) fi CROSS JOIN json_each(?1) p
-           JOIN "record_links" l ON l."field_id" = fi."value" AND l."source_record_id" = p."value"
+           CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."source_record_id" = p."value"
            JOIN "records" o ON o."id" = l."target_record_id" AND o."status" = 'active'
          UNION ALL
          SELECT 1, l."field_id", l."target_record_id", l."source_record_id", l."target_position" FROM json_each(?3) fi CROSS JOIN json_each(?1) p
-           JOIN "record_links" l ON l."field_id" = fi."value" AND l."target_record_id" = p."value"
+           CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."target_record_id" = p."value"
            JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'
          ORDER BY 1, 2, 3, 5`,
       )
@@ -494,7 +497,7 @@ export function recordLinkViews(ctx: AppContext, loaded: LoadedBase, recordId: s
     (owns ? owned : inverse).push(ownerId);
   }
   const part = (fieldIds: string, near: string, far: string, place: string) =>
-    `SELECT l.*, f."slug", ${place} FROM json_each(${fieldIds}) p JOIN "record_links" l ON l."field_id" = p."value" AND l."${near}" = ?1
+    `SELECT l.*, f."slug", ${place} FROM json_each(${fieldIds}) p CROSS JOIN "record_links" l ON l."field_id" = p."value" AND l."${near}" = ?1
        JOIN "fields" f ON f."id" = l."field_id" JOIN "records" o ON o."id" = l."${far}" AND o."status" = 'active'`;
   const rows = ctx.store.sqlite
     .query<unknown[], [string, string, string]>(
