@@ -9,7 +9,7 @@ import { ApiError, badRequest, conflict } from "../http/errors";
 import { Timestamp, WholeNumber } from "../http/schemas";
 import { requireWithin } from "../limits";
 import { type FieldRow, findBase, type LoadedBase, sourceOf } from "./bases";
-import { type FieldError, FIELD_SLUG_PATTERN, holdsMany, invalidValues, isEmpty, lookupOf, MAX_LINKS, type Rollup, recordValueErrors } from "./field-types";
+import { type FieldError, FIELD_SLUG_PATTERN, holdsMany, invalidValues, isEmpty, lookupOf, MAX_LINKS, primaryField, type Rollup, recordValueErrors } from "./field-types";
 import { recordLinks, records } from "./schema";
 
 /**
@@ -455,7 +455,7 @@ export function recordNames(ctx: AppContext, spaceId: string, ids: string[]): Re
     .query<{ id: string; base_id: string; data: string }, [string, string]>(`SELECT "id", "base_id", "data" FROM "records" WHERE "space_id" = ?1 AND "id" IN (SELECT "value" FROM json_each(?2))`)
     .all(spaceId, JSON.stringify([...new Set(ids)]));
   for (const row of rows) {
-    const primary = findBaseOrNull(ctx, spaceId, row.base_id)?.fields.find((field) => field.type === "text");
+    const primary = primaryField(findBaseOrNull(ctx, spaceId, row.base_id)?.fields ?? []);
     const value = primary ? (JSON.parse(row.data) as Record<string, unknown>)[primary.slug] : null;
     names[row.id] = typeof value === "string" && value !== "" ? value : null;
   }
