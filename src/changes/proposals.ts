@@ -1,8 +1,9 @@
 import type { Actor } from "../auth/actor";
-import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
-import { fieldChanges } from "../content/field-changes";
+import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
+import { fieldChanges, fieldsToDelete } from "../content/field-changes";
 import { checkJsonDepth, type FieldError, invalidValues } from "../content/field-types";
-import { checkRecordInput, fieldsDeletedWith, recordInputErrors, requireNoLookupOf, resolveLinkedField } from "../content/links";
+import { resolveNewFormulas } from "../content/formulas";
+import { checkRecordInput, recordInputErrors, resolveLinkedField } from "../content/links";
 import { findNode } from "../content/nodes";
 import { currentFields, findRecord } from "../content/records";
 import type { NodeType } from "../content/schema";
@@ -110,7 +111,7 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
       checkName(change.name);
       if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
       checkJsonDepth("metadata", change.metadata);
-      const checked: NewField[] = [];
+      const checked: FieldRow[] = [];
       const source = { spaceId, baseId: "bse_check", slug: change.slug, name: change.name };
       for (const field of change.fields ?? []) {
         const row = prepareField(source.baseId, field, checked, checked.length, "");
@@ -118,6 +119,7 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
         if (row.type === "relation" && (row.options.targetBaseId ?? row.options.targetBaseSlug) !== change.slug) resolveLinkedField(ctx, source, row, [], "");
         checked.push(row);
       }
+      resolveNewFormulas(ctx, spaceId, checked, checked);
       if (change.ref !== undefined) refs.add(change.ref);
       const { kind: _, reviewPolicy, ...create } = change;
       return { ...target, nodeId: null, kind: "node_create", payload: { ...create, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
@@ -162,14 +164,16 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
   switch (change.operation) {
     case "create": {
       const { operation: _, ...field } = change;
-      resolveLinkedField(ctx, sourceOf(loaded), prepareField(loaded.base.id, field, loaded.fields, loaded.fields.length, ""), loaded.fields, "");
+      const row = prepareField(loaded.base.id, field, loaded.fields, loaded.fields.length, "");
+      resolveLinkedField(ctx, sourceOf(loaded), row, loaded.fields, "");
+      resolveNewFormulas(ctx, loaded.base.spaceId, [row], [...loaded.fields, row]);
       return { kind: "base_add_field", payload: field };
     }
     case "update":
       fieldChanges(ctx, loaded, fieldOf(loaded.fields, change.fieldId), change.patch);
       return { kind: "base_update_field", payload: { fieldId: change.fieldId, patch: change.patch } };
     case "delete":
-      requireNoLookupOf(ctx, loaded.base.spaceId, fieldsDeletedWith(ctx, loaded.base.spaceId, fieldOf(loaded.fields, change.fieldId)));
+      fieldsToDelete(ctx, loaded.base.spaceId, fieldOf(loaded.fields, change.fieldId));
       return { kind: "base_delete_field", payload: { fieldId: change.fieldId } };
     case "reorder":
       fieldOrder(loaded.fields, change.fieldIds);

@@ -112,6 +112,15 @@ export function findBase(ctx: AppContext, spaceId: string, ref: string, options:
   return loaded;
 }
 
+/** A base by id that may have gone (a link or lookup naming a base deleted since): null rather than a 404. */
+export function findBaseOrNull(ctx: AppContext, spaceId: string, baseId: string): LoadedBase | null {
+  try {
+    return findBase(ctx, spaceId, baseId, { archived: true });
+  } catch {
+    return null;
+  }
+}
+
 /** Called by every write that changes bases, fields or nodes. */
 export const forgetBases = (tx: Tx): void => tx.bases.invalidate(tx);
 
@@ -152,6 +161,7 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
   const name = checkName(input.name);
   if (!(FIELD_TYPES as readonly string[]).includes(input.type)) throw badRequest(`"${input.type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   if (existing.some((field) => field.slug === input.slug)) throw badRequest(`The base already has a field "${input.slug}".`);
+  const options = checkFieldOptions(input.type, input.options);
   return {
     id: newId("fld"),
     baseId,
@@ -160,9 +170,9 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
     type: input.type,
     required: input.required ?? false,
     position,
-    options: checkFieldOptions(input.type, input.options),
+    options,
     createdAt: at,
-    indexState: isIndexable(input) ? indexing : "none",
+    indexState: isIndexable({ type: input.type, options }) ? indexing : "none",
   };
 }
 

@@ -7,7 +7,8 @@ import { checkName } from "../formats";
 import { badRequest, conflict } from "../http/errors";
 import { requireWithin } from "../limits";
 import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
-import { checkFieldOptions, renamedChoices } from "./field-types";
+import { checkFieldOptions, formulaOf, renamedChoices } from "./field-types";
+import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./formulas";
 import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./links";
 import { bases, droppedFields, fields, records, type ReviewPolicy } from "./schema";
 
@@ -34,6 +35,7 @@ export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" |
     const inverse = resolveLinkedField(tx, source, row, [...rows.slice(0, i), ...inverses.filter((other) => other.baseId === base.id)], at);
     if (inverse) inverses.push(inverse);
   });
+  resolveNewFormulas(tx, spaceId, rows, [...rows, ...inverses.filter((other) => other.baseId === base.id)]);
   // One prepared insert per field: building one statement of 200 rows cost drizzle more than SQLite's work.
   for (const row of [...rows, ...inverses]) insertRow(tx, fields, row);
   return base;
@@ -69,6 +71,7 @@ export function addField(tx: Tx, loaded: LoadedBase, input: NewField, at: string
     throw conflict(`The slug "${row.slug}" belonged to a field deleted moments ago whose values are still being cleared from the records; try again in a few seconds.`, { reason: "SLUG_BEING_FREED" });
   }
   const inverse = resolveLinkedField(tx, sourceOf(loaded), row, existing, at);
+  resolveNewFormulas(tx, loaded.base.spaceId, [row], [...existing, row]);
   insertRow(tx, fields, row);
   if (inverse) {
     insertRow(tx, fields, inverse);
@@ -125,7 +128,13 @@ export function fieldChanges(ctx: AppContext, loaded: LoadedBase, field: FieldRo
   const changes: Partial<FieldRow> = {};
   if (patch.name !== undefined) changes.name = checkName(patch.name);
   if (patch.required !== undefined) changes.required = patch.required;
-  if (patch.options !== undefined) changes.options = changedLinkOptions(ctx, loaded, field, checkFieldOptions(field.type, field.type === "relation" ? relationPatch(field, patch.options) : patch.options));
+  if (patch.options !== undefined) {
+    changes.options = changedLinkOptions(ctx, loaded, field, checkFieldOptions(field.type, field.type === "relation" ? relationPatch(field, patch.options) : patch.options));
+    // The base's formulas must still hold with the new options (a lookup's rollup is what a formula reads).
+    const after = loaded.fields.map((other) => (other.id === field.id ? { ...other, options: changes.options! } : other));
+    const formulas = resolveFormulas(ctx, loaded.base.spaceId, after, loaded.fields);
+    if (field.type === "formula") changes.options = formulas.get(field.id);
+  }
   return changes;
 }
 
@@ -133,9 +142,20 @@ export function updateField(tx: Tx, loaded: LoadedBase, fieldId: string, patch: 
   const baseId = loaded.base.id;
   const field = findField(tx, baseId, fieldId);
   const changes = fieldChanges(tx, loaded, field, patch);
-  if (changes.options) renameChoiceValues(tx, field, renamedChoices(field.options, changes.options));
+  const renames = changes.options ? renamedChoices(field.options, changes.options) : new Map<string, string>();
+  renameChoiceValues(tx, field, renames);
   tx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
+  const formulaChanged = field.type === "formula" && changes.options && formulaOf(changes.options).expression !== formulaOf(field.options).expression;
+  if (formulaChanged || renames.size > 0) recomputeFormulas(tx, baseId);
   touchBase(tx, baseId, at);
+}
+
+/** The fields deleting `field` removes (a relation's inverse too), once nothing reads them: a lookup or formula that does is a 400. */
+export function fieldsToDelete(ctx: AppContext, spaceId: string, field: FieldRow): FieldRow[] {
+  const going = fieldsDeletedWith(ctx, spaceId, field);
+  requireNoLookupOf(ctx, spaceId, going);
+  requireNoFormulaOf(ctx, spaceId, going);
+  return going;
 }
 
 /**
@@ -144,8 +164,7 @@ export function updateField(tx: Tx, loaded: LoadedBase, fieldId: string, patch: 
  * in the background.
  */
 export function deleteField(tx: Tx, loaded: LoadedBase, fieldId: string, at: string): void {
-  const going = fieldsDeletedWith(tx, loaded.base.spaceId, findField(tx, loaded.base.id, fieldId));
-  requireNoLookupOf(tx, loaded.base.spaceId, going);
+  const going = fieldsToDelete(tx, loaded.base.spaceId, findField(tx, loaded.base.id, fieldId));
   for (const field of going) {
     tx.db.delete(fields).where(eq(fields.id, field.id)).run();
     touchBase(tx, field.baseId, at);

@@ -1,5 +1,5 @@
 import type { FieldRow } from "./bases";
-import type { FieldType } from "./field-types";
+import { type FieldType, formulaOf } from "./field-types";
 
 /**
  * How listings read a field in SQL. The sortable form is also what `field_values` holds for an
@@ -17,16 +17,29 @@ const COMPUTED_COLUMNS: Partial<Record<FieldType, string>> = {
 
 const NUMERIC_TYPES: ReadonlySet<FieldType> = new Set(["number", "auto_number", "checkbox"]);
 
-/** Fields that cannot be sorted or range-filtered: their values are lists or documents, or are read from links. */
-export const UNSORTABLE_TYPES: ReadonlySet<FieldType> = new Set(["multiselect", "json", "relation", "lookup"]);
+type FieldShape = Pick<FieldRow, "type" | "options">;
 
-/** Fields whose values are not in the record's row (`links.ts`): a listing cannot compare them in SQL. */
-export const LINKED_TYPES: ReadonlySet<FieldType> = new Set(["relation", "lookup"]);
+/** What a formula field yields (`formulas.ts` sets it when the field is made; it never changes). */
+const formulaResult = (field: FieldShape) => (field.type === "formula" ? formulaOf(field.options) : undefined);
+
+/** Fields whose values are not in the record's row (`links.ts`, formulas reading links or the clock): a listing cannot compare them in SQL. */
+export const isComputedAtRead = (field: FieldShape): boolean => field.type === "relation" || field.type === "lookup" || formulaResult(field)?.computedAtRead === true;
+
+/** Fields that cannot be sorted or range-filtered: their values are lists or documents, or are not in the record's row. */
+export function isUnsortable(field: FieldShape): boolean {
+  if (field.type === "multiselect" || field.type === "json" || isComputedAtRead(field)) return true;
+  const result = formulaResult(field)?.resultType;
+  return result === "list" || result === "any";
+}
+
+/** Fields compared as true or false: a checkbox, a formula yielding one. */
+export const isBoolean = (field: FieldShape): boolean => field.type === "checkbox" || formulaResult(field)?.resultType === "boolean";
+
+/** Fields compared as numbers (a true or false as 1 or 0), as the triggers of migrations/0013 also decide. */
+export const isNumeric = (field: FieldShape): boolean => NUMERIC_TYPES.has(field.type) || isBoolean(field) || formulaResult(field)?.resultType === "number";
 
 /** What an unset value sorts as: below every number, or the empty string; so keyset comparisons never meet a NULL. */
-const sentinelOf = (field: FieldRow) => (NUMERIC_TYPES.has(field.type) ? String(-Number.MAX_VALUE) : "''");
-
-export const isNumeric = (field: FieldRow) => NUMERIC_TYPES.has(field.type);
+const sentinelOf = (field: FieldRow) => (isNumeric(field) ? String(-Number.MAX_VALUE) : "''");
 
 /** Ids and slugs come from the server's own generators and checks; this guards the SQL they are written into. */
 function safe(text: string, pattern: RegExp): string {
@@ -61,4 +74,4 @@ export const unsetBoundSql = (field: FieldRow): string | null => (COMPUTED_COLUM
 export const baseLiteral = (baseId: string) => `'${safe(baseId, ID)}'`;
 
 /** A field `field_values` can hold: not lists or documents, and not the timestamps `records` already indexes. */
-export const isIndexable = (field: Pick<FieldRow, "type">) => !UNSORTABLE_TYPES.has(field.type) && !isTime(field);
+export const isIndexable = (field: FieldShape) => !isUnsortable(field) && !isTime(field);

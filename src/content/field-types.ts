@@ -1,9 +1,10 @@
 import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
+import type { FormulaType } from "./formula";
 
 export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation"] as const;
-export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number", "lookup"] as const;
+export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number", "lookup", "formula"] as const;
 export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
@@ -168,6 +169,7 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
     case "relation":
       return relationValue(field, value);
     case "lookup":
+    case "formula":
     case "created_time":
     case "updated_time":
     case "created_by":
@@ -225,6 +227,7 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
   if (type === "code") return checkCodeOptions(given);
   if (type === "relation") return checkRelationOptions(given);
   if (type === "lookup") return checkLookupOptions(given);
+  if (type === "formula") return checkFormulaOptions(given);
   if (type !== "select" && type !== "multiselect") return given;
   const choices = given.choices;
   if (!Array.isArray(choices) || choices.length === 0) throw badRequest(`A ${type} field needs options.choices: [{ "name": "…" }].`);
@@ -272,6 +275,26 @@ function checkLookupOptions(options: Record<string, unknown>): Record<string, un
   if (!(ROLLUPS as readonly unknown[]).includes(rollup)) throw badRequest(`options.lookup.rollup must be one of ${ROLLUPS.join(", ")}.`);
   if (limit !== "all" && limit !== "first") throw badRequest("options.lookup.limit must be all or first.");
   return { ...options, lookup: { relationFieldSlug, targetFieldSlug, rollup, limit } };
+}
+
+/** What a formula field knows of its formula: the expression the client gave, and what the server found it yields. */
+export interface FormulaOptions {
+  expression: string;
+  /** Set by the server when the field is made: number, text, boolean, date, list or any. */
+  resultType?: FormulaType;
+  /** Set by the server: the formula reads the clock or linked records, so it is computed when read, never stored, filtered or sorted. */
+  computedAtRead?: boolean;
+}
+
+export const formulaOf = (options: Record<string, unknown>): FormulaOptions => options.formula as FormulaOptions;
+
+/** A formula's options as a client gives them: `formula { expression }`; the expression is checked against the base when the field is made. */
+function checkFormulaOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const formula = options.formula as { expression?: unknown } | undefined;
+  if (typeof formula !== "object" || formula === null || typeof formula.expression !== "string" || formula.expression.trim() === "") {
+    throw badRequest('A formula field needs options.formula: { "expression": "…" }, e.g. "{price} * {quantity}".');
+  }
+  return { ...options, formula: { expression: formula.expression } };
 }
 
 /** A code field's options: `code: { language? }`, a short name such as `typescript`, `json` or `yaml` (those two are parsed on write). */

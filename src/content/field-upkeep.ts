@@ -1,11 +1,12 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import { BackgroundTask } from "../background-task";
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { type Tx, write } from "../db/tx";
-import { type FieldRow, forgetBases } from "./bases";
+import { type FieldRow, forgetBases, loadFields } from "./bases";
 import { sortableSql } from "./field-sql";
 import { dropLinks } from "./links";
+import { recordFields } from "./records";
 import { droppedFields, fields, records } from "./schema";
 
 /**
@@ -36,12 +37,24 @@ const batchOf = (baseId: string, from: Position | null, to: Position | null) =>
 const nextBuilding = preparedFor((db) => db.select().from(fields).where(eq(fields.indexState, "building")).limit(1).prepare());
 const nextDropped = preparedFor((db) => db.select().from(droppedFields).limit(1).prepare());
 
+/** Writes a stored formula's values into a batch of its base's records, where they differ from those stored (the triggers keep its index). */
+function storeFormula(tx: Tx, field: FieldRow, batch: SQL): void {
+  const fieldRows = loadFields(tx, field.baseId);
+  const path = `$."${field.slug}"`;
+  const store = tx.store.sqlite.query(`UPDATE "records" SET "data" = json_set("data", ?1, json(?2)) WHERE "id" = ?3`);
+  for (const row of tx.db.select().from(records).where(batch).all()) {
+    const value = recordFields(row, fieldRows)[field.slug] ?? null;
+    if (JSON.stringify(value) !== JSON.stringify(row.data[field.slug] ?? null)) store.run(path, JSON.stringify(value), row.id);
+  }
+}
+
 /**
  * Background upkeep of the fields' indexed values, a bounded step at a time, so that creating or
  * deleting a field never holds the writer however many records its base has:
  * - a field created in a base with records is `building`: its values are filled in from the
  *   records, a batch at a time (the triggers keep every record written meanwhile), then it is
- *   `ready` and listings use it;
+ *   `ready` and listings use it; a stored formula made or changed is `building` too, and each
+ *   batch first computes and stores its values (`formulas.ts`);
  * - a field deleted (with its base or space too) is in `dropped_fields`: its links (a relation's)
  *   and indexed values are removed, then its values under its slug are cleared from the base's records.
  * Walks resume from memory; after a restart they start over, and every step is idempotent.
@@ -103,6 +116,7 @@ export class FieldUpkeep {
   private fillStep(tx: Tx, field: FieldRow): void {
     const from = this.filled.get(field.id) ?? null;
     const to = batchEnd(tx, field.baseId, from);
+    if (field.type === "formula") storeFormula(tx, field, batchOf(field.baseId, from, to));
     tx.db.run(
       sql`INSERT OR IGNORE INTO "field_values" ("field_id", "status", "value", "created_at", "record_id")
           SELECT ${field.id}, ${records.status}, ${sql.raw(sortableSql(field))}, ${records.createdAt}, ${records.id} FROM ${records} WHERE ${batchOf(field.baseId, from, to)}`,

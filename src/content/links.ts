@@ -8,7 +8,8 @@ import type { Tx } from "../db/tx";
 import { ApiError, badRequest, conflict } from "../http/errors";
 import { Timestamp, WholeNumber } from "../http/schemas";
 import { requireWithin } from "../limits";
-import { type FieldRow, findBase, type LoadedBase, sourceOf } from "./bases";
+import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "./bases";
+import { isComputedAtRead } from "./field-sql";
 import { type FieldError, FIELD_SLUG_PATTERN, holdsMany, invalidValues, isEmpty, lookupOf, MAX_LINKS, primaryField, type Rollup, recordValueErrors } from "./field-types";
 import { recordLinks, records } from "./schema";
 
@@ -28,7 +29,7 @@ function ownership(field: FieldRow): { ownerId: string; owns: boolean } {
   return field.id < inverseId ? { ownerId: field.id, owns: true } : { ownerId: inverseId, owns: false };
 }
 
-const targetBaseOf = (field: FieldRow) => field.options.targetBaseId as string;
+export const targetBaseOf = (field: FieldRow) => field.options.targetBaseId as string;
 
 export const isRelation = (field: Pick<FieldRow, "type">) => field.type === "relation";
 
@@ -80,6 +81,7 @@ export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: Fi
     const looked = target.fields.find((field) => field.slug === targetFieldSlug);
     if (!looked) throw badRequest(`options.lookup.targetFieldSlug "${targetFieldSlug}" is not a field of the base "${target.node.slug}".`);
     if (looked.type === "relation" || looked.type === "lookup") throw badRequest(`A lookup reads a field of the linked records, not another ${looked.type} ("${targetFieldSlug}").`);
+    if (isComputedAtRead(looked)) throw badRequest(`A lookup reads values the linked records store; the formula "${targetFieldSlug}" is computed when read.`);
     return null;
   }
   if (!isRelation(row)) return null;
@@ -407,13 +409,6 @@ function resolveLookups(ctx: AppContext, loaded: LoadedBase, out: LinkedValues):
 
 const firstOrAll = (ids: string[], limit: "all" | "first") => (limit === "first" ? ids.slice(0, 1) : ids);
 
-function findBaseOrNull(ctx: AppContext, spaceId: string, baseId: string): LoadedBase | null {
-  try {
-    return findBase(ctx, spaceId, baseId, { archived: true });
-  } catch {
-    return null;
-  }
-}
 
 /** A linked record's values that a lookup may read: stored, or kept by the record itself. */
 function ownFields(row: typeof records.$inferSelect, fieldRows: FieldRow[]): Record<string, unknown> {

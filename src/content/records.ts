@@ -10,10 +10,11 @@ import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { isNumeric, isTime, LINKED_TYPES, sortableSql, UNSORTABLE_TYPES, unsetBoundSql, valueSql } from "./field-sql";
+import { isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { holdsMany } from "./field-types";
+import { computeFormulas, hasFormulas, storedFormulas } from "./formulas";
 import { hasLinkedFields, type LinkedValues, linkedValues, type RecordLinkView, recordLinkViews, writeLinks } from "./links";
 import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
@@ -43,9 +44,10 @@ export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextC
 
 /**
  * Every field of the base, unset ones as null; computed fields from the record's own columns,
- * relations and lookups from `linked` (read from the links, `links.ts`).
+ * relations and lookups from `linked` (read from the links, `links.ts`), formulas from the rest
+ * (`formulas.ts`; those computed when read only given `now`).
  */
-export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Record<string, unknown>): Record<string, unknown> {
+export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Record<string, unknown>, now: number | null = null): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of fieldRows) {
     switch (field.type) {
@@ -74,6 +76,7 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Rec
         out[field.slug] = row.data[field.slug] ?? null;
     }
   }
+  if (hasFormulas(fieldRows)) computeFormulas(fieldRows, out, now);
   return out;
 }
 
@@ -86,10 +89,11 @@ export function recordView(
   loaded: LoadedBase,
   head: CommitHead | undefined,
   people: Map<string, UserRef>,
-  base: BaseView = baseView(loaded),
-  linked?: Record<string, unknown>,
+  base: BaseView,
+  linked: Record<string, unknown> | undefined,
+  now: number,
 ): RecordView {
-  const fields = recordFields(row, loaded.fields, linked);
+  const fields = recordFields(row, loaded.fields, linked, now);
   return {
     id: row.id,
     baseId: row.baseId,
@@ -143,12 +147,12 @@ const AUTHOR_COLUMNS = Object.entries(authorColumns);
  * A record read as an array (its columns, then its head commit's from `headAt`, then the author's),
  * as the API shows it: decoded column by column, which costs less than drizzle's mapping of joined rows.
  */
-function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base?: BaseView): RecordView {
+function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number): RecordView {
   const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
   const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
   const authorAt = headAt + HEAD_COLUMNS.length;
   if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
-  return recordView(row, loaded, head, people, base, linked.get(row.id));
+  return recordView(row, loaded, head, people, base, linked.get(row.id), now);
 }
 
 const recordWithHead = (ctx: AppContext) =>
@@ -166,7 +170,7 @@ export function getRecord(ctx: AppContext, spaceId: string, recordId: string): R
   const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
   if (!values) throw notFound("No such record in this space.");
   const loaded = findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true });
-  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }));
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now());
 }
 
 /** A record's links either way (`GET /records/{id}/links`). */
@@ -177,7 +181,7 @@ export function linksOfRecord(ctx: AppContext, spaceId: string, recordId: string
 
 /** A record just written, as the API shows it: its links and lookups read in the same write. */
 export function writtenView(ctx: AppContext, loaded: LoadedBase, row: RecordRow, head: CommitHead, people: Map<string, UserRef>): RecordView {
-  return recordView(row, loaded, head, people, baseView(loaded), linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id));
+  return recordView(row, loaded, head, people, baseView(loaded), linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id), ctx.clock.now());
 }
 
 /** A record's values as stored and linked (not looked up): what a merge compares and a commit keeps. */
@@ -211,7 +215,7 @@ export interface RecordQuery {
 const fieldExpression = (field: FieldRow) => ({ value: sql.raw(valueSql(field)), sortable: sql.raw(sortableSql(field)) });
 
 function typedValue(field: FieldRow, text: string): string | number {
-  if (field.type === "checkbox") {
+  if (isBoolean(field)) {
     if (text !== "true" && text !== "false") throw badRequest(`Filter values for ${field.slug} are true or false.`);
     return text === "true" ? 1 : 0;
   }
@@ -276,7 +280,7 @@ const V = { value: sql.raw(`"v"."value"`), createdAt: sql.raw(`"v"."created_at"`
  * and the emptiness tests read the record's value.
  */
 function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, sortable: SQL = fieldExpression(field).sortable): SQL {
-  if (LINKED_TYPES.has(field.type)) throw badRequest(`Records cannot be filtered by the ${field.type} field "${field.slug}" yet; read a record's links with GET /records/{recordId}/links.`);
+  if (isComputedAtRead(field)) throw badRequest(`Records cannot be filtered by the ${field.type} field "${field.slug}": ${whyReadOnly(field)}`);
   const { value } = fieldExpression(field);
   const values = filterValues(filter);
   const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
@@ -312,6 +316,11 @@ function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFil
   }
 }
 
+const whyReadOnly = (field: FieldRow) =>
+  field.type === "formula"
+    ? "its formula reads linked records or the clock, so its values are computed when read, not stored."
+    : "its values are read from links; read a record's links with GET /records/{recordId}/links.";
+
 interface SortPlan {
   /** The sort's value as read from the record. */
   expression: SQL;
@@ -331,7 +340,7 @@ function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", field: null, time: true };
   if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", field: null, time: true };
   const field = fieldNamed(fieldRows, key);
-  if (UNSORTABLE_TYPES.has(field.type)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}".`);
+  if (isUnsortable(field)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}"${isComputedAtRead(field) ? `: ${whyReadOnly(field)}` : "."}`);
   return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, field, time: isTime(field) };
 }
 
@@ -501,7 +510,8 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   const base = baseView(loaded);
   const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
   // Each row holds its sort value after the record's columns.
-  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base));
+  const now = ctx.clock.now();
+  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now));
   const last = page.at(-1);
   if (rowids.length <= query.limit || !last) return { records: views, nextCursor: null };
   const sortValue = last[RECORD_COLUMNS.length];
@@ -602,6 +612,14 @@ function splitLinked(loaded: LoadedBase, values: Record<string, unknown>, before
   return { data, links, linked: { ...before, ...links } };
 }
 
+/** The values of the base's stored formulas for a record about to be written (computed from its row). */
+function storedFormulaValues(row: RecordRow, fieldRows: FieldRow[]): Record<string, unknown> {
+  const stored = storedFormulas(fieldRows);
+  if (stored.length === 0) return {};
+  const values = recordFields(row, fieldRows);
+  return Object.fromEntries(stored.map((field) => [field.slug, values[field.slug]]));
+}
+
 /**
  * A new record; its first commit is written, or `adoptedCommitId` (the proposal's own, holding the
  * same values) becomes it. A commit's payload is read from the record's data while it is the head,
@@ -624,8 +642,10 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
     updatedAt: by.at,
     archivedAt: null,
   };
+  const formulas = storedFormulaValues(row, loaded.fields);
+  row.data = { ...data, ...formulas };
   const commit = adoptedCommitId
-    ? { ...adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId, payload: links ? JSON.stringify(values) : null })!, payload: values }
+    ? { ...adoptCommit(tx).get({ recordId: row.id, commitId: adoptedCommitId, payload: links ? JSON.stringify({ ...values, ...formulas }) : null })!, payload: { ...values, ...formulas } }
     : recordCommit(tx, row, loaded.fields, null, by, "record_create", linked);
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
@@ -661,6 +681,7 @@ export function writeRecord(
   keepPayload(tx).run({ id: current.headCommitId, payload: { ...current.data, ...before } });
   const { data, links, linked } = splitLinked(loaded, changes.data, before);
   const next: RecordRow = { ...current, ...changes, data, updatedBy: by.actorId, updatedAt: by.at };
+  next.data = { ...data, ...storedFormulaValues(next, loaded.fields) };
   const commit = recordCommit(tx, next, loaded.fields, current.headCommitId, by, kind, linked);
   next.headCommitId = commit.id;
   moveRecordHead(tx).run({ id: current.id, data: next.data, status: next.status, archivedAt: next.archivedAt, headCommitId: next.headCommitId, updatedBy: next.updatedBy, updatedAt: next.updatedAt });

@@ -1,0 +1,228 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { AppContext } from "../context";
+import type { Tx } from "../db/tx";
+import { badRequest } from "../http/errors";
+import { type FieldRow, findBase, findBaseOrNull, forgetBases } from "./bases";
+import { checkFormula, evaluateFormula, FormulaError, type FormulaTree, type FormulaType, parseFormula, referencesOf } from "./formula";
+import { type FieldType, formulaOf, type FormulaOptions, lookupOf } from "./field-types";
+import { isIndexable } from "./field-sql";
+import { targetBaseOf } from "./links";
+import { fields, records } from "./schema";
+
+/**
+ * Formula fields (`formula.ts` is their language). A formula reads fields of its own record by
+ * `{slug}`. When it yields a number, text, true/false or a date and reads neither the clock nor
+ * linked records, its value is stored in the record at every write, so listings filter and sort by
+ * it like any field; otherwise it is computed when read (`computedAtRead`), and cannot be. Either
+ * way a record shows the value computed from its current formula. What a formula yields and whether
+ * it is stored are decided when the field is made and never change, so stored values and their index
+ * always agree with the field; changing a formula rewrites the stored values in the background,
+ * a batch at a time (`FieldUpkeep`).
+ */
+
+const TYPE_OF_FIELD: Record<Exclude<FieldType, "lookup" | "formula">, FormulaType> = {
+  text: "text",
+  longtext: "text",
+  markdown: "text",
+  html: "text",
+  code: "text",
+  yaml: "text",
+  url: "text",
+  email: "text",
+  phone: "text",
+  select: "text",
+  created_by: "text",
+  updated_by: "text",
+  number: "number",
+  auto_number: "number",
+  checkbox: "boolean",
+  date: "date",
+  created_time: "date",
+  updated_time: "date",
+  multiselect: "list",
+  relation: "list",
+  json: "any",
+};
+
+const STORABLE: ReadonlySet<FormulaType> = new Set(["number", "text", "boolean", "date"]);
+
+/** What a lookup yields: a rollup's number or text, else its values (a list). */
+function lookupType(ctx: AppContext, spaceId: string, lookup: FieldRow, siblings: FieldRow[]): FormulaType {
+  const { relationFieldSlug, targetFieldSlug, rollup } = lookupOf(lookup.options);
+  if (rollup === "count" || rollup === "sum" || rollup === "average") return "number";
+  if (rollup === "concatenate") return "text";
+  if (rollup === "values") return "list";
+  const relation = siblings.find((field) => field.slug === relationFieldSlug);
+  const looked = relation && findBaseOrNull(ctx, spaceId, targetBaseOf(relation))?.fields.find((field) => field.slug === targetFieldSlug);
+  return looked?.type === "number" ? "number" : "any";
+}
+
+const formulaError = (slug: string, error: unknown) => (error instanceof FormulaError ? badRequest(`The formula of "${slug}": ${error.message}`) : error);
+
+/** The formulas among `fieldRows`, each with its parse, in an order where each comes after the formulas it reads; a circle is a 400 naming it. */
+function inOrder(fieldRows: FieldRow[]): { field: FieldRow; tree: FormulaTree }[] {
+  const formulas = new Map(
+    fieldRows
+      .filter((field) => field.type === "formula")
+      .map((field) => {
+        try {
+          return [field.slug, { field, tree: parseFormula(formulaOf(field.options).expression) }] as const;
+        } catch (error) {
+          throw formulaError(field.slug, error);
+        }
+      }),
+  );
+  const ordered: { field: FieldRow; tree: FormulaTree }[] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const visit = (slug: string, path: string[]) => {
+    const formula = formulas.get(slug);
+    if (!formula || state.get(slug) === "done") return;
+    if (state.get(slug) === "visiting") {
+      const circle = [...path.slice(path.indexOf(slug)), slug].map((s) => `{${s}}`).join(" -> ");
+      throw badRequest(`The formulas ${circle} read each other in a circle; a formula may not depend on itself.`, { cycle: path.slice(path.indexOf(slug)) });
+    }
+    state.set(slug, "visiting");
+    for (const ref of referencesOf(formula.tree)) visit(ref, [...path, slug]);
+    state.set(slug, "done");
+    ordered.push(formula);
+  };
+  for (const slug of formulas.keys()) visit(slug, []);
+  return ordered;
+}
+
+/**
+ * Checks every formula of a base whose fields (all of them, as a change leaves them) are
+ * `fieldRows`, and answers each formula's options as the server completes them: what it yields and
+ * whether it is computed when read. An unknown field, a type error or a circle is a 400 naming the
+ * formula; so is a change that would alter what an existing formula (in `before`) yields or where
+ * its value lives.
+ */
+export function resolveFormulas(ctx: AppContext, spaceId: string, fieldRows: FieldRow[], before: FieldRow[] = []): Map<string, Record<string, unknown>> {
+  const resolved = new Map<string, Record<string, unknown>>();
+  const found = new Map<string, { type: FormulaType; computedAtRead: boolean }>();
+  const bySlug = new Map(fieldRows.map((field) => [field.slug, field]));
+  for (const { field } of inOrder(fieldRows)) {
+    const { expression } = formulaOf(field.options);
+    let readsAtRead = false;
+    const typeOf = (slug: string): FormulaType | undefined => {
+      const other = bySlug.get(slug);
+      if (!other) return undefined;
+      if (other.type === "relation" || other.type === "lookup") readsAtRead = true;
+      if (other.type === "formula") {
+        readsAtRead ||= found.get(slug)!.computedAtRead;
+        return found.get(slug)!.type;
+      }
+      return other.type === "lookup" ? lookupType(ctx, spaceId, other, fieldRows) : TYPE_OF_FIELD[other.type];
+    };
+    let checked: ReturnType<typeof checkFormula>;
+    try {
+      checked = checkFormula(expression, typeOf);
+    } catch (error) {
+      throw formulaError(field.slug, error);
+    }
+    const computedAtRead = checked.readsClock || readsAtRead || !STORABLE.has(checked.type);
+    found.set(field.slug, { type: checked.type, computedAtRead });
+    const options: FormulaOptions = { expression, resultType: checked.type, computedAtRead };
+    const was = before.find((other) => other.id === field.id);
+    const had = was?.type === "formula" ? formulaOf(was.options) : undefined;
+    if (had && (had.resultType !== options.resultType || had.computedAtRead !== options.computedAtRead)) {
+      const where = (stored: boolean | undefined) => (stored ? "computed when read" : "stored");
+      const change = had.resultType !== options.resultType ? `yield ${options.resultType} instead of ${had.resultType}` : `be ${where(options.computedAtRead)} instead of ${where(had.computedAtRead)}`;
+      throw badRequest(`The formula of "${field.slug}" would ${change}; a formula field keeps what it yields and where its value lives: make a new field for this formula.`);
+    }
+    resolved.set(field.id, { ...field.options, formula: options });
+  }
+  return resolved;
+}
+
+/** Completes new fields' formula options (in place: the rows are not yet written); one that is computed when read has no index. */
+export function resolveNewFormulas(ctx: AppContext, spaceId: string, newRows: FieldRow[], baseFields: FieldRow[]): void {
+  if (!newRows.some((row) => row.type === "formula")) return;
+  const resolved = resolveFormulas(ctx, spaceId, baseFields);
+  for (const row of newRows) {
+    const options = resolved.get(row.id);
+    if (!options) continue;
+    row.options = options;
+    if (!isIndexable(row)) row.indexState = "none";
+  }
+}
+
+/** Refuses to delete fields a formula of their base reads: the formula goes first. */
+export function requireNoFormulaOf(ctx: AppContext, spaceId: string, going: FieldRow[]): void {
+  const ids = new Set(going.map((field) => field.id));
+  for (const baseId of new Set(going.map((field) => field.baseId))) {
+    const base = findBase(ctx, spaceId, baseId, { archived: true });
+    const goingSlugs = new Set(base.fields.filter((field) => ids.has(field.id)).map((field) => field.slug));
+    for (const { field, refs } of formulaPlans(base.fields)) {
+      if (ids.has(field.id)) continue;
+      const read = [...refs].find((slug) => goingSlugs.has(slug));
+      if (read) throw badRequest(`The formula "${field.slug}" of the base "${base.node.slug}" reads "${read}"; change or delete that formula first.`);
+    }
+  }
+}
+
+interface FormulaPlan {
+  field: FieldRow;
+  /** Null when the stored formula no longer parses (it was checked when made): its value is null. */
+  tree: FormulaTree | null;
+  refs: Set<string>;
+  type: FormulaType;
+  computedAtRead: boolean;
+}
+
+const plans = new WeakMap<readonly FieldRow[], FormulaPlan[]>();
+
+/** A base's formulas in the order they are computed, parsed once per loaded list of fields. */
+function formulaPlans(fieldRows: readonly FieldRow[]): FormulaPlan[] {
+  let plan = plans.get(fieldRows);
+  if (!plan) {
+    let ordered: { field: FieldRow; tree: FormulaTree | null }[];
+    try {
+      ordered = inOrder([...fieldRows]);
+    } catch {
+      ordered = fieldRows.filter((field) => field.type === "formula").map((field) => ({ field, tree: null }));
+    }
+    plan = ordered.map(({ field, tree }) => {
+      const options = formulaOf(field.options);
+      return { field, tree, refs: tree ? referencesOf(tree) : new Set<string>(), type: options.resultType ?? "any", computedAtRead: options.computedAtRead ?? true };
+    });
+    plans.set(fieldRows, plan);
+  }
+  return plan;
+}
+
+export const hasFormulas = (fieldRows: readonly FieldRow[]): boolean => fieldRows.some((field) => field.type === "formula");
+
+/**
+ * Computes a record's formulas into `values` (its other fields by slug), in order. Without `now`
+ * (what commits keep and writes store) a formula computed when read is null.
+ */
+export function computeFormulas(fieldRows: readonly FieldRow[], values: Record<string, unknown>, now: number | null): void {
+  for (const plan of formulaPlans(fieldRows)) {
+    const slug = plan.field.slug;
+    values[slug] = plan.tree && !(plan.computedAtRead && now === null) ? evaluateFormula(plan.tree, plan.type, (ref) => values[ref], now ?? 0) : null;
+  }
+}
+
+/** The formulas of a base whose values are stored. */
+export const storedFormulas = (fieldRows: readonly FieldRow[]): FieldRow[] => formulaPlans(fieldRows).filter((plan) => !plan.computedAtRead).map((plan) => plan.field);
+
+const anyRecord = (tx: Tx, baseId: string) => tx.db.select({ one: sql`1` }).from(records).where(eq(records.baseId, baseId)).limit(1).get() !== undefined;
+
+/**
+ * After a change that alters stored formula values of a base's records (a formula changed, choices
+ * renamed), its stored formulas are computed again in the background, a batch at a time; until
+ * then records show the new values and listings compare the old ones of records not yet reached.
+ */
+export function recomputeFormulas(tx: Tx, baseId: string): void {
+  if (!anyRecord(tx, baseId)) return;
+  const marked = tx.db
+    .update(fields)
+    .set({ indexState: "building" })
+    .where(and(eq(fields.baseId, baseId), eq(fields.type, "formula"), sql`${fields.indexState} != 'none'`))
+    .returning({ id: fields.id })
+    .all();
+  if (marked.length === 0) return;
+  forgetBases(tx);
+  tx.afterCommit(tx.fieldUpkeep.wake);
+}
