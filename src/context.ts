@@ -1,11 +1,11 @@
 import type { Clock } from "./clock";
 import type { Config } from "./config";
-import type { Store } from "./db/client";
-import { CommittedCache, type ReadDb } from "./db/tx";
+import type { ReadDb, Store } from "./db/client";
+import { CommittedCache, type TxOf } from "./db/tx";
 import { KeyCache } from "./auth/key-cache";
 import { RateLimiter } from "./http/rate-limit";
-import type { Membership } from "./spaces/spaces";
-import type { LoadedBase } from "./content/bases";
+import type { Membership } from "./spaces/schema";
+import type { LoadedBase } from "./content/schema";
 import { SecretBox } from "./webhooks/secrets";
 import { TargetGuard } from "./webhooks/ssrf";
 
@@ -34,6 +34,12 @@ function bufferedStdout(): Logger {
 }
 
 export const consoleLogger: Logger = bufferedStdout();
+
+/**
+ * A write in progress (`write` in src/db/tx.ts makes one): the context, with a handle that can
+ * write and hooks on the commit. A function that takes a `Tx` cannot be called outside a transaction.
+ */
+export type Tx = TxOf<AppContext>;
 
 /** What every domain function may use: the database, the time, the settings and shared caches. */
 export interface AppContext {

@@ -2,8 +2,8 @@ import type { Static } from "@sinclair/typebox";
 import { and, eq, lt } from "drizzle-orm";
 import { t } from "elysia";
 import { iso } from "../clock";
-import type { AppContext } from "../context";
-import { type Tx, write } from "../db/tx";
+import type { AppContext, Tx } from "../context";
+import { write } from "../db/tx";
 import type { Settled } from "../db/write-queue";
 import { newId } from "../db/ids";
 import { ApiError, conflict, notFound } from "../http/errors";
@@ -159,7 +159,7 @@ function poll(tx: Tx, deviceCode: string): DeviceRow | ApiError {
 
 /** Runs a poll in its own write (so a pending poll is recorded), then throws its error, if any. */
 async function settle<T>(ctx: AppContext, work: (tx: Tx) => T | ApiError): Promise<T> {
-  const outcome = await write<T | ApiError>(ctx, (tx) => work(tx) as Settled<T | ApiError>);
+  const outcome = await write<AppContext, T | ApiError>(ctx, (tx) => work(tx) as Settled<T | ApiError>);
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }

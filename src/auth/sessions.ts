@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedFor } from "../db/client";
-import { type Tx, writeInBackground } from "../db/tx";
+import { writeInBackground } from "../db/tx";
 import { DAY_MS, iso } from "../clock";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import type { UserRow } from "./key-cache";
 import { randomString, sha256 } from "./secrets";
 import { sessions, users } from "./schema";

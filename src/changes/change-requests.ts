@@ -6,7 +6,7 @@ import { atLeast } from "../auth/levels";
 import { findBase, type LoadedBase } from "../content/bases";
 import { checkRecordInput } from "../content/links";
 import { findRecord, RecordSchema, type RecordView, getRecord } from "../content/records";
-import type { ReviewPolicy } from "../content/schema";
+import type { ReviewPolicy, SourceAttribution, TargetType } from "../content/schema";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor } from "../db/client";
@@ -16,11 +16,11 @@ import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/err
 import { JsonObject, Nullable, WholeNumber } from "../http/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
-import { checkBaseCommit, insertCommit, type UserRef } from "./commits";
+import { checkBaseCommit, insertCommit, type UserRef } from "../content/commits";
 import { directCounts, directIds, directOfRecord, directOperations, directPage, findDirect, newestFirst } from "./direct";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
-import { changeRequests, type ChangeStatus, operations, reviews, type SourceAttribution, type TargetType, type Verdict } from "./schema";
+import { changeRequests, type ChangeStatus, operations, reviews, type Verdict } from "./schema";
 import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews, mergedRecordIds } from "./views";
 
 export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;

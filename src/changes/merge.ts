@@ -1,15 +1,14 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedWrite } from "../db/client";
-import type { Tx } from "../db/tx";
 import { findBase, type LoadedBase } from "../content/bases";
 import { addField, createBaseForNode, deleteField, reorderFields, updateField } from "../content/field-changes";
 import { checkRecordInput, linkLists } from "../content/links";
 import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
 import { currentFields, findRecord, insertRecord, type RecordView, writeRecord, writtenView } from "../content/records";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent, snapshot } from "../events/outbox";
-import { findRecordCommit, loadCommits, type UserRef, userRefs } from "./commits";
+import { findRecordCommit, loadCommits, type UserRef, userRefs } from "../content/commits";
 import { type FieldValues, type MergeConflict, type OperationChange, storedChange } from "./operations";
 import { changeRequests, operations } from "./schema";
 

@@ -1,7 +1,6 @@
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
-import type { NodeType, ReviewPolicy } from "../content/schema";
-import type { OperationKind } from "./schema";
+import type { NodeType, OperationKind, ReviewPolicy } from "../content/schema";
 
 /** A record's values by field slug, as proposed or stored. */
 export type FieldValues = Record<string, unknown>;

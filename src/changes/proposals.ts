@@ -6,15 +6,14 @@ import { resolveNewFormulas } from "../content/formulas";
 import { checkRecordInput, recordInputErrors, resolveLinkedField } from "../content/links";
 import { findNode } from "../content/nodes";
 import { currentFields, findRecord } from "../content/records";
-import type { NodeType } from "../content/schema";
+import type { NodeType, SourceAttribution } from "../content/schema";
 import type { AppContext } from "../context";
 import { checkName, checkSlug } from "../formats";
 import { badRequest } from "../http/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
-import { checkBaseCommit } from "./commits";
+import { checkBaseCommit } from "../content/commits";
 import type { OperationChange } from "./operations";
-import type { SourceAttribution } from "./schema";
 
 /** Who proposes, where, and how they are shown to reviewers. */
 export interface Proposer {

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { customType, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { bases, nodes, type ReviewPolicy } from "../content/schema";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { attribution, bases, nodes, type OperationKind, reviewPolicySnapshot, type TargetType } from "../content/schema";
 import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 
@@ -8,47 +8,8 @@ export const CHANGE_STATUSES = ["in_review", "changes_requested", "approved", "r
 export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
 export const OPERATION_STATUSES = ["pending", "merged", "archived"] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
-export const OPERATION_KINDS = [
-  "node_create",
-  "node_rename",
-  "node_move",
-  "node_delete",
-  "node_restore",
-  "base_add_field",
-  "base_update_field",
-  "base_delete_field",
-  "base_reorder_fields",
-  "record_create",
-  "record_update",
-  "record_delete",
-  "record_restore",
-] as const;
-export type OperationKind = (typeof OPERATION_KINDS)[number];
-export const TARGET_TYPES = ["node", "base"] as const;
-export type TargetType = (typeof TARGET_TYPES)[number];
 
-export interface SourceAttribution {
-  displayName: string;
-  ownerName: string;
-  channel: string;
-}
 
-/** Stored as `[displayName, ownerName, channel]`, without the keys' names in every row. */
-const attribution = customType<{ data: SourceAttribution; driverData: string }>({
-  dataType: () => "text",
-  toDriver: ({ displayName, ownerName, channel }) => JSON.stringify([displayName, ownerName, channel]),
-  fromDriver: (stored) => {
-    const [displayName, ownerName, channel] = JSON.parse(stored) as string[];
-    return { displayName, ownerName, channel };
-  },
-});
-
-/** A review policy has one kind, so its snapshot is stored as the number of approvals it requires. */
-const reviewPolicySnapshot = customType<{ data: ReviewPolicy; driverData: number }>({
-  dataType: () => "integer",
-  toDriver: (policy) => policy.requiredApprovals,
-  fromDriver: (requiredApprovals) => ({ kind: "single", requiredApprovals }),
-});
 
 export const changeRequests = sqliteTable(
   "change_requests",
@@ -102,40 +63,6 @@ export const operations = sqliteTable(
   (table) => [index("operations_change_request_idx").on(table.changeRequestId, table.position), index("operations_record_idx").on(table.targetRecordId)],
 );
 
-/**
- * Append-only: proposals and their revisions (by operation), and every state a record has had. A
- * direct create's commit also stands for its change request and operation (`src/changes/direct.ts`):
- * it holds their attribution and review policy, and no change request or operation row is written.
- */
-export const commits = sqliteTable(
-  "commits",
-  {
-    id: text("id").primaryKey(),
-    spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
-    baseId: text("base_id").references(() => bases.id, { onDelete: "cascade" }),
-    nodeId: text("node_id"),
-    operationId: text("operation_id"),
-    recordId: text("record_id"),
-    parentCommitId: text("parent_commit_id"),
-    message: text("message"),
-    authorId: text("author_id").notNull(),
-    targetType: text("target_type").$type<TargetType>().notNull(),
-    kind: text("kind").$type<OperationKind>().notNull(),
-    /** NULL on a direct create's commit while it is its record's head: the record's `data` holds the same values (see `commitColumns`). */
-    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>(),
-    /** Set only on a direct create's commit, which stands for its change request (and marks it as one). */
-    sourceAttribution: attribution("source_attribution"),
-    reviewPolicySnapshot: reviewPolicySnapshot("review_policy_snapshot"),
-    createdAt: instant("created_at").notNull(),
-  },
-  (table) => [
-    // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.
-    index("commits_record_idx").on(table.recordId, table.id),
-    // Direct creates among the change requests: the space's list, newest first, and the caller's own (`mine`, the `created` count).
-    index("commits_direct_idx").on(table.spaceId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
-    index("commits_direct_author_idx").on(table.spaceId, table.authorId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
-  ],
-);
 
 export const VERDICTS = ["approved", "rejected"] as const;
 export type Verdict = (typeof VERDICTS)[number];

@@ -6,10 +6,11 @@ import { idsOf, recordNames } from "../content/links";
 import { NodeSchema, nodeSummary } from "../content/nodes";
 import type { AppContext } from "../context";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
-import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "./commits";
+import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "../content/commits";
 import { directOperations } from "./direct";
 import type { ChangeRequestRow, OperationRow } from "./merge";
-import { CHANGE_STATUSES, OPERATION_KINDS, OPERATION_STATUSES, operations, reviews, TARGET_TYPES, VERDICTS } from "./schema";
+import { OPERATION_KINDS, TARGET_TYPES } from "../content/schema";
+import { CHANGE_STATUSES, OPERATION_STATUSES, operations, reviews, VERDICTS } from "./schema";
 
 type ReviewRow = typeof reviews.$inferSelect;
 

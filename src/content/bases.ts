@@ -1,28 +1,19 @@
 import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
-import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { isIndexable } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
-import { bases, type FieldIndexState, fields, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
+import { bases, type FieldIndexState, type FieldRow, fields, type LoadedBase, type NodeRow, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
-export type BaseRow = typeof bases.$inferSelect;
-export type FieldRow = typeof fields.$inferSelect;
-export type NodeRow = typeof nodes.$inferSelect;
+export type { BaseRow, FieldRow, LoadedBase, NodeRow } from "./schema";
 
 export const DEFAULT_REVIEW_POLICY: ReviewPolicy = { kind: "single", requiredApprovals: 1 };
-
-export interface LoadedBase {
-  base: BaseRow;
-  node: NodeRow;
-  fields: FieldRow[];
-}
 
 export const FieldSchema = t.Object(
   {

@@ -1,8 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
-import type { Tx } from "../db/tx";
 import { checkName } from "../formats";
 import { badRequest, conflict } from "../http/errors";
 import { requireWithin } from "../limits";

@@ -1,4 +1,4 @@
-import type { FieldRow } from "./bases";
+import type { FieldRow } from "./schema";
 import { type FieldType, formulaOf } from "./field-types";
 
 /**

@@ -1,8 +1,8 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import { BackgroundTask } from "../background-task";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
-import { type Tx, write } from "../db/tx";
+import { write } from "../db/tx";
 import { type FieldRow, forgetBases, loadFields } from "./bases";
 import { sortableSql } from "./field-sql";
 import { dropLinks } from "./links";

@@ -1,6 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../context";
-import type { Tx } from "../db/tx";
+import type { AppContext, Tx } from "../context";
 import { badRequest } from "../http/errors";
 import { type FieldRow, findBase, findBaseOrNull, forgetBases } from "./bases";
 import { checkFormula, evaluateFormula, FormulaError, type FormulaTree, type FormulaType, parseFormula, referencesOf } from "./formula";

@@ -1,10 +1,9 @@
 import type { Static } from "@sinclair/typebox";
 import { getTableColumns, sql } from "drizzle-orm";
 import { t } from "elysia";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, insertRow } from "../db/client";
 import { newId } from "../db/ids";
-import type { Tx } from "../db/tx";
 import { ApiError, badRequest, conflict } from "../http/errors";
 import { Timestamp, WholeNumber } from "../http/schemas";
 import { requireWithin } from "../limits";

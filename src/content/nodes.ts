@@ -1,13 +1,12 @@
 import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from "drizzle-orm";
 import { t } from "elysia";
-import type { AppContext } from "../context";
-import { compiledRows, decodeRow, preparedFor } from "../db/client";
+import type { AppContext, Tx } from "../context";
+import { compiledRows, decodeRow, preparedFor, type ReadDb } from "../db/client";
 import { newId } from "../db/ids";
 import { requireWithin } from "../limits";
 import { checkName, checkSlug } from "../formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../http/errors";
-import type { ReadDb, Tx } from "../db/tx";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { forgetBases } from "./bases";
 import { checkJsonDepth } from "./field-types";

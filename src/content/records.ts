@@ -1,12 +1,10 @@
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
-import { CommitSchema, commitColumns, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "../changes/commits";
+import { CommitSchema, commitColumns, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "./commits";
 import { users } from "../auth/schema";
-import { commits } from "../changes/schema";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite, queryPlan } from "../db/client";
-import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
@@ -16,7 +14,7 @@ import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type Load
 import { holdsMany } from "./field-types";
 import { computeFormulas, hasFormulas, storedFormulas } from "./formulas";
 import { hasLinkedFields, type LinkedValues, linkedValues, type RecordLinkView, recordLinkViews, writeLinks } from "./links";
-import { bases, NODE_STATUSES, records, type RecordStatus } from "./schema";
+import { bases, commits, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
 

@@ -2,7 +2,7 @@ import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Actor } from "../auth/actor";
 import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../changes/change-requests";
-import { CommitSchema } from "../changes/commits";
+import { CommitSchema } from "./commits";
 import { ChangeRequestSchema } from "../changes/views";
 import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { iso } from "../clock";

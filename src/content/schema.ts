@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { type AnySQLiteColumn, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { type AnySQLiteColumn, customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 import type { FieldType } from "./field-types";
@@ -136,3 +136,93 @@ export const recordLinks = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.fieldId, table.sourceRecordId, table.targetRecordId] }), index("record_links_target_idx").on(table.fieldId, table.targetRecordId, table.targetPosition)],
 );
+
+// ---- commits: every state of a node, base or record, and every proposal of one ----
+
+export const OPERATION_KINDS = [
+  "node_create",
+  "node_rename",
+  "node_move",
+  "node_delete",
+  "node_restore",
+  "base_add_field",
+  "base_update_field",
+  "base_delete_field",
+  "base_reorder_fields",
+  "record_create",
+  "record_update",
+  "record_delete",
+  "record_restore",
+] as const;
+export type OperationKind = (typeof OPERATION_KINDS)[number];
+export const TARGET_TYPES = ["node", "base"] as const;
+export type TargetType = (typeof TARGET_TYPES)[number];
+
+export interface SourceAttribution {
+  displayName: string;
+  ownerName: string;
+  channel: string;
+}
+
+/** Stored as `[displayName, ownerName, channel]`, without the keys' names in every row. */
+export const attribution = customType<{ data: SourceAttribution; driverData: string }>({
+  dataType: () => "text",
+  toDriver: ({ displayName, ownerName, channel }) => JSON.stringify([displayName, ownerName, channel]),
+  fromDriver: (stored) => {
+    const [displayName, ownerName, channel] = JSON.parse(stored) as string[];
+    return { displayName, ownerName, channel };
+  },
+});
+
+/** A review policy has one kind, so its snapshot is stored as the number of approvals it requires. */
+export const reviewPolicySnapshot = customType<{ data: ReviewPolicy; driverData: number }>({
+  dataType: () => "integer",
+  toDriver: (policy) => policy.requiredApprovals,
+  fromDriver: (requiredApprovals) => ({ kind: "single", requiredApprovals }),
+});
+
+/**
+ * Append-only: proposals and their revisions (by operation), and every state a record has had. A
+ * direct create's commit also stands for its change request and operation (`src/changes/direct.ts`):
+ * it holds their attribution and review policy, and no change request or operation row is written.
+ */
+export const commits = sqliteTable(
+  "commits",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id").notNull().references(() => spaces.id, { onDelete: "cascade" }),
+    baseId: text("base_id").references(() => bases.id, { onDelete: "cascade" }),
+    nodeId: text("node_id"),
+    operationId: text("operation_id"),
+    recordId: text("record_id"),
+    parentCommitId: text("parent_commit_id"),
+    message: text("message"),
+    authorId: text("author_id").notNull(),
+    targetType: text("target_type").$type<TargetType>().notNull(),
+    kind: text("kind").$type<OperationKind>().notNull(),
+    /** NULL on a direct create's commit while it is its record's head: the record's `data` holds the same values (see `commitColumns`). */
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Set only on a direct create's commit, which stands for its change request (and marks it as one). */
+    sourceAttribution: attribution("source_attribution"),
+    reviewPolicySnapshot: reviewPolicySnapshot("review_policy_snapshot"),
+    createdAt: instant("created_at").notNull(),
+  },
+  (table) => [
+    // A record's history (`GET /records/{id}/history`); commits are otherwise read by id.
+    index("commits_record_idx").on(table.recordId, table.id),
+    // Direct creates among the change requests: the space's list, newest first, and the caller's own (`mine`, the `created` count).
+    index("commits_direct_idx").on(table.spaceId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
+    index("commits_direct_author_idx").on(table.spaceId, table.authorId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
+  ],
+);
+
+export type BaseRow = typeof bases.$inferSelect;
+export type FieldRow = typeof fields.$inferSelect;
+export type NodeRow = typeof nodes.$inferSelect;
+
+/** A base with its node and its fields in order: what the base cache (`findBase`) holds. */
+export interface LoadedBase {
+  base: BaseRow;
+  node: NodeRow;
+  fields: FieldRow[];
+}

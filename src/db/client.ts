@@ -5,11 +5,19 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
 import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
-import type { ReadDb, Tx } from "./tx";
 import { WriteQueue } from "./write-queue";
 
 /** Drizzle without a schema object: the code builds its queries from the tables it imports, so the store imports no domain (the tables are listed for drizzle-kit by drizzle.config.ts). */
 export type Db = BunSQLiteDatabase;
+
+/** The database as requests read it: no insert, update or delete compiles on this handle. */
+export type ReadDb = Pick<Db, "select" | "selectDistinct" | "$count">;
+
+/** What the store's write helpers need of a write in progress (`Tx`): the store, and its handle that can write. */
+export interface Writing {
+  readonly store: Store;
+  readonly db: Db;
+}
 
 export interface Store {
   sqlite: Database;
@@ -156,7 +164,7 @@ function compiledOnce<D extends object, T>(build: (db: D) => T): (db: D) => T {
 export const preparedFor = <T>(build: (db: ReadDb) => T): ((db: ReadDb) => T) => compiledOnce(build);
 
 /** A write statement compiled once per database handle; it runs only inside a write (`tx`). */
-export function preparedWrite<T>(build: (db: Db) => T): (tx: Tx) => T {
+export function preparedWrite<T>(build: (db: Db) => T): (tx: Writing) => T {
   const compiled = compiledOnce(build);
   return (tx) => compiled(tx.db);
 }
@@ -202,7 +210,7 @@ const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<str
  * assigns). The write paths insert many small rows: building each insert, or letting drizzle bind
  * its parameters, costs more than running it.
  */
-export function insertRow<T extends SQLiteTable>(tx: Tx, table: T, row: InferInsertModel<T>): void {
+export function insertRow<T extends SQLiteTable>(tx: Writing, table: T, row: InferInsertModel<T>): void {
   const store = tx.store;
   let byTable = insertStatements.get(store.sqlite);
   if (!byTable) insertStatements.set(store.sqlite, (byTable = new Map()));

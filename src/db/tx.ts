@@ -1,21 +1,25 @@
-import type { AppContext } from "../context";
-import type { Db } from "./client";
+import type { Db, Store } from "./client";
 import type { Settled, TxScope, WriteQueue } from "./write-queue";
 
-/** The database as requests read it: no insert, update or delete compiles on this handle. */
-export type ReadDb = Pick<Db, "select" | "selectDistinct" | "$count">;
+/**
+ * Whoever writes: the store is all a write needs of its caller's context. The store imports no
+ * domain: the app names its own write type (`Tx` in src/context.ts) from `TxOf`.
+ */
+export interface Writer {
+  readonly store: Store;
+}
 
 /**
- * A write in progress: the context, with a handle that can write and hooks on the commit. Only
- * `write` makes one, so a function that takes a `Tx` cannot be called outside a transaction.
+ * A write in progress: the caller's context, with a handle that can write and hooks on the commit.
+ * Only `write` makes one, so a function that takes one cannot be called outside a transaction.
  */
-export interface Tx extends AppContext {
+export type TxOf<C extends Writer> = C & {
   readonly db: Db;
   /** Runs `fn` once this write is committed, never if it rolls back. */
   afterCommit(fn: () => void): void;
-}
+};
 
-function txOf(ctx: AppContext, scope: TxScope): Tx {
+function txOf<C extends Writer>(ctx: C, scope: TxScope): TxOf<C> {
   const db = ctx.store.db;
   return Object.create(ctx, {
     db: {
@@ -25,7 +29,7 @@ function txOf(ctx: AppContext, scope: TxScope): Tx {
       },
     },
     afterCommit: { value: (fn: () => void) => scope.afterCommit(fn) },
-  }) as Tx;
+  }) as TxOf<C>;
 }
 
 /**
@@ -33,7 +37,7 @@ function txOf(ctx: AppContext, scope: TxScope): Tx {
  * is committed. `work` must be synchronous and return no promise or query builder: its type
  * refuses them and so does the queue at run time. Called inside another write, it joins it.
  */
-export function write<T>(ctx: AppContext, work: (tx: Tx) => Settled<T>): Promise<T> {
+export function write<C extends Writer, T>(ctx: C, work: (tx: TxOf<C>) => Settled<T>): Promise<T> {
   return ctx.store.writes.write((scope) => work(txOf(ctx, scope)) as Settled<T>);
 }
 
@@ -41,7 +45,7 @@ export function write<T>(ctx: AppContext, work: (tx: Tx) => Settled<T>): Promise
  * A write that a read causes (a key's last use, a session seen): queued like any other, but the
  * request does not wait for it, and a failure is logged.
  */
-export function writeInBackground(ctx: AppContext, what: string, work: (tx: Tx) => void): void {
+export function writeInBackground<C extends Writer & { log: { error(line: string): void } }>(ctx: C, what: string, work: (tx: TxOf<C>) => void): void {
   write(ctx, work).catch((error) => ctx.log.error(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
 }
 
@@ -69,7 +73,7 @@ export class CommittedCache<K, V> {
     this.entries.set(key, value);
   }
 
-  invalidate(tx: Tx): void {
+  invalidate(tx: { afterCommit(fn: () => void): void }): void {
     this.writes.markStale(this);
     tx.afterCommit(() => this.entries.clear());
   }

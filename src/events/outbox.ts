@@ -2,7 +2,7 @@ import type { MergeConflict } from "../changes/operations";
 import type { RecordView } from "../content/records";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
-import type { Tx } from "../db/tx";
+import type { Tx } from "../context";
 import type { EventType } from "./catalogue";
 import { events } from "./schema";
 

@@ -20,3 +20,11 @@ export const members = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.spaceId, table.userId] }), index("members_user_idx").on(table.userId)],
 );
+
+export type SpaceRow = typeof spaces.$inferSelect;
+
+/** A user's place in a space: what the membership cache (`listMemberships`) holds. */
+export interface Membership {
+  space: SpaceRow;
+  role: Role;
+}

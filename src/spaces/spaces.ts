@@ -2,21 +2,20 @@ import type { Static } from "@sinclair/typebox";
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { iso } from "../clock";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { type Role, ROLE_LEVEL, ROLES, type Level, lowerOf } from "../auth/levels";
 import type { UserRow } from "../auth/key-cache";
 import { users } from "../auth/schema";
 import { nodes } from "../content/schema";
 import { preparedFor } from "../db/client";
-import type { Tx } from "../db/tx";
 import { newId } from "../db/ids";
 import { requireWithin } from "../limits";
 import { checkName, checkSlug, normalizeEmail, slugify } from "../formats";
 import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../http/errors";
 import { oneOf, Timestamp } from "../http/schemas";
-import { members, spaces } from "./schema";
+import { members, type Membership, type SpaceRow, spaces } from "./schema";
 
-export type SpaceRow = typeof spaces.$inferSelect;
+export type { Membership, SpaceRow } from "./schema";
 
 export const SpaceSchema = t.Object(
   { id: t.String(), name: t.String(), slug: t.String(), role: oneOf(ROLES), createdAt: Timestamp },
@@ -44,11 +43,6 @@ export function createSpace(tx: Tx, ownerId: string, input: { name: string; slug
   tx.db.insert(members).values({ spaceId: space.id, userId: ownerId, role: "owner", createdAt: now }).run();
   tx.db.insert(nodes).values({ id: newId("nod"), spaceId: space.id, parentId: null, type: "folder", slug: "root", name, createdAt: now, updatedAt: now }).run();
   return spaceView(space, "owner");
-}
-
-export interface Membership {
-  space: SpaceRow;
-  role: Role;
 }
 
 const membershipsOfUser = preparedFor((db) =>

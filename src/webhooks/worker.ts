@@ -1,9 +1,9 @@
 import { and, asc, eq, gt, lte, min, sql } from "drizzle-orm";
 import { BackgroundTask } from "../background-task";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
-import { type Tx, write } from "../db/tx";
+import { write } from "../db/tx";
 import { events } from "../events/schema";
 import { tooManyRequests } from "../http/errors";
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery, type OutgoingEvent, outgoingEvent, recordAttempt } from "./deliveries";

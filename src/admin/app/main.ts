@@ -2,6 +2,7 @@ import type { UserView } from "../../auth/users";
 import type { Caller } from "../../auth/whoami";
 import { api, ApiError, session, whenSignedOut } from "./api";
 import { fill, h } from "./dom";
+import type { Context, Me, Screen } from "./screen";
 import { dataScreens } from "./screens/data";
 import { deviceScreens } from "./screens/device";
 import { inboxScreens } from "./screens/inbox";
@@ -10,33 +11,6 @@ import { signInScreens } from "./screens/sign-in";
 import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
 import { failureText, notice } from "./ui";
-
-/** Who is signed in, in which space: read once, again after sign-in or a change of space. */
-export interface Me {
-  caller: Caller;
-  user: UserView;
-}
-
-export interface Context {
-  params: Record<string, string>;
-  query: URLSearchParams;
-  me: Me;
-  go(path: string, replace?: boolean): void;
-  /** After signing in: forget the old caller and go where the person was headed. */
-  signedIn(next: string | null): void;
-  /** Renders the current screen again (after a change it shows). */
-  reload(): void;
-  /** Reads who is signed in again (after the spaces or the user changed). */
-  refreshMe(): Promise<void>;
-}
-
-/** A screen of the route table. `signedOut` screens render without a session (setup, sign-in). */
-export interface Screen {
-  path: string;
-  title: string;
-  signedOut?: boolean;
-  render(ctx: Context): Promise<Node> | Node;
-}
 
 const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 

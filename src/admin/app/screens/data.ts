@@ -1,5 +1,5 @@
 import { atLeast } from "../../../auth/levels";
-import type { CommitView } from "../../../changes/commits";
+import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
 import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES, primaryField } from "../../../content/field-types";
@@ -7,7 +7,7 @@ import type { NodeView } from "../../../content/nodes";
 import type { RecordView } from "../../../content/records";
 import { api, query } from "../api";
 import { type Child, h } from "../dom";
-import type { Context, Screen } from "../main";
+import type { Context, Screen } from "../screen";
 import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });

@@ -2,7 +2,7 @@ import type { DeviceRequestView } from "../../../auth/device";
 import { DEFAULT_EXPIRATION } from "../../../auth/levels";
 import { api, ApiError } from "../api";
 import { h } from "../dom";
-import type { Context, Screen } from "../main";
+import type { Context, Screen } from "../screen";
 import { action, card, expirationChoices, form, input, levelChoice, notice, screen, select } from "../ui";
 
 const codeForm = (ctx: Context, label = "Continue") =>

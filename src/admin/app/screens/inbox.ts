@@ -3,7 +3,7 @@ import type { ChangeRequestView, OperationView } from "../../../changes/views";
 import type { RecordView } from "../../../content/records";
 import { api, ApiError, query } from "../api";
 import { type Child, h } from "../dom";
-import type { Context, Screen } from "../main";
+import type { Context, Screen } from "../screen";
 import { action, card, empty, link, notice, reasonDialog, recordName, screen, shown, table, when } from "../ui";
 
 type Counts = { review: number; changes: number; created: number; approved: number; merged: number; rejected: number };

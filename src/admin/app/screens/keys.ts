@@ -2,7 +2,7 @@ import type { ApiKeyView } from "../../../auth/api-keys";
 import { atLeast, DEFAULT_EXPIRATION, LEVEL_LABELS, type Level, LEVELS } from "../../../auth/levels";
 import { api } from "../api";
 import { fill, h } from "../dom";
-import type { Screen } from "../main";
+import type { Screen } from "../screen";
 import { action, ask, card, confirmDialog, copyable, empty, expirationChoices, form, input, levelChoice, levelName, notice, screen, select, table, when } from "../ui";
 
 type NewKey = { apiKey: string; key: ApiKeyView };

@@ -1,6 +1,6 @@
 import { api } from "../api";
 import { h } from "../dom";
-import type { Screen } from "../main";
+import type { Screen } from "../screen";
 import { card, form, input, link, notice, screen } from "../ui";
 
 const needsSetup = async () => (await api<{ needed: boolean }>("GET", "/setup")).needed;

@@ -3,7 +3,7 @@ import type { UserView } from "../../../auth/users";
 import type { MemberView, SpaceView } from "../../../spaces/spaces";
 import { api, session } from "../api";
 import { h } from "../dom";
-import type { Context, Screen } from "../main";
+import type { Context, Screen } from "../screen";
 import { action, card, checkbox, confirmDialog, empty, form, input, notice, screen, select, table, when } from "../ui";
 
 const ROLE_NAMES: Record<Role, string> = { owner: "Owner", admin: "Admin", editor: "Editor", contributor: "Contributor", viewer: "Viewer" };

@@ -4,7 +4,7 @@ import type { DeliveryView } from "../../../webhooks/deliveries";
 import type { RuleView } from "../../../webhooks/rules";
 import { api } from "../api";
 import { fill, h } from "../dom";
-import type { Context, Screen } from "../main";
+import type { Context, Screen } from "../screen";
 import { action, card, checkbox, confirmDialog, empty, form, input, link, notice, screen, select, table, textarea, when } from "../ui";
 
 const statusBadge = (status: string | null) => (status ? h("span", { class: `badge delivery-${status}` }, status === "success" ? "Delivered" : "Failed") : h("span", { class: "muted" }, "never sent"));

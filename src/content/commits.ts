@@ -2,14 +2,12 @@ import type { Static } from "@sinclair/typebox";
 import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { users } from "../auth/schema";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor } from "../db/client";
-import type { Tx } from "../db/tx";
 import { badRequest } from "../http/errors";
 import { Nullable, oneOf, Timestamp } from "../http/schemas";
 import { newId } from "../db/ids";
-import type { ReviewPolicy } from "../content/schema";
-import { commits, OPERATION_KINDS, type SourceAttribution, TARGET_TYPES } from "./schema";
+import { commits, OPERATION_KINDS, type ReviewPolicy, type SourceAttribution, TARGET_TYPES } from "./schema";
 
 /** A commit as read: its payload always present (see `commitColumns`); what a direct create's commit holds for its change request is read by `direct.ts`. */
 export type CommitRow = Omit<typeof commits.$inferSelect, "payload" | "sourceAttribution" | "reviewPolicySnapshot"> & { payload: Record<string, unknown> };
