@@ -18,7 +18,7 @@ import { type FieldChange, proposeFieldChange } from "../src/changes/proposals";
 import { systemClock } from "../src/clock";
 import { loadConfig } from "../src/config";
 import { findBase } from "../src/content/bases";
-import { FieldUpkeep, UPKEEP_BATCH } from "../src/content/field-upkeep";
+import { FieldUpkeep, FORMULA_BATCH } from "../src/content/field-upkeep";
 import { createContext } from "../src/context";
 import { closeStore, openStore } from "../src/db/client";
 import { resolveSpace } from "../src/spaces/resolve";
@@ -142,7 +142,7 @@ const table = [
   "",
   "Targets: the linked page within 1.5x of the plain page's p50; the links read within 1.2x of a record read; creates with 3 links at least 80% of plain creates.",
   "",
-  `A stored formula on the plain base's ${A_SIZE.toLocaleString("en")} records, in process on the same file (the upkeep's steps are write transactions of ${UPKEEP_BATCH.toLocaleString("en")} records):`,
+  `A stored formula on the plain base's ${A_SIZE.toLocaleString("en")} records, in process on the same file (the upkeep's steps are write transactions of ${FORMULA_BATCH.toLocaleString("en")} records):`,
   "",
   "| | total | upkeep steps | longest step (writer held) |",
   "|---|---:|---:|---:|",

@@ -407,7 +407,7 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   DATETIME_FORMAT: { args: [1, 2], takes: ["date", "text"], returns: () => "text", run: dateFormat },
 };
 
-export const FORMULA_FUNCTIONS = Object.keys(FUNCTIONS);
+const FORMULA_FUNCTIONS = Object.keys(FUNCTIONS);
 
 function nullOr(value: number | null, fn: (n: number) => number): number | null {
   return value === null ? null : fn(value);
@@ -439,11 +439,10 @@ function comparable(left: FormulaType, right: FormulaType): boolean {
 
 const TYPE_NAMES: Record<FormulaType, string> = { number: "a number", text: "text", boolean: "true or false", date: "a date", list: "a list", any: "any value" };
 
-/** A formula parsed and checked: its result type, the fields it reads, and whether it reads the clock. */
+/** A formula parsed and checked: what it yields, and whether it reads the clock. */
 export interface CheckedFormula {
   tree: Node;
   type: FormulaType;
-  refs: Set<string>;
   readsClock: boolean;
 }
 
@@ -471,7 +470,6 @@ export function parseFormula(expression: string): FormulaTree {
 /** Parses and checks a formula; `typeOf` answers a field's type by slug, or undefined for no such field. */
 export function checkFormula(expression: string, typeOf: (slug: string) => FormulaType | undefined): CheckedFormula {
   const tree = parseFormula(expression);
-  const refs = new Set<string>();
   let readsClock = false;
   const check = (node: Node): FormulaType => {
     switch (node.kind) {
@@ -480,7 +478,6 @@ export function checkFormula(expression: string, typeOf: (slug: string) => Formu
       case "ref": {
         const type = typeOf(node.slug);
         if (type === undefined) throw new FormulaError(`{${node.slug}} ${where(node.at)} is not a field of this base.`);
-        refs.add(node.slug);
         return type;
       }
       case "negate": {
@@ -527,7 +524,7 @@ export function checkFormula(expression: string, typeOf: (slug: string) => Formu
     }
   };
   const type = check(tree);
-  return { tree, type, refs, readsClock };
+  return { tree, type, readsClock };
 }
 
 // ---- evaluation ----

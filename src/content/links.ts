@@ -339,16 +339,18 @@ export function linkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: str
       (owns ? owned : inverse).push(ownerId);
       slugs.set(`${owns ? 0 : 1} ${ownerId}`, field.slug);
     }
-    // CROSS JOIN keeps SQLite from reading a field's every link and matching the records after.
+    // CROSS JOIN pins the order (links by record, then each linked record by id): statistics taken
+    // while the tables were small (or none) would otherwise have SQLite read a field's every link,
+    // or every record, first (measured: 45 ms instead of 0.3 for a record with 100 links).
     const rows = ctx.store.sqlite
       .query<unknown, [string, string, string]>(
         `SELECT 0, l."field_id", l."source_record_id", l."target_record_id", l."position" FROM json_each(?2) fi CROSS JOIN json_each(?1) p
            CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."source_record_id" = p."value"
-           JOIN "records" o ON o."id" = l."target_record_id" AND o."status" = 'active'
+           CROSS JOIN "records" o ON o."id" = l."target_record_id" AND o."status" = 'active'
          UNION ALL
          SELECT 1, l."field_id", l."target_record_id", l."source_record_id", l."target_position" FROM json_each(?3) fi CROSS JOIN json_each(?1) p
            CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."target_record_id" = p."value"
-           JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'
+           CROSS JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'
          ORDER BY 1, 2, 3, 5`,
       )
       .values(JSON.stringify(recordIds), JSON.stringify(owned), JSON.stringify(inverse));
@@ -492,7 +494,7 @@ export function recordLinkViews(ctx: AppContext, loaded: LoadedBase, recordId: s
   }
   const part = (fieldIds: string, near: string, far: string, place: string) =>
     `SELECT l.*, f."slug", ${place} FROM json_each(${fieldIds}) p CROSS JOIN "record_links" l ON l."field_id" = p."value" AND l."${near}" = ?1
-       JOIN "fields" f ON f."id" = l."field_id" JOIN "records" o ON o."id" = l."${far}" AND o."status" = 'active'`;
+       CROSS JOIN "fields" f ON f."id" = l."field_id" CROSS JOIN "records" o ON o."id" = l."${far}" AND o."status" = 'active'`;
   const rows = ctx.store.sqlite
     .query<unknown[], [string, string, string]>(
       `${part("?2", "source_record_id", "target_record_id", '0, l."position"')}
