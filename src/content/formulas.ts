@@ -6,7 +6,7 @@ import { checkFormula, evaluateFormula, FormulaError, type FormulaTree, type For
 import { type FieldType, formulaOf, type FormulaOptions, lookupOf } from "./field-types";
 import { isIndexable } from "./field-sql";
 import { targetBaseOf } from "./links";
-import { fields, records } from "./schema";
+import { fields } from "./schema";
 
 /**
  * Formula fields (`formula.ts` is their language). A formula reads fields of its own record by
@@ -206,15 +206,13 @@ export function computeFormulas(fieldRows: readonly FieldRow[], values: Record<s
 /** The formulas of a base whose values are stored. */
 export const storedFormulas = (fieldRows: readonly FieldRow[]): FieldRow[] => formulaPlans(fieldRows).filter((plan) => !plan.computedAtRead).map((plan) => plan.field);
 
-const anyRecord = (tx: Tx, baseId: string) => tx.db.select({ one: sql`1` }).from(records).where(eq(records.baseId, baseId)).limit(1).get() !== undefined;
-
 /**
  * After a change that alters stored formula values of a base's records (a formula changed, choices
  * renamed), its stored formulas are computed again in the background, a batch at a time; until
  * then records show the new values and listings compare the old ones of records not yet reached.
  */
 export function recomputeFormulas(tx: Tx, baseId: string): void {
-  if (!anyRecord(tx, baseId)) return;
+  // A base without records is walked in one step of the upkeep, which finds nothing and marks them ready.
   const marked = tx.db
     .update(fields)
     .set({ indexState: "building" })
