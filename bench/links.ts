@@ -20,7 +20,7 @@ import { loadConfig } from "../src/config";
 import { findBase } from "../src/content/bases";
 import { FieldUpkeep, FORMULA_BATCH } from "../src/content/field-upkeep";
 import { createContext } from "../src/context";
-import { closeStore, openStore } from "../src/db/client";
+import { closeStore, openStore, startCheckpointer } from "../src/db/client";
 import { resolveSpace } from "../src/spaces/resolve";
 import { benchHarness, benchServer, LISTING_FIELDS, milliseconds, REPO, type WrkResult } from "./harness";
 
@@ -90,6 +90,8 @@ await server.stop();
 
 // ---- a formula made and changed on 200,000 records, in process ----
 const store = openStore(server.dbPath);
+// As `serve` runs: checkpoints on a thread of their own, never inside a step's commit.
+const checkpoints = startCheckpointer(store, server.dbPath, console);
 const ctx = createContext(store, loadConfig({ "data-dir": dirname(server.dbPath) }, {}), systemClock, { info() {}, error() {} });
 const actor = authenticate(ctx, { apiKey: server.headers.authorization.slice("Bearer ".length), sessionToken: null });
 const proposer = { scope: resolveSpace(ctx, actor, "bench"), actor, attribution: sourceAttribution(actor, undefined) };
@@ -119,6 +121,7 @@ const doubleId = findBase(ctx, proposer.scope.space.id, "plain").fields.find((fi
 const changed = await formulaRun({ operation: "update", fieldId: doubleId, patch: { options: { formula: { expression: "{pages} * 3 + {year}" } } } });
 const wrong = store.sqlite.query("SELECT count(*) AS n FROM records r JOIN bases b ON b.id = r.base_id JOIN nodes n ON n.id = b.node_id WHERE n.slug = 'plain' AND json_extract(r.data, '$.double') IS NOT json_extract(r.data, '$.pages') * 3 + json_extract(r.data, '$.year')").get() as { n: number };
 await upkeep.stop();
+checkpoints.stop();
 await closeStore(store);
 if (wrong.n > 0) throw new Error(`${wrong.n} records do not hold the changed formula's value`);
 

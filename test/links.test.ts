@@ -206,6 +206,15 @@ describe("relation fields", () => {
     expect((await server.call("GET", "/api/v1/records?baseId=papers&filters[0][fieldSlug]=authors&filters[0][operator]=isEmpty", { key: ws.read })).status).toBe(400);
   });
 
+  test("the inverse of a relation from a base slugged like a prototype key gets a slug of its own", async () => {
+    await createBase(server, ws.write, "authors", AUTHOR_FIELDS);
+    await createBase(server, ws.write, "constructor", [{ slug: "authors", name: "Authors", type: "relation", options: { targetBaseSlug: "authors" } }]);
+    expect((await base("authors")).fields.map((f: any) => f.slug)).toEqual(["name", "born", "constructor_2"]);
+    const ada = await create("authors", { name: "Ada" });
+    const made = await create("constructor", { authors: [ada.id] });
+    expect((await record(ada.id)).fields.constructor_2).toEqual([made.id]);
+  });
+
   test("a relation of a base to itself links its records both ways", async () => {
     await createBase(server, ws.write, "people", [
       { slug: "name", name: "Name", type: "text" },
@@ -294,6 +303,22 @@ describe("lookups and rollups", () => {
     expect(empty.fields).toMatchObject({ names: [], count: 0, born_sum: 0, born_avg: null, first_born: null, list: "" });
     await update(alan.id, { born: 1900, name: "Alan" });
     expect((await record(paper.id)).fields).toMatchObject({ born_sum: 3715, last_born: 1900 });
+  });
+
+  test("a lookup reads what a linked record keeps itself: its number and its times", async () => {
+    await papersAndAuthors();
+    for (const [slug, type] of [["num", "auto_number"], ["made", "created_time"]]) {
+      expect((await server.call("POST", "/api/v1/bases/authors/fields", { key: ws.write, body: { slug, name: slug, type } })).status).toBe(200);
+    }
+    for (const [slug, targetFieldSlug, rollup] of [["nums", "num", "values"], ["first_made", "made", "min"], ["names", "name", "concatenate"]]) {
+      expect((await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug, name: slug, type: "lookup", options: { lookup: { relationFieldSlug: "authors", targetFieldSlug, rollup } } } })).status).toBe(200);
+    }
+    const ada = await create("authors", { name: "Ada" });
+    server.clock.advance(60_000);
+    const alan = await create("authors", { name: "Alan" });
+    const paper = await create("papers", { title: "P", authors: [alan.id, ada.id] });
+    expect(paper.fields).toMatchObject({ nums: [alan.fields.num, ada.fields.num], first_made: ada.createdAt, names: "Alan, Ada" });
+    expect((await record(paper.id)).fields).toMatchObject({ nums: [2, 1], first_made: ada.createdAt });
   });
 
   test("a lookup must name a relation of its base and a field of the target; a field a lookup reads cannot be deleted", async () => {

@@ -309,7 +309,9 @@ function checkCodeOptions(options: Record<string, unknown>): Record<string, unkn
 }
 
 /** Field slugs are keys of every record's field map, so none may be a prototype key. */
+export const isFreeFieldSlug = (slug: string): boolean => FIELD_SLUG_PATTERN.test(slug) && !PROTOTYPE_KEYS.has(slug);
+
 export function checkFieldSlug(slug: string): void {
   if (!FIELD_SLUG_PATTERN.test(slug)) throw badRequest(`The field slug "${slug}" must match ^[a-z0-9_-]+$ (1 to 64 characters).`);
-  if (PROTOTYPE_KEYS.has(slug)) throw badRequest(`The field slug "${slug}" is reserved; choose another.`);
+  if (!isFreeFieldSlug(slug)) throw badRequest(`The field slug "${slug}" is reserved; choose another.`);
 }

@@ -647,7 +647,7 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
     : recordCommit(tx, row, loaded.fields, null, by, "record_create", linked);
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
-  if (links) writeLinks(tx, loaded, row.id, links, commit.id, by.at);
+  if (links) writeLinks(tx, loaded, row.id, links, commit.id, by.at, true);
   return { row, commit };
 }
 
