@@ -95,6 +95,31 @@ describe("transitions (section 7)", () => {
     expect((await review(cr.id, "rejected")).body.status).toBe("changes_requested");
   });
 
+  test("an agent's tasks are its own change requests a reviewer sent back, newest first, with the reason", async () => {
+    const bob = await server.user("Bob");
+    const session = await server.signIn("ada@example.com");
+    await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: bob.email, role: "contributor" } });
+    const agent = await server.key(bob.id, "changeRequest");
+    const tasks = async (key = agent) => (await server.call("GET", "/api/v1/agent/tasks", { key })).body;
+    const first = await proposeRecord({ title: "One" }, agent);
+    const second = await proposeRecord({ title: "Two" }, agent);
+    const waiting = await proposeRecord({ title: "Three" }, agent);
+    const adas = await proposeRecord({ title: "Ada's" });
+    expect(await tasks()).toEqual([]);
+    await review(first.id, "rejected", ws.write, "cite the paper");
+    await review(second.id, "rejected", ws.write, "wrong year");
+    await review(adas.id, "rejected", ws.write, "not Bob's");
+    await review(waiting.id, "approved");
+    const sentBack = await tasks();
+    expect(sentBack.map((task: any) => [task.changeRequest.id, task.trigger, task.reviewReason, task.aiComments])).toEqual([
+      [second.id, "changes_requested", "wrong year", []],
+      [first.id, "changes_requested", "cite the paper", []],
+    ]);
+    await revise(first.operations[0].id, { title: "One, cited" }, agent);
+    expect((await tasks()).map((task: any) => task.changeRequest.id)).toEqual([second.id]);
+    expect((await tasks(ws.read)).map((task: any) => task.changeRequest.id)).toEqual([adas.id]);
+  });
+
   test("revise → in_review, earlier approvals no longer count, commits chain", async () => {
     const cr = await proposeRecord();
     expect((await review(cr.id, "approved")).body.status).toBe("approved");

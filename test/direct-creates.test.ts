@@ -101,6 +101,21 @@ describe("a direct create's change request", () => {
     expect(bobsOwn.body.changeRequests.map((cr: { id: string }) => cr.id)).toEqual(made.filter((entry) => entry.submittedBy === bob.id).map((entry) => entry.id));
     const counts = (await server.call("GET", "/api/v1/change-requests/counts", { key: bobKey })).body;
     expect(counts).toEqual({ review: 3, changes: 0, created: 3, approved: 0, merged: 6 + 2, rejected: 0 });
+
+    // Busabase's numbered pages show the same order, with the total.
+    const numbered = async (query: string) => (await server.call("GET", `/api/v1/change-requests/page?${query}`, { key: ws.read })).body;
+    const everyId = await walk("");
+    const pages = [await numbered("pageSize=4"), await numbered("pageSize=4&page=2"), await numbered("pageSize=4&page=3")];
+    expect(pages.map((page) => [page.total, page.totalPages, page.page, page.pageSize])).toEqual([[11, 3, 1, 4], [11, 3, 2, 4], [11, 3, 3, 4]]);
+    expect(pages.flatMap((page) => page.changeRequests.map((cr: { id: string }) => cr.id))).toEqual(everyId);
+    const merged = await numbered("status[]=merged&baseId=papers&page=2&pageSize=2");
+    expect(merged.total).toBe(4);
+    expect(merged.changeRequests.map((cr: { id: string }) => cr.id)).toEqual((await walk("&status[]=merged&baseId=papers")).slice(2, 4));
+    expect((await numbered("pageSize=4&page=4")).changeRequests).toEqual([]);
+    for (const query of ["page=0", "pageSize=101", "page=101&pageSize=100", "status[]=nope"]) {
+      expect((await server.call("GET", `/api/v1/change-requests/page?${query}`, { key: ws.read })).status).toBe(400);
+    }
+    expect((await server.call("GET", "/api/v1/change-requests/page?page=101&pageSize=100", { key: ws.read })).body.error).toContain("nextCursor");
   });
 
   test("another space does not see it", async () => {

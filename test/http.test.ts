@@ -39,8 +39,10 @@ describe("section 1: conventions", () => {
     });
   });
 
-  test("a route word is never read as an id: /records/page, /records/favorites, /nodes/page, /nodes/favorites are unknown routes, with or without a key", async () => {
-    for (const path of ["/api/v1/records/page", "/api/v1/records/favorites", "/api/v1/nodes/page", "/api/v1/nodes/favorites", "/api/v1/change-requests/page"]) {
+  test("a route word is never read as an id: /records/favorites, /nodes/page, /bases/page are unknown routes, with or without a key; /records/page is its own route", async () => {
+    expect((await server.call("GET", "/api/v1/records/page", {})).status).toBe(401);
+    expect((await server.call("GET", "/api/v1/records/page", { key })).body).toMatchObject({ code: "BAD_REQUEST", error: "The query parameter baseId is required." });
+    for (const path of ["/api/v1/records/favorites", "/api/v1/nodes/page", "/api/v1/bases/page", "/api/v1/change-requests/favorites"]) {
       for (const caller of [{ key }, {}]) {
         const reply = await server.call("GET", path, caller);
         expect(reply.status).toBe(404);
@@ -76,6 +78,7 @@ describe("section 1: conventions", () => {
     const guide = await server.call("GET", "/llms.txt");
     expect(guide.headers.get("content-type")).toContain("text/plain");
     for (const step of ["/api/v1/device/code", "x-basalt-space", "/change-requests", "/merge"]) expect(guide.text).toContain(step);
+    expect((await server.call("GET", "/api/v1/meta")).body).toEqual({ service: "basalt", version: front.body.version, timestamp: server.clock.now() });
   });
 
   test("errors an agent can act on: a union names its variants, once; a missing space says how to get one", async () => {

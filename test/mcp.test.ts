@@ -22,7 +22,7 @@ const text = (result: unknown) => (result as { content: { text: string }[] }).co
 test("lists the core loop's tools", async () => {
   const client = await connect(ws.read);
   const names = (await client.listTools()).tools.map((tool) => tool.name);
-  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request"]) {
+  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request", "list_agent_tasks", "revise_operation"]) {
     expect(names).toContain(name);
   }
   await client.close();
@@ -54,6 +54,21 @@ test("a Change Request key's proposal waits for review; a write key merges it", 
   expect(merged.changeRequest.status).toBe("merged");
   expect(merged.record.fields.title).toBe("From an agent");
   await reviewer.close();
+});
+
+test("an agent finds the proposal a reviewer sent back, with the reason, and revises it through the tools", async () => {
+  const agent = await connect(ws.propose);
+  const proposed = JSON.parse(text(await agent.callTool({ name: "propose_record_create", arguments: { base: "papers", fields: { title: "Atention" } } })));
+  expect(JSON.parse(text(await agent.callTool({ name: "list_agent_tasks", arguments: {} })))).toEqual([]);
+  await server.call("POST", `/api/v1/change-requests/${proposed.id}/reviews`, { key: ws.write, body: { verdict: "rejected", reason: "spelling" } });
+  const [task] = JSON.parse(text(await agent.callTool({ name: "list_agent_tasks", arguments: {} })));
+  expect(task).toMatchObject({ trigger: "changes_requested", reviewReason: "spelling", changeRequest: { id: proposed.id } });
+  const revised = JSON.parse(text(await agent.callTool({ name: "revise_operation", arguments: { operationId: task.changeRequest.operations[0].id, fields: { title: "Attention" } } })));
+  expect(revised).toMatchObject({ id: proposed.id, status: "in_review" });
+  expect(JSON.parse(text(await agent.callTool({ name: "list_agent_tasks", arguments: {} })))).toEqual([]);
+  const wrong = await agent.callTool({ name: "revise_operation", arguments: { operationId: "opr_nope", fields: {} } });
+  expect(wrong.isError).toBe(true);
+  await agent.close();
 });
 
 test("an agent links records through the tools and reads the same links as REST", async () => {

@@ -67,11 +67,47 @@ describe("the node tree", () => {
     expect(moved.body).toMatchObject({ status: "merged", operations: [expect.objectContaining({ operation: "node_move" })] });
     expect((await server.call("GET", "/api/v1/nodes/a", { key: ws.read })).body.children.map((n: { slug: string }) => n.slug)).toEqual(["child", "bee"]);
     expect((await server.call("POST", "/api/v1/nodes/a/move", { key: ws.write, body: { parentNodeId: "child" } })).status).toBe(400);
+    const below = async (node: string, ancestor: string) => (await server.call("GET", `/api/v1/nodes/${node}/is-descendant?potentialAncestorId=${ancestor}`, { key: ws.read })).body;
+    expect(await below("child", "a")).toEqual({ isDescendant: true });
+    expect(await below("bee", "a")).toEqual({ isDescendant: true });
+    expect(await below("a", "child")).toEqual({ isDescendant: false });
+    expect(await below("a", "a")).toEqual({ isDescendant: false });
+    expect((await server.call("GET", "/api/v1/nodes/a/is-descendant?potentialAncestorId=nope", { key: ws.read })).status).toBe(404);
+    expect((await server.call("GET", "/api/v1/nodes/a/is-descendant", { key: ws.read })).status).toBe(400);
     expect((await server.call("POST", "/api/v1/nodes/a/move", { key: ws.propose, body: {} })).status).toBe(403);
     const meta = await server.call("PATCH", "/api/v1/nodes/a/metadata", { key: ws.write, body: { metadata: { color: "red", order: 1 } } });
     const again = await server.call("PATCH", "/api/v1/nodes/a/metadata", { key: ws.write, body: { metadata: { order: 2 } } });
     expect(meta.body.metadata).toEqual({ color: "red", order: 1 });
     expect(again.body.metadata).toEqual({ color: "red", order: 2 });
+  });
+
+  test("favorites are each person's own: toggled by a POST, listed in the order marked, archived nodes left out", async () => {
+    await nodeChanges([
+      { kind: "create", ref: "a", nodeType: "folder", slug: "a", name: "A" },
+      { kind: "create", ref: "b", nodeType: "folder", slug: "b", name: "B" },
+    ]);
+    const favorites = async (key = ws.read) => (await server.call("GET", "/api/v1/nodes/favorites", { key })).body.map((n: { slug: string }) => n.slug);
+    const toggle = async (node: string, key = ws.read) => (await server.call("POST", `/api/v1/nodes/${node}/favorite`, { key })).body;
+    expect(await favorites()).toEqual([]);
+    expect(await toggle("b")).toEqual({ favorited: true });
+    server.clock.advance(1);
+    expect(await toggle("a")).toEqual({ favorited: true });
+    expect(await favorites()).toEqual(["b", "a"]);
+    expect(await toggle("b")).toEqual({ favorited: false });
+    expect(await favorites(ws.write)).toEqual(["a"]);
+
+    const bob = await server.user("Bob");
+    const session = await server.signIn("ada@example.com");
+    await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: bob.email, role: "viewer" } });
+    const bobKey = await server.key(bob.id, "read");
+    expect(await favorites(bobKey)).toEqual([]);
+    expect(await toggle("b", bobKey)).toEqual({ favorited: true });
+    expect(await favorites()).toEqual(["a"]);
+
+    expect((await nodeChanges([{ kind: "delete", nodeId: "a" }])).body.status).toBe("merged");
+    expect(await favorites()).toEqual([]);
+    expect((await server.call("POST", "/api/v1/nodes/a/favorite", { key: ws.read })).status).toBe(404);
+    expect((await server.call("POST", "/api/v1/nodes/nope/favorite", { key: ws.read })).status).toBe(404);
   });
 
   test("delete archives the subtree, restore brings it back, purge needs manage and an archived node", async () => {

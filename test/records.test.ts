@@ -320,6 +320,28 @@ describe("listing", () => {
     expect(page.body.records.map((r: { fields: { year: number } }) => r.fields.year)).toEqual([1900, 1900, 1900]);
   });
 
+  test("a numbered page (Busabase's /records/page) shows page n of the same listing, with the total, filters and sort applied", async () => {
+    const numbered = async (query: string) => (await server.call("GET", `/api/v1/records/page?baseId=papers${query}`, { key: ws.read })).body;
+    const first = await numbered("&pageSize=40&sort=title");
+    expect(first).toMatchObject({ total: 125, totalPages: 4, page: 1, pageSize: 40 });
+    expect(first.records.map((r: any) => r.fields.title).slice(0, 2)).toEqual(["Paper 000", "Paper 001"]);
+    const all: string[] = [];
+    for (let page = 1; page <= 4; page++) all.push(...(await numbered(`&pageSize=40&sort=title&page=${page}`)).records.map((r: any) => r.id));
+    expect(all).toEqual((await everyPage("&sort=title", 40)).ids);
+    expect((await numbered("&pageSize=40&page=5")).records).toEqual([]);
+    const filtered = await numbered("&page=2&pageSize=2&sort=-title&filters[0][fieldSlug]=year&filters[0][operator]=eq&filters[0][value]=1900");
+    expect(filtered).toMatchObject({ total: 3, totalPages: 2, page: 2, pageSize: 2 });
+    expect(filtered.records.map((r: any) => r.fields.title)).toEqual(["Paper 000"]);
+    expect(await numbered("")).toMatchObject({ page: 1, pageSize: 50, totalPages: 3 });
+
+    for (const query of ["&page=0", "&pageSize=101", "&page=x", "&page=1001&pageSize=100", "&viewId=viw_1", "&page=1&page=2", ""]) {
+      const reply = await server.call("GET", `/api/v1/records/page?${query === "" ? "" : "baseId=papers"}${query}`, { key: ws.read });
+      expect(reply.status).toBe(400);
+      expect(reply.body.code).toBe("BAD_REQUEST");
+    }
+    expect((await server.call("GET", "/api/v1/records/page?baseId=papers&page=1001&pageSize=100", { key: ws.read })).body.error).toContain("nextCursor");
+  });
+
   test("bad queries are 400: unknown field, operator, number, cursor, limit, missing base id", async () => {
     for (const query of [
       "baseId=papers&filters[0][fieldSlug]=nope&filters[0][operator]=eq&filters[0][value]=1",

@@ -5,7 +5,8 @@ import { z } from "zod";
 import type { Actor } from "../auth/actor";
 import type { Level } from "../auth/levels";
 import { describeCaller } from "../auth/whoami";
-import { getChangeRequest, mergeChangeRequest, reviewChangeRequest, sourceAttribution, viewOf } from "../changes/change-requests";
+import { agentTasks } from "../changes/agent-tasks";
+import { getChangeRequest, mergeChangeRequest, reviewChangeRequest, reviseOperation, sourceAttribution, viewOf } from "../changes/change-requests";
 import { proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
@@ -182,6 +183,19 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
     "get_change_request",
     { description: "A change request: its status, operations, reviews and merge summary.", inputSchema: { changeRequestId: z.string().min(1) } },
     inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => getChangeRequest(ctx, scope.space.id, changeRequestId)),
+  );
+  server.registerTool(
+    "list_agent_tasks",
+    { description: "Your change requests that a reviewer sent back (changes requested), newest first, each with the reviewer's reason: fix them with revise_operation." },
+    inSpace("read", (scope) => agentTasks(ctx, scope, actor)),
+  );
+  server.registerTool(
+    "revise_operation",
+    {
+      description: "Revise an operation of your open change request with new values (keyed by field slug); the change request goes back to review.",
+      inputSchema: { operationId: z.string().min(1), fields: z.record(z.string(), z.unknown()), ...proposal },
+    },
+    inSpace("changeRequest", (scope, args: { operationId: string; fields: Record<string, unknown>; message?: string }) => reviseOperation(ctx, scope, actor, args.operationId, args)),
   );
   server.registerTool(
     "review_change_request",

@@ -28,5 +28,9 @@ export function agentRoutes(ctx: AppContext) {
         public: true,
       },
     )
+    .get("/api/v1/meta", () => ({ service: "basalt", version: VERSION, timestamp: ctx.clock.now() }), {
+      answers: { 200: t.Object({ service: t.Literal("basalt"), version: t.String(), timestamp: t.Integer({ description: "The server's clock, in milliseconds since 1970." }) }) },
+      public: true,
+    })
     .get("/llms.txt", () => new Response(guide, { headers: { "content-type": "text/plain; charset=utf-8" } }), { public: true, detail: { hide: true } });
 }

@@ -17,7 +17,7 @@ import { JsonObject, Nullable, WholeNumber } from "../http/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { checkBaseCommit, insertCommit, type UserRef } from "../content/commits";
-import { directCounts, directIds, directOfRecord, directOperations, directPage, findDirect, newestFirst } from "./direct";
+import { directCount, directCounts, directIds, directOfRecord, directOperations, directPage, findDirect, newestFirst } from "./direct";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
 import { changeRequests, type ChangeStatus, operations, reviews, type Verdict } from "./schema";
@@ -361,20 +361,58 @@ export interface ChangeRequestQuery {
 
 export const ChangeRequestPageSchema = t.Object({ changeRequests: t.Array(ChangeRequestSchema), nextCursor: Nullable(t.String()) });
 
-/** Newest first, stored change requests and direct creates interleaved; the cursor is the last id of the previous page. */
-export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery): Static<typeof ChangeRequestPageSchema> {
+/** The change requests a query asks for, newest first, stored and direct ones interleaved: the first `limit` after `before`. */
+function newestChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">, limit: number, before?: string) {
+  const where = storedWhere(ctx, scope, actor, query);
+  if (before) where.push(lt(changeRequests.id, before));
+  const stored = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(limit).all();
+  const direct = includesDirect(query) ? directPage(ctx, { ...directWhere(ctx, scope, actor, query), before, limit }) : [];
+  return [...stored, ...direct].sort(newestFirst).slice(0, limit);
+}
+
+function storedWhere(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">): SQL[] {
   const where: SQL[] = [eq(changeRequests.spaceId, scope.space.id)];
   const baseId = query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined;
-  const before = query.cursor ? decodeIdCursor(query.cursor) : undefined;
   if (query.status?.length) where.push(inArray(changeRequests.status, query.status));
   if (query.mine) where.push(eq(changeRequests.submittedBy, actor.user.id));
   if (baseId) where.push(eq(changeRequests.baseId, baseId));
-  if (before) where.push(lt(changeRequests.id, before));
-  const stored = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(query.limit + 1).all();
-  const direct = query.status?.length && !query.status.includes("merged") ? [] : directPage(ctx, { spaceId: scope.space.id, submittedBy: query.mine ? actor.user.id : undefined, baseId, before, limit: query.limit + 1 });
-  const rows = [...stored, ...direct].sort(newestFirst).slice(0, query.limit + 1);
+  return where;
+}
+
+/** Direct creates are merged change requests: a status filter without `merged` leaves them out. */
+const includesDirect = (query: { status?: ChangeStatus[] }) => !query.status?.length || query.status.includes("merged");
+
+const directWhere = (ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">) => ({
+  spaceId: scope.space.id,
+  submittedBy: query.mine ? actor.user.id : undefined,
+  baseId: query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined,
+});
+
+/** Newest first, stored change requests and direct creates interleaved; the cursor is the last id of the previous page. */
+export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery): Static<typeof ChangeRequestPageSchema> {
+  const rows = newestChangeRequests(ctx, scope, actor, query, query.limit + 1, query.cursor ? decodeIdCursor(query.cursor) : undefined);
   const page = rows.slice(0, query.limit);
   return { changeRequests: changeRequestViews(ctx, page), nextCursor: rows.length > query.limit ? Buffer.from(page.at(-1)!.id).toString("base64url") : null };
+}
+
+export const NumberedChangeRequestPageSchema = t.Object(
+  { changeRequests: t.Array(ChangeRequestSchema), total: WholeNumber(), totalPages: WholeNumber(), page: WholeNumber({ minimum: 1 }), pageSize: WholeNumber({ minimum: 1 }) },
+  { description: "Busabase's numbered page of change requests, newest first, and how many match." },
+);
+
+/** How far a numbered page of change requests may reach: it reads every one before it. */
+export const CHANGE_REQUEST_PAGE_REACH = 10_000;
+
+/** `GET /change-requests/page`: page `page` (from 1) of `pageSize`, newest first, with the count of all that match. */
+export function numberedChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">, page: number, pageSize: number): Static<typeof NumberedChangeRequestPageSchema> {
+  const offset = (page - 1) * pageSize;
+  if (offset + pageSize > CHANGE_REQUEST_PAGE_REACH) {
+    throw badRequest(`A numbered page of change requests reaches at most the ${CHANGE_REQUEST_PAGE_REACH.toLocaleString("en")}th; walk further with GET /change-requests and its nextCursor.`);
+  }
+  const stored = ctx.db.select({ n: count() }).from(changeRequests).where(and(...storedWhere(ctx, scope, actor, query))).get()!.n;
+  const total = stored + (includesDirect(query) ? directCount(ctx, directWhere(ctx, scope, actor, query)) : 0);
+  const rows = offset < total ? newestChangeRequests(ctx, scope, actor, query, offset + pageSize).slice(offset) : [];
+  return { changeRequests: changeRequestViews(ctx, rows), total, totalPages: Math.ceil(total / pageSize), page, pageSize };
 }
 
 function decodeIdCursor(cursor: string): string {

@@ -118,21 +118,27 @@ export interface DirectQuery {
   limit: number;
 }
 
-/** A page of the space's direct creates as change requests, newest first (they are all merged). */
-export function directPage(ctx: AppContext, query: DirectQuery): ChangeRequestRow[] {
+function directWhere(query: Omit<DirectQuery, "limit">): SQL[] {
   const where: SQL[] = [eq(commits.spaceId, query.spaceId), standsForItself];
   if (query.submittedBy) where.push(eq(commits.authorId, query.submittedBy));
   if (query.baseId) where.push(eq(commits.baseId, query.baseId));
   if (query.before) where.push(lt(commits.id, commitIdOf(query.before)));
+  return where;
+}
+
+/** How many direct creates match. */
+export const directCount = (ctx: AppContext, query: Omit<DirectQuery, "limit" | "before">): number => ctx.db.select({ n: count() }).from(commits).where(and(...directWhere(query))).get()!.n;
+
+/** A page of the space's direct creates as change requests, newest first (they are all merged). */
+export function directPage(ctx: AppContext, query: DirectQuery): ChangeRequestRow[] {
+  const where = directWhere(query);
   const found: DirectCommit[] = ctx.db.select(directColumns).from(commits).where(and(...where)).orderBy(desc(commits.id)).limit(query.limit).all();
   return found.map((commit) => rowsOf(commit).changeRequest);
 }
 
 /** How many direct creates the space has, and how many of them `userId` made. */
 export function directCounts(ctx: AppContext, spaceId: string, userId: string): { merged: number; mine: number } {
-  const merged = ctx.db.select({ n: count() }).from(commits).where(and(eq(commits.spaceId, spaceId), standsForItself)).get()!.n;
-  const mine = ctx.db.select({ n: count() }).from(commits).where(and(eq(commits.spaceId, spaceId), eq(commits.authorId, userId), standsForItself)).get()!.n;
-  return { merged, mine };
+  return { merged: directCount(ctx, { spaceId }), mine: directCount(ctx, { spaceId, submittedBy: userId }) };
 }
 
 /** The direct create that made a record, as its change request (none when it was made otherwise). */

@@ -3,10 +3,11 @@ import type { AppContext } from "../context";
 import { access } from "../http/access";
 import { answers } from "../http/openapi";
 import { badRequest } from "../http/errors";
-import { limitParam, nestedQuery, oneString, stringList } from "../http/query";
+import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../http/query";
 import { oneOf, queryParameter } from "../http/schemas";
 import {
   BatchResultsSchema,
+  CHANGE_REQUEST_PAGE_REACH,
   ChangeRequestPageSchema,
   closeChangeRequest,
   eachChangeRequest,
@@ -16,10 +17,13 @@ import {
   listChangeRequests,
   mergeChangeRequest,
   MergeResultSchema,
+  NumberedChangeRequestPageSchema,
+  numberedChangeRequests,
   recordChangeRequests,
   reviewChangeRequest,
   reviseOperation,
 } from "./change-requests";
+import { AgentTaskSchema, agentTasks } from "./agent-tasks";
 import { CHANGE_STATUSES, type ChangeStatus, VERDICTS } from "./schema";
 import { ChangeRequestSchema } from "./views";
 
@@ -28,8 +32,7 @@ const Verdict = oneOf(VERDICTS);
 const Reason = t.Optional(t.String({ maxLength: 10_000 }));
 const Ids = t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 });
 
-function changeRequestQuery(url: string) {
-  const query = nestedQuery(url);
+function changeRequestQuery(query: Record<string, unknown>) {
   const status = stringList("status", query.status);
   for (const value of status) if (!(STATUSES as readonly string[]).includes(value)) throw badRequest(`status must be among ${STATUSES.join(", ")}.`);
   const mine = oneString("mine", query.mine);
@@ -51,16 +54,34 @@ const LIST_QUERY = [
   queryParameter("cursor", "nextCursor of the previous page."),
 ];
 
+/** Busabase's numbered page: the listing's filters, with `page` and `pageSize` for `limit` and `cursor`. */
+const NUMBERED_PAGE_QUERY = [
+  ...LIST_QUERY.filter((p) => !["limit", "cursor"].includes(p.name)),
+  queryParameter("page", "From 1, default 1."),
+  queryParameter("pageSize", `1..100, default 50; page × pageSize reaches at most ${CHANGE_REQUEST_PAGE_REACH.toLocaleString("en")} change requests.`),
+];
+
 /** The review loop: listing, the Inbox counts, reviews, merges, closing and revisions. */
 export function changeRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .get("/change-requests", ({ space, actor, request }) => listChangeRequests(ctx, space, actor, changeRequestQuery(request.url)), {
+    .get("/change-requests", ({ space, actor, request }) => listChangeRequests(ctx, space, actor, changeRequestQuery(nestedQuery(request.url))), {
       answers: { 200: ChangeRequestPageSchema },
       level: "read",
       detail: { parameters: LIST_QUERY },
     })
+    .get(
+      "/change-requests/page",
+      ({ space, actor, request }) => {
+        const raw = nestedQuery(request.url);
+        const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, CHANGE_REQUEST_PAGE_REACH);
+        const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, 100);
+        return numberedChangeRequests(ctx, space, actor, changeRequestQuery(raw), page, pageSize);
+      },
+      { answers: { 200: NumberedChangeRequestPageSchema }, level: "read", detail: { parameters: NUMBERED_PAGE_QUERY } },
+    )
+    .get("/agent/tasks", ({ space, actor }) => agentTasks(ctx, space, actor), { answers: { 200: t.Array(AgentTaskSchema) }, level: "read" })
     .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { answers: { 200: InboxCountsSchema }, level: "read" })
     .get("/change-requests/:changeRequestId", ({ space, params }) => getChangeRequest(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestSchema }, level: "read" })
     .get("/records/:recordId/change-requests", ({ space, params }) => recordChangeRequests(ctx, space, params.recordId), { answers: { 200: t.Array(ChangeRequestSchema) }, level: "read" })

@@ -10,18 +10,22 @@ import { recordFields } from "./records";
 import { droppedFields, fields, records } from "./schema";
 
 /**
- * Records one step reads or writes. A step is one write of its own, queued with the requests'
- * writes, so this bounds how long the upkeep holds the writer (docs/performance.md: about 10 ms
- * for 1,000 records of five fields on this machine, far under the 100 ms allowed).
+ * Rows one step clearing a deleted field removes (links, indexed values, or records' values). A
+ * step is one write of its own, queued with the requests' writes, so this bounds how long the
+ * upkeep holds the writer (docs/performance.md: about 10 ms for 1,000 records of five fields).
  */
 export const UPKEEP_BATCH = 1000;
 
 /**
- * Records one step of a stored formula's upkeep computes and writes: each written record also
- * rewrites its base's indexed values (the triggers), about 0.1 ms a record on this machine, so a
- * smaller batch keeps the writer's hold near 25 ms (bench/results/links.md).
+ * How long one step filling a field may work before it commits and lets other writes in: a step
+ * does parts of `FILL_PART` records (`FORMULA_PART` for a stored formula, whose every record
+ * written also rewrites its indexed values) until this is spent. A record's cost grows with the
+ * base (0.27 ms a formula record at 20,000 records, 0.78 ms at 200,000: index pages no longer in
+ * the cache), so a step is bounded by time, not by a count (bench/results/links.md).
  */
-export const FORMULA_BATCH = 250;
+export const FILL_STEP_MS = 40;
+const FILL_PART = 250;
+export const FORMULA_PART = 25;
 
 /** Where a walk over a base's records stands: the last record done, in the order of `records_created_idx`. */
 type Position = [status: string, createdAt: number, id: string];
@@ -121,20 +125,25 @@ export class FieldUpkeep {
   }
 
   private fillStep(tx: Tx, field: FieldRow): void {
-    const from = this.filled.get(field.id) ?? null;
-    const to = batchEnd(tx, field.baseId, from, field.type === "formula" ? FORMULA_BATCH : UPKEEP_BATCH);
-    if (field.type === "formula") storeFormula(tx, field, batchOf(field.baseId, from, to));
-    tx.db.run(
-      sql`INSERT OR IGNORE INTO "field_values" ("field_id", "status", "value", "created_at", "record_id")
-          SELECT ${field.id}, ${records.status}, ${sql.raw(sortableSql(field))}, ${records.createdAt}, ${records.id} FROM ${records} WHERE ${batchOf(field.baseId, from, to)}`,
-    );
-    if (to) {
-      tx.afterCommit(() => this.filled.set(field.id, to));
-      return;
-    }
-    tx.db.update(fields).set({ indexState: "ready" }).where(eq(fields.id, field.id)).run();
-    forgetBases(tx);
-    tx.afterCommit(() => this.filled.delete(field.id));
+    const began = performance.now();
+    let from = this.filled.get(field.id) ?? null;
+    do {
+      const to = batchEnd(tx, field.baseId, from, field.type === "formula" ? FORMULA_PART : FILL_PART);
+      if (field.type === "formula") storeFormula(tx, field, batchOf(field.baseId, from, to));
+      tx.db.run(
+        sql`INSERT OR IGNORE INTO "field_values" ("field_id", "status", "value", "created_at", "record_id")
+            SELECT ${field.id}, ${records.status}, ${sql.raw(sortableSql(field))}, ${records.createdAt}, ${records.id} FROM ${records} WHERE ${batchOf(field.baseId, from, to)}`,
+      );
+      if (!to) {
+        tx.db.update(fields).set({ indexState: "ready" }).where(eq(fields.id, field.id)).run();
+        forgetBases(tx);
+        tx.afterCommit(() => this.filled.delete(field.id));
+        return;
+      }
+      from = to;
+    } while (performance.now() - began < FILL_STEP_MS);
+    const reached = from;
+    tx.afterCommit(() => this.filled.set(field.id, reached));
   }
 
   private dropStep(tx: Tx, dropped: typeof droppedFields.$inferSelect): void {

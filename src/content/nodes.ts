@@ -11,7 +11,7 @@ import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/sch
 import { forgetBases } from "./bases";
 import { checkJsonDepth } from "./field-types";
 import { relationsInto } from "./links";
-import { bases, fields, NODE_STATUSES, NODE_TYPES, nodes, type NodeStatus, type NodeType } from "./schema";
+import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type NodeStatus, type NodeType } from "./schema";
 
 export type NodeRow = typeof nodes.$inferSelect;
 type NodeWithBase = NodeRow & { baseId: string | null };
@@ -210,6 +210,21 @@ const depthOf = (ctx: AppContext, nodeId: string): number =>
       .get(nodeId) as { n: number }
   ).n;
 
+/** The ids of the folders above a node, nearest first (the folder depth bounds the walk). */
+const ancestorsOf = (ctx: AppContext, nodeId: string): string[] =>
+  ctx.store.sqlite
+    .query<{ id: string }, [string]>(`WITH RECURSIVE "up"("id", "parent_id") AS (SELECT "id", "parent_id" FROM "nodes" WHERE "id" = ?1
+        UNION ALL SELECT "nodes"."id", "nodes"."parent_id" FROM "nodes" JOIN "up" ON "nodes"."id" = "up"."parent_id") SELECT "id" FROM "up" WHERE "id" != ?1`)
+    .all(nodeId)
+    .map((row) => row.id);
+
+/** `GET /nodes/{nodeId}/is-descendant`: whether the node lies below `potentialAncestorId` (a node is not below itself). */
+export function isDescendant(ctx: AppContext, spaceId: string, nodeRef: string, ancestorRef: string): { isDescendant: boolean } {
+  const node = findNode(ctx, spaceId, nodeRef);
+  const ancestor = findNode(ctx, spaceId, ancestorRef);
+  return { isDescendant: ancestorsOf(ctx, node.id).includes(ancestor.id) };
+}
+
 /** How many levels of nodes hang below a node (0 for one with no children). */
 function heightBelow(ctx: AppContext, spaceId: string, nodeId: string): number {
   const byParent = treeOf(ctx, spaceId);
@@ -370,4 +385,33 @@ export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): N
   const node = { ...row.node, baseId: row.baseId };
   const hasChildren = (childCount(ctx.db).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
   return { ...view(node, new Map(), node.status, 0), hasChildren };
+}
+
+// ---- favorites: each user's own, per space ----
+
+/** `GET /nodes/favorites`: the caller's favorite nodes of the space that are active, in the order they were marked. */
+export function favoriteNodes(ctx: AppContext, spaceId: string, userId: string): NodeView[] {
+  const marked = ctx.db
+    .select({ nodeId: nodeFavorites.nodeId })
+    .from(nodeFavorites)
+    .where(and(eq(nodeFavorites.userId, userId), eq(nodeFavorites.spaceId, spaceId)))
+    .orderBy(asc(nodeFavorites.createdAt), asc(nodeFavorites.nodeId))
+    .all();
+  return marked.flatMap(({ nodeId }) => {
+    const node = nodeSummary(ctx, spaceId, nodeId);
+    return node && node.status === "active" ? [node] : [];
+  });
+}
+
+/** `POST /nodes/{nodeId}/favorite`: marks an active node as the caller's favorite, or unmarks it; answers which it is now. */
+export function toggleFavorite(tx: Tx, spaceId: string, userId: string, nodeRef: string, at: string): { favorited: boolean } {
+  const node = findNode(tx, spaceId, nodeRef, "active");
+  const removed = tx.db
+    .delete(nodeFavorites)
+    .where(and(eq(nodeFavorites.userId, userId), eq(nodeFavorites.nodeId, node.id)))
+    .returning({ nodeId: nodeFavorites.nodeId })
+    .all();
+  if (removed.length > 0) return { favorited: false };
+  tx.db.insert(nodeFavorites).values({ userId, nodeId: node.id, spaceId, createdAt: at }).run();
+  return { favorited: true };
 }

@@ -7,7 +7,7 @@ import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite, queryPlan } from "../db/client";
 import { newId } from "../db/ids";
 import { badRequest, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
@@ -39,6 +39,17 @@ export const RecordSchema = t.Object(
 export type RecordView = Static<typeof RecordSchema>;
 
 export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })) });
+
+export const NumberedRecordPageSchema = t.Object(
+  {
+    records: t.Array(RecordSchema),
+    total: WholeNumber({ description: "How many records match." }),
+    totalPages: WholeNumber(),
+    page: WholeNumber({ minimum: 1 }),
+    pageSize: WholeNumber({ minimum: 1 }),
+  },
+  { description: "Busabase's numbered page: the records of page `page` of `pageSize`, and how many match." },
+);
 
 /**
  * Every field of the base, unset ones as null; computed fields from the record's own columns,
@@ -437,7 +448,7 @@ function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, dri
   return { from, where };
 }
 
-type ListingQuery = RecordQuery & { limit: number; cursor?: string };
+type ListingQuery = RecordQuery & { limit: number; cursor?: string; offset?: number };
 
 /** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
 function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
@@ -445,7 +456,7 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
   const plan = sortPlan(loaded.fields, query.sort);
   const driver = pageDriver(ctx, loaded, query, plan);
   const shape = new ListingShape();
-  shape.key.push("list", plan.key, query.cursor ? "after" : "first");
+  shape.key.push("list", plan.key, query.cursor ? "after" : query.offset ? "offset" : "first");
   const { from, where } = source(shape, loaded, query, driver);
   // The terms the page is ordered by, read from what drives it: the walked values, or the record.
   const walked = driver.by === "values";
@@ -460,15 +471,18 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
     where.push(sql`(${sql.join(terms, sql`, `)}) ${sql.raw(plan.descending ? "<" : ">")} (${sql.join(after, sql`, `)})`);
   }
   const limit = shape.param(query.limit + 1);
+  const offset = query.offset ? shape.param(query.offset) : null;
   const direction = sql.raw(plan.descending ? "DESC" : "ASC");
   // The page's rowids, in order; `pageRows` then reads those records.
-  const build = () =>
-    ctx.db
+  const build = () => {
+    const page = ctx.db
       .select({ rowid: sql<number>`"records"."rowid"` })
       .from(from)
       .where(and(...where))
       .orderBy(...terms.map((t) => sql`${t} ${direction}`))
       .limit(limit);
+    return offset ? page.offset(offset) : page;
+  };
   return { key: shape.key.join("|"), build, params: shape.params, plan };
 }
 
@@ -515,6 +529,23 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   const sortValue = last[RECORD_COLUMNS.length];
   const id = last[ID_AT];
   return { records: views, nextCursor: encodeCursor(statement.plan.field === null ? [sortValue, id] : [sortValue, last[CREATED_AT_AT], id]) };
+}
+
+/**
+ * How far a numbered page may reach: skipping records costs a step each, so past this a client
+ * walks the cursor listing, whose pages cost the same anywhere.
+ */
+export const NUMBERED_PAGE_BOUNDS = { pageSize: 100, reach: 100_000 } as const;
+
+/** `GET /records/page`: page `page` (from 1) of `pageSize` records of the listing, with the count of all that match. */
+export function numberedPage(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, page: number, pageSize: number) {
+  const offset = (page - 1) * pageSize;
+  if (offset + pageSize > NUMBERED_PAGE_BOUNDS.reach) {
+    throw badRequest(`A numbered page reaches at most record ${NUMBERED_PAGE_BOUNDS.reach.toLocaleString("en")} (page ${page} of ${pageSize} ends at ${(offset + pageSize).toLocaleString("en")}); walk further with GET /records and its nextCursor.`);
+  }
+  const { total } = countRecords(ctx, loaded, query);
+  const records = offset < total ? listRecords(ctx, loaded, { ...query, cursor: undefined, limit: pageSize, offset }).records : [];
+  return { records, total, totalPages: Math.ceil(total / pageSize), page, pageSize };
 }
 
 /**

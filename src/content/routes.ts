@@ -14,9 +14,9 @@ import { badRequest, notFound } from "../http/errors";
 import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../http/query";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
 import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
-import { DEFAULT_TREE_DEPTH, getNode, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, updateMetadata } from "./nodes";
+import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "./nodes";
 import { RecordLinkSchema } from "./links";
-import { countRecords, getRecord, linksOfRecord, listRecords, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
+import { countRecords, getRecord, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 
@@ -85,9 +85,15 @@ const RECORD_QUERY = [
   queryParameter("filters[i][value]", "Read by the field's type; for in, value[j] or a comma list."),
 ];
 
+/** Busabase's numbered page: the listing's query, with `page` and `pageSize` for `limit` and `cursor`. */
+const NUMBERED_PAGE_QUERY = [
+  ...RECORD_QUERY.filter((p) => !["limit", "cursor"].includes(p.name)),
+  queryParameter("page", "From 1, default 1."),
+  queryParameter("pageSize", `1..${NUMBERED_PAGE_BOUNDS.pageSize}, default 50; page × pageSize reaches at most ${NUMBERED_PAGE_BOUNDS.reach.toLocaleString("en")} records.`),
+];
+
 /** The record listing's query: `baseId`, `limit`, `cursor`, `status`, `sort` and bracketed `filters`. */
-function recordQuery(url: string): RecordQuery & { baseId: string; limit: number; cursor?: string } {
-  const query = nestedQuery(url);
+function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId: string; limit: number; cursor?: string } {
   const baseId = oneString("baseId", query.baseId);
   if (!baseId) throw badRequest("The query parameter baseId is required.");
   const status = oneString("status", query.status) ?? "active";
@@ -157,7 +163,17 @@ export function contentRoutes(ctx: AppContext) {
       answers: { 200: t.Array(NodeHitSchema) }, level: "read",
       query: t.Object({ query: t.String({ minLength: 1, maxLength: 200 }), limit: t.Optional(t.String()) }),
     })
+    .get("/nodes/favorites", ({ space, actor }) => favoriteNodes(ctx, space.space.id, actor.user.id), { answers: { 200: t.Array(NodeSchema) }, level: "read" })
+    .post("/nodes/:nodeId/favorite", ({ space, actor, params }) => write(ctx, (tx) => toggleFavorite(tx, space.space.id, actor.user.id, params.nodeId, now(ctx))), {
+      answers: { 200: t.Object({ favorited: t.Boolean({ description: "Whether the node is now one of the caller's favorites." }) }) },
+      level: "read",
+    })
     .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { answers: { 200: NodeSchema }, level: "read" })
+    .get("/nodes/:nodeId/is-descendant", ({ space, params, query }) => isDescendant(ctx, space.space.id, params.nodeId, query.potentialAncestorId), {
+      answers: { 200: t.Object({ isDescendant: t.Boolean({ description: "True when the node lies below potentialAncestorId; a node is not below itself." }) }) },
+      level: "read",
+      query: t.Object({ potentialAncestorId: t.String({ minLength: 1, description: "A node (id or slug) of the space." }) }),
+    })
     .post(
       "/nodes/change-requests",
       async ({ space, actor, request, body, set }) => {
@@ -250,15 +266,27 @@ export function contentRoutes(ctx: AppContext) {
     .get(
       "/records",
       ({ space, request }) => {
-        const query = recordQuery(request.url);
+        const query = recordQuery(nestedQuery(request.url));
         return listRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
       },
       { answers: { 200: RecordPageSchema }, level: "read", detail: { parameters: RECORD_QUERY } },
     )
     .get(
+      "/records/page",
+      ({ space, request }) => {
+        const raw = nestedQuery(request.url);
+        if (raw.viewId !== undefined) throw badRequest("viewId: views are not served yet; send the view's filters and sort instead.");
+        const query = recordQuery(raw);
+        const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
+        const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
+        return numberedPage(ctx, findBase(ctx, space.space.id, query.baseId), query, page, pageSize);
+      },
+      { answers: { 200: NumberedRecordPageSchema }, level: "read", detail: { parameters: NUMBERED_PAGE_QUERY } },
+    )
+    .get(
       "/records/count",
       ({ space, request }) => {
-        const query = recordQuery(request.url);
+        const query = recordQuery(nestedQuery(request.url));
         return countRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
       },
       { answers: { 200: t.Object({ total: WholeNumber() }) }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },

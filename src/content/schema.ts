@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type AnySQLiteColumn, customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { users } from "../auth/schema";
 import { instant } from "../db/columns";
 import { spaces } from "../spaces/schema";
 import type { FieldType } from "./field-types";
@@ -31,6 +32,30 @@ export const nodes = sqliteTable(
     index("nodes_parent_idx").on(table.spaceId, table.parentId, table.position),
     uniqueIndex("nodes_root_idx").on(table.spaceId).where(sql`${table.parentId} IS NULL`),
     uniqueIndex("nodes_sibling_slug_idx").on(table.parentId, table.slug).where(sql`${table.status} = 'active'`),
+  ],
+);
+
+/** The nodes a user marked as favorites, per space (`POST /nodes/{id}/favorite` toggles one). */
+export const nodeFavorites = sqliteTable(
+  "node_favorites",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    nodeId: text("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.userId, table.nodeId] }),
+    index("node_favorites_user_idx").on(table.userId, table.spaceId, table.createdAt),
+    // A node purged (or a space deleted) finds its favorites by these.
+    index("node_favorites_node_idx").on(table.nodeId),
+    index("node_favorites_space_idx").on(table.spaceId),
   ],
 );
 
