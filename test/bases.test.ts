@@ -24,6 +24,33 @@ describe("bases", () => {
     expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body).toEqual([]);
   });
 
+  test("archiving a base (Busabase's lifecycle route) always waits for review; restoring it may merge at once", async () => {
+    await createBase(server, ws.write);
+    const lifecycle = (operation: string, key = ws.write, extra: Record<string, unknown> = {}) => server.call("POST", "/api/v1/bases/papers/lifecycle/change-requests", { key, body: { operation, ...extra } });
+    expect((await lifecycle("archive", ws.write, { autoMerge: true })).body).toMatchObject({ code: "BAD_REQUEST", error: expect.stringContaining("always waits for review") });
+    expect((await lifecycle("delete")).status).toBe(400);
+    expect((await lifecycle("archive", ws.read)).status).toBe(403);
+    const archive = await lifecycle("archive", ws.write, { message: "done with it" });
+    expect(archive.status).toBe(201);
+    expect(archive.body).toMatchObject({ status: "in_review", sourceMeta: { message: "done with it" }, operations: [{ operation: "node_delete" }] });
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body).toHaveLength(1);
+
+    const bob = await server.user("Bob");
+    const session = await server.signIn("ada@example.com");
+    await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: bob.email, role: "editor" } });
+    const bobKey = await server.key(bob.id, "write");
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/reviews`, { key: bobKey, body: { verdict: "approved" } });
+    expect((await server.call("POST", `/api/v1/change-requests/${archive.body.id}/merge`, { key: bobKey })).body.changeRequest.status).toBe("merged");
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body).toEqual([]);
+    expect((await server.call("GET", "/api/v1/records?baseId=papers", { key: ws.read })).status).toBe(404);
+    expect((await lifecycle("archive")).status).toBe(404);
+
+    const restore = await lifecycle("restore");
+    expect(restore.body).toMatchObject({ status: "merged", operations: [{ operation: "node_restore" }] });
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body.map((b: { slug: string }) => b.slug)).toEqual(["papers"]);
+    expect((await lifecycle("restore")).status).toBe(404);
+  });
+
   test("PATCH renames with write; the review policy needs manage and 1..10", async () => {
     await createBase(server, ws.write);
     expect((await server.call("PATCH", "/api/v1/bases/papers", { key: ws.write, body: { name: "Reading", description: "d" } })).body).toMatchObject({ name: "Reading", description: "d" });

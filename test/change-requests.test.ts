@@ -110,10 +110,12 @@ describe("transitions (section 7)", () => {
     await review(second.id, "rejected", ws.write, "wrong year");
     await review(adas.id, "rejected", ws.write, "not Bob's");
     await review(waiting.id, "approved");
+    const asked = (await server.call("POST", "/api/v1/comments", { key: ws.write, body: { subjectType: "operation", subjectId: first.operations[0].id, body: "use the DOI", mentionsAi: true } })).body;
+    await server.call("POST", "/api/v1/comments", { key: ws.write, body: { subjectType: "change_request", subjectId: first.id, body: "for the humans" } });
     const sentBack = await tasks();
     expect(sentBack.map((task: any) => [task.changeRequest.id, task.trigger, task.reviewReason, task.aiComments])).toEqual([
       [second.id, "changes_requested", "wrong year", []],
-      [first.id, "changes_requested", "cite the paper", []],
+      [first.id, "changes_requested", "cite the paper", [asked]],
     ]);
     await revise(first.operations[0].id, { title: "One, cited" }, agent);
     expect((await tasks()).map((task: any) => task.changeRequest.id)).toEqual([second.id]);

@@ -6,7 +6,8 @@ import type { Actor } from "../auth/actor";
 import type { Level } from "../auth/levels";
 import { describeCaller } from "../auth/whoami";
 import { agentTasks } from "../changes/agent-tasks";
-import { getChangeRequest, mergeChangeRequest, reviewChangeRequest, reviseOperation, sourceAttribution, viewOf } from "../changes/change-requests";
+import { changeRequestDetail } from "../changes/comments";
+import { mergeChangeRequest, reviewChangeRequest, reviseOperation, sourceAttribution, viewOf } from "../changes/change-requests";
 import { proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
@@ -181,8 +182,8 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   );
   server.registerTool(
     "get_change_request",
-    { description: "A change request: its status, operations, reviews and merge summary.", inputSchema: { changeRequestId: z.string().min(1) } },
-    inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => getChangeRequest(ctx, scope.space.id, changeRequestId)),
+    { description: "A change request: its status, operations, reviews, merge summary and comments.", inputSchema: { changeRequestId: z.string().min(1) } },
+    inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => changeRequestDetail(ctx, scope.space.id, changeRequestId)),
   );
   server.registerTool(
     "list_agent_tasks",

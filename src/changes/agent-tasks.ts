@@ -1,11 +1,12 @@
 import type { Static } from "@sinclair/typebox";
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import type { AppContext } from "../context";
 import { Nullable } from "../http/schemas";
 import type { SpaceScope } from "../spaces/resolve";
-import { changeRequests, reviews } from "./schema";
+import { CommentSchema, type CommentView, commentView } from "./comments";
+import { changeRequests, comments, reviews } from "./schema";
 import { ChangeRequestSchema, changeRequestViews } from "./views";
 
 export const AgentTaskSchema = t.Object(
@@ -13,7 +14,7 @@ export const AgentTaskSchema = t.Object(
     changeRequest: ChangeRequestSchema,
     trigger: t.Literal("changes_requested", { description: "Why it waits on its author: a reviewer asked for changes." }),
     reviewReason: Nullable(t.String({ description: "What the latest review that asked for changes said." })),
-    aiComments: t.Array(t.Unknown(), { description: "Busabase's comments that mention an agent; Basalt has none yet, so always empty." }),
+    aiComments: t.Array(CommentSchema, { description: "The comments on it or its operations that ask an agent to act (mentionsAi), oldest first." }),
   },
   { $id: "AgentTask", description: "A change request of the caller that a reviewer sent back, with the reason: what an agent polls to know what to fix." },
 );
@@ -40,5 +41,18 @@ export function agentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor): Ag
     .orderBy(desc(reviews.createdAt), desc(reviews.id))
     .all();
   for (const rejection of rejections) if (!reasons.has(rejection.changeRequestId)) reasons.set(rejection.changeRequestId, rejection.reason);
-  return changeRequestViews(ctx, sentBack).map((changeRequest) => ({ changeRequest, trigger: "changes_requested" as const, reviewReason: reasons.get(changeRequest.id) ?? null, aiComments: [] }));
+  const asked = new Map<string, CommentView[]>();
+  const mentions = ctx.db
+    .select()
+    .from(comments)
+    .where(and(inArray(comments.changeRequestId, sentBack.map((row) => row.id)), eq(comments.mentionsAi, true)))
+    .orderBy(asc(comments.id))
+    .all();
+  for (const mention of mentions) asked.set(mention.changeRequestId!, [...(asked.get(mention.changeRequestId!) ?? []), commentView(mention)]);
+  return changeRequestViews(ctx, sentBack).map((changeRequest) => ({
+    changeRequest,
+    trigger: "changes_requested" as const,
+    reviewReason: reasons.get(changeRequest.id) ?? null,
+    aiComments: asked.get(changeRequest.id) ?? [],
+  }));
 }

@@ -296,6 +296,13 @@ const operationInSpace = preparedFor((db) =>
     .prepare(),
 );
 
+/** An operation of the space (a stored one, or a direct create's), or 404. */
+export function findOperation(ctx: AppContext, spaceId: string, id: string): OperationRow {
+  const op = operationInSpace(ctx.db).get({ id, spaceId })?.op ?? findDirect(ctx, spaceId, id, "operation")?.operation;
+  if (!op) throw notFound("No such operation in this space.");
+  return op;
+}
+
 /**
  * Appends a commit to a record operation: `fields` is the whole new proposal, authored by whoever
  * sends it. At the changeRequest level only the submitter may revise; others need write. A record
@@ -310,8 +317,7 @@ export async function reviseOperation(
   input: { fields: Record<string, unknown>; message?: string; baseCommitId?: string },
 ): Promise<ChangeRequestView> {
   const row = await write(ctx, (tx) => {
-    const op = operationInSpace(tx.db).get({ id: operationId, spaceId: scope.space.id })?.op ?? findDirect(tx, scope.space.id, operationId, "operation")?.operation;
-    if (!op) throw notFound("No such operation in this space.");
+    const op = findOperation(tx, scope.space.id, operationId);
     const cr = findChangeRequest(tx, scope.space.id, op.changeRequestId);
     if (cr.submittedBy !== actor.user.id && !atLeast(scope.level, "write")) {
       throw forbidden(`Only the submitter may revise this change request at the ${scope.level} level; anyone else needs write.`, { required: "write", effective: scope.level });
@@ -361,36 +367,46 @@ export interface ChangeRequestQuery {
 
 export const ChangeRequestPageSchema = t.Object({ changeRequests: t.Array(ChangeRequestSchema), nextCursor: Nullable(t.String()) });
 
-/** The change requests a query asks for, newest first, stored and direct ones interleaved: the first `limit` after `before`. */
-function newestChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">, limit: number, before?: string) {
-  const where = storedWhere(ctx, scope, actor, query);
-  if (before) where.push(lt(changeRequests.id, before));
-  const stored = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(limit).all();
-  const direct = includesDirect(query) ? directPage(ctx, { ...directWhere(ctx, scope, actor, query), before, limit }) : [];
-  return [...stored, ...direct].sort(newestFirst).slice(0, limit);
+/** A listing's filters resolved in the space: its base by id, `mine` as the caller. */
+interface ChangeRequestFilter {
+  spaceId: string;
+  status: ChangeStatus[];
+  submittedBy?: string;
+  baseId?: string;
 }
 
-function storedWhere(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">): SQL[] {
-  const where: SQL[] = [eq(changeRequests.spaceId, scope.space.id)];
-  const baseId = query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined;
-  if (query.status?.length) where.push(inArray(changeRequests.status, query.status));
-  if (query.mine) where.push(eq(changeRequests.submittedBy, actor.user.id));
-  if (baseId) where.push(eq(changeRequests.baseId, baseId));
+function filterOf(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">): ChangeRequestFilter {
+  return {
+    spaceId: scope.space.id,
+    status: query.status ?? [],
+    submittedBy: query.mine ? actor.user.id : undefined,
+    baseId: query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined,
+  };
+}
+
+function storedWhere(filter: ChangeRequestFilter): SQL[] {
+  const where: SQL[] = [eq(changeRequests.spaceId, filter.spaceId)];
+  if (filter.status.length > 0) where.push(inArray(changeRequests.status, filter.status));
+  if (filter.submittedBy) where.push(eq(changeRequests.submittedBy, filter.submittedBy));
+  if (filter.baseId) where.push(eq(changeRequests.baseId, filter.baseId));
   return where;
 }
 
 /** Direct creates are merged change requests: a status filter without `merged` leaves them out. */
-const includesDirect = (query: { status?: ChangeStatus[] }) => !query.status?.length || query.status.includes("merged");
+const includesDirect = (filter: ChangeRequestFilter) => filter.status.length === 0 || filter.status.includes("merged");
 
-const directWhere = (ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">) => ({
-  spaceId: scope.space.id,
-  submittedBy: query.mine ? actor.user.id : undefined,
-  baseId: query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined,
-});
+/** The first `limit` change requests after `before`, newest first, stored ones and direct creates interleaved. */
+function newestChangeRequests(ctx: AppContext, filter: ChangeRequestFilter, limit: number, before?: string): ChangeRequestRow[] {
+  const where = storedWhere(filter);
+  if (before) where.push(lt(changeRequests.id, before));
+  const stored = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(limit).all();
+  const direct = includesDirect(filter) ? directPage(ctx, { ...filter, before, limit }) : [];
+  return [...stored, ...direct].sort(newestFirst).slice(0, limit);
+}
 
 /** Newest first, stored change requests and direct creates interleaved; the cursor is the last id of the previous page. */
 export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery): Static<typeof ChangeRequestPageSchema> {
-  const rows = newestChangeRequests(ctx, scope, actor, query, query.limit + 1, query.cursor ? decodeIdCursor(query.cursor) : undefined);
+  const rows = newestChangeRequests(ctx, filterOf(ctx, scope, actor, query), query.limit + 1, query.cursor ? decodeIdCursor(query.cursor) : undefined);
   const page = rows.slice(0, query.limit);
   return { changeRequests: changeRequestViews(ctx, page), nextCursor: rows.length > query.limit ? Buffer.from(page.at(-1)!.id).toString("base64url") : null };
 }
@@ -409,9 +425,10 @@ export function numberedChangeRequests(ctx: AppContext, scope: SpaceScope, actor
   if (offset + pageSize > CHANGE_REQUEST_PAGE_REACH) {
     throw badRequest(`A numbered page of change requests reaches at most the ${CHANGE_REQUEST_PAGE_REACH.toLocaleString("en")}th; walk further with GET /change-requests and its nextCursor.`);
   }
-  const stored = ctx.db.select({ n: count() }).from(changeRequests).where(and(...storedWhere(ctx, scope, actor, query))).get()!.n;
-  const total = stored + (includesDirect(query) ? directCount(ctx, directWhere(ctx, scope, actor, query)) : 0);
-  const rows = offset < total ? newestChangeRequests(ctx, scope, actor, query, offset + pageSize).slice(offset) : [];
+  const filter = filterOf(ctx, scope, actor, query);
+  const stored = ctx.db.select({ n: count() }).from(changeRequests).where(and(...storedWhere(filter))).get()!.n;
+  const total = stored + (includesDirect(filter) ? directCount(ctx, filter) : 0);
+  const rows = offset < total ? newestChangeRequests(ctx, filter, offset + pageSize).slice(offset) : [];
   return { changeRequests: changeRequestViews(ctx, rows), total, totalPages: Math.ceil(total / pageSize), page, pageSize };
 }
 

@@ -152,6 +152,18 @@ export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: Node
   return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: ops[0].nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: ops }));
 }
 
+/**
+ * `POST /bases/{id}/lifecycle/change-requests`: archiving or restoring a base is its node's delete
+ * or restore. Archiving hides the base's records from every listing, so it always waits for review
+ * (Busabase's rule): `autoMerge: true` is refused for it.
+ */
+export function proposeBaseLifecycle(ctx: AppContext, who: Proposer, baseRef: string, operation: "archive" | "restore", review: Review): Promise<Proposed> {
+  if (operation === "archive" && review.autoMerge === true) throw badRequest("Archiving a base always waits for review: autoMerge cannot be true.");
+  const loaded = findBase(ctx, who.scope.space.id, baseRef, { archived: true });
+  const op = nodeOperation(ctx, who.scope.space.id, { kind: operation === "archive" ? "delete" : "restore", nodeId: loaded.node.id }, new Set());
+  return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: op.nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: [op], reviewAlways: operation === "archive" }));
+}
+
 export type FieldChange =
   | ({ operation: "create" } & NewField)
   | { operation: "update"; fieldId: string; patch: FieldPatch }

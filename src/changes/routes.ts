@@ -1,5 +1,7 @@
 import { Elysia, t } from "elysia";
+import { iso } from "../clock";
 import type { AppContext } from "../context";
+import { write } from "../db/tx";
 import { access } from "../http/access";
 import { answers } from "../http/openapi";
 import { badRequest } from "../http/errors";
@@ -11,7 +13,6 @@ import {
   ChangeRequestPageSchema,
   closeChangeRequest,
   eachChangeRequest,
-  getChangeRequest,
   inboxCounts,
   InboxCountsSchema,
   listChangeRequests,
@@ -24,11 +25,13 @@ import {
   reviseOperation,
 } from "./change-requests";
 import { AgentTaskSchema, agentTasks } from "./agent-tasks";
-import { CHANGE_STATUSES, type ChangeStatus, VERDICTS } from "./schema";
+import { addComment, ChangeRequestDetailSchema, changeRequestDetail, CommentSchema, listComments, MAX_COMMENT, MAX_LISTED } from "./comments";
+import { CHANGE_STATUSES, type ChangeStatus, COMMENT_SUBJECTS, VERDICTS } from "./schema";
 import { ChangeRequestSchema } from "./views";
 
 const STATUSES = CHANGE_STATUSES;
 const Verdict = oneOf(VERDICTS);
+const CommentSubjectType = oneOf(COMMENT_SUBJECTS);
 const Reason = t.Optional(t.String({ maxLength: 10_000 }));
 const Ids = t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 });
 
@@ -83,7 +86,34 @@ export function changeRoutes(ctx: AppContext) {
     )
     .get("/agent/tasks", ({ space, actor }) => agentTasks(ctx, space, actor), { answers: { 200: t.Array(AgentTaskSchema) }, level: "read" })
     .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { answers: { 200: InboxCountsSchema }, level: "read" })
-    .get("/change-requests/:changeRequestId", ({ space, params }) => getChangeRequest(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestSchema }, level: "read" })
+    .get("/change-requests/:changeRequestId", ({ space, params }) => changeRequestDetail(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestDetailSchema }, level: "read" })
+    .get("/comments", ({ space, query }) => listComments(ctx, space.space.id, { ...query, limit: limitParam(query.limit, 50, MAX_LISTED) }), {
+      answers: { 200: t.Array(CommentSchema) },
+      level: "read",
+      query: t.Object({
+        subjectType: CommentSubjectType,
+        subjectId: t.String({ minLength: 1 }),
+        limit: t.Optional(t.String({ description: `1..${MAX_LISTED}, default 50.` })),
+        after: t.Optional(t.String({ description: "The id of the last comment of the previous answer." })),
+      }),
+    })
+    .post(
+      "/comments",
+      ({ space, actor, body, set }) => {
+        set.status = 201;
+        return write(ctx, (tx) => addComment(tx, space.space.id, actor, body, iso(ctx.clock.now())));
+      },
+      {
+        answers: { 201: CommentSchema },
+        level: "changeRequest",
+        body: t.Object({
+          subjectType: CommentSubjectType,
+          subjectId: t.String({ minLength: 1 }),
+          body: t.String({ minLength: 1, maxLength: MAX_COMMENT, description: "Trimmed; not empty." }),
+          mentionsAi: t.Optional(t.Boolean({ description: "The comment asks an agent to act." })),
+        }),
+      },
+    )
     .get("/records/:recordId/change-requests", ({ space, params }) => recordChangeRequests(ctx, space, params.recordId), { answers: { 200: t.Array(ChangeRequestSchema) }, level: "read" })
     .post("/change-requests/:changeRequestId/reviews", ({ space, actor, params, body }) => reviewChangeRequest(ctx, space, actor, params.changeRequestId, body), {
       answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS"] },

@@ -80,3 +80,37 @@ export const reviews = sqliteTable(
   },
   (table) => [uniqueIndex("reviews_reviewer_idx").on(table.changeRequestId, table.reviewerId)],
 );
+
+/** What a comment may be about (Busabase's subjects). */
+export const COMMENT_SUBJECTS = ["record", "change_request", "operation", "commit"] as const;
+export type CommentSubject = (typeof COMMENT_SUBJECTS)[number];
+
+/**
+ * Comments on a record, change request, operation or commit. Besides its subject, a comment keeps
+ * the record, change request, operation and commit its subject belongs to, so a change request's
+ * comments include those on its operations.
+ */
+export const comments = sqliteTable(
+  "comments",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    subjectType: text("subject_type").$type<CommentSubject>().notNull(),
+    subjectId: text("subject_id").notNull(),
+    recordId: text("record_id"),
+    changeRequestId: text("change_request_id"),
+    operationId: text("operation_id"),
+    commitId: text("commit_id"),
+    authorId: text("author_id").notNull(),
+    body: text("body").notNull(),
+    mentionsAi: integer("mentions_ai", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    index("comments_subject_idx").on(table.spaceId, table.subjectType, table.subjectId, table.id),
+    index("comments_change_request_idx").on(table.changeRequestId, table.id).where(sql`${table.changeRequestId} IS NOT NULL`),
+  ],
+);

@@ -4,7 +4,7 @@ import type { Actor } from "../auth/actor";
 import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../changes/change-requests";
 import { CommitSchema } from "./commits";
 import { ChangeRequestSchema } from "../changes/views";
-import { type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
+import { type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
@@ -240,6 +240,19 @@ export function contentRoutes(ctx: AppContext) {
         return viewOf(ctx, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
       },
       { answers: { 201: ChangeRequestSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED"] }, level: "changeRequest", body: FieldChange },
+    )
+    .post(
+      "/bases/:baseId/lifecycle/change-requests",
+      async ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const { operation, ...review } = body;
+        return viewOf(ctx, (await proposeBaseLifecycle(ctx, proposer(space, actor, request), params.baseId, operation, review)).changeRequest);
+      },
+      {
+        answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
+        level: "changeRequest",
+        body: t.Object({ operation: t.Union([t.Literal("archive"), t.Literal("restore")]), ...Review }),
+      },
     )
     .post(
       "/bases/:baseId/change-requests",

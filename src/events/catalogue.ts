@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   "change_request.merged",
   "change_request.conflict",
   "base.created",
+  "comment.created",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

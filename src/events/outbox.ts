@@ -1,4 +1,5 @@
 import type { MergeConflict } from "../changes/operations";
+import type { comments } from "../changes/schema";
 import type { RecordView } from "../content/records";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
@@ -27,6 +28,7 @@ export interface EventPayloads extends Record<EventType, unknown> {
   "change_request.merged": { changeRequestId: string; recordIds: string[] };
   "change_request.conflict": { changeRequestId: string; conflict: MergeConflict };
   "base.created": { base: { id: string; nodeId: string; slug: string; name: string }; changeRequestId: string };
+  "comment.created": { comment: Omit<typeof comments.$inferSelect, "spaceId"> };
 }
 
 /** Where an event happened and when: the change's own space, base and time. */
