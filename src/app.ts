@@ -12,6 +12,7 @@ import type { AppContext } from "./context";
 import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
 import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers } from "./http/openapi";
 import { type KnownRoute, plumbing } from "./http/plumbing";
+import { searchRoutes } from "./search/routes";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
 import { webhookRoutes } from "./webhooks/routes";
@@ -65,6 +66,7 @@ export function createApp(ctx: AppContext) {
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
+    .use(searchRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);

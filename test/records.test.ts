@@ -334,12 +334,13 @@ describe("listing", () => {
     expect(filtered.records.map((r: any) => r.fields.title)).toEqual(["Paper 000"]);
     expect(await numbered("")).toMatchObject({ page: 1, pageSize: 50, totalPages: 3 });
 
-    for (const query of ["&page=0", "&pageSize=101", "&page=x", "&page=1001&pageSize=100", "&viewId=viw_1", "&page=1&page=2", ""]) {
+    for (const query of ["&page=0", "&pageSize=101", "&page=x", "&page=1001&pageSize=100", "&page=1&page=2", ""]) {
       const reply = await server.call("GET", `/api/v1/records/page?${query === "" ? "" : "baseId=papers"}${query}`, { key: ws.read });
       expect(reply.status).toBe(400);
       expect(reply.body.code).toBe("BAD_REQUEST");
     }
     expect((await server.call("GET", "/api/v1/records/page?baseId=papers&page=1001&pageSize=100", { key: ws.read })).body.error).toContain("nextCursor");
+    expect((await server.call("GET", "/api/v1/records/page?baseId=papers&viewId=viw_1", { key: ws.read })).body.code).toBe("NOT_FOUND");
   });
 
   test("bad queries are 400: unknown field, operator, number, cursor, limit, missing base id", async () => {

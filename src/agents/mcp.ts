@@ -6,13 +6,18 @@ import type { Actor } from "../auth/actor";
 import type { Level } from "../auth/levels";
 import { describeCaller } from "../auth/whoami";
 import { agentTasks } from "../changes/agent-tasks";
-import { changeRequestDetail } from "../changes/comments";
+import { addComment, changeRequestDetail, listComments, MAX_COMMENT, MAX_LISTED } from "../changes/comments";
+import { COMMENT_SUBJECTS, type CommentSubject } from "../changes/schema";
+import { iso } from "../clock";
+import { write } from "../db/tx";
 import { mergeChangeRequest, reviewChangeRequest, reviseOperation, sourceAttribution, viewOf } from "../changes/change-requests";
-import { proposeRecordChange, proposeRecords } from "../changes/proposals";
+import { proposeRecordChange, proposeRecords, proposeViewChange, type ViewChange } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
 import { FILTER_OPERATORS } from "../content/field-types";
 import { getRecord, linksOfRecord, listRecords, recordsWithValue } from "../content/records";
+import { VIEW_TYPES } from "../content/schema";
+import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
 import { access, spaceHeader } from "../http/access";
 import { answers } from "../http/openapi";
@@ -135,11 +140,42 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
         cursor: z.string().optional(),
         sort: z.string().optional().describe("<slug> or -<slug>"),
         filters: z.array(z.object({ fieldSlug: z.string(), operator: z.enum(FILTER_OPERATORS), value: z.union([z.string(), z.array(z.string())]).optional() })).optional(),
+        viewId: z.string().optional().describe("A saved view of the base: its filters apply too, and its sort unless you give one"),
       },
     },
-    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[] }) =>
-      listRecords(ctx, findBase(ctx, scope.space.id, args.base), { status: "active", filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50 }),
-    ),
+    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[]; viewId?: string }) => {
+      const query = { status: "active" as const, filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50 };
+      const listing = args.viewId ? throughView(ctx, scope.space.id, args.viewId, args.base, query) : { loaded: findBase(ctx, scope.space.id, args.base), query };
+      return listRecords(ctx, listing.loaded, listing.query);
+    }),
+  );
+  server.registerTool(
+    "list_views",
+    { description: "A base's saved views: type, filters, sort and the fields they show.", inputSchema: { base: z.string().min(1) } },
+    inSpace("read", (scope, { base }: { base: string }) => listViews(ctx, scope.space.id, base)),
+  );
+  server.registerTool(
+    "propose_view_change",
+    {
+      description: "Create, update, delete or restore a saved view. Filters are { fieldSlug, operator, value }, sorts [{ fieldSlug, direction }] (at most one). Merged at once with write, else waits for review.",
+      inputSchema: {
+        operation: z.enum(["create", "update", "delete", "restore"]),
+        baseId: z.string().optional().describe("The base, for create"),
+        viewId: z.string().optional().describe("The view, for update, delete and restore"),
+        name: z.string().max(200).optional(),
+        slug: z.string().max(64).optional(),
+        type: z.enum(VIEW_TYPES).optional(),
+        description: z.string().max(10_000).optional(),
+        config: z.record(z.string(), z.unknown()).optional().describe("{ filters, sorts, visibleFieldSlugs, groupByFieldSlug, dateFieldSlug, ... }"),
+        ...proposal,
+      },
+    },
+    inSpace("changeRequest", async (scope, { message, ...args }: Record<string, unknown> & { operation: ViewChange["operation"]; message?: string }) => {
+      const key = args.operation === "create" ? "baseId" : "viewId";
+      if (typeof args[key] !== "string") throw badRequest(`${key} is required to ${args.operation} a view.`);
+      const proposed = await proposeViewChange(ctx, who(scope), args as ViewChange, { message });
+      return viewOf(ctx, proposed.changeRequest);
+    }),
   );
   server.registerTool(
     "search_records",
@@ -184,6 +220,22 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
     "get_change_request",
     { description: "A change request: its status, operations, reviews, merge summary and comments.", inputSchema: { changeRequestId: z.string().min(1) } },
     inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => changeRequestDetail(ctx, scope.space.id, changeRequestId)),
+  );
+  server.registerTool(
+    "list_comments",
+    {
+      description: "Comments on a record, change request, operation or commit, oldest first; pass the last id as after for more.",
+      inputSchema: { subjectType: z.enum(COMMENT_SUBJECTS), subjectId: z.string().min(1), limit: z.number().int().min(1).max(MAX_LISTED).optional(), after: z.string().optional() },
+    },
+    inSpace("read", (scope, args: { subjectType: CommentSubject; subjectId: string; limit?: number; after?: string }) => listComments(ctx, scope.space.id, { ...args, limit: args.limit ?? 50 })),
+  );
+  server.registerTool(
+    "add_comment",
+    {
+      description: "Comment on a record, change request, operation or commit, as yourself.",
+      inputSchema: { subjectType: z.enum(COMMENT_SUBJECTS), subjectId: z.string().min(1), body: z.string().min(1).max(MAX_COMMENT) },
+    },
+    inSpace("changeRequest", (scope, args: { subjectType: CommentSubject; subjectId: string; body: string }) => write(ctx, (tx) => addComment(tx, scope.space.id, actor, args, iso(ctx.clock.now())))),
   );
   server.registerTool(
     "list_agent_tasks",

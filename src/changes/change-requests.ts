@@ -39,6 +39,7 @@ export type ProposedOperation = {
   baseId: string | null;
   nodeId: string | null;
   targetRecordId?: string | null;
+  targetViewId?: string | null;
   baseCommitId?: string | null;
   deleteMode?: "archive" | null;
 } & OperationChange;
@@ -135,6 +136,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         kind: op.kind,
         status: "pending",
         targetRecordId: op.targetRecordId ?? null,
+        targetViewId: op.targetViewId ?? null,
         baseCommitId: op.baseCommitId ?? null,
         headCommitId: commit.id,
         deleteMode: op.deleteMode ?? null,

@@ -77,6 +77,7 @@ function rowsOf(commit: DirectCommit): DirectRows {
       kind: "record_create",
       status: "merged",
       targetRecordId: commit.recordId,
+      targetViewId: null,
       baseCommitId: null,
       headCommitId: commit.id,
       deleteMode: null,

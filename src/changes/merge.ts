@@ -5,6 +5,7 @@ import { addField, createBaseForNode, deleteField, reorderFields, updateField } 
 import { checkRecordInput, linkLists } from "../content/links";
 import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
 import { currentFields, findRecord, insertRecord, type RecordView, writeRecord, writtenView } from "../content/records";
+import { createView, setViewStatus, updateView } from "../content/views";
 import type { AppContext, Tx } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent, snapshot } from "../events/outbox";
@@ -16,7 +17,7 @@ export type ChangeRequestRow = typeof changeRequests.$inferSelect;
 export type OperationRow = typeof operations.$inferSelect;
 
 /** `records` holds the records as the merge left them, when this merge (not an earlier one) ran. */
-export type MergeOutcome = { merged: true; recordIds: string[]; records?: RecordView[] } | { merged: false; conflict: MergeConflict };
+export type MergeOutcome = { merged: true; recordIds: string[]; records?: RecordView[]; viewIds?: string[] } | { merged: false; conflict: MergeConflict };
 
 const same = (a: unknown, b: unknown) => Bun.deepEquals(a ?? null, b ?? null);
 
@@ -86,7 +87,7 @@ function parentOf(m: MergeContext, target: { parentNodeId?: string; parentNodeRe
   return id;
 }
 
-type Applied = { record?: RecordView; nodeId?: string; baseId?: string };
+type Applied = { record?: RecordView; nodeId?: string; baseId?: string; viewId?: string };
 
 /** Applies one operation; answers the record it produced, if any. */
 function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed): Applied {
@@ -150,6 +151,16 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       return { nodeId: archiveNode(tx, spaceId, change.payload.nodeId, at).id };
     case "node_restore":
       return { nodeId: restoreNode(tx, spaceId, change.payload.nodeId, at).id };
+    case "view_create":
+      return { viewId: createView(tx, baseOf(m, op.baseId!), change.payload, author.id, at).id };
+    case "view_update": {
+      const { viewId, ...patch } = change.payload;
+      return { viewId: updateView(tx, baseOf(m, op.baseId!), viewId, patch, at).id };
+    }
+    case "view_delete":
+    case "view_restore":
+      baseOf(m, op.baseId!);
+      return { viewId: setViewStatus(tx, spaceId, change.payload.viewId, change.kind === "view_delete" ? "archived" : "active", at).id };
     case "base_add_field":
       addField(tx, baseOf(m, op.baseId!), change.payload, at);
       break;
@@ -173,6 +184,7 @@ const markOperation = preparedWrite((db) =>
     .set({
       status: sql.placeholder("status"),
       targetRecordId: sql.placeholder("targetRecordId"),
+      targetViewId: sql.placeholder("targetViewId"),
       nodeId: sql.placeholder("nodeId"),
       baseId: sql.placeholder("baseId"),
       updatedAt: sql.placeholder("at"),
@@ -248,6 +260,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   const people = new Map([...proposed.values()].map(({ author }) => [author.id, author]));
   const m: MergeContext = { tx, cr, at, refs: new Map(), bases: new Map(), people };
   const records: RecordView[] = [];
+  const viewIds: string[] = [];
   let nodeId = cr.nodeId;
   let baseId = cr.baseId;
   for (const op of ops) {
@@ -260,11 +273,13 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     }
     const recordId = result.record?.id ?? null;
     if (result.record) records.push(result.record);
+    if (result.viewId) viewIds.push(result.viewId);
     // A direct create has no operation or change request row (`direct.ts`): this and `markMerged` then update nothing.
     markOperation(tx).run({
       id: op.id,
-      status: op.kind === "record_delete" || op.kind === "node_delete" ? "archived" : "merged",
+      status: op.kind === "record_delete" || op.kind === "node_delete" || op.kind === "view_delete" ? "archived" : "merged",
       targetRecordId: op.targetRecordId ?? recordId,
+      targetViewId: op.targetViewId ?? result.viewId ?? null,
       nodeId: op.nodeId ?? result.nodeId ?? null,
       baseId: op.baseId ?? result.baseId ?? null,
       at,
@@ -276,5 +291,5 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: {} });
   markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
   recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
-  return { merged: true, recordIds, records };
+  return { merged: true, recordIds, records, viewIds };
 }

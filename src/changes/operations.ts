@@ -1,5 +1,6 @@
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
+import type { NewView, ViewPatch } from "../content/views";
 import type { NodeType, OperationKind, ReviewPolicy } from "../content/schema";
 
 /** A record's values by field slug, as proposed or stored. */
@@ -35,6 +36,10 @@ export type OperationPayloads = {
   record_update: FieldValues;
   record_delete: { deleteMode: "archive" };
   record_restore: Record<string, never>;
+  view_create: NewView;
+  view_update: { viewId: string } & ViewPatch;
+  view_delete: { viewId: string };
+  view_restore: { viewId: string };
 };
 
 /** An operation's kind with its payload: a switch over `kind` narrows `payload`. */

@@ -14,6 +14,8 @@ import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
 import { checkBaseCommit } from "../content/commits";
 import type { OperationChange } from "./operations";
+import { checkNewView, checkViewConfig, findView, type ViewConfigInput } from "../content/views";
+import type { ViewType } from "../content/schema";
 
 /** Who proposes, where, and how they are shown to reviewers. */
 export interface Proposer {
@@ -195,5 +197,45 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
 export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(ctx, loaded, change) };
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
+}
+
+export type ViewChange =
+  | { operation: "create"; baseId: string; name: string; slug?: string; type?: ViewType; description?: string; config?: ViewConfigInput }
+  | { operation: "update"; viewId: string; name?: string; type?: ViewType; description?: string; config?: ViewConfigInput }
+  | { operation: "delete"; viewId: string }
+  | { operation: "restore"; viewId: string };
+
+/**
+ * `POST /views/change-requests`: a view change is a change request on the view's base, merged at
+ * once with write (Busabase's rule for views) unless `autoMerge` is false. The configuration is
+ * checked against the base's fields now, and again when it merges.
+ */
+export function proposeViewChange(ctx: AppContext, who: Proposer, change: ViewChange, review: Review): Promise<Proposed> {
+  const spaceId = who.scope.space.id;
+  const view = change.operation === "create" ? null : findView(ctx, spaceId, change.viewId, change.operation === "restore" ? "archived" : "active");
+  const loaded = findBase(ctx, spaceId, view?.baseId ?? (change as { baseId: string }).baseId);
+  const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetViewId: view?.id ?? null };
+  let op: ProposedOperation;
+  switch (change.operation) {
+    case "create": {
+      const { operation: _, baseId: __, ...input } = change;
+      op = { ...target, kind: "view_create", payload: checkNewView(loaded, input) };
+      break;
+    }
+    case "update": {
+      const { operation: _, viewId, name, config, ...rest } = change;
+      const patch = { ...rest, ...(name === undefined ? {} : { name: checkName(name) }), ...(config === undefined ? {} : { config: checkViewConfig(loaded, config) }) };
+      if (Object.keys(patch).length === 0) throw badRequest("An update names at least one of name, type, description and config.");
+      op = { ...target, kind: "view_update", payload: { viewId, ...patch } };
+      break;
+    }
+    case "delete":
+      op = { ...target, kind: "view_delete", payload: { viewId: change.viewId } };
+      break;
+    case "restore":
+      op = { ...target, kind: "view_restore", payload: { viewId: change.viewId } };
+      break;
+  }
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }

@@ -53,6 +53,8 @@ export const operations = sqliteTable(
     kind: text("kind").$type<OperationKind>().notNull(),
     status: text("status").$type<OperationStatus>().notNull(),
     targetRecordId: text("target_record_id"),
+    /** The view a view operation changes (set at merge for a create). */
+    targetViewId: text("target_view_id"),
     baseCommitId: text("base_commit_id"),
     headCommitId: text("head_commit_id").notNull(),
     deleteMode: text("delete_mode").$type<"archive">(),

@@ -24,14 +24,14 @@ export const OperationSchema = t.Object(
     operation: oneOf(OPERATION_KINDS),
     status: oneOf(OPERATION_STATUSES),
     targetRecordId: Nullable(t.String()),
-    targetViewId: t.Null(),
+    targetViewId: Nullable(t.String()),
     filePath: t.Null(),
     sourceRecordId: t.Null(),
     sourceCommitId: t.Null(),
     baseCommitId: Nullable(t.String({ description: "The commit the proposal was made against (updates)." })),
     headCommitId: t.String({ description: "The latest revision of the proposal." }),
     mergedRecordId: Nullable(t.String()),
-    mergedViewId: t.Null(),
+    mergedViewId: Nullable(t.String()),
     deleteMode: Nullable(t.Literal("archive")),
     position: WholeNumber(),
     createdAt: Timestamp,
@@ -106,14 +106,14 @@ function operationView(op: OperationRow, commits: Map<string, CommitRow>, people
     operation: op.kind,
     status: op.status,
     targetRecordId: op.targetRecordId,
-    targetViewId: null,
+    targetViewId: op.targetViewId,
     filePath: null,
     sourceRecordId: null,
     sourceCommitId: null,
     baseCommitId: op.baseCommitId,
     headCommitId: op.headCommitId,
     mergedRecordId: mergedRecordOf(op),
-    mergedViewId: null,
+    mergedViewId: op.status === "pending" ? null : op.targetViewId,
     deleteMode: op.deleteMode,
     position: op.position,
     createdAt: op.createdAt,
@@ -153,7 +153,8 @@ export const mergedRecordIds = (ops: OperationRow[]): string[] => ops.flatMap((o
 /** A merged change request's summary is read from its operations, not stored a second time; a conflict's is stored. */
 function mergeSummaryOf(row: ChangeRequestRow, ops: OperationRow[]): Record<string, unknown> {
   if (row.status !== "merged") return row.mergeSummary;
-  return { mergedAt: row.mergedAt, operationCount: ops.length, recordIds: mergedRecordIds(ops) };
+  const viewIds = ops.flatMap((op) => op.targetViewId ?? []);
+  return { mergedAt: row.mergedAt, operationCount: ops.length, recordIds: mergedRecordIds(ops), ...(viewIds.length > 0 ? { viewIds } : {}) };
 }
 
 /** The names of the records the operations' relation values name, before and after. */

@@ -169,15 +169,16 @@ function placesIn(byId: Map<string, NodeWithBase>): (node: NodeWithBase) => Plac
   };
 }
 
-/** `GET /nodes/search`: active nodes whose name or slug contains `text`, case-insensitive; shallowest first. */
-export function searchNodes(ctx: AppContext, spaceId: string, text: string, limit: number): NodeHit[] {
+/** `GET /nodes/search` (and the names of `GET /search`): active nodes whose name or slug contains each of `texts`, case-insensitive; shallowest first. */
+export function searchNodes(ctx: AppContext, spaceId: string, texts: string[], limit: number): NodeHit[] {
   const byId = new Map<string, NodeWithBase>();
   for (const siblings of treeOf(ctx, spaceId).values()) for (const node of siblings) byId.set(node.id, node);
   const placeOf = placesIn(byId);
-  const needle = text.toLowerCase();
+  const needles = texts.map((text) => text.toLowerCase());
   const hits: (NodeHit & { depth: number })[] = [];
   for (const node of byId.values()) {
-    if (node.parentId === null || !(node.name.toLowerCase().includes(needle) || node.slug.includes(needle))) continue;
+    const name = node.name.toLowerCase();
+    if (node.parentId === null || !needles.every((needle) => name.includes(needle) || node.slug.includes(needle))) continue;
     const place = placeOf(node);
     if (place) hits.push({ id: node.id, type: node.type, name: node.name, slug: node.slug, path: place.path, updatedAt: node.updatedAt, depth: place.depth });
   }

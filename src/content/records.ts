@@ -279,6 +279,14 @@ function requireBounded(query: RecordQuery): void {
   }
 }
 
+/** Checks a query's filters and sort against the base's fields without running it (a view's, when it is saved). */
+export function checkRecordQuery(fieldRows: FieldRow[], query: RecordQuery): void {
+  requireBounded(query);
+  sortPlan(fieldRows, query.sort);
+  const shape = new ListingShape();
+  for (const filter of query.filters) filterCondition(shape, fieldNamed(fieldRows, filter.fieldSlug), filter);
+}
+
 /** The indexed values of the field that drives a page: `field_values` as "v". */
 const V = { value: sql.raw(`"v"."value"`), createdAt: sql.raw(`"v"."created_at"`), recordId: sql.raw(`"v"."record_id"`) };
 

@@ -4,7 +4,7 @@ import type { Actor } from "../auth/actor";
 import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../changes/change-requests";
 import { CommitSchema } from "./commits";
 import { ChangeRequestSchema } from "../changes/views";
-import { type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords } from "../changes/proposals";
+import { type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords, proposeViewChange } from "../changes/proposals";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
@@ -19,6 +19,8 @@ import { RecordLinkSchema } from "./links";
 import { countRecords, getRecord, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
+import { VIEW_TYPES } from "./schema";
+import { getView, listViews, throughView, ViewConfigSchema, ViewSchema } from "./views";
 
 const Json = t.Record(t.String(), t.Unknown());
 const Message = t.Optional(t.String({ maxLength: 10_000 }));
@@ -70,12 +72,21 @@ const RecordChange = variants([
   t.Object({ operation: t.Literal("restore"), message: Message }),
 ]);
 
+const ViewFields = { name: t.Optional(Name), type: t.Optional(oneOf(VIEW_TYPES)), description: t.Optional(t.String({ maxLength: 10_000 })), config: t.Optional(ViewConfigSchema) };
+const ViewChange = variants([
+  t.Object({ operation: t.Literal("create"), baseId: t.String({ minLength: 1 }), slug: t.Optional(Slug), ...ViewFields, name: Name, ...Review }),
+  t.Object({ operation: t.Literal("update"), viewId: t.String({ minLength: 1 }), ...ViewFields, ...Review }),
+  t.Object({ operation: t.Literal("delete"), viewId: t.String({ minLength: 1 }), ...Review }),
+  t.Object({ operation: t.Literal("restore"), viewId: t.String({ minLength: 1 }), ...Review }),
+]);
+
 const now = (ctx: AppContext) => iso(ctx.clock.now());
 
 
 /** The bracketed query of the record listing, parsed by hand, shown in the OpenAPI document. */
 const RECORD_QUERY = [
-  queryParameter("baseId", "The base (id or slug).", true),
+  queryParameter("baseId", "The base (id or slug); may be left out when viewId is given.", true),
+  queryParameter("viewId", "A view of the base: its filters apply with the query's, and its sort unless the query has one."),
   queryParameter("limit", "1..100, default 50."),
   queryParameter("cursor", "nextCursor of the previous page."),
   queryParameter("status", "active (default) or archived."),
@@ -93,9 +104,8 @@ const NUMBERED_PAGE_QUERY = [
 ];
 
 /** The record listing's query: `baseId`, `limit`, `cursor`, `status`, `sort` and bracketed `filters`. */
-function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId: string; limit: number; cursor?: string } {
+function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: string; limit: number; cursor?: string } {
   const baseId = oneString("baseId", query.baseId);
-  if (!baseId) throw badRequest("The query parameter baseId is required.");
   const status = oneString("status", query.status) ?? "active";
   if (status !== "active" && status !== "archived") throw badRequest("status must be active or archived.");
   const rawFilters = query.filters === undefined ? [] : Array.isArray(query.filters) ? query.filters : [query.filters];
@@ -108,6 +118,15 @@ function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId: st
     return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: value as string | string[] | undefined };
   });
   return { baseId, status, filters, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+}
+
+/** A listing's base and query: through the view when `viewId` is given, else of `baseId`. */
+function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
+  const query = recordQuery(raw);
+  const viewId = oneString("viewId", raw.viewId);
+  if (viewId) return throughView(ctx, spaceId, viewId, query.baseId, query);
+  if (!query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
+  return { loaded: findBase(ctx, spaceId, query.baseId), query };
 }
 
 /** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */
@@ -159,7 +178,7 @@ export function contentRoutes(ctx: AppContext) {
       answers: { 200: t.Array(NodeSchema) }, level: "read",
       query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.String({ description: "Levels of children under each node, 1..5; default 5." })), status: t.Optional(Status) }),
     })
-    .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, query.query, limitParam(query.limit, 20, 50)), {
+    .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, [query.query], limitParam(query.limit, 20, 50)), {
       answers: { 200: t.Array(NodeHitSchema) }, level: "read",
       query: t.Object({ query: t.String({ minLength: 1, maxLength: 200 }), limit: t.Optional(t.String()) }),
     })
@@ -276,11 +295,25 @@ export function contentRoutes(ctx: AppContext) {
         body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
       },
     )
+    .get("/bases/:baseId/views", ({ space, params, query }) => listViews(ctx, space.space.id, params.baseId, query.status), {
+      answers: { 200: t.Array(ViewSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }),
+    })
+    .get("/views/:viewId", ({ space, params }) => getView(ctx, space.space.id, params.viewId), { answers: { 200: ViewSchema }, level: "read" })
+    .post(
+      "/views/change-requests",
+      async ({ space, actor, request, body, set }) => {
+        set.status = 201;
+        const { message, autoMerge, ...change } = body;
+        const proposed = await proposeViewChange(ctx, proposer(space, actor, request), change, { message, autoMerge });
+        return materialized(ctx, proposed, () => getView(ctx, space.space.id, (proposed.outcome as { viewIds: string[] }).viewIds[0]));
+      },
+      { answers: { 201: Materialized(ViewSchema), 409: ["SLUG_TAKEN", "VIEW_STATE", ...MERGE_REFUSALS] }, level: "changeRequest", body: ViewChange },
+    )
     .get(
       "/records",
       ({ space, request }) => {
-        const query = recordQuery(nestedQuery(request.url));
-        return listRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
+        const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
+        return listRecords(ctx, loaded, query);
       },
       { answers: { 200: RecordPageSchema }, level: "read", detail: { parameters: RECORD_QUERY } },
     )
@@ -288,19 +321,18 @@ export function contentRoutes(ctx: AppContext) {
       "/records/page",
       ({ space, request }) => {
         const raw = nestedQuery(request.url);
-        if (raw.viewId !== undefined) throw badRequest("viewId: views are not served yet; send the view's filters and sort instead.");
-        const query = recordQuery(raw);
+        const { loaded, query } = recordListing(ctx, space.space.id, raw);
         const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
-        return numberedPage(ctx, findBase(ctx, space.space.id, query.baseId), query, page, pageSize);
+        return numberedPage(ctx, loaded, query, page, pageSize);
       },
       { answers: { 200: NumberedRecordPageSchema }, level: "read", detail: { parameters: NUMBERED_PAGE_QUERY } },
     )
     .get(
       "/records/count",
       ({ space, request }) => {
-        const query = recordQuery(nestedQuery(request.url));
-        return countRecords(ctx, findBase(ctx, space.space.id, query.baseId), query);
+        const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
+        return countRecords(ctx, loaded, query);
       },
       { answers: { 200: t.Object({ total: WholeNumber() }) }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
     )

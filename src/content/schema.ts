@@ -162,6 +162,53 @@ export const recordLinks = sqliteTable(
   (table) => [primaryKey({ columns: [table.fieldId, table.sourceRecordId, table.targetRecordId] }), index("record_links_target_idx").on(table.fieldId, table.targetRecordId, table.targetPosition)],
 );
 
+export const VIEW_TYPES = ["table", "gallery", "kanban", "calendar", "gantt"] as const;
+export type ViewType = (typeof VIEW_TYPES)[number];
+
+/** One filter of a view or listing: the listing's own object form (`views.ts` reads Busabase's operator names too). */
+export interface ViewFilter {
+  fieldSlug: string;
+  /** The field's id when the view was saved: a field re-made under the same slug is another field. */
+  fieldId?: string;
+  operator: string;
+  value?: string | string[];
+}
+
+export interface ViewSort {
+  fieldSlug: string;
+  fieldId?: string;
+  direction: "asc" | "desc";
+}
+
+/** A view's configuration: its filters and sort, and how the page draws it (the other keys). */
+export type ViewConfig = { filters: ViewFilter[]; sorts: ViewSort[] } & Record<string, unknown>;
+
+/** Saved views of a base: a name, a type and a configuration; changed only through change requests. */
+export const views = sqliteTable(
+  "views",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    baseId: text("base_id")
+      .notNull()
+      .references(() => bases.id, { onDelete: "cascade" }),
+    slug: text("slug").notNull(),
+    name: text("name").notNull(),
+    description: text("description").notNull().default(""),
+    type: text("type").$type<ViewType>().notNull(),
+    config: text("config", { mode: "json" }).$type<ViewConfig>().notNull(),
+    status: text("status").$type<NodeStatus>().notNull().default("active"),
+    createdBy: text("created_by").notNull(),
+    archivedAt: text("archived_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  // Slugs are unique among a base's active views, so an archived view's slug can be reused.
+  (table) => [index("views_base_idx").on(table.baseId, table.status, table.id), uniqueIndex("views_slug_idx").on(table.baseId, table.slug).where(sql`${table.status} = 'active'`)],
+);
+
 // ---- commits: every state of a node, base or record, and every proposal of one ----
 
 export const OPERATION_KINDS = [
@@ -178,6 +225,10 @@ export const OPERATION_KINDS = [
   "record_update",
   "record_delete",
   "record_restore",
+  "view_create",
+  "view_update",
+  "view_delete",
+  "view_restore",
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 export const TARGET_TYPES = ["node", "base"] as const;

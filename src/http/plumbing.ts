@@ -1,3 +1,5 @@
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { Elysia, ValidationError } from "elysia";
 import type { AppContext } from "../context";
 import { ApiError } from "./errors";
@@ -32,6 +34,27 @@ function issueMessage(issue: unknown): string {
   return "message" in (issue as object) ? String((issue as { message: unknown }).message) : "is not valid";
 }
 
+const pathOf = (issue: unknown): string[] => {
+  const path = (issue as { path?: unknown }).path;
+  return typeof path === "string" ? path.split("/").filter(Boolean) : [];
+};
+
+/**
+ * The variant of a tagged union a value names by its tag (`operation: "create"`), checked alone:
+ * its own problems say what to fix, where the list of variants would not.
+ */
+function namedVariantIssues(issue: unknown): unknown[] | null {
+  const { schema, value } = issue as { schema?: SchemaNode; value?: unknown };
+  if (!schema?.anyOf || value === null || typeof value !== "object") return null;
+  const named = schema.anyOf.find((variant) =>
+    Object.entries(variant.properties ?? {}).some(([key, property]) => typeof property.const === "string" && (value as Record<string, unknown>)[key] === property.const),
+  );
+  if (!named) return null;
+  const prefix = pathOf(issue);
+  const errors = [...Value.Errors(named as TSchema, value)];
+  return errors.length > 0 ? errors.map((error) => ({ ...error, path: [...prefix, ...pathOf(error)].map((part) => `/${part}`).join("") })) : null;
+}
+
 /**
  * The problems of a failed validation, one per path: the first is the one to fix (a missing
  * property is also "not a string"; saying both says nothing more).
@@ -39,8 +62,8 @@ function issueMessage(issue: unknown): string {
 function validationIssues(error: ValidationError): Issue[] {
   const where = error.type === "body" ? [] : [error.type];
   const byPath = new Map<string, Issue>();
-  for (const issue of error.all) {
-    const path = "path" in issue && typeof issue.path === "string" ? issue.path.split("/").filter(Boolean) : [];
+  for (const issue of error.all.flatMap((one) => namedVariantIssues(one) ?? [one])) {
+    const path = pathOf(issue);
     const found = { path: [...where, ...path], message: issueMessage(issue) };
     const key = found.path.join("\u0000");
     if (!byPath.has(key)) byPath.set(key, found);

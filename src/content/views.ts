@@ -1,0 +1,302 @@
+import type { Static } from "@sinclair/typebox";
+import { and, asc, eq, sql } from "drizzle-orm";
+import { t } from "elysia";
+import { preparedFor } from "../db/client";
+import { newId } from "../db/ids";
+import type { AppContext, Tx } from "../context";
+import { checkName, checkSlug, slugify } from "../formats";
+import { badRequest, conflict, notFound } from "../http/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { type LoadedBase, findBase } from "./bases";
+import { UserRefSchema, userRefs, userRefView } from "./commits";
+import { FILTER_OPERATORS, type FilterOperator } from "./field-types";
+import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records";
+import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "./schema";
+
+export type ViewRow = typeof views.$inferSelect;
+
+/** The keys of a view's configuration that name one field (each checked against the base). */
+const FIELD_KEYS = ["groupByFieldSlug", "stackByFieldSlug", "dateFieldSlug", "startFieldSlug", "endFieldSlug", "coverFieldSlug"] as const;
+type FieldKey = (typeof FIELD_KEYS)[number];
+
+/** Field types a key may name: grouping needs a single select; the calendar and gantt keys need moments. */
+const DATE_TYPES = ["date", "created_time", "updated_time"];
+const KEY_TYPES: Partial<Record<FieldKey, string[]>> = {
+  groupByFieldSlug: ["select"],
+  stackByFieldSlug: ["select"],
+  dateFieldSlug: DATE_TYPES,
+  startFieldSlug: DATE_TYPES,
+  endFieldSlug: DATE_TYPES,
+};
+
+/** Busabase's view operators, read as the listing's. */
+const OPERATOR_ALIASES: Record<string, { operator: FilterOperator; value?: string }> = {
+  equals: { operator: "eq" },
+  not_empty: { operator: "isNotEmpty" },
+  is_empty: { operator: "isEmpty" },
+  is_true: { operator: "eq", value: "true" },
+  is_false: { operator: "eq", value: "false" },
+};
+
+/** A view's sort is one field: the listing's keyset pages follow one sort key (and creation order). */
+export const VIEW_BOUNDS = { sorts: 1, visibleFields: 500, fieldWidth: { minimum: 40, maximum: 2000 } } as const;
+
+const FieldSlugRef = t.String({ minLength: 1, maxLength: 64 });
+const ViewFilterSchema = t.Object({
+  fieldSlug: FieldSlugRef,
+  fieldId: t.Optional(t.String({ description: "The field's id when the view was saved (set by the merge)." })),
+  operator: t.String({ description: `${FILTER_OPERATORS.join(", ")}; Busabase's equals, is_empty, not_empty, is_true and is_false are read as eq, isEmpty, isNotEmpty and eq true/false.` }),
+  value: t.Optional(t.Unknown({ description: "Read by the field's type: a text, number or boolean, or a list of them for in." })),
+});
+const ViewSortSchema = t.Object({ fieldSlug: FieldSlugRef, fieldId: t.Optional(t.String()), direction: t.Optional(oneOf(["asc", "desc"])) });
+
+export const ViewConfigSchema = t.Object(
+  {
+    filters: t.Optional(t.Array(ViewFilterSchema, { maxItems: LISTING_BOUNDS.filters, description: "Combined with AND, as the listing's filters." })),
+    sorts: t.Optional(t.Array(ViewSortSchema, { maxItems: VIEW_BOUNDS.sorts, description: "At most one: the listing sorts by one field, then by creation." })),
+    visibleFieldSlugs: t.Optional(Nullable(t.Array(FieldSlugRef, { maxItems: VIEW_BOUNDS.visibleFields }))),
+    fieldWidths: t.Optional(t.Record(t.String({ minLength: 1, maxLength: 64 }), WholeNumber(VIEW_BOUNDS.fieldWidth))),
+    groupByFieldSlug: t.Optional(Nullable(FieldSlugRef)),
+    stackByFieldSlug: t.Optional(Nullable(FieldSlugRef)),
+    dateFieldSlug: t.Optional(Nullable(FieldSlugRef)),
+    startFieldSlug: t.Optional(Nullable(FieldSlugRef)),
+    endFieldSlug: t.Optional(Nullable(FieldSlugRef)),
+    coverFieldSlug: t.Optional(Nullable(FieldSlugRef)),
+    coverFit: t.Optional(oneOf(["cover", "fit"])),
+    cardSize: t.Optional(oneOf(["small", "medium", "large"])),
+    showFieldLabels: t.Optional(t.Boolean()),
+    ganttScale: t.Optional(oneOf(["week", "month"])),
+  },
+  { description: "Filters and sort in the listing's object forms, the fields shown, and how each view type draws its records." },
+);
+export type ViewConfigInput = Static<typeof ViewConfigSchema>;
+
+export const ViewSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: t.String(),
+    slug: t.String(),
+    name: t.String(),
+    description: t.String(),
+    type: oneOf(VIEW_TYPES),
+    config: t.Composite([t.Object({ filters: t.Array(ViewFilterSchema), sorts: t.Array(ViewSortSchema) }), t.Omit(ViewConfigSchema, ["filters", "sorts"])]),
+    status: oneOf(NODE_STATUSES),
+    createdBy: t.String(),
+    createdByUser: Nullable(UserRefSchema),
+    archivedAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    missingFieldSlugs: t.Array(t.String(), {
+      description: "Fields the configuration names that the base no longer has (deleted, or re-made under the same slug): the view keeps working without them.",
+    }),
+  },
+  { $id: "View", description: "A saved way to look at a base's records." },
+);
+export type ViewView = Static<typeof ViewSchema>;
+
+/** What a view change proposes (a create's slug is decided when it is proposed). */
+export type NewView = {
+  name: string;
+  slug: string;
+  type: ViewType;
+  description: string;
+  config: ViewConfig;
+};
+export type ViewPatch = Partial<Omit<NewView, "slug">>;
+
+/** The field a reference names: by the id saved with it when there is one (a field re-made under the slug is another field). */
+function referenced(fieldRows: FieldRow[], ref: { fieldSlug: string; fieldId?: string }): FieldRow | undefined {
+  return ref.fieldId ? fieldRows.find((field) => field.id === ref.fieldId) : fieldRows.find((field) => field.slug === ref.fieldSlug);
+}
+
+function filterValue(value: unknown, where: string): string | string[] | undefined {
+  const scalar = (v: unknown) => (typeof v === "string" ? v : typeof v === "number" && Number.isFinite(v) ? String(v) : typeof v === "boolean" ? String(v) : null);
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) {
+    const list = value.map(scalar);
+    if (list.length > LISTING_BOUNDS.inValues || list.some((v) => v === null)) throw badRequest(`${where}.value must be a text, number or boolean, or a list of at most ${LISTING_BOUNDS.inValues} of them.`);
+    return list as string[];
+  }
+  const one = scalar(value);
+  if (one === null) throw badRequest(`${where}.value must be a text, number or boolean, or a list of them.`);
+  return one;
+}
+
+/**
+ * A configuration checked against the base's fields as they are now, in the listing's own forms,
+ * each field reference keeping the field's id: every filter and the sort must be one the listing
+ * can run, and each named field must exist (and be of a type its key can use).
+ */
+export function checkViewConfig(loaded: LoadedBase, input: ViewConfigInput): ViewConfig {
+  const fieldRows = loaded.fields;
+  const named = (slug: string, where: string): FieldRow => {
+    const field = fieldRows.find((f) => f.slug === slug);
+    if (!field) throw badRequest(`${where}: the base has no field "${slug}".`);
+    return field;
+  };
+  const filters: ViewFilter[] = (input.filters ?? []).map((filter, i) => {
+    const where = `config.filters[${i}]`;
+    const alias = OPERATOR_ALIASES[filter.operator];
+    if (!alias && !(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) {
+      throw badRequest(`${where}.operator must be one of ${[...FILTER_OPERATORS, ...Object.keys(OPERATOR_ALIASES)].join(", ")}.`);
+    }
+    const field = named(filter.fieldSlug, where);
+    const value = alias?.value ?? filterValue(filter.value, where);
+    return { fieldSlug: field.slug, fieldId: field.id, operator: alias?.operator ?? filter.operator, ...(value === undefined ? {} : { value }) };
+  });
+  const sorts: ViewSort[] = (input.sorts ?? []).map((sort, i) => {
+    const field = named(sort.fieldSlug, `config.sorts[${i}]`);
+    return { fieldSlug: field.slug, fieldId: field.id, direction: sort.direction ?? "asc" };
+  });
+  checkRecordQuery(fieldRows, { status: "active", ...viewQueryOf(filters, sorts) });
+  for (const slug of input.visibleFieldSlugs ?? []) named(slug, "config.visibleFieldSlugs");
+  for (const key of FIELD_KEYS) {
+    const slug = input[key];
+    if (slug === undefined || slug === null) continue;
+    const field = named(slug, `config.${key}`);
+    const types = KEY_TYPES[key];
+    if (types && !types.includes(field.type)) throw badRequest(`config.${key}: "${slug}" is a ${field.type} field; it must be one of ${types.join(", ")}.`);
+  }
+  return { ...input, filters, sorts };
+}
+
+const viewQueryOf = (filters: ViewFilter[], sorts: ViewSort[]): Pick<RecordQuery, "filters" | "sort"> => ({
+  filters: filters.map((filter): RecordFilter => ({ fieldSlug: filter.fieldSlug, operator: filter.operator as FilterOperator, value: filter.value })),
+  sort: sorts[0] ? `${sorts[0].direction === "desc" ? "-" : ""}${sorts[0].fieldSlug}` : undefined,
+});
+
+/** Slugs the configuration names that the base no longer has. */
+function missingFields(fieldRows: FieldRow[], config: ViewConfig): string[] {
+  const refs: { fieldSlug: string; fieldId?: string }[] = [
+    ...config.filters,
+    ...config.sorts,
+    ...((config.visibleFieldSlugs as string[] | null | undefined) ?? []).map((fieldSlug) => ({ fieldSlug })),
+    ...FIELD_KEYS.flatMap((key) => (typeof config[key] === "string" ? [{ fieldSlug: config[key] as string }] : [])),
+  ];
+  return [...new Set(refs.filter((ref) => !referenced(fieldRows, ref)).map((ref) => ref.fieldSlug))];
+}
+
+/** The listing a view asks for, less what names a field the base no longer has. */
+export function viewQuery(loaded: LoadedBase, view: ViewRow): Pick<RecordQuery, "filters" | "sort"> {
+  const present = <T extends { fieldSlug: string; fieldId?: string }>(refs: T[]) => refs.filter((ref) => referenced(loaded.fields, ref));
+  return viewQueryOf(present(view.config.filters), present(view.config.sorts));
+}
+
+export function viewViews(ctx: AppContext, rows: ViewRow[], fieldRows: FieldRow[]): ViewView[] {
+  const people = userRefs(
+    ctx,
+    rows.map((row) => row.createdBy),
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    baseId: row.baseId,
+    slug: row.slug,
+    name: row.name,
+    description: row.description,
+    type: row.type,
+    config: row.config as ViewView["config"],
+    status: row.status,
+    createdBy: row.createdBy,
+    createdByUser: userRefView(people.get(row.createdBy)),
+    archivedAt: row.archivedAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    missingFieldSlugs: missingFields(fieldRows, row.config),
+  }));
+}
+
+const viewById = preparedFor((db) =>
+  db
+    .select()
+    .from(views)
+    .where(and(eq(views.id, sql.placeholder("id")), eq(views.spaceId, sql.placeholder("spaceId"))))
+    .prepare(),
+);
+
+/** A view of the space, or 404 (another space's ids are not found). */
+export function findView(ctx: AppContext, spaceId: string, viewId: string, status?: NodeStatus): ViewRow {
+  const row = viewById(ctx.db).get({ id: viewId, spaceId });
+  if (!row || (status && row.status !== status)) throw notFound(status ? `No ${status} view "${viewId}" in this space.` : `No view "${viewId}" in this space.`);
+  return row;
+}
+
+export function getView(ctx: AppContext, spaceId: string, viewId: string): ViewView {
+  const row = findView(ctx, spaceId, viewId);
+  return viewViews(ctx, [row], findBase(ctx, spaceId, row.baseId, { archived: true }).fields)[0];
+}
+
+/** `GET /bases/{baseId}/views`: the base's views of a status (default active), oldest first. */
+export function listViews(ctx: AppContext, spaceId: string, baseRef: string, status: NodeStatus = "active"): ViewView[] {
+  const loaded = findBase(ctx, spaceId, baseRef);
+  const rows = ctx.db
+    .select()
+    .from(views)
+    .where(and(eq(views.baseId, loaded.base.id), eq(views.status, status)))
+    .orderBy(asc(views.id))
+    .all();
+  return viewViews(ctx, rows, loaded.fields);
+}
+
+/** A new view's fields checked now (the merge checks the configuration again against the base as it is then). */
+export function checkNewView(loaded: LoadedBase, input: { name: string; slug?: string; type?: ViewType; description?: string; config?: ViewConfigInput }): NewView {
+  const name = checkName(input.name);
+  const slug = input.slug === undefined ? slugify(name, "view") : checkSlug(input.slug, "view slug");
+  return { name, slug, type: input.type ?? "table", description: input.description ?? "", config: checkViewConfig(loaded, input.config ?? {}) };
+}
+
+function requireFreeSlug(tx: Tx, baseId: string, slug: string, exceptId?: string): void {
+  const taken = tx.db
+    .select({ id: views.id })
+    .from(views)
+    .where(and(eq(views.baseId, baseId), eq(views.slug, slug), eq(views.status, "active")))
+    .get();
+  if (taken && taken.id !== exceptId) throw conflict(`The base already has a view "${slug}".`, { reason: "SLUG_TAKEN" });
+}
+
+/** Merges a view create: its configuration is checked again against the base as it is now. */
+export function createView(tx: Tx, loaded: LoadedBase, input: NewView, createdBy: string, at: string): ViewRow {
+  requireFreeSlug(tx, loaded.base.id, input.slug);
+  const row: ViewRow = {
+    id: newId("viw"),
+    spaceId: loaded.base.spaceId,
+    baseId: loaded.base.id,
+    ...input,
+    config: checkViewConfig(loaded, input.config),
+    status: "active",
+    createdBy,
+    archivedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  tx.db.insert(views).values(row).run();
+  return row;
+}
+
+export function updateView(tx: Tx, loaded: LoadedBase, viewId: string, patch: ViewPatch, at: string): ViewRow {
+  const row = findView(tx, loaded.base.spaceId, viewId, "active");
+  const next = { ...row, ...patch, ...(patch.config ? { config: checkViewConfig(loaded, patch.config) } : {}), updatedAt: at };
+  tx.db.update(views).set(next).where(eq(views.id, row.id)).run();
+  return next;
+}
+
+/** Archives or restores a view; a restored view's slug must still be free. */
+export function setViewStatus(tx: Tx, spaceId: string, viewId: string, status: NodeStatus, at: string): ViewRow {
+  const row = findView(tx, spaceId, viewId);
+  if (row.status === status) throw conflict(`The view is already ${status}.`, { reason: "VIEW_STATE" });
+  if (status === "active") requireFreeSlug(tx, row.baseId, row.slug);
+  const next = { ...row, status, archivedAt: status === "archived" ? at : null, updatedAt: at };
+  tx.db.update(views).set({ status, archivedAt: next.archivedAt, updatedAt: at }).where(eq(views.id, row.id)).run();
+  return next;
+}
+
+/**
+ * A listing through a view: the view's filters and the query's together, the query's sort before
+ * the view's. The view names its base; a `baseRef` naming another base is a 400.
+ */
+export function throughView<Q extends RecordQuery>(ctx: AppContext, spaceId: string, viewId: string, baseRef: string | undefined, query: Q): { loaded: LoadedBase; query: Q } {
+  const view = findView(ctx, spaceId, viewId);
+  const loaded = findBase(ctx, spaceId, view.baseId);
+  if (baseRef !== undefined && findBase(ctx, spaceId, baseRef).base.id !== loaded.base.id) throw badRequest(`The view "${viewId}" belongs to another base.`);
+  const own = viewQuery(loaded, view);
+  return { loaded, query: { ...query, filters: [...own.filters, ...query.filters], sort: query.sort ?? own.sort } };
+}

@@ -1,0 +1,129 @@
+import type { Static } from "@sinclair/typebox";
+import { and, eq, sql } from "drizzle-orm";
+import { t } from "elysia";
+import { findBaseOrNull } from "../content/bases";
+import { primaryField, SEARCHED_TYPES } from "../content/field-types";
+import { searchNodes } from "../content/nodes";
+import { bases, nodes, records } from "../content/schema";
+import type { AppContext } from "../context";
+import { compiledRows } from "../db/client";
+import { badRequest } from "../http/errors";
+import { oneOf, Timestamp } from "../http/schemas";
+
+export const SEARCH_SOURCES = ["records", "names", "files"] as const;
+export type SearchSource = (typeof SEARCH_SOURCES)[number];
+
+/** What one search may ask: its terms are matched as prefixes, each a seek in the index. */
+export const SEARCH_BOUNDS = { limit: 100, offset: 1000, terms: 16, termLength: 64, names: 1000 } as const;
+
+export const SearchResultSchema = t.Object({
+  id: t.String(),
+  kind: oneOf(["record", "base", "folder"]),
+  title: t.String({ description: "A record's primary value (its id when it has none), or the node's name." }),
+  body: t.String({ description: "For a record, the text around the first match; for a node, its path." }),
+  eyebrow: t.String({ description: "Where it lives: the record's base, or Base / Folder." }),
+  href: t.String({ description: "The API path that reads it." }),
+  updatedAt: Timestamp,
+});
+
+export const SearchAnswerSchema = t.Object(
+  { query: t.String(), limit: t.Integer(), offset: t.Integer(), hasMore: t.Boolean(), results: t.Array(SearchResultSchema) },
+  { $id: "SearchAnswer", description: "Names of folders and bases first, then records by relevance." },
+);
+export type SearchAnswer = Static<typeof SearchAnswerSchema>;
+type SearchResult = Static<typeof SearchResultSchema>;
+
+/** The query's words: runs of letters and digits of any script, lower-cased, at most `SEARCH_BOUNDS.terms`. */
+export function searchTerms(query: string): string[] {
+  const words = query.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (words.length === 0) throw badRequest("query needs at least one letter or digit.");
+  if (words.length > SEARCH_BOUNDS.terms) throw badRequest(`query takes at most ${SEARCH_BOUNDS.terms} words; this one has ${words.length}.`);
+  return words.map((word) => word.slice(0, SEARCH_BOUNDS.termLength));
+}
+
+/**
+ * The FTS5 query: the space's own entries (its id without the prefix, as the triggers store it),
+ * each word a prefix of a word of the text. Words are quoted, so nothing in them is syntax.
+ */
+const matchOf = (spaceId: string, terms: string[]) => `space : "${spaceId.slice(4)}" AND text : (${terms.map((term) => `"${term}"*`).join(" AND ")})`;
+
+/**
+ * Matching active records of active bases, most relevant first (bm25 over the text column): the
+ * index finds the matches, the joins drop what the caller may not see.
+ */
+const recordHits = (ctx: AppContext) =>
+  compiledRows(ctx.store, "search records", () =>
+    ctx.db
+      .select({ id: records.id, baseId: records.baseId, data: records.data, updatedAt: records.updatedAt })
+      .from(sql`"record_search"`)
+      .innerJoin(records, sql`${records}."rowid" = "record_search"."rowid"`)
+      .innerJoin(bases, eq(bases.id, records.baseId))
+      .innerJoin(nodes, eq(nodes.id, bases.nodeId))
+      .where(and(sql`"record_search" MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active")))
+      .orderBy(sql`bm25("record_search", 0, 1)`, records.id)
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset")),
+  );
+
+const SNIPPET = 160;
+
+/** The text around the first place a term starts a word, in the first searched field that has one. */
+function snippetOf(values: string[], terms: string[]): string {
+  for (const value of values) {
+    const lower = value.toLowerCase();
+    for (const term of terms) {
+      const at = lower.search(new RegExp(`(?<![\\p{L}\\p{N}])${term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, "u"));
+      if (at < 0) continue;
+      const start = Math.max(0, at - SNIPPET / 4);
+      return `${start > 0 ? "…" : ""}${value.slice(start, start + SNIPPET)}${start + SNIPPET < value.length ? "…" : ""}`;
+    }
+  }
+  return values[0]?.slice(0, SNIPPET) ?? "";
+}
+
+function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit: number, offset: number): SearchResult[] {
+  const rows = recordHits(ctx)({ match: matchOf(spaceId, terms), spaceId, limit, offset });
+  return rows.map(([id, baseId, data, updatedAt]) => {
+    const loaded = findBaseOrNull(ctx, spaceId, baseId as string);
+    const values = JSON.parse(data as string) as Record<string, unknown>;
+    const searched = (loaded?.fields ?? []).filter((field) => SEARCHED_TYPES.includes(field.type)).flatMap((field) => (typeof values[field.slug] === "string" ? [values[field.slug] as string] : []));
+    const primary = loaded ? primaryField(loaded.fields) : undefined;
+    const title = primary && typeof values[primary.slug] === "string" && values[primary.slug] !== "" ? (values[primary.slug] as string) : (id as string);
+    return {
+      id: id as string,
+      kind: "record" as const,
+      title,
+      body: snippetOf(searched, terms),
+      eyebrow: loaded?.node.name ?? "",
+      href: `/api/v1/records/${id}`,
+      updatedAt: new Date(updatedAt as number).toISOString(),
+    };
+  });
+}
+
+/**
+ * `GET /search`: the names of the space's active folders and bases that contain every word, then
+ * its active records whose searched fields (`SEARCHED_TYPES`) hold every word as the start of a
+ * word, most relevant first; `offset` runs through both. Basalt keeps no files yet, so `files`
+ * finds nothing.
+ */
+export function searchSpace(ctx: AppContext, spaceId: string, input: { query: string; limit: number; offset: number; sources: SearchSource[] }): SearchAnswer {
+  const terms = searchTerms(input.query);
+  const { limit, offset } = input;
+  const names: SearchResult[] = input.sources.includes("names")
+    ? searchNodes(ctx, spaceId, terms, SEARCH_BOUNDS.names).map((hit) => ({
+        id: hit.id,
+        kind: hit.type,
+        title: hit.name,
+        body: hit.path,
+        eyebrow: hit.type === "base" ? "Base" : "Folder",
+        href: `/api/v1/nodes/${hit.id}`,
+        updatedAt: hit.updatedAt,
+      }))
+    : [];
+  const fromNames = names.slice(offset, offset + limit + 1);
+  const wanted = limit + 1 - fromNames.length;
+  const fromRecords = input.sources.includes("records") && wanted > 0 ? recordResults(ctx, spaceId, terms, wanted, Math.max(0, offset - names.length)) : [];
+  const results = [...fromNames, ...fromRecords];
+  return { query: input.query, limit, offset, hasMore: results.length > limit, results: results.slice(0, limit) };
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SEARCHED_TYPES } from "../src/content/field-types";
+import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Workspace;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  ({ server, ws } = await freshWorkspace());
+  await createBase(server, ws.write, "papers", [
+    { slug: "title", name: "Title", type: "text" },
+    { slug: "abstract", name: "Abstract", type: "longtext" },
+    { slug: "year", name: "Year", type: "number" },
+  ]);
+  const rows: [string, string, Record<string, unknown>][] = [
+    ["attention", "Attention is all you need", { abstract: "The Transformer, based solely on attention mechanisms." }],
+    ["bert", "BERT", { abstract: "Pre-training of deep bidirectional transformers for language understanding." }],
+    ["tokyo", "東京の研究", { abstract: "Über die Sprache: café résumé." }],
+    ["numbers", "Counting", { year: 2017 }],
+  ];
+  for (const [name, title, extra] of rows) {
+    const reply = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title, ...extra } } });
+    ids[name] = reply.body.id;
+  }
+});
+afterAll(() => server.stop());
+
+const search = async (query: string, key = ws.read) => server.call("GET", `/api/v1/search?${query}`, { key });
+const found = async (query: string, key = ws.read) => (await search(query, key)).body.results.map((hit: { id: string }) => hit.id);
+
+describe("search across a space", () => {
+  test("words match the start of words in text fields, ranked by relevance, in Busabase's shape", async () => {
+    const reply = await search("query=transform&limit=10");
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ query: "transform", limit: 10, offset: 0, hasMore: false });
+    expect(reply.body.results.map((hit: { id: string }) => hit.id).sort()).toEqual([ids.attention, ids.bert].sort());
+    const [first] = (await search("query=attention")).body.results;
+    expect(first).toEqual({
+      id: ids.attention,
+      kind: "record",
+      title: "Attention is all you need",
+      body: "Attention is all you need",
+      eyebrow: "papers",
+      href: `/api/v1/records/${ids.attention}`,
+      updatedAt: expect.any(String),
+    });
+    expect(await found("query=deep%20language")).toEqual([ids.bert]);
+    expect(await found("query=deep%20nothing")).toEqual([]);
+    expect(await found("query=2017")).toEqual([]);
+  });
+
+  test("any script's letters, with or without accents", async () => {
+    expect(await found("query=東京の研究")).toEqual([ids.tokyo]);
+    expect(await found("query=uber%20cafe")).toEqual([ids.tokyo]);
+    expect(await found("query=RÉSUMÉ")).toEqual([ids.tokyo]);
+  });
+
+  test("the index follows updates, archives and restores in the same write", async () => {
+    await server.call("POST", `/api/v1/records/${ids.numbers}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Counting sheep" } } });
+    expect(await found("query=sheep")).toEqual([ids.numbers]);
+    const archive = await server.call("POST", `/api/v1/records/${ids.numbers}/change-requests`, { key: ws.write, body: { operation: "delete" } });
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/merge`, { key: ws.write });
+    expect(await found("query=sheep")).toEqual([]);
+    const restore = await server.call("POST", `/api/v1/records/${ids.numbers}/change-requests`, { key: ws.write, body: { operation: "restore" } });
+    await server.call("POST", `/api/v1/change-requests/${restore.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${restore.body.id}/merge`, { key: ws.write });
+    expect(await found("query=sheep")).toEqual([ids.numbers]);
+  });
+
+  test("names of folders and bases come first; offset and hasMore page through both", async () => {
+    await createBase(server, ws.write, "attention-notes", [{ slug: "title", name: "Title", type: "text" }]);
+    const all = (await search("query=attention")).body.results;
+    expect(all.map((hit: { kind: string }) => hit.kind)).toEqual(["base", "record"]);
+    expect(all[0]).toMatchObject({ title: "attention-notes", eyebrow: "Base", body: "attention-notes" });
+    const first = (await search("query=attention&limit=1")).body;
+    expect(first).toMatchObject({ hasMore: true, results: [{ kind: "base" }] });
+    const second = (await search("query=attention&limit=1&offset=1")).body;
+    expect(second).toMatchObject({ hasMore: false, results: [{ id: ids.attention }] });
+    expect((await search("query=attention&sources[0]=records")).body.results.map((hit: { kind: string }) => hit.kind)).toEqual(["record"]);
+    expect((await search("query=attention&sources=names")).body.results.map((hit: { kind: string }) => hit.kind)).toEqual(["base"]);
+  });
+
+  test("another space's records, and records of an archived base, never appear", async () => {
+    const eve = await server.user("Eve");
+    await server.space(eve.id, "Elsewhere");
+    const eveKey = await server.key(eve.id, "manage");
+    await createBase(server, eveKey, "mine", [{ slug: "title", name: "Title", type: "text" }]);
+    await server.call("POST", "/api/v1/bases/mine/change-requests", { key: eveKey, body: { fields: { title: "attention from eve" } } });
+    expect(await found("query=attention&sources=records", eveKey)).toHaveLength(1);
+    expect(await found("query=eve&sources=records")).toEqual([]);
+    await createBase(server, ws.write, "old", [{ slug: "title", name: "Title", type: "text" }]);
+    await server.call("POST", "/api/v1/bases/old/change-requests", { key: ws.write, body: { fields: { title: "forgotten zeppelin" } } });
+    expect(await found("query=zeppelin")).toHaveLength(1);
+    const archive = await server.call("POST", "/api/v1/bases/old/lifecycle/change-requests", { key: ws.write, body: { operation: "archive" } });
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/merge`, { key: ws.write });
+    expect(await found("query=zeppelin")).toEqual([]);
+  });
+
+  test("bad queries are clear 400s; quotes and operators in a query are only words", async () => {
+    for (const query of ["", "query=", "query=%20%21%21", "query=a&limit=101", "query=a&offset=-1", "query=a&sources=files,videos"]) {
+      const reply = await search(query);
+      expect(reply.status).toBe(400);
+      expect(reply.body.code).toBe("BAD_REQUEST");
+    }
+    expect((await search('query=%22attention%22%20OR%20NEAR(x)%20*')).status).toBe(200);
+    expect((await search("query=attention&sources=files")).body.results).toEqual([]);
+  });
+
+  test("the triggers index exactly the searched field types", () => {
+    const triggers = server.ctx.store.sqlite.query("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'records_search_%'").all() as { sql: string }[];
+    expect(triggers.length).toBe(3);
+    for (const { sql } of triggers.filter((trigger) => trigger.sql.includes("INSERT"))) {
+      const listed = [...sql.matchAll(/`type` IN \(([^)]*)\)/g)].map((match) => match[1].split(",").map((item) => item.trim().replace(/'/g, "")));
+      for (const list of listed) expect(list).toEqual([...SEARCHED_TYPES]);
+    }
+  });
+});
