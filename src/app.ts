@@ -1,3 +1,4 @@
+import { auditRoutes } from "./audit/routes";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia, t } from "elysia";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
@@ -67,6 +68,7 @@ export function createApp(ctx: AppContext) {
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(searchRoutes(ctx))
+    .use(auditRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);

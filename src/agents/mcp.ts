@@ -2,7 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia, t } from "elysia";
 import { z } from "zod";
-import type { Actor } from "../auth/actor";
+import { type Actor, actingAs } from "../auth/actor";
 import type { Level } from "../auth/levels";
 import { describeCaller } from "../auth/whoami";
 import { agentTasks } from "../changes/agent-tasks";
@@ -258,7 +258,7 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   server.registerTool(
     "merge_change_request",
     { description: "Merge an approved change request (needs write); answers it and the merged record.", inputSchema: { changeRequestId: z.string().min(1) } },
-    inSpace("write", (scope, { changeRequestId }: { changeRequestId: string }) => mergeChangeRequest(ctx, scope, changeRequestId)),
+    inSpace("write", (scope, { changeRequestId }: { changeRequestId: string }) => mergeChangeRequest(ctx, scope, changeRequestId, actingAs(actor))),
   );
   return server;
 }

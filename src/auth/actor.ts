@@ -77,3 +77,6 @@ export function authenticate(ctx: AppContext, presented: PresentedCredentials): 
   }
   throw unauthorized();
 }
+
+/** Who acted, as the audit trail records it: the user and the API key they used, if any. */
+export const actingAs = (actor: Actor) => ({ userId: actor.user.id, keyId: actor.credential.type === "api_key" ? actor.credential.key.id : null });

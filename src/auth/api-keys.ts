@@ -1,3 +1,4 @@
+import { recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq } from "drizzle-orm";
 import { t } from "elysia";
@@ -68,6 +69,7 @@ export function createApiKey(tx: Tx, userId: string, input: NewApiKey): Static<t
     lastUsedAt: null,
   };
   tx.db.insert(apiKeys).values(row).run();
+  recordAudit(tx, { action: "api_key.created", actor: { userId, keyId: null }, spaceId: null, targetType: "api_key", targetId: row.id, metadata: { name: row.name, level: row.level, prefix: row.prefix, expiresAt: row.expiresAt } });
   return { apiKey: value, key: apiKeyView(row, now) };
 }
 
@@ -104,13 +106,17 @@ export function updateApiKey(tx: Tx, userId: string, keyId: string, patch: ApiKe
   }
   const updated = { ...row, name: patch.name ?? row.name, level: patch.level ?? row.level };
   tx.db.update(apiKeys).set({ name: updated.name, level: updated.level }).where(eq(apiKeys.id, keyId)).run();
+  const raised = updated.level !== row.level && atLeast(updated.level, row.level);
+  const metadata = { before: { name: row.name, level: row.level }, after: { name: updated.name, level: updated.level } };
+  recordAudit(tx, { action: raised ? "api_key.raised" : "api_key.updated", actor: { userId, keyId: null }, spaceId: null, targetType: "api_key", targetId: keyId, metadata });
   tx.afterCommit(() => tx.keyCache.forgetKey(keyId));
   return apiKeyView(updated, tx.clock.now());
 }
 
 export function deleteApiKey(tx: Tx, userId: string, keyId: string): { success: true } {
-  findOwnKey(tx, userId, keyId);
+  const row = findOwnKey(tx, userId, keyId);
   tx.db.delete(apiKeys).where(eq(apiKeys.id, keyId)).run();
+  recordAudit(tx, { action: "api_key.deleted", actor: { userId, keyId: null }, spaceId: null, targetType: "api_key", targetId: keyId, metadata: { name: row.name, level: row.level, prefix: row.prefix } });
   tx.afterCommit(() => tx.keyCache.forgetKey(keyId));
   return { success: true };
 }

@@ -1,3 +1,4 @@
+import { recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, eq, lt } from "drizzle-orm";
 import { t } from "elysia";
@@ -119,6 +120,8 @@ export function approveDeviceRequest(tx: Tx, looker: Looker, input: { userCode: 
     .set({ status: "approved", approvedBy: looker.userId, keyName: input.name, keyLevel: input.level, keyExpiration: input.expiration ?? DEFAULT_EXPIRATION })
     .where(and(eq(deviceRequests.id, row.id), eq(deviceRequests.status, "pending")))
     .run();
+  const metadata = { clientName: row.clientName, keyName: input.name, keyLevel: input.level };
+  recordAudit(tx, { action: "device_request.approved", actor: { userId: looker.userId, keyId: null }, spaceId: null, targetType: "device_request", targetId: row.id, metadata });
   return { success: true };
 }
 

@@ -1,3 +1,4 @@
+import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -233,13 +234,14 @@ export async function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, ac
   return viewOf(ctx, row);
 }
 
-export async function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined): Promise<ChangeRequestView> {
+export async function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined, actor: AuditActor): Promise<ChangeRequestView> {
   const row = await write(ctx, (tx) => {
     const cr = findChangeRequest(tx, scope.space.id, id);
     if (!OPEN.includes(cr.status)) throw notAllowedIn(cr, "closed");
     const at = iso(ctx.clock.now());
     tx.db.update(changeRequests).set({ status: "rejected", rejectedReason: reason ?? null, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
     recordEvent(tx, "change_request.rejected", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, reason: reason ?? null });
+    recordAudit(tx, { action: "change_request.closed", actor, spaceId: cr.spaceId, baseId: cr.baseId, targetType: "change_request", targetId: cr.id, metadata: { from: cr.status, reason: reason ?? null } });
     return loadRow(tx, cr.id);
   });
   return viewOf(ctx, row);
@@ -261,13 +263,19 @@ export const MergeResultSchema = t.Object({
   record: Nullable(RecordSchema),
 });
 
-export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string): Promise<Static<typeof MergeResultSchema>> {
+export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, actor: AuditActor): Promise<Static<typeof MergeResultSchema>> {
   const outcome = await write(ctx, (tx): MergeOutcome => {
     const cr = findChangeRequest(tx, scope.space.id, id);
     if (cr.status === "merged") return { merged: true, recordIds: mergedRecordIds(operationsOf(tx, cr.id)) };
     if (cr.status !== "approved") throw notAllowedIn(cr, "merged");
     try {
-      return mergeInTransaction(tx, cr, operationsOf(tx, cr.id), iso(ctx.clock.now()));
+      const ops = operationsOf(tx, cr.id);
+      const merged = mergeInTransaction(tx, cr, ops, iso(ctx.clock.now()));
+      if (merged.merged) {
+        const metadata = { operationCount: ops.length, recordIds: merged.recordIds, ...(merged.viewIds?.length ? { viewIds: merged.viewIds } : {}) };
+        recordAudit(tx, { action: "change_request.merged", actor, spaceId: cr.spaceId, baseId: cr.baseId, targetType: "change_request", targetId: cr.id, metadata });
+      }
+      return merged;
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) throw conflict(`The change request no longer fits the base: ${error.message}`, { reason: "NOT_MERGEABLE", ...error.data });
       throw error;
@@ -370,7 +378,7 @@ export interface ChangeRequestQuery {
 export const ChangeRequestPageSchema = t.Object({ changeRequests: t.Array(ChangeRequestSchema), nextCursor: Nullable(t.String()) });
 
 /** A listing's filters resolved in the space: its base by id, `mine` as the caller. */
-interface ChangeRequestFilter {
+export interface ChangeRequestFilter {
   spaceId: string;
   status: ChangeStatus[];
   submittedBy?: string;
@@ -398,7 +406,7 @@ function storedWhere(filter: ChangeRequestFilter): SQL[] {
 const includesDirect = (filter: ChangeRequestFilter) => filter.status.length === 0 || filter.status.includes("merged");
 
 /** The first `limit` change requests after `before`, newest first, stored ones and direct creates interleaved. */
-function newestChangeRequests(ctx: AppContext, filter: ChangeRequestFilter, limit: number, before?: string): ChangeRequestRow[] {
+export function newestChangeRequests(ctx: AppContext, filter: ChangeRequestFilter, limit: number, before?: string): ChangeRequestRow[] {
   const where = storedWhere(filter);
   if (before) where.push(lt(changeRequests.id, before));
   const stored = ctx.db.select().from(changeRequests).where(and(...where)).orderBy(desc(changeRequests.id)).limit(limit).all();

@@ -1,3 +1,5 @@
+import { ActivityPageSchema, activityPage } from "./activity";
+import { actingAs } from "../auth/actor";
 import { Elysia, t } from "elysia";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
@@ -84,6 +86,11 @@ export function changeRoutes(ctx: AppContext) {
       },
       { answers: { 200: NumberedChangeRequestPageSchema }, level: "read", detail: { parameters: NUMBERED_PAGE_QUERY } },
     )
+    .get("/activity/paged", ({ space, query }) => activityPage(ctx, space, { limit: limitParam(query.limit, 50), cursor: query.cursor }), {
+      answers: { 200: ActivityPageSchema },
+      level: "read",
+      query: t.Object({ limit: t.Optional(t.String({ description: "1..100, default 50." })), cursor: t.Optional(t.String({ description: "nextCursor of the previous page." })) }),
+    })
     .get("/agent/tasks", ({ space, actor }) => agentTasks(ctx, space, actor), { answers: { 200: t.Array(AgentTaskSchema) }, level: "read" })
     .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { answers: { 200: InboxCountsSchema }, level: "read" })
     .get("/change-requests/:changeRequestId", ({ space, params }) => changeRequestDetail(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestDetailSchema }, level: "read" })
@@ -125,16 +132,16 @@ export function changeRoutes(ctx: AppContext) {
       ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, async (id) => ({ changeRequest: await reviewChangeRequest(ctx, space, actor, id, body) })),
       { answers: { 200: BatchResultsSchema }, level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
     )
-    .post("/change-requests/:changeRequestId/merge", ({ space, params }) => mergeChangeRequest(ctx, space, params.changeRequestId), {
+    .post("/change-requests/:changeRequestId/merge", ({ space, actor, params }) => mergeChangeRequest(ctx, space, params.changeRequestId, actingAs(actor)), {
       answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED", "SLUG_BEING_FREED", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"] },
       level: "write",
     })
     .post(
       "/change-requests/merge",
-      ({ space, body }) => eachChangeRequest(body.changeRequestIds, (id) => mergeChangeRequest(ctx, space, id)),
+      ({ space, actor, body }) => eachChangeRequest(body.changeRequestIds, (id) => mergeChangeRequest(ctx, space, id, actingAs(actor))),
       { answers: { 200: BatchResultsSchema }, level: "write", body: t.Object({ changeRequestIds: Ids }) },
     )
-    .post("/change-requests/:changeRequestId/close", ({ space, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason), {
+    .post("/change-requests/:changeRequestId/close", ({ space, actor, params, body }) => closeChangeRequest(ctx, space, params.changeRequestId, body?.reason, actingAs(actor)), {
       answers: { 200: ChangeRequestSchema, 409: ["INVALID_STATUS"] },
       level: "write",
       body: t.Optional(t.Object({ reason: Reason })),

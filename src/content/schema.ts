@@ -289,6 +289,8 @@ export const commits = sqliteTable(
     // Direct creates among the change requests: the space's list, newest first, and the caller's own (`mine`, the `created` count).
     index("commits_direct_idx").on(table.spaceId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
     index("commits_direct_author_idx").on(table.spaceId, table.authorId, table.id).where(sql`${table.sourceAttribution} IS NOT NULL`),
+    // The space's activity (`src/changes/activity.ts`): revisions of proposals and changes of records, newest first.
+    index("commits_activity_idx").on(table.spaceId, table.id).where(sql`${table.parentCommitId} IS NOT NULL`),
   ],
 );
 

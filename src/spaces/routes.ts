@@ -1,3 +1,4 @@
+import { actingAs } from "../auth/actor";
 import { Elysia, t } from "elysia";
 import { ROLES } from "../auth/levels";
 import type { AppContext } from "../context";
@@ -24,7 +25,7 @@ export function spaceRoutes(ctx: AppContext) {
       { answers: { 201: SpaceSchema, 409: ["LIMIT_REACHED"] }, account: "manage", body: t.Object({ name: Name, slug: t.Optional(Slug) }) },
     )
     .get("/spaces/:spaceId", ({ space }) => membershipView(space), { answers: { 200: SpaceSchema }, spaceLevel: "read" })
-    .patch("/spaces/:spaceId", ({ space, body }) => write(ctx, (tx) => updateSpace(tx, space, body)), {
+    .patch("/spaces/:spaceId", ({ space, actor, body }) => write(ctx, (tx) => updateSpace(tx, space, body, actingAs(actor))), {
       answers: { 200: SpaceSchema, 409: [] },
       spaceLevel: "manage",
       body: t.Object({ name: t.Optional(Name), slug: t.Optional(Slug) }),
@@ -37,18 +38,18 @@ export function spaceRoutes(ctx: AppContext) {
     .get("/spaces/:spaceId/members", ({ space }) => listMembers(ctx, space.space.id), { answers: { 200: t.Array(MemberSchema) }, spaceLevel: "read" })
     .post(
       "/spaces/:spaceId/members",
-      ({ space, body, set }) => {
+      ({ space, actor, body, set }) => {
         set.status = 201;
-        return write(ctx, (tx) => addMember(tx, space, body));
+        return write(ctx, (tx) => addMember(tx, space, body, actingAs(actor)));
       },
       { answers: { 201: MemberSchema, 403: ["OWNER_REQUIRED"], 409: [] }, spaceLevel: "manage", body: t.Object({ email: t.String({ minLength: 1, maxLength: 320 }), role: Role }) },
     )
-    .patch("/spaces/:spaceId/members/:userId", ({ space, params, body }) => write(ctx, (tx) => changeMemberRole(tx, space, params.userId, body.role)), {
+    .patch("/spaces/:spaceId/members/:userId", ({ space, actor, params, body }) => write(ctx, (tx) => changeMemberRole(tx, space, params.userId, body.role, actingAs(actor))), {
       answers: { 200: MemberSchema, 403: ["OWNER_REQUIRED"], 409: ["LAST_OWNER"] },
       spaceLevel: "manage",
       body: t.Object({ role: Role }),
     })
-    .delete("/spaces/:spaceId/members/:userId", ({ space, params }) => write(ctx, (tx) => removeMember(tx, space, params.userId)), {
+    .delete("/spaces/:spaceId/members/:userId", ({ space, actor, params }) => write(ctx, (tx) => removeMember(tx, space, params.userId, actingAs(actor))), {
       answers: { 200: Success, 403: ["OWNER_REQUIRED"], 409: ["LAST_OWNER"] },
       spaceLevel: "manage",
     });

@@ -1,3 +1,4 @@
+import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -97,12 +98,14 @@ export const effectiveLevel = (ceiling: Level, role: Role): Level => lowerOf(cei
 
 export const membershipView = (membership: Membership): SpaceView => spaceView(membership.space, membership.role);
 
-export function updateSpace(tx: Tx, membership: Membership, patch: { name?: string; slug?: string }): SpaceView {
+export function updateSpace(tx: Tx, membership: Membership, patch: { name?: string; slug?: string }, actor: AuditActor): SpaceView {
   const changes: Partial<SpaceRow> = { updatedAt: iso(tx.clock.now()) };
   if (patch.name !== undefined) changes.name = checkName(patch.name);
   if (patch.slug !== undefined) changes.slug = checkSlug(patch.slug);
   forgetMemberships(tx);
   onUniqueViolation(() => tx.db.update(spaces).set(changes).where(eq(spaces.id, membership.space.id)).run(), duplicateSlug(patch.slug ?? ""));
+  const before = { name: membership.space.name, slug: membership.space.slug };
+  recordAudit(tx, { action: "space.updated", actor, spaceId: membership.space.id, targetType: "space", targetId: membership.space.id, metadata: { before, after: { ...before, ...patch } } });
   return spaceView({ ...membership.space, ...changes }, membership.role);
 }
 
@@ -147,7 +150,7 @@ function getMember(ctx: AppContext, spaceId: string, userId: string): MemberView
   return member;
 }
 
-export function addMember(tx: Tx, caller: Membership, input: { email: string; role: Role }): MemberView {
+export function addMember(tx: Tx, caller: Membership, input: { email: string; role: Role }, actor: AuditActor): MemberView {
   guardOwnerRole(caller, input.role);
   const spaceId = caller.space.id;
   const user: UserRow | undefined = tx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
@@ -157,6 +160,7 @@ export function addMember(tx: Tx, caller: Membership, input: { email: string; ro
     () => tx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(tx.clock.now()) }).run(),
     `${user.email} is already a member of this space.`,
   );
+  recordAudit(tx, { action: "member.added", actor, spaceId, targetType: "member", targetId: user.id, metadata: { email: user.email, role: input.role } });
   return getMember(tx, spaceId, user.id);
 }
 
@@ -167,22 +171,24 @@ function guardLastOwner(ctx: AppContext, spaceId: string, member: MemberView): v
   if (owners <= 1) throw conflict("The last owner of a space cannot be removed or demoted.", { reason: "LAST_OWNER" });
 }
 
-export function changeMemberRole(tx: Tx, caller: Membership, userId: string, role: Role): MemberView {
+export function changeMemberRole(tx: Tx, caller: Membership, userId: string, role: Role, actor: AuditActor): MemberView {
   const spaceId = caller.space.id;
   const member = getMember(tx, spaceId, userId);
   guardOwnerRole(caller, member.role, role);
   if (role !== "owner") guardLastOwner(tx, spaceId, member);
   forgetMemberships(tx);
   tx.db.update(members).set({ role }).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
+  recordAudit(tx, { action: "member.changed", actor, spaceId, targetType: "member", targetId: userId, metadata: { email: member.email, before: { role: member.role }, after: { role } } });
   return { ...member, role };
 }
 
-export function removeMember(tx: Tx, caller: Membership, userId: string): { success: true } {
+export function removeMember(tx: Tx, caller: Membership, userId: string, actor: AuditActor): { success: true } {
   const spaceId = caller.space.id;
   const member = getMember(tx, spaceId, userId);
   guardOwnerRole(caller, member.role);
   guardLastOwner(tx, spaceId, member);
   forgetMemberships(tx);
   tx.db.delete(members).where(and(eq(members.spaceId, spaceId), eq(members.userId, userId))).run();
+  recordAudit(tx, { action: "member.removed", actor, spaceId, targetType: "member", targetId: userId, metadata: { email: member.email, role: member.role } });
   return { success: true };
 }

@@ -1,3 +1,4 @@
+import { actingAs } from "../auth/actor";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
@@ -32,17 +33,17 @@ export function webhookRoutes(ctx: AppContext) {
       "/webhooks",
       ({ space, actor, body, set }) => {
         set.status = 201;
-        return createRule(ctx, space, actor.user.id, body);
+        return createRule(ctx, space, actingAs(actor), body);
       },
       { answers: { 201: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"], 409: ["RULE_LIMIT_REACHED"] }, level: "manage", body: Rule },
     )
     .get("/webhooks/:ruleId", ({ space, params }) => ruleView(findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: WebhookRuleSchema }, level: "manage" })
-    .put("/webhooks/:ruleId", ({ space, params, body }) => updateRule(ctx, space, params.ruleId, body), {
+    .put("/webhooks/:ruleId", ({ space, actor, params, body }) => updateRule(ctx, space, params.ruleId, body, actingAs(actor)), {
       answers: { 200: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"] },
       level: "manage",
       body: Rule,
     })
-    .delete("/webhooks/:ruleId", ({ space, params }) => write(ctx, (tx) => deleteRule(tx, space.space.id, params.ruleId)), { answers: { 200: Success }, level: "manage" })
+    .delete("/webhooks/:ruleId", ({ space, actor, params }) => write(ctx, (tx) => deleteRule(tx, space.space.id, params.ruleId, actingAs(actor))), { answers: { 200: Success }, level: "manage" })
     .get("/webhooks/:ruleId/deliveries", ({ space, params, query }) => listDeliveries(ctx, findRule(ctx, space.space.id, params.ruleId).id, limitParam(query.limit, 20)), {
       answers: { 200: t.Array(DeliverySchema) },
       level: "manage",

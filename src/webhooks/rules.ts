@@ -1,3 +1,4 @@
+import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq } from "drizzle-orm";
 import { t } from "elysia";
@@ -128,7 +129,17 @@ export function listRules(ctx: AppContext, spaceId: string): RuleView[] {
 }
 
 /** Creates a rule, checked first outside the transaction (resolving the target takes a DNS lookup). */
-export async function createRule(ctx: AppContext, scope: SpaceScope, actorId: string, input: RuleInput): Promise<RuleView> {
+/** What the audit trail keeps of a rule: never its secret, its headers' values or its URL's path and query (which may hold a token). */
+const auditedRule = (row: Pick<RuleRow, "name" | "eventType" | "baseId" | "enabled" | "targetUrl" | "headers">) => ({
+  name: row.name,
+  eventType: row.eventType,
+  baseId: row.baseId,
+  enabled: row.enabled,
+  targetOrigin: new URL(row.targetUrl).origin,
+  headerNames: Object.keys(row.headers),
+});
+
+export async function createRule(ctx: AppContext, scope: SpaceScope, actor: AuditActor, input: RuleInput): Promise<RuleView> {
   const checked = await checkRule(ctx, scope, input);
   const sealed = checked.secret ? ctx.secretBox.seal(checked.secret) : null;
   return write(ctx, (tx) => {
@@ -147,7 +158,7 @@ export async function createRule(ctx: AppContext, scope: SpaceScope, actorId: st
       headers: checked.headers,
       enabled: input.enabled ?? true,
       disabledReason: null,
-      createdBy: actorId,
+      createdBy: actor.userId,
       createdAt: at,
       updatedAt: at,
       lastTriggeredAt: null,
@@ -156,6 +167,7 @@ export async function createRule(ctx: AppContext, scope: SpaceScope, actorId: st
       failingSince: null,
     };
     tx.db.insert(webhookRules).values(row).run();
+    recordAudit(tx, { action: "webhook_rule.created", actor, spaceId: row.spaceId, baseId: row.baseId, targetType: "webhook_rule", targetId: row.id, metadata: auditedRule(row) });
     return ruleView(row);
   });
 }
@@ -164,7 +176,7 @@ export async function createRule(ctx: AppContext, scope: SpaceScope, actorId: st
  * Replaces a rule's settings. An omitted `config.secret` keeps the stored one, `null` removes it.
  * Enabling a rule clears why it was disabled and its run of failures.
  */
-export async function updateRule(ctx: AppContext, scope: SpaceScope, ruleId: string, input: RuleInput): Promise<RuleView> {
+export async function updateRule(ctx: AppContext, scope: SpaceScope, ruleId: string, input: RuleInput, actor: AuditActor): Promise<RuleView> {
   findRule(ctx, scope.space.id, ruleId);
   const checked = await checkRule(ctx, scope, input);
   const sealed = checked.secret ? ctx.secretBox.seal(checked.secret) : checked.secret;
@@ -184,11 +196,15 @@ export async function updateRule(ctx: AppContext, scope: SpaceScope, ruleId: str
       ...(reenabled ? { disabledReason: null, failuresInRow: 0, failingSince: null } : {}),
     };
     tx.db.update(webhookRules).set(changes).where(eq(webhookRules.id, ruleId)).run();
-    return ruleView({ ...current, ...changes });
+    const updated = { ...current, ...changes };
+    const metadata = { before: auditedRule(current), after: auditedRule(updated), secretChanged: sealed !== undefined };
+    recordAudit(tx, { action: "webhook_rule.updated", actor, spaceId: current.spaceId, baseId: updated.baseId, targetType: "webhook_rule", targetId: ruleId, metadata });
+    return ruleView(updated);
   });
 }
 
-export function deleteRule(tx: Tx, spaceId: string, ruleId: string): { success: boolean } {
-  const deleted = tx.db.delete(webhookRules).where(and(eq(webhookRules.id, ruleId), eq(webhookRules.spaceId, spaceId))).returning({ id: webhookRules.id }).all();
-  return { success: deleted.length > 0 };
+export function deleteRule(tx: Tx, spaceId: string, ruleId: string, actor: AuditActor): { success: boolean } {
+  const [deleted] = tx.db.delete(webhookRules).where(and(eq(webhookRules.id, ruleId), eq(webhookRules.spaceId, spaceId))).returning().all();
+  if (deleted) recordAudit(tx, { action: "webhook_rule.deleted", actor, spaceId, baseId: deleted.baseId, targetType: "webhook_rule", targetId: ruleId, metadata: auditedRule(deleted) });
+  return { success: deleted !== undefined };
 }

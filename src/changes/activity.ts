@@ -1,0 +1,105 @@
+import type { Static } from "@sinclair/typebox";
+import { and, desc, eq, isNotNull, lt } from "drizzle-orm";
+import { t } from "elysia";
+import { listAuditEvents } from "../audit/audit";
+import { atLeast } from "../auth/levels";
+import { commits } from "../content/schema";
+import type { AppContext } from "../context";
+import { badRequest } from "../http/errors";
+import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import type { SpaceScope } from "../spaces/resolve";
+import { newestChangeRequests } from "./change-requests";
+
+export const ACTIVITY_KINDS = ["change_request", "operation", "record", "audit"] as const;
+
+export const ActivityItemSchema = t.Object(
+  {
+    kind: oneOf(ACTIVITY_KINDS),
+    id: t.String({ description: "The change request, commit or audit event." }),
+    timestamp: Timestamp,
+    actorId: t.String(),
+    action: t.String({ description: "A change request's status; record_update, record_delete or record_restore; revised; or the audit action." }),
+    summary: t.String({ description: "The message given with it, if any." }),
+    baseId: Nullable(t.String()),
+    changeRequestId: Nullable(t.String()),
+    operationId: Nullable(t.String()),
+    recordId: Nullable(t.String()),
+  },
+  { $id: "ActivityItem" },
+);
+type ActivityItem = Static<typeof ActivityItemSchema>;
+
+export const ActivityPageSchema = t.Object({ items: t.Array(ActivityItemSchema), nextCursor: Nullable(t.String()) });
+
+/** Every id is a prefix and a time-ordered suffix: the suffix orders items of all kinds together. */
+const suffixOf = (id: string) => id.slice(id.indexOf("_") + 1);
+
+function decodeCursor(cursor: string): string {
+  const suffix = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!/^[0-9A-Za-z]{1,64}$/.test(suffix)) throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
+  return suffix;
+}
+
+/** Revisions of proposals and changes of records after their creation: the commits that have a parent. */
+function laterCommits(ctx: AppContext, spaceId: string, limit: number, before: string | undefined): ActivityItem[] {
+  const where = [eq(commits.spaceId, spaceId), isNotNull(commits.parentCommitId), ...(before ? [lt(commits.id, `cmt_${before}`)] : [])];
+  const rows = ctx.db
+    .select({ id: commits.id, kind: commits.kind, recordId: commits.recordId, operationId: commits.operationId, baseId: commits.baseId, authorId: commits.authorId, message: commits.message, createdAt: commits.createdAt })
+    .from(commits)
+    .where(and(...where))
+    .orderBy(desc(commits.id))
+    .limit(limit)
+    .all();
+  return rows.map((row) => ({
+    kind: row.recordId ? "record" : "operation",
+    id: row.id,
+    timestamp: row.createdAt,
+    actorId: row.authorId,
+    action: row.recordId ? row.kind : "revised",
+    summary: row.message ?? "",
+    baseId: row.baseId,
+    changeRequestId: null,
+    operationId: row.operationId,
+    recordId: row.recordId,
+  }));
+}
+
+/**
+ * `GET /activity/paged`: the space's change requests, revisions, record changes and (for a manage
+ * caller, who may read the audit trail) audit events, newest first. Each source is read newest
+ * first from its own index, at most a page of each, and the page is the newest of them together.
+ */
+export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit: number; cursor?: string }): Static<typeof ActivityPageSchema> {
+  const before = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const spaceId = scope.space.id;
+  const wanted = query.limit + 1;
+  const changeRequests: ActivityItem[] = newestChangeRequests(ctx, { spaceId, status: [] }, wanted, before ? `crq_${before}` : undefined).map((row) => ({
+    kind: "change_request",
+    id: row.id,
+    timestamp: row.createdAt,
+    actorId: row.submittedBy,
+    action: row.status,
+    summary: typeof row.sourceMeta.message === "string" ? row.sourceMeta.message : "",
+    baseId: row.baseId,
+    changeRequestId: row.id,
+    operationId: null,
+    recordId: null,
+  }));
+  const audits: ActivityItem[] = atLeast(scope.level, "manage")
+    ? listAuditEvents(ctx, spaceId, { limit: wanted, before: before ? `aud_${before}` : undefined }).map((row) => ({
+        kind: "audit",
+        id: row.id,
+        timestamp: row.createdAt,
+        actorId: row.actorId,
+        action: row.action,
+        summary: "",
+        baseId: row.baseId,
+        changeRequestId: row.targetType === "change_request" ? row.targetId : null,
+        operationId: null,
+        recordId: null,
+      }))
+    : [];
+  const items = [...changeRequests, ...laterCommits(ctx, spaceId, wanted, before), ...audits].sort((a, b) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0));
+  const page = items.slice(0, query.limit);
+  return { items: page, nextCursor: items.length > query.limit ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
+}
