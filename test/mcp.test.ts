@@ -22,7 +22,7 @@ const text = (result: unknown) => (result as { content: { text: string }[] }).co
 test("lists the core loop's tools", async () => {
   const client = await connect(ws.read);
   const names = (await client.listTools()).tools.map((tool) => tool.name);
-  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request", "list_agent_tasks", "revise_operation"]) {
+  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request", "list_agent_tasks", "revise_operation", "search", "list_views", "propose_view_change", "list_comments", "add_comment"]) {
     expect(names).toContain(name);
   }
   await client.close();
@@ -69,6 +69,32 @@ test("an agent finds the proposal a reviewer sent back, with the reason, and rev
   const wrong = await agent.callTool({ name: "revise_operation", arguments: { operationId: "opr_nope", fields: {} } });
   expect(wrong.isError).toBe(true);
   await agent.close();
+});
+
+test("an agent saves a view, lists through it, searches the space and comments, as REST answers", async () => {
+  for (const [title, year] of [["Attention", 2017], ["BERT", 2018], ["Old", 1990]] as const) {
+    await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title, year } } });
+  }
+  const agent = await connect(ws.write);
+  const proposed = JSON.parse(text(await agent.callTool({ name: "propose_view_change", arguments: { operation: "create", baseId: "papers", name: "Recent", config: { filters: [{ fieldSlug: "year", operator: "gte", value: 2000 }], sorts: [{ fieldSlug: "year", direction: "desc" }] } } })));
+  expect(proposed).toMatchObject({ status: "merged", operations: [{ operation: "view_create" }] });
+  const [view] = JSON.parse(text(await agent.callTool({ name: "list_views", arguments: { base: "papers" } })));
+  expect(view).toEqual((await server.call("GET", "/api/v1/bases/papers/views", { key: ws.read })).body[0]);
+  const page = JSON.parse(text(await agent.callTool({ name: "list_records", arguments: { base: "papers", viewId: view.id } })));
+  expect(page.records.map((r: { fields: { title: string } }) => r.fields.title)).toEqual(["BERT", "Attention"]);
+  const found = JSON.parse(text(await agent.callTool({ name: "search", arguments: { query: "atten" } })));
+  expect(found).toEqual((await server.call("GET", "/api/v1/search?query=atten", { key: ws.read })).body);
+  expect(found.results.map((hit: { title: string }) => hit.title)).toEqual(["Attention"]);
+  const recordId = found.results[0].id;
+  const comment = JSON.parse(text(await agent.callTool({ name: "add_comment", arguments: { subjectType: "record", subjectId: recordId, body: "the 2017 one" } })));
+  expect(comment).toMatchObject({ authorId: ws.owner.id, body: "the 2017 one" });
+  expect(JSON.parse(text(await agent.callTool({ name: "list_comments", arguments: { subjectType: "record", subjectId: recordId } })))).toEqual([comment]);
+  const missing = await agent.callTool({ name: "propose_view_change", arguments: { operation: "update", name: "x" } });
+  expect(missing.isError).toBe(true);
+  await agent.close();
+  const reader = await connect(ws.read);
+  expect((await reader.callTool({ name: "add_comment", arguments: { subjectType: "record", subjectId: recordId, body: "no" } })).isError).toBe(true);
+  await reader.close();
 });
 
 test("an agent links records through the tools and reads the same links as REST", async () => {

@@ -343,6 +343,31 @@ describe("listing", () => {
     expect((await server.call("GET", "/api/v1/records/page?baseId=papers&viewId=viw_1", { key: ws.read })).body.code).toBe("NOT_FOUND");
   });
 
+  test("the lean shape: include= names what to add to the values, fields= picks slugs; the full shape stays the default", async () => {
+    const full = (await server.call("GET", "/api/v1/records?baseId=papers&limit=20", { key: ws.read })).body;
+    const lean = (await server.call("GET", "/api/v1/records?baseId=papers&limit=20&include=none", { key: ws.read })).body;
+    expect(full.records[0].base.slug).toBe("papers");
+    expect(full.records[0].headCommit.payload).toEqual(full.records[0].fields);
+    expect(lean.nextCursor).toBe(full.nextCursor);
+    expect(lean.records).toEqual(full.records.map(({ base: _, headCommit: __, ...rest }: Record<string, unknown>) => rest));
+    expect(JSON.stringify(lean).length * 4).toBeLessThan(JSON.stringify(full).length);
+
+    const picked = (await server.call("GET", "/api/v1/records?baseId=papers&limit=2&sort=title&include=headCommit&fields=title,year", { key: ws.read })).body.records;
+    expect(picked[0].fields).toEqual({ title: "Paper 000", year: 1900 });
+    expect(picked[0].base).toBeUndefined();
+    expect(picked[0].headCommit.id).toBe(picked[0].headCommitId);
+    const one = (await server.call("GET", `/api/v1/records/${picked[0].id}?include=base&fields=done`, { key: ws.read })).body;
+    expect(one).toMatchObject({ fields: { done: true }, base: { slug: "papers" } });
+    expect(one.headCommit).toBeUndefined();
+    const page = (await server.call("GET", "/api/v1/records/page?baseId=papers&pageSize=3&include=none&fields=title", { key: ws.read })).body;
+    expect(page.records.map((r: Record<string, unknown>) => Object.keys(r.fields as object))).toEqual([["title"], ["title"], ["title"]]);
+    for (const query of ["include=owner", "fields=colour", "include=base&include=headCommit"]) {
+      const reply = await server.call("GET", `/api/v1/records?baseId=papers&${query}`, { key: ws.read });
+      expect(reply.status).toBe(400);
+    }
+    expect((await server.call("GET", `/api/v1/records/${picked[0].id}?fields=colour`, { key: ws.read })).status).toBe(400);
+  });
+
   test("bad queries are 400: unknown field, operator, number, cursor, limit, missing base id", async () => {
     for (const query of [
       "baseId=papers&filters[0][fieldSlug]=nope&filters[0][operator]=eq&filters[0][value]=1",

@@ -1,3 +1,4 @@
+import { SEARCH_BOUNDS, searchSpace } from "../search/search";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia, t } from "elysia";
@@ -15,7 +16,7 @@ import { proposeRecordChange, proposeRecords, proposeViewChange, type ViewChange
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
 import { FILTER_OPERATORS } from "../content/field-types";
-import { getRecord, linksOfRecord, listRecords, recordsWithValue } from "../content/records";
+import { getRecord, linksOfRecord, listRecords, type RecordShape, recordsWithValue } from "../content/records";
 import { VIEW_TYPES } from "../content/schema";
 import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
@@ -102,6 +103,18 @@ async function toolAnswer(ctx: AppContext, run: () => unknown): Promise<ToolAnsw
   }
 }
 
+/** The lean record shape, as REST's include= and fields=: what an agent leaves out saves it reading. */
+const shapeArgs = {
+  include: z.array(z.enum(["base", "headCommit"])).optional().describe("What to add to each record besides its values: base, headCommit (default: both)"),
+  fields: z.array(z.string()).max(500).optional().describe("Only these field slugs (default: every field)"),
+};
+type ShapeArgs = { include?: ("base" | "headCommit")[]; fields?: string[] };
+const shapeOf = (args: ShapeArgs): RecordShape => ({
+  base: args.include ? args.include.includes("base") : true,
+  headCommit: args.include ? args.include.includes("headCommit") : true,
+  fields: args.fields ?? null,
+});
+
 function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   const server = new McpServer({ name: "basalt", version: VERSION });
   /** Runs a tool in the request's space at a level. */
@@ -141,13 +154,22 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
         sort: z.string().optional().describe("<slug> or -<slug>"),
         filters: z.array(z.object({ fieldSlug: z.string(), operator: z.enum(FILTER_OPERATORS), value: z.union([z.string(), z.array(z.string())]).optional() })).optional(),
         viewId: z.string().optional().describe("A saved view of the base: its filters apply too, and its sort unless you give one"),
+        ...shapeArgs,
       },
     },
-    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[]; viewId?: string }) => {
-      const query = { status: "active" as const, filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50 };
+    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[]; viewId?: string } & ShapeArgs) => {
+      const query = { status: "active" as const, filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50, shape: shapeOf(args) };
       const listing = args.viewId ? throughView(ctx, scope.space.id, args.viewId, args.base, query) : { loaded: findBase(ctx, scope.space.id, args.base), query };
       return listRecords(ctx, listing.loaded, listing.query);
     }),
+  );
+  server.registerTool(
+    "search",
+    {
+      description: "Search the space: records whose text fields hold every word (as the start of a word), and folders and bases by name; most relevant first.",
+      inputSchema: { query: z.string().min(1).max(500), limit: z.number().int().min(1).max(SEARCH_BOUNDS.limit).optional(), offset: z.number().int().min(0).max(SEARCH_BOUNDS.offset).optional() },
+    },
+    inSpace("read", (scope, args: { query: string; limit?: number; offset?: number }) => searchSpace(ctx, scope.space.id, { query: args.query, limit: args.limit ?? 20, offset: args.offset ?? 0, sources: ["records", "names"] })),
   );
   server.registerTool(
     "list_views",
@@ -184,8 +206,8 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   );
   server.registerTool(
     "get_record",
-    { description: "One record with its head commit.", inputSchema: { recordId: z.string().min(1) } },
-    inSpace("read", (scope, { recordId }: { recordId: string }) => getRecord(ctx, scope.space.id, recordId)),
+    { description: "One record with its head commit.", inputSchema: { recordId: z.string().min(1), ...shapeArgs } },
+    inSpace("read", (scope, args: { recordId: string } & ShapeArgs) => getRecord(ctx, scope.space.id, args.recordId, shapeOf(args))),
   );
   server.registerTool(
     "get_record_links",

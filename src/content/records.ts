@@ -29,14 +29,16 @@ export const RecordSchema = t.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
     archivedAt: Nullable(Timestamp),
-    headCommit: Nullable(CommitSchema),
+    headCommit: t.Optional(Nullable(CommitSchema)),
     parentRecordId: t.Null({ description: "Busabase's record shape: Basalt records have no parent record." }),
     parentCommitId: Nullable(t.String({ description: "The head commit's parent." })),
-    base: BaseSchema,
+    base: t.Optional(BaseSchema),
   },
-  { $id: "Record", description: "A row of a base: its values, its head commit and its base." },
+  { $id: "Record", description: "A row of a base: its values, its head commit and its base (the lean shape, include= and fields=, leaves out what is not asked for)." },
 );
 export type RecordView = Static<typeof RecordSchema>;
+/** A record in the full shape (the default): with its base and head commit. */
+export type FullRecordView = RecordView & Required<Pick<RecordView, "base" | "headCommit">>;
 
 export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })) });
 
@@ -89,6 +91,21 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Rec
   return out;
 }
 
+/**
+ * What a record answer holds: Busabase's full shape by default; the lean one leaves out the base
+ * and head commit every record repeats (`include=`), and may pick field slugs (`fields=`).
+ */
+export interface RecordShape {
+  base: boolean;
+  headCommit: boolean;
+  fields: readonly string[] | null;
+}
+export const FULL_SHAPE: RecordShape = { base: true, headCommit: true, fields: null };
+
+function requireShapeFields(loaded: LoadedBase, shape: RecordShape): void {
+  for (const slug of shape.fields ?? []) if (!loaded.fields.some((field) => field.slug === slug)) throw badRequest(`fields: the base has no field "${slug}".`);
+}
+
 /** A head commit as records show it: its payload is the record's field map, so it is not read. */
 export type CommitHead = Omit<CommitRow, "payload">;
 
@@ -101,8 +118,10 @@ export function recordView(
   base: BaseView,
   linked: Record<string, unknown> | undefined,
   now: number,
+  shape: RecordShape = FULL_SHAPE,
 ): RecordView {
-  const fields = recordFields(row, loaded.fields, linked, now);
+  const all = recordFields(row, loaded.fields, linked, now);
+  const fields = shape.fields ? Object.fromEntries(shape.fields.map((slug) => [slug, all[slug] ?? null])) : all;
   return {
     id: row.id,
     baseId: row.baseId,
@@ -113,10 +132,10 @@ export function recordView(
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     archivedAt: row.archivedAt,
-    headCommit: head ? commitView({ ...head, payload: fields }, people) : null,
+    ...(shape.headCommit ? { headCommit: head ? commitView({ ...head, payload: fields }, people) : null } : {}),
     parentRecordId: null,
     parentCommitId: head?.parentCommitId ?? null,
-    base,
+    ...(shape.base ? { base } : {}),
   };
 }
 
@@ -156,12 +175,12 @@ const AUTHOR_COLUMNS = Object.entries(authorColumns);
  * A record read as an array (its columns, then its head commit's from `headAt`, then the author's),
  * as the API shows it: decoded column by column, which costs less than drizzle's mapping of joined rows.
  */
-function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number): RecordView {
+function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number, shape: RecordShape): RecordView {
   const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
   const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
   const authorAt = headAt + HEAD_COLUMNS.length;
   if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
-  return recordView(row, loaded, head, people, base, linked.get(row.id), now);
+  return recordView(row, loaded, head, people, base, linked.get(row.id), now, shape);
 }
 
 const recordWithHead = (ctx: AppContext) =>
@@ -175,11 +194,12 @@ const recordWithHead = (ctx: AppContext) =>
   );
 
 /** One record with its head commit and author, in one query; the fields come from the base cache. */
-export function getRecord(ctx: AppContext, spaceId: string, recordId: string): RecordView {
+export function getRecord(ctx: AppContext, spaceId: string, recordId: string, shape: RecordShape = FULL_SHAPE): RecordView {
   const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
   if (!values) throw notFound("No such record in this space.");
   const loaded = findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true });
-  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now());
+  requireShapeFields(loaded, shape);
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);
 }
 
 /** A record's links either way (`GET /records/{id}/links`). */
@@ -456,7 +476,7 @@ function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, dri
   return { from, where };
 }
 
-type ListingQuery = RecordQuery & { limit: number; cursor?: string; offset?: number };
+type ListingQuery = RecordQuery & { limit: number; cursor?: string; offset?: number; shape?: RecordShape };
 
 /** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
 function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
@@ -522,6 +542,7 @@ export function explainListing(ctx: AppContext, loaded: LoadedBase, query: Listi
  * statements are compiled once per shape.
  */
 export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
+  if (query.shape) requireShapeFields(loaded, query.shape);
   const statement = listingStatement(ctx, loaded, query);
   const rowids = compiledRows(ctx.store, statement.key, statement.build)(statement.params).map((values) => values[0]);
   const page: unknown[][] = new Array(Math.min(rowids.length, query.limit));
@@ -531,7 +552,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
   // Each row holds its sort value after the record's columns.
   const now = ctx.clock.now();
-  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now));
+  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now, query.shape ?? FULL_SHAPE));
   const last = page.at(-1);
   if (rowids.length <= query.limit || !last) return { records: views, nextCursor: null };
   const sortValue = last[RECORD_COLUMNS.length];
@@ -546,7 +567,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
 export const NUMBERED_PAGE_BOUNDS = { pageSize: 100, reach: 100_000 } as const;
 
 /** `GET /records/page`: page `page` (from 1) of `pageSize` records of the listing, with the count of all that match. */
-export function numberedPage(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, page: number, pageSize: number) {
+export function numberedPage(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { shape?: RecordShape }, page: number, pageSize: number) {
   const offset = (page - 1) * pageSize;
   if (offset + pageSize > NUMBERED_PAGE_BOUNDS.reach) {
     throw badRequest(`A numbered page reaches at most record ${NUMBERED_PAGE_BOUNDS.reach.toLocaleString("en")} (page ${page} of ${pageSize} ends at ${(offset + pageSize).toLocaleString("en")}); walk further with GET /records and its nextCursor.`);
@@ -560,8 +581,8 @@ export function numberedPage(ctx: AppContext, loaded: LoadedBase, query: RecordQ
  * `GET /records/search` and `GET /records/get?baseId&fieldSlug&valueText`: active records whose
  * field equals `valueText` (read by the field's type), newest first, through the listing's own path.
  */
-export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug: string, valueText: string, limit: number): RecordView[] {
-  return listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug, operator: "eq", value: valueText }], limit }).records;
+export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug: string, valueText: string, limit: number, shape?: RecordShape): RecordView[] {
+  return listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug, operator: "eq", value: valueText }], limit, shape }).records;
 }
 
 /** How many records match: through one filter's indexed values when there is one (only those, when it is the only filter). */

@@ -16,7 +16,7 @@ import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../htt
 import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "./nodes";
 import { RecordLinkSchema } from "./links";
-import { countRecords, getRecord, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, recordHistory, recordsWithValue } from "./records";
+import { countRecords, FULL_SHAPE, getRecord, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 import { VIEW_TYPES } from "./schema";
@@ -80,6 +80,11 @@ const ViewChange = variants([
   t.Object({ operation: t.Literal("restore"), viewId: t.String({ minLength: 1 }), ...Review }),
 ]);
 
+const ShapeParams = {
+  include: t.Optional(t.String({ description: "Comma list of base and headCommit, or none: the lean shape leaves out what it does not name. Absent: both." })),
+  fields: t.Optional(t.String({ description: "Comma list of field slugs: only those values are shown. Absent: every field." })),
+};
+
 const now = (ctx: AppContext) => iso(ctx.clock.now());
 
 
@@ -95,6 +100,31 @@ const RECORD_QUERY = [
   queryParameter("filters[i][operator]", FILTER_OPERATORS.join(", ")),
   queryParameter("filters[i][value]", "Read by the field's type; for in, value[j] or a comma list."),
 ];
+
+/** The lean shape's parameters, on every route that answers records. */
+const SHAPE_QUERY = [
+  queryParameter("include", "Comma list of base and headCommit, or none: the lean shape leaves out what it does not name. Absent: both (Busabase's full shape)."),
+  queryParameter("fields", "Comma list of field slugs: only those values are shown. Absent: every field."),
+];
+
+const INCLUDABLE = ["base", "headCommit"] as const;
+
+/** `include=` and `fields=`: the record shape asked for (its field slugs are checked where the base is known). */
+function recordShape(raw: Record<string, unknown>): RecordShape {
+  const include = oneString("include", raw.include);
+  const picked = oneString("fields", raw.fields);
+  const parts = (text: string) => text.split(",").map((part) => part.trim()).filter(Boolean);
+  let shape = FULL_SHAPE;
+  if (include !== undefined) {
+    const named = parts(include).filter((part) => part !== "none");
+    for (const part of named) if (!(INCLUDABLE as readonly string[]).includes(part)) throw badRequest(`include takes ${INCLUDABLE.join(", ")} or none; "${part}" is not one.`);
+    shape = { ...shape, base: named.includes("base"), headCommit: named.includes("headCommit") };
+  }
+  if (picked !== undefined) {
+    shape = { ...shape, fields: parts(picked) };
+  }
+  return shape;
+}
 
 /** Busabase's numbered page: the listing's query, with `page` and `pageSize` for `limit` and `cursor`. */
 const NUMBERED_PAGE_QUERY = [
@@ -120,13 +150,13 @@ function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: s
   return { baseId, status, filters, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
 }
 
-/** A listing's base and query: through the view when `viewId` is given, else of `baseId`. */
+/** A listing's base and query (with the record shape asked for): through the view when `viewId` is given, else of `baseId`. */
 function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
   const query = recordQuery(raw);
   const viewId = oneString("viewId", raw.viewId);
-  if (viewId) return throughView(ctx, spaceId, viewId, query.baseId, query);
-  if (!query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
-  return { loaded: findBase(ctx, spaceId, query.baseId), query };
+  if (!viewId && !query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
+  const listing = viewId ? throughView(ctx, spaceId, viewId, query.baseId, query) : { loaded: findBase(ctx, spaceId, query.baseId!), query };
+  return { loaded: listing.loaded, query: { ...listing.query, shape: recordShape(raw) } };
 }
 
 /** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */
@@ -315,7 +345,7 @@ export function contentRoutes(ctx: AppContext) {
         const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
         return listRecords(ctx, loaded, query);
       },
-      { answers: { 200: RecordPageSchema }, level: "read", detail: { parameters: RECORD_QUERY } },
+      { answers: { 200: RecordPageSchema }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY] } },
     )
     .get(
       "/records/page",
@@ -326,7 +356,7 @@ export function contentRoutes(ctx: AppContext) {
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
         return numberedPage(ctx, loaded, query, page, pageSize);
       },
-      { answers: { 200: NumberedRecordPageSchema }, level: "read", detail: { parameters: NUMBERED_PAGE_QUERY } },
+      { answers: { 200: NumberedRecordPageSchema }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY] } },
     )
     .get(
       "/records/count",
@@ -339,29 +369,37 @@ export function contentRoutes(ctx: AppContext) {
     .get(
       "/records/get",
       ({ space, query }) => {
-        if (query.recordId !== undefined) return getRecord(ctx, space.space.id, query.recordId);
+        if (query.recordId !== undefined) return getRecord(ctx, space.space.id, query.recordId, recordShape(query));
         const { baseId, fieldSlug, valueText } = query;
         if (baseId === undefined || fieldSlug === undefined || valueText === undefined) throw badRequest("Name the record: recordId, or baseId with fieldSlug and valueText.");
-        const [record] = recordsWithValue(ctx, findBase(ctx, space.space.id, baseId), fieldSlug, valueText, 1);
+        const loaded = findBase(ctx, space.space.id, baseId);
+        const [record] = recordsWithValue(ctx, loaded, fieldSlug, valueText, 1, recordShape(query));
         if (!record) throw notFound(`No active record has ${fieldSlug} = ${valueText}.`);
         return record;
       },
       {
         answers: { 200: RecordSchema },
         level: "read",
-        query: t.Object({ recordId: t.Optional(t.String({ minLength: 1 })), baseId: t.Optional(t.String({ minLength: 1 })), fieldSlug: t.Optional(t.String({ minLength: 1 })), valueText: t.Optional(t.String()) }),
+        query: t.Object({ recordId: t.Optional(t.String({ minLength: 1 })), baseId: t.Optional(t.String({ minLength: 1 })), fieldSlug: t.Optional(t.String({ minLength: 1 })), valueText: t.Optional(t.String()), ...ShapeParams }),
       },
     )
     .get(
       "/records/search",
-      ({ space, query }) => recordsWithValue(ctx, findBase(ctx, space.space.id, query.baseId), query.fieldSlug, query.valueText, limitParam(query.limit, 50)),
+      ({ space, query }) => {
+        const loaded = findBase(ctx, space.space.id, query.baseId);
+        return recordsWithValue(ctx, loaded, query.fieldSlug, query.valueText, limitParam(query.limit, 50), recordShape(query));
+      },
       {
         answers: { 200: t.Array(RecordSchema) },
         level: "read",
-        query: t.Object({ baseId: t.String({ minLength: 1 }), fieldSlug: t.String({ minLength: 1 }), valueText: t.String(), limit: t.Optional(t.String()) }),
+        query: t.Object({ baseId: t.String({ minLength: 1 }), fieldSlug: t.String({ minLength: 1 }), valueText: t.String(), limit: t.Optional(t.String()), ...ShapeParams }),
       },
     )
-    .get("/records/:recordId", ({ space, params }) => getRecord(ctx, space.space.id, params.recordId), { answers: { 200: RecordSchema }, level: "read" })
+    .get("/records/:recordId", ({ space, params, query }) => getRecord(ctx, space.space.id, params.recordId, recordShape(query)), {
+      answers: { 200: RecordSchema },
+      level: "read",
+      query: t.Object(ShapeParams),
+    })
     .get("/records/:recordId/links", ({ space, params }) => linksOfRecord(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(RecordLinkSchema) }, level: "read" })
     .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(CommitSchema) }, level: "read" })
     .post(

@@ -4,7 +4,7 @@ import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
 import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES, primaryField } from "../../../content/field-types";
 import type { NodeView } from "../../../content/nodes";
-import type { RecordView } from "../../../content/records";
+import type { FullRecordView, RecordView } from "../../../content/records";
 import { api, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
@@ -76,7 +76,7 @@ async function basePage(ctx: Context): Promise<Node> {
   const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
   const { field, op, value, cursor } = Object.fromEntries(["field", "op", "value", "cursor"].map((key) => [key, ctx.query.get(key) ?? undefined]));
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
-  const page = await api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: 25, cursor, ...filter })}`);
+  const page = await api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: 25, cursor, include: "none", ...filter })}`);
   const primary = primaryField(base.fields);
   const shownFields = base.fields.filter((f) => f !== primary).slice(0, primary ? 4 : 5);
   const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ field, op, value, ...extra })}`;
@@ -173,7 +173,7 @@ async function newRecord(ctx: Context): Promise<Node> {
 }
 
 async function recordPage(ctx: Context): Promise<Node> {
-  const record = await api<RecordView>("GET", `/records/${encodeURIComponent(ctx.params.id)}`);
+  const record = await api<FullRecordView>("GET", `/records/${encodeURIComponent(ctx.params.id)}`);
   const history = await api<CommitView[]>("GET", `/records/${record.id}/history`);
   const fields = record.base.fields;
   const editable = fields.filter((field) => !computed(field));
