@@ -1,3 +1,4 @@
+import { convertField } from "../content/field-convert";
 import { eq, sql } from "drizzle-orm";
 import { preparedWrite } from "../db/client";
 import { findBase, type LoadedBase } from "../content/bases";
@@ -169,6 +170,9 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       break;
     case "base_delete_field":
       deleteField(tx, baseOf(m, op.baseId!), change.payload.fieldId, at);
+      break;
+    case "base_convert_field":
+      convertField(tx, baseOf(m, op.baseId!), change.payload);
       break;
     case "base_reorder_fields":
       reorderFields(tx, baseOf(m, op.baseId!).base.id, change.payload.fieldIds, at);

@@ -1,3 +1,4 @@
+import type { FieldConversion } from "../content/field-convert";
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
 import type { NewView, ViewPatch } from "../content/views";
@@ -32,6 +33,7 @@ export type OperationPayloads = {
   base_update_field: { fieldId: string; patch: FieldPatch };
   base_delete_field: { fieldId: string };
   base_reorder_fields: { fieldIds: string[] };
+  base_convert_field: FieldConversion;
   record_create: FieldValues;
   record_update: FieldValues;
   record_delete: { deleteMode: "archive" };

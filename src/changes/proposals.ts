@@ -1,3 +1,4 @@
+import { checkConversion, type FieldConversion } from "../content/field-convert";
 import type { Actor } from "../auth/actor";
 import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
 import { fieldChanges, fieldsToDelete } from "../content/field-changes";
@@ -170,7 +171,8 @@ export type FieldChange =
   | ({ operation: "create" } & NewField)
   | { operation: "update"; fieldId: string; patch: FieldPatch }
   | { operation: "delete"; fieldId: string }
-  | { operation: "reorder"; fieldIds: string[] };
+  | { operation: "reorder"; fieldIds: string[] }
+  | ({ operation: "convert" } & FieldConversion);
 
 /** A field operation, checked against the space's fields as they are now (the merge checks again). */
 function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange): OperationChange {
@@ -191,13 +193,19 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
     case "reorder":
       fieldOrder(loaded.fields, change.fieldIds);
       return { kind: "base_reorder_fields", payload: { fieldIds: change.fieldIds } };
+    case "convert": {
+      const { operation: _, ...conversion } = change;
+      checkConversion(ctx, loaded, conversion);
+      return { kind: "base_convert_field", payload: { ...conversion, fieldId: fieldOf(loaded.fields, conversion.fieldId).id } };
+    }
   }
 }
 
 export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(ctx, loaded, change) };
-  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
+  // A conversion rewrites every record's value, so it always waits for review (Busabase's rule).
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op], reviewAlways: change.operation === "convert" }));
 }
 
 export type ViewChange =

@@ -1,5 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import { and, asc, eq, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
@@ -9,7 +9,7 @@ import { badRequest, notFound } from "../http/errors";
 import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { isIndexable } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
-import { bases, type FieldIndexState, type FieldRow, fields, type LoadedBase, type NodeRow, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
+import { bases, deletedFields, type FieldIndexState, type FieldRow, fields, type LoadedBase, type NodeRow, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
 
 export type { BaseRow, FieldRow, LoadedBase, NodeRow } from "./schema";
 
@@ -29,6 +29,20 @@ export const FieldSchema = t.Object(
   { $id: "Field" },
 );
 export type FieldView = Static<typeof FieldSchema>;
+
+export const DeletedFieldSchema = t.Composite([FieldSchema, t.Object({ deletedAt: Timestamp })], { description: "A field as it was when deleted; its values are cleared from the records." });
+
+/** `GET /bases/{id}/fields/deleted`: the base's deleted fields, the latest deleted first. */
+export function listDeletedFields(ctx: AppContext, spaceId: string, baseRef: string): Static<typeof DeletedFieldSchema>[] {
+  const loaded = findBase(ctx, spaceId, baseRef);
+  return ctx.db
+    .select()
+    .from(deletedFields)
+    .where(eq(deletedFields.baseId, loaded.base.id))
+    .orderBy(desc(deletedFields.deletedAt), desc(deletedFields.id))
+    .all()
+    .map(({ deletedAt, ...field }) => ({ ...fieldView({ ...field, indexState: "none", convertFrom: null }), deletedAt }));
+}
 
 export const ReviewPolicySchema = t.Object({ kind: t.Literal("single"), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) }, { $id: "ReviewPolicy" });
 
@@ -164,6 +178,7 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
     options,
     createdAt: at,
     indexState: isIndexable({ type: input.type, options }) ? indexing : "none",
+    convertFrom: null,
   };
 }
 

@@ -9,7 +9,7 @@ import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fi
 import { checkFieldOptions, formulaOf, renamedChoices } from "./field-types";
 import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./formulas";
 import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./links";
-import { bases, droppedFields, fields, records, type ReviewPolicy } from "./schema";
+import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "./schema";
 
 /**
  * Changes to a base's fields, as a merge applies them (inside its transaction). A relation field
@@ -118,11 +118,13 @@ function relationPatch(field: FieldRow, options: Record<string, unknown>): Recor
   return options.targetBaseId === undefined && options.targetBaseSlug !== undefined ? { ...kept, ...options } : { ...field.options, ...options };
 }
 
-/** What a field update would change, checked: a field's type stays (conversion is not offered yet), and a relation keeps its target. */
+/** What a field update would change, checked: a field's type changes only by a conversion (`field-convert.ts`), and a relation keeps its target. */
 export function fieldChanges(ctx: AppContext, loaded: LoadedBase, field: FieldRow, patch: FieldPatch): Partial<FieldRow> {
   if (patch.type !== undefined && patch.type !== field.type) {
     const relation = patch.type === "relation" || field.type === "relation" ? " To or from a relation, make a new field and copy the values." : "";
-    throw badRequest(`A field's type cannot be changed yet: "${field.slug}" is ${field.type}, not ${patch.type}.${relation}`);
+    throw badRequest(
+      `An update does not change a field's type ("${field.slug}" is ${field.type}, not ${patch.type}): propose { "operation": "convert", "fieldId", "newType" }, previewed by POST /bases/{id}/fields/convert/preview.${relation}`,
+    );
   }
   const changes: Partial<FieldRow> = {};
   if (patch.name !== undefined) changes.name = checkName(patch.name);
@@ -165,6 +167,8 @@ export function fieldsToDelete(ctx: AppContext, spaceId: string, field: FieldRow
 export function deleteField(tx: Tx, loaded: LoadedBase, fieldId: string, at: string): void {
   const going = fieldsToDelete(tx, loaded.base.spaceId, findField(tx, loaded.base.id, fieldId));
   for (const field of going) {
+    const { indexState: _, ...kept } = field;
+    insertRow(tx, deletedFields, { ...kept, deletedAt: at });
     tx.db.delete(fields).where(eq(fields.id, field.id)).run();
     touchBase(tx, field.baseId, at);
   }

@@ -1,3 +1,4 @@
+import { convertedValue } from "./field-convert";
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -6,7 +7,7 @@ import { users } from "../auth/schema";
 import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite, queryPlan } from "../db/client";
 import { newId } from "../db/ids";
-import { badRequest, notFound } from "../http/errors";
+import { badRequest, conflict, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
 import { isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "./field-types";
@@ -84,7 +85,8 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Rec
         out[field.slug] = row.autoNumber;
         break;
       default:
-        out[field.slug] = row.data[field.slug] ?? null;
+        // Until the upkeep has rewritten every record of a field being converted, its stored values are converted as they are read.
+        out[field.slug] = field.convertFrom ? convertedValue(row.data[field.slug] ?? null, field) : (row.data[field.slug] ?? null);
     }
   }
   if (hasFormulas(fieldRows)) computeFormulas(fieldRows, out, now);
@@ -317,6 +319,7 @@ const V = { value: sql.raw(`"v"."value"`), createdAt: sql.raw(`"v"."created_at"`
  * and the emptiness tests read the record's value.
  */
 function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFilter, sortable: SQL = fieldExpression(field).sortable): SQL {
+  requireNotConverting(field);
   if (isComputedAtRead(field)) throw badRequest(`Records cannot be filtered by the ${field.type} field "${field.slug}": ${whyReadOnly(field)}`);
   const { value } = fieldExpression(field);
   const values = filterValues(filter);
@@ -353,6 +356,11 @@ function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFil
   }
 }
 
+/** A field being converted holds values of two types for a while: it is not filtered or sorted by until they are one. */
+function requireNotConverting(field: FieldRow): void {
+  if (field.convertFrom) throw conflict(`"${field.slug}" is being converted to ${field.type}; filter or sort by it again in a few seconds.`, { reason: "FIELD_CONVERTING" });
+}
+
 const whyReadOnly = (field: FieldRow) =>
   field.type === "formula"
     ? "its formula reads linked records or the clock, so its values are computed when read, not stored."
@@ -377,6 +385,7 @@ function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
   if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", field: null, time: true };
   if (key === "updatedAt") return { expression: sql`${records.updatedAt}`, descending, key: sort, column: "updated_at", field: null, time: true };
   const field = fieldNamed(fieldRows, key);
+  requireNotConverting(field);
   if (isUnsortable(field)) throw badRequest(`Records cannot be sorted by the ${field.type} field "${key}"${isComputedAtRead(field) ? `: ${whyReadOnly(field)}` : "."}`);
   return { expression: fieldExpression(field).sortable, descending, key: `${descending ? "-" : ""}${field.id}`, column: null, field, time: isTime(field) };
 }

@@ -1,3 +1,4 @@
+import { CONVERTIBLE_TYPES, ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "./field-convert";
 import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Actor } from "../auth/actor";
@@ -13,7 +14,7 @@ import { answers } from "../http/openapi";
 import { badRequest, notFound } from "../http/errors";
 import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../http/query";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../http/schemas";
-import { BaseSchema, baseView, findBase, listBases, updateBase } from "./bases";
+import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "./nodes";
 import { RecordLinkSchema } from "./links";
 import { countRecords, FULL_SHAPE, getRecord, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
@@ -49,6 +50,12 @@ const NodeOperation = variants([
   t.Object({ kind: t.Literal("restore"), nodeId: t.String() }),
 ]);
 
+const Conversion = {
+  fieldId: t.String({ minLength: 1 }),
+  newType: oneOf(CONVERTIBLE_TYPES),
+  selectChoiceMode: t.Optional(t.Union(SELECT_CHOICE_MODES.map((mode) => t.Literal(mode)), { description: "For a select or multiselect: values its choices lack become null (default), or are added as choices." })),
+};
+
 const FieldChange = variants([
   t.Object({ operation: t.Literal("create"), slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json), ...Review }),
   t.Object({
@@ -64,6 +71,7 @@ const FieldChange = variants([
   }),
   t.Object({ operation: t.Literal("delete"), fieldId: t.String(), ...Review }),
   t.Object({ operation: t.Literal("reorder"), fieldIds: t.Array(t.String(), { minItems: 1, maxItems: 500 }), ...Review }),
+  t.Object({ operation: t.Literal("convert"), ...Conversion, ...Review }),
 ]);
 
 const RecordChange = variants([
@@ -186,7 +194,7 @@ const Materialized = <T extends TObject>(merged: T) =>
 
 /** The errors of a merge made at once (autoMerge, or a write-level key on a base without review). */
 /** What a write that merges at once may be refused with (409), besides its own reasons. */
-const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"];
+const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"];
 
 function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
@@ -281,6 +289,12 @@ export function contentRoutes(ctx: AppContext) {
       },
       { answers: { 200: BaseSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED"] }, level: "write", body: FieldDefinition },
     )
+    .post("/bases/:baseId/fields/convert/preview", ({ space, params, body }) => previewConversion(ctx, findBase(ctx, space.space.id, params.baseId), body), {
+      answers: { 200: ConvertPreviewSchema, 409: ["PREVIEW_TOO_LARGE", "FIELD_CONVERTING"] },
+      level: "read",
+      body: t.Object(Conversion),
+    })
+    .get("/bases/:baseId/fields/deleted", ({ space, params }) => listDeletedFields(ctx, space.space.id, params.baseId), { answers: { 200: t.Array(DeletedFieldSchema) }, level: "read" })
     .post(
       "/bases/:baseId/fields/change-requests",
       async ({ space, actor, request, params, body, set }) => {
@@ -345,7 +359,7 @@ export function contentRoutes(ctx: AppContext) {
         const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
         return listRecords(ctx, loaded, query);
       },
-      { answers: { 200: RecordPageSchema }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY] } },
+      { answers: { 200: RecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY] } },
     )
     .get(
       "/records/page",
@@ -356,7 +370,7 @@ export function contentRoutes(ctx: AppContext) {
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
         return numberedPage(ctx, loaded, query, page, pageSize);
       },
-      { answers: { 200: NumberedRecordPageSchema }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY] } },
+      { answers: { 200: NumberedRecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY] } },
     )
     .get(
       "/records/count",
@@ -364,7 +378,7 @@ export function contentRoutes(ctx: AppContext) {
         const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
         return countRecords(ctx, loaded, query);
       },
-      { answers: { 200: t.Object({ total: WholeNumber() }) }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
+      { answers: { 200: t.Object({ total: WholeNumber() }), 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
     )
     .get(
       "/records/get",
@@ -378,7 +392,7 @@ export function contentRoutes(ctx: AppContext) {
         return record;
       },
       {
-        answers: { 200: RecordSchema },
+        answers: { 200: RecordSchema, 409: ["FIELD_CONVERTING"] },
         level: "read",
         query: t.Object({ recordId: t.Optional(t.String({ minLength: 1 })), baseId: t.Optional(t.String({ minLength: 1 })), fieldSlug: t.Optional(t.String({ minLength: 1 })), valueText: t.Optional(t.String()), ...ShapeParams }),
       },
@@ -390,7 +404,7 @@ export function contentRoutes(ctx: AppContext) {
         return recordsWithValue(ctx, loaded, query.fieldSlug, query.valueText, limitParam(query.limit, 50), recordShape(query));
       },
       {
-        answers: { 200: t.Array(RecordSchema) },
+        answers: { 200: t.Array(RecordSchema), 409: ["FIELD_CONVERTING"] },
         level: "read",
         query: t.Object({ baseId: t.String({ minLength: 1 }), fieldSlug: t.String({ minLength: 1 }), valueText: t.String(), limit: t.Optional(t.String()), ...ShapeParams }),
       },

@@ -89,9 +89,43 @@ export const fields = sqliteTable(
     createdAt: text("created_at").notNull(),
     /** Whether `field_values` holds this field's values: being filled in the background, or complete (see `field-upkeep.ts`). */
     indexState: text("index_state").$type<FieldIndexState>().notNull().default("none"),
+    /** While its records' values are being converted to its type in the background (`field-convert.ts`): what it was. */
+    convertFrom: text("convert_from", { mode: "json" }).$type<ConversionState>(),
   },
-  (table) => [uniqueIndex("fields_slug_idx").on(table.baseId, table.slug), index("fields_building_idx").on(table.id).where(sql`${table.indexState} = 'building'`)],
+  (table) => [
+    uniqueIndex("fields_slug_idx").on(table.baseId, table.slug),
+    index("fields_building_idx").on(table.id).where(sql`${table.indexState} = 'building'`),
+    index("fields_converting_idx").on(table.id).where(sql`${table.convertFrom} IS NOT NULL`),
+  ],
 );
+
+/** Fields deleted from a base, as they were when deleted (`GET /bases/{id}/fields/deleted`); their values are cleared by the upkeep. */
+export const deletedFields = sqliteTable(
+  "deleted_fields",
+  {
+    id: text("id").primaryKey(),
+    baseId: text("base_id")
+      .notNull()
+      .references(() => bases.id, { onDelete: "cascade" }),
+    slug: text("slug").notNull(),
+    name: text("name").notNull(),
+    type: text("type").$type<FieldType>().notNull(),
+    required: integer("required", { mode: "boolean" }).notNull(),
+    position: integer("position").notNull(),
+    options: text("options", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+    deletedAt: text("deleted_at").notNull(),
+  },
+  (table) => [index("deleted_fields_base_idx").on(table.baseId, table.deletedAt)],
+);
+
+/** A conversion under way: the field's type and options before it, how values a select lacks are treated, and whether it was indexed. */
+export interface ConversionState {
+  type: FieldType;
+  options: Record<string, unknown>;
+  mode: "null_on_missing" | "auto_create";
+  indexed: boolean;
+}
 
 export const FIELD_INDEX_STATES = ["none", "building", "ready"] as const;
 export type FieldIndexState = (typeof FIELD_INDEX_STATES)[number];
@@ -221,6 +255,7 @@ export const OPERATION_KINDS = [
   "base_update_field",
   "base_delete_field",
   "base_reorder_fields",
+  "base_convert_field",
   "record_create",
   "record_update",
   "record_delete",

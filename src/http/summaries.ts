@@ -61,6 +61,8 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/records/page": "A numbered page of records, with the total",
   "GET /api/v1/audit-events": "The space's audit trail, newest first",
   "GET /api/v1/activity/paged": "The space's activity, newest first",
+  "GET /api/v1/bases/:baseId/fields/deleted": "The fields deleted from a base, the latest first",
+  "POST /api/v1/bases/:baseId/fields/convert/preview": "What converting a field to another type would do, before any change",
   "GET /api/v1/search": "Search the space's records and the names of its folders and bases",
   "GET /api/v1/bases/:baseId/views": "The saved views of a base",
   "GET /api/v1/views/:viewId": "One saved view",

@@ -1,0 +1,187 @@
+import type { Static } from "@sinclair/typebox";
+import { count, eq, sql } from "drizzle-orm";
+import { t } from "elysia";
+import type { AppContext, Tx } from "../context";
+import { preparedWrite } from "../db/client";
+import { badRequest, conflict } from "../http/errors";
+import { WholeNumber } from "../http/schemas";
+import { type FieldRow, fieldOf, forgetBases, type LoadedBase } from "./bases";
+import { isIndexable } from "./field-sql";
+import { checkFieldOptions, type FieldType, isEmpty, recordValueErrors } from "./field-types";
+import { requireNoFormulaOf } from "./formulas";
+import { requireNoLookupOf } from "./links";
+import { type ConversionState, fields, records } from "./schema";
+
+/** The types a field converts between: every stored input type but a relation (whose values are links). */
+export const CONVERTIBLE_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const satisfies readonly FieldType[];
+export type ConvertibleType = (typeof CONVERTIBLE_TYPES)[number];
+
+/** Values a select's choices lack: left out (null), or added as choices. */
+export const SELECT_CHOICE_MODES = ["null_on_missing", "auto_create"] as const;
+export type SelectChoiceMode = (typeof SELECT_CHOICE_MODES)[number];
+
+/** A preview reads every record's value on the request's thread, so it is bounded; the conversion itself is not (it runs in bounded steps). */
+export const CONVERT_BOUNDS = { preview: 100_000, conflicts: 100, choices: 1000 } as const;
+
+export type FieldConversion = {
+  fieldId: string;
+  newType: ConvertibleType;
+  selectChoiceMode?: SelectChoiceMode;
+};
+
+export const ConvertPreviewSchema = t.Object(
+  {
+    totalCount: WholeNumber({ description: "The base's records, active and archived." }),
+    convertibleCount: WholeNumber({ description: "Records whose value converts to a value of the new type." }),
+    nullCount: WholeNumber({ description: "Records that will hold null: empty before, or a value the new type cannot hold." }),
+    conflicts: t.Array(t.Object({ recordId: t.String(), currentValue: t.Unknown() }), { description: `Values the new type cannot hold, which become null (the first ${CONVERT_BOUNDS.conflicts}).` }),
+  },
+  { description: "What converting a field would do, before anything changes." },
+);
+type ConvertPreview = Static<typeof ConvertPreviewSchema>;
+
+const INVALID = Symbol("invalid");
+const CHOICE_TYPES: ReadonlySet<FieldType> = new Set(["select", "multiselect"]);
+const TEXT_TARGETS: ReadonlySet<FieldType> = new Set(["text", "longtext", "markdown", "html", "code", "yaml", "date", "select", "url", "email", "phone"]);
+
+const asText = (value: unknown): string => (Array.isArray(value) ? value.map(asText).join(", ") : typeof value === "object" ? JSON.stringify(value) : String(value));
+
+/** A value of the old type as a candidate for the new one, before the new type's own check (a value already of the new type stays as it is). */
+function candidate(value: unknown, to: FieldType): unknown {
+  if (isEmpty(value)) return null;
+  if (to === "number") {
+    if (typeof value === "number" || typeof value === "boolean") return Number(value);
+    const number = typeof value === "string" && value.trim() !== "" ? Number(value.trim()) : Number.NaN;
+    return Number.isFinite(number) ? number : INVALID;
+  }
+  if (to === "checkbox") {
+    if (typeof value === "boolean") return value;
+    if (typeof value === "number") return value !== 0;
+    const word = asText(value).trim().toLowerCase();
+    return ["true", "yes", "1"].includes(word) ? true : ["false", "no", "0"].includes(word) ? false : INVALID;
+  }
+  if (to === "multiselect") return Array.isArray(value) ? value.map(asText) : asText(value).split(",").map((part) => part.trim()).filter(Boolean);
+  if (to === "json") return value;
+  if (to === "select" && Array.isArray(value)) return value.length === 1 ? asText(value[0]) : INVALID;
+  return TEXT_TARGETS.has(to) ? asText(value) : value;
+}
+
+/** The choice names a candidate names (for `auto_create`). */
+const namesOf = (value: unknown): string[] => (value === null || value === INVALID ? [] : (Array.isArray(value) ? value : [value]).filter((name): name is string => typeof name === "string"));
+
+/**
+ * A stored value as the field now holds it: converted, or null where the new type cannot hold it.
+ * While `auto_create` is still adding choices, a name the choices lack yet is kept.
+ */
+export function convertedValue(value: unknown, field: Pick<FieldRow, "slug" | "type" | "options" | "convertFrom">): unknown {
+  const proposed = candidate(value, field.type);
+  if (proposed === INVALID || proposed === null) return null;
+  const checked = recordValueErrors([{ slug: field.slug, type: field.type, required: false, options: field.options }], { [field.slug]: proposed }, "update");
+  if (checked.errors.length === 0) return checked.values[field.slug] ?? null;
+  return field.convertFrom?.mode === "auto_create" && CHOICE_TYPES.has(field.type) ? proposed : null;
+}
+
+/** Checks a conversion against the base as it is: the field, the new type, and what reads the field. Answers the field and its options after it. */
+function checkConvertible(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): { field: FieldRow; options: Record<string, unknown> } {
+  const field = fieldOf(loaded.fields, conversion.fieldId);
+  if (field.convertFrom) throw conflict(`"${field.slug}" is still being converted; try again when it is done.`, { reason: "FIELD_CONVERTING" });
+  if (!(CONVERTIBLE_TYPES as readonly string[]).includes(field.type)) throw badRequest(`A ${field.type} field cannot be converted; make a new field and copy its values.`);
+  if (field.type === conversion.newType) throw badRequest(`"${field.slug}" is already a ${field.type} field.`);
+  requireNoLookupOf(ctx, loaded.base.spaceId, [field]);
+  requireNoFormulaOf(ctx, loaded.base.spaceId, [field]);
+  const keepsChoices = CHOICE_TYPES.has(field.type) && CHOICE_TYPES.has(conversion.newType);
+  if (!CHOICE_TYPES.has(conversion.newType)) return { field, options: field.type === "code" && conversion.newType === "code" ? field.options : {} };
+  const choices = keepsChoices ? ((field.options.choices as unknown[] | undefined) ?? []) : [];
+  if (conversion.selectChoiceMode === "auto_create") return { field, options: { choices } };
+  if (choices.length === 0) throw badRequest(`"${field.slug}" would become a ${conversion.newType} without choices: send selectChoiceMode "auto_create" to make its choices from the values.`);
+  return { field, options: checkFieldOptions(conversion.newType, { choices }) };
+}
+
+/** A proposal's check: the conversion must be possible now (the merge checks it again against the base as it is then). */
+export const checkConversion = (ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): void => void checkConvertible(ctx, loaded, conversion);
+
+/** `POST /bases/{id}/fields/convert/preview`: counts and the values that would be lost, before any change. */
+export function previewConversion(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): ConvertPreview {
+  const { field, options } = checkConvertible(ctx, loaded, conversion);
+  const total = ctx.db.select({ n: count() }).from(records).where(eq(records.baseId, loaded.base.id)).get()!.n;
+  if (total > CONVERT_BOUNDS.preview) {
+    throw conflict(`A preview reads at most ${CONVERT_BOUNDS.preview.toLocaleString("en")} records (this base has ${total.toLocaleString("en")}); the conversion itself has no such bound.`, {
+      reason: "PREVIEW_TOO_LARGE",
+      limit: CONVERT_BOUNDS.preview,
+    });
+  }
+  const after = { slug: field.slug, type: conversion.newType, options, convertFrom: { type: field.type, options: field.options, mode: conversion.selectChoiceMode ?? "null_on_missing", indexed: false } };
+  const preview: ConvertPreview = { totalCount: 0, convertibleCount: 0, nullCount: 0, conflicts: [] };
+  for (const { id, data } of ctx.db.select({ id: records.id, data: records.data }).from(records).where(eq(records.baseId, loaded.base.id)).all()) {
+    const before = data[field.slug] ?? null;
+    const converted = convertedValue(before, after);
+    preview.totalCount++;
+    if (converted === null) preview.nullCount++;
+    else preview.convertibleCount++;
+    if (converted === null && !isEmpty(before) && preview.conflicts.length < CONVERT_BOUNDS.conflicts) preview.conflicts.push({ recordId: id, currentValue: before });
+  }
+  return preview;
+}
+
+/**
+ * Merges a conversion: the field takes its new type and options at once, and remembers what it
+ * was; reads convert each stored value until the upkeep has rewritten every record
+ * (`conversionStep`), a bounded step at a time, so the writer is never held for long. Meanwhile
+ * the field is not indexed, and listings may not filter or sort by it (409 `FIELD_CONVERTING`).
+ */
+export function convertField(tx: Tx, loaded: LoadedBase, conversion: FieldConversion): void {
+  const { field, options } = checkConvertible(tx, loaded, conversion);
+  const convertFrom: ConversionState = { type: field.type, options: field.options, mode: conversion.selectChoiceMode ?? "null_on_missing", indexed: field.indexState !== "none" };
+  tx.db.update(fields).set({ type: conversion.newType, options, convertFrom, indexState: "none" }).where(eq(fields.id, field.id)).run();
+  forgetBases(tx);
+  tx.afterCommit(tx.fieldUpkeep.wake);
+}
+
+const storeValue = preparedWrite((db) =>
+  db
+    .update(records)
+    .set({ data: sql`json_set(${records.data}, ${sql.placeholder("path")}, json(${sql.placeholder("value")}))` } as never)
+    .where(eq(records.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/**
+ * One part of a conversion, inside the upkeep's write: `rows` (a batch of the base's records)
+ * rewritten where the converted value differs, an `auto_create` select first gaining the names the
+ * batch holds. Answers the field as it now is.
+ */
+export function convertRows(tx: Tx, field: FieldRow, rows: { id: string; data: Record<string, unknown> }[]): FieldRow {
+  let current = field;
+  if (current.convertFrom?.mode === "auto_create" && CHOICE_TYPES.has(current.type)) {
+    const had = (current.options.choices as { name: string }[] | undefined) ?? [];
+    const choices = [...had];
+    const known = new Set(choices.map((choice) => choice.name));
+    for (const { data } of rows) {
+      for (const name of namesOf(candidate(data[field.slug], field.type))) {
+        if (!known.has(name) && choices.length < CONVERT_BOUNDS.choices) {
+          known.add(name);
+          choices.push({ name });
+        }
+      }
+    }
+    if (choices.length !== had.length) {
+      current = { ...current, options: checkFieldOptions(current.type, { ...current.options, choices }) };
+      tx.db.update(fields).set({ options: current.options }).where(eq(fields.id, field.id)).run();
+      forgetBases(tx);
+    }
+  }
+  const path = `$."${field.slug}"`;
+  for (const { id, data } of rows) {
+    const before = data[field.slug] ?? null;
+    const after = convertedValue(before, current);
+    if (JSON.stringify(before) !== JSON.stringify(after)) storeValue(tx).run({ id, path, value: JSON.stringify(after) });
+  }
+  return current;
+}
+
+/** Ends a conversion once every record holds its converted value: the field is indexed again (filled by the upkeep) if it was. */
+export function finishConversion(tx: Tx, field: FieldRow): void {
+  const indexed = field.convertFrom?.indexed === true && isIndexable(field);
+  tx.db.update(fields).set({ convertFrom: null, indexState: indexed ? "building" : "none" }).where(eq(fields.id, field.id)).run();
+  forgetBases(tx);
+}

@@ -1,0 +1,131 @@
+import { FieldUpkeep } from "../src/content/field-upkeep";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Workspace;
+let ids: string[];
+beforeEach(async () => {
+  ({ server, ws } = await freshWorkspace());
+  await createBase(server, ws.write, "things", [
+    { slug: "name", name: "Name", type: "text" },
+    { slug: "size", name: "Size", type: "text" },
+    { slug: "colour", name: "Colour", type: "text" },
+  ]);
+  ids = [];
+  for (const fields of [
+    { name: "a", size: "12", colour: "red" },
+    { name: "b", size: " 3.5 ", colour: "blue" },
+    { name: "c", size: "large", colour: "red" },
+    { name: "d" },
+  ]) {
+    ids.push((await server.call("POST", "/api/v1/bases/things/change-requests", { key: ws.write, body: { fields } })).body.id);
+  }
+});
+afterEach(() => server.stop());
+
+const fieldId = async (slug: string) => (await server.call("GET", "/api/v1/bases/things", { key: ws.read })).body.fields.find((f: { slug: string }) => f.slug === slug);
+const values = async (slug: string) => (await server.call("GET", "/api/v1/records?baseId=things&sort=name&include=none", { key: ws.read })).body.records.map((r: { fields: Record<string, unknown> }) => r.fields[slug]);
+const convert = async (body: Record<string, unknown>) => {
+  const proposed = await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "convert", ...body } });
+  if (proposed.status !== 201) return proposed;
+  await server.call("POST", `/api/v1/change-requests/${proposed.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+  const merged = await server.call("POST", `/api/v1/change-requests/${proposed.body.id}/merge`, { key: ws.write });
+  await server.fieldUpkeep.settled();
+  return merged;
+};
+
+describe("converting a field's type", () => {
+  test("the preview counts what converts and names what would be lost, changing nothing", async () => {
+    const size = await fieldId("size");
+    const preview = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: size.id, newType: "number" } });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toEqual({ totalCount: 4, convertibleCount: 2, nullCount: 2, conflicts: [{ recordId: ids[2], currentValue: "large" }] });
+    expect((await fieldId("size")).type).toBe("text");
+  });
+
+  test("a conversion always waits for review; merged, values convert and the lost ones become null", async () => {
+    const size = await fieldId("size");
+    const proposed = await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "convert", fieldId: size.id, newType: "number" } });
+    expect(proposed.body).toMatchObject({ status: "in_review", operations: [{ operation: "base_convert_field" }] });
+    expect((await fieldId("size")).type).toBe("text");
+    await server.call("POST", `/api/v1/change-requests/${proposed.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    expect((await server.call("POST", `/api/v1/change-requests/${proposed.body.id}/merge`, { key: ws.write })).status).toBe(200);
+    await server.fieldUpkeep.settled();
+    expect((await fieldId("size")).type).toBe("number");
+    expect(await values("size")).toEqual([12, 3.5, null, null]);
+    const stored = server.ctx.store.sqlite.query("SELECT json_extract(data, '$.size') AS size FROM records ORDER BY json_extract(data, '$.name')").all();
+    expect(stored).toEqual([{ size: 12 }, { size: 3.5 }, { size: null }, { size: null }]);
+    const sorted = (await server.call("GET", "/api/v1/records?baseId=things&sort=-size&filters[0][fieldSlug]=size&filters[0][operator]=gt&filters[0][value]=1", { key: ws.read })).body.records;
+    expect(sorted.map((r: { fields: { name: string } }) => r.fields.name)).toEqual(["a", "b"]);
+    // And back: numbers become their text.
+    expect((await convert({ fieldId: size.id, newType: "text" })).status).toBe(200);
+    expect(await values("size")).toEqual(["12", "3.5", null, null]);
+  });
+
+  test("to a select: values its choices lack become null, or become choices with auto_create", async () => {
+    const colour = await fieldId("colour");
+    expect((await convert({ fieldId: colour.id, newType: "select", selectChoiceMode: "auto_create" })).status).toBe(200);
+    const field = await fieldId("colour");
+    expect(field).toMatchObject({ type: "select", options: { choices: [{ name: "red" }, { name: "blue" }] } });
+    expect(await values("colour")).toEqual(["red", "blue", "red", null]);
+    expect((await convert({ fieldId: colour.id, newType: "multiselect" })).status).toBe(200);
+    expect(await values("colour")).toEqual([["red"], ["blue"], ["red"], null]);
+    const name = await fieldId("name");
+    const without = await convert({ fieldId: name.id, newType: "select" });
+    expect(without.status).toBe(400);
+    expect(without.body.error).toContain("auto_create");
+    // A multiselect back to a select keeps its choices, and each one-choice value.
+    expect((await convert({ fieldId: colour.id, newType: "select" })).status).toBe(200);
+    expect(await values("colour")).toEqual(["red", "blue", "red", null]);
+  });
+
+  test("while the upkeep converts the records, reads show converted values and listings refuse to filter by the field", async () => {
+    await server.fieldUpkeep.stop();
+    const size = await fieldId("size");
+    const proposed = await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "convert", fieldId: size.id, newType: "number" } });
+    await server.call("POST", `/api/v1/change-requests/${proposed.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${proposed.body.id}/merge`, { key: ws.write });
+    expect(await values("size")).toEqual([12, 3.5, null, null]);
+    expect((await server.call("GET", `/api/v1/records/${ids[0]}`, { key: ws.read })).body.fields.size).toBe(12);
+    const filtered = await server.call("GET", "/api/v1/records?baseId=things&filters[0][fieldSlug]=size&filters[0][operator]=gt&filters[0][value]=1", { key: ws.read });
+    expect(filtered.status).toBe(409);
+    expect(filtered.body).toMatchObject({ data: { reason: "FIELD_CONVERTING" } });
+    const again = await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "convert", fieldId: size.id, newType: "text" } });
+    expect(again.status).toBe(409);
+    const upkeep = new FieldUpkeep(server.ctx).start();
+    await upkeep.settled();
+    await upkeep.stop();
+    expect((await server.call("GET", "/api/v1/records?baseId=things&filters[0][fieldSlug]=size&filters[0][operator]=gt&filters[0][value]=1", { key: ws.read })).body.records).toHaveLength(2);
+  });
+
+  test("what cannot convert is a clear 400 before anything is proposed", async () => {
+    const size = await fieldId("size");
+    await server.call("POST", "/api/v1/bases/things/fields", { key: ws.write, body: { slug: "double", name: "Double", type: "formula", options: { formula: { expression: "LEN({size})" } } } });
+    const read = await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "convert", fieldId: size.id, newType: "number" } });
+    expect(read.status).toBe(400);
+    expect(read.body.error).toContain('formula "double"');
+    const name = await fieldId("name");
+    for (const body of [{ fieldId: name.id, newType: "text" }, { fieldId: name.id, newType: "relation" }, { fieldId: "nope", newType: "number" }]) {
+      const reply = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body });
+      expect([400, 404]).toContain(reply.status);
+    }
+    const changeRequests = (await server.call("GET", "/api/v1/change-requests?status=in_review", { key: ws.read })).body.changeRequests;
+    expect(changeRequests).toEqual([]);
+  });
+});
+
+describe("deleted fields", () => {
+  test("a deleted field is listed as it was, the latest first; another base's are not", async () => {
+    const colour = await fieldId("colour");
+    const size = await fieldId("size");
+    for (const field of [colour, size]) await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: field.id } });
+    server.clock.advance(1000);
+    const deleted = (await server.call("GET", "/api/v1/bases/things/fields/deleted", { key: ws.read })).body;
+    expect(deleted.map((f: { slug: string }) => f.slug).sort()).toEqual(["colour", "size"]);
+    expect(deleted[0]).toMatchObject({ baseId: colour.baseId, type: "text", deletedAt: expect.any(String) });
+    expect((await fieldId("colour"))).toBeUndefined();
+    await createBase(server, ws.write, "other", [{ slug: "x", name: "X", type: "text" }]);
+    expect((await server.call("GET", "/api/v1/bases/other/fields/deleted", { key: ws.read })).body).toEqual([]);
+  });
+});
