@@ -42,7 +42,7 @@ describe("section 1: conventions", () => {
   test("a route word is never read as an id: /records/favorites, /nodes/page, /bases/page are unknown routes, with or without a key; /records/page is its own route", async () => {
     expect((await server.call("GET", "/api/v1/records/page", {})).status).toBe(401);
     expect((await server.call("GET", "/api/v1/records/page", { key })).body).toMatchObject({ code: "BAD_REQUEST", error: "The query parameter baseId (or viewId) is required." });
-    for (const path of ["/api/v1/records/favorites", "/api/v1/nodes/page", "/api/v1/bases/page", "/api/v1/change-requests/favorites"]) {
+    for (const path of ["/api/v1/records/favorites", "/api/v1/nodes/page", "/api/v1/bases/page", "/api/v1/change-requests/favorites", "/api/v1/bases/deleted", "/api/v1/views/paged"]) {
       for (const caller of [{ key }, {}]) {
         const reply = await server.call("GET", path, caller);
         expect(reply.status).toBe(404);

@@ -119,7 +119,7 @@ const CORS_HEADERS = {
  * `GET /records/page` beside `GET /records/{recordId}`. A path parameter holding one is never
  * looked up: it is a route, and where Basalt has none, an unknown route.
  */
-const ROUTE_WORDS: ReadonlySet<string> = new Set(["page", "favorites", "search", "count", "counts", "get", "reviews", "merge"]);
+const ROUTE_WORDS: ReadonlySet<string> = new Set(["page", "favorites", "search", "count", "counts", "get", "reviews", "merge", "change-requests", "deleted", "paged"]);
 
 /** Thrown where a path names no route; answered as Elysia's own unknown route is. */
 class UnknownRoute extends Error {}
@@ -144,10 +144,14 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       if (error instanceof ApiError) failure = error;
       else if (cause instanceof ApiError) failure = cause;
       else if (error instanceof UnknownRoute) {
-        set.status = 404;
-        return unknownRoute(path);
-      }
-      else if (error instanceof ValidationError) {
+        // A route word where another method has a route of its own (GET /views/change-requests): 405 naming it.
+        const allowed = [...new Set(known.filter((route) => route.path === path).map((route) => route.method))].sort();
+        if (allowed.length === 0) {
+          set.status = 404;
+          return unknownRoute(path);
+        }
+        failure = new ApiError(405, "METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allowed.join(", ")}.`, { allowed }, { allow: allowed.join(", ") });
+      } else if (error instanceof ValidationError) {
         const issues = validationIssues(error);
         failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.map(describe).join("; ")}`, { issues });
       } else if (code === "PARSE") failure = new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
