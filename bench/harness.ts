@@ -75,6 +75,12 @@ export const LISTING_FIELDS = [
   { slug: "notes", name: "Notes", type: "text" },
 ];
 
+/** A table row of a wrk result against its reference: by the ratio of their p50s, or of their rates. */
+export function comparedRow(name: string, result: WrkResult, against: WrkResult, measure: "p50" | "rps"): string {
+  const ratio = measure === "p50" ? milliseconds(result.p50) / milliseconds(against.p50) : result.rps / against.rps;
+  return `| ${name} | ${result.rps.toFixed(0)} | ${result.p50} | ${result.p99} | ${measure === "p50" ? `${ratio.toFixed(2)}x the p50` : `${(ratio * 100).toFixed(0)}% of the rate`} |`;
+}
+
 /** wrk's latency text ("45.87ms", "1.03s", "950.00us") in milliseconds. */
 export const milliseconds = (text: string) => (text.endsWith("ms") ? Number.parseFloat(text) : text.endsWith("us") ? Number.parseFloat(text) / 1000 : Number.parseFloat(text) * 1000);
 

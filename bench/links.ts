@@ -22,7 +22,7 @@ import { FieldUpkeep, FILL_STEP_MS, FORMULA_PART } from "../src/content/field-up
 import { createContext } from "../src/context";
 import { closeStore, openStore, startCheckpointer } from "../src/db/client";
 import { resolveSpace } from "../src/spaces/resolve";
-import { benchHarness, benchServer, LISTING_FIELDS, milliseconds, REPO, type WrkResult } from "./harness";
+import { benchHarness, benchServer, comparedRow as row, LISTING_FIELDS, REPO } from "./harness";
 
 const harness = benchHarness();
 const port = 7471;
@@ -127,10 +127,6 @@ checkpoints.stop();
 await closeStore(store);
 if (wrong.n > 0) throw new Error(`${wrong.n} records do not hold the changed formula's value`);
 
-const row = (name: string, result: WrkResult, against: WrkResult, measure: "p50" | "rps") => {
-  const ratio = measure === "p50" ? milliseconds(result.p50) / milliseconds(against.p50) : result.rps / against.rps;
-  return `| ${name} | ${result.rps.toFixed(0)} | ${result.p50} | ${result.p99} | ${measure === "p50" ? `${ratio.toFixed(2)}x the p50` : `${(ratio * 100).toFixed(0)}% of the rate`} |`;
-};
 const table = [
   `# bench:links — linked data (issue 21)`,
   "",

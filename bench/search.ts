@@ -9,7 +9,7 @@
 import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { benchHarness, benchServer, milliseconds, REPO, type WrkResult } from "./harness";
+import { benchHarness, benchServer, comparedRow as row, REPO } from "./harness";
 
 const harness = benchHarness();
 const port = 7472;
@@ -68,10 +68,6 @@ await server.start();
 const createWithout = harness.wrk(url("/api/v1/bases/docs/change-requests"), server.headers, { lua: createScript });
 await server.stop();
 
-const row = (name: string, result: WrkResult, against: WrkResult, measure: "p50" | "rps") => {
-  const ratio = measure === "p50" ? milliseconds(result.p50) / milliseconds(against.p50) : result.rps / against.rps;
-  return `| ${name} | ${result.rps.toFixed(0)} | ${result.p50} | ${result.p99} | ${measure === "p50" ? `${ratio.toFixed(2)}x the p50` : `${(ratio * 100).toFixed(0)}% of the rate`} |`;
-};
 const table = [
   "# bench:search — full-text search (issue 22)",
   "",

@@ -66,6 +66,8 @@ export interface AppContext {
    * space's share of the pool is free.
    */
   deliveries: { wake(): void; inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> };
+  /** What listings asked of fields' indexes (`content/indexes.ts`): when each unindexed field was asked for, when each index was last noted as used. */
+  indexDemand: { asked: Map<string, number[]>; touched: Map<string, number> };
   /** Wakes the field upkeep (indexes to fill, deleted fields to clear; a no-op until one is started). */
   fieldUpkeep: { wake(): void };
   limits: {
@@ -95,6 +97,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     webhookTargets: new TargetGuard(config.webhookAllow),
     deliveries: { wake: () => undefined, inTurn: (_spaceId, attempt) => attempt() },
     fieldUpkeep: { wake: () => undefined },
+    indexDemand: { asked: new Map(), touched: new Map() },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       accountFailures: new RateLimiter(clock, Number.POSITIVE_INFINITY, minute),

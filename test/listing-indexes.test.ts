@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { findBase } from "../src/content/bases";
 import { explainListing } from "../src/content/records";
+import { dailyUpkeep } from "../src/jobs/schedule";
 import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -31,6 +32,10 @@ beforeAll(async () => {
     venue: i % 13 === 0 ? null : ["vldb", "sigmod", "icde"][i % 3],
   }));
   await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records } });
+  // A saved view filtering by the three fields gives each an index, filled in the background.
+  const filters = ["title", "year", "venue"].map((fieldSlug) => ({ fieldSlug, operator: "isNotEmpty" }));
+  expect((await server.call("POST", "/api/v1/views/change-requests", { key: ws.write, body: { operation: "create", baseId: "papers", name: "Set", config: { filters } } })).status).toBe(201);
+  await server.fieldUpkeep.settled();
   rows = (await everyPage("", 100)).map((record) => ({ id: record.id, ...record.fields }) as Row);
   expect(rows).toHaveLength(300);
 });
@@ -162,13 +167,17 @@ describe("indexed filters and sorts", () => {
     expect(ids).toEqual(sorted(rows.filter((row) => row.year !== null && row.year >= 2005), "year", true));
   });
 
-  test("a field added to a base with records is filled in the background; its listings are exact before and after", async () => {
+  test("a field added is not indexed until listings keep asking for it; then it is filled in the background, and listings are exact before and after", async () => {
     const added = await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "pages", name: "Pages", type: "number" } });
     const pages = added.body.fields.find((field: { slug: string }) => field.slug === "pages");
     const state = () => (server.ctx.store.sqlite.query("SELECT index_state AS state FROM fields WHERE id = ?").get(pages.id) as { state: string }).state;
-    // Building, or already filled: the upkeep runs as soon as the field's write commits.
-    expect(["building", "ready"]).toContain(state());
+    expect(state()).toBe("none");
+    for (let i = 0; i < 2; i++) expect((await server.call("GET", "/api/v1/records?baseId=papers&sort=pages&limit=10", { key: ws.read })).status).toBe(200);
+    await Bun.sleep(10);
+    expect(state()).toBe("none");
+    // The third listing sorted by it asks for its index.
     expect(await everyPage("&sort=pages", 50)).toHaveLength(rows.length);
+    await Bun.sleep(10);
     await server.fieldUpkeep.settled();
     expect(state()).toBe("ready");
     expect((server.ctx.store.sqlite.query("SELECT count(*) AS n FROM field_values WHERE field_id = ?").get(pages.id) as { n: number }).n).toBe(rows.length);
@@ -210,6 +219,9 @@ describe("a dense eq filter", () => {
         const records = Array.from({ length: 1000 }, (_, i) => ({ kind: (made + i) % 10 === 0 ? "rare" : "common", n: made + i }));
         await dense.call("POST", "/api/v1/bases/many/records/bulk-change-request", { key: owner.write, body: { records } });
       }
+      const view = { operation: "create", baseId: "many", name: "By kind", config: { filters: [{ fieldSlug: "kind", operator: "eq", value: "rare" }], sorts: [{ fieldSlug: "n", direction: "desc" }] } };
+      expect((await dense.call("POST", "/api/v1/views/change-requests", { key: owner.write, body: view })).status).toBe(201);
+      await dense.fieldUpkeep.settled();
       const loaded = findBase(dense.ctx, owner.space.id, "many");
       const planOf = (value: string) => explainListing(dense.ctx, loaded, { status: "active", sort: "-n", filters: [{ fieldSlug: "kind", operator: "eq", value }], limit: 50 }).join(" / ");
       const kindValues = `${WALK} AND value=?)`;
@@ -250,4 +262,53 @@ describe("a dense eq filter", () => {
       await dense.stop();
     }
   }, 60_000);
+});
+
+describe("indexes follow the queries", () => {
+  test("no field is indexed until a view or repeated listings ask; an index nothing used for 30 days is dropped, but a view's is kept", async () => {
+    const { server: fresh, ws: owner } = await freshWorkspace();
+    try {
+      await createBase(fresh, owner.write, "notes", [{ slug: "kind", name: "Kind", type: "text" }, { slug: "n", name: "N", type: "number" }, { slug: "tag", name: "Tag", type: "text" }]);
+      const records = Array.from({ length: 200 }, (_, i) => ({ kind: i % 2 ? "odd" : "even", n: i, tag: `t${i % 5}` }));
+      await fresh.call("POST", "/api/v1/bases/notes/records/bulk-change-request", { key: owner.write, body: { records } });
+      const states = () => Object.fromEntries((fresh.ctx.store.sqlite.query("SELECT slug, index_state AS state FROM fields ORDER BY position").all() as { slug: string; state: string }[]).map((row) => [row.slug, row.state]));
+      const indexed = () => (fresh.ctx.store.sqlite.query("SELECT count(*) AS n FROM field_values").get() as { n: number }).n;
+      expect(states()).toEqual({ kind: "none", n: "none", tag: "none" });
+      expect(indexed()).toBe(0);
+
+      const reader = await fresh.key(owner.owner.id, "read", "never");
+      const list = async (query: string) => {
+        const reply = await fresh.call("GET", `/api/v1/records?baseId=notes&limit=5${query}`, { key: reader });
+        expect(reply.status).toBe(200);
+        return reply.body.records.map((record: { fields: { n: number } }) => record.fields.n);
+      };
+      // Two listings, then the window passes: the third alone asks for nothing.
+      for (let i = 0; i < 2; i++) expect(await list("&filters[0][fieldSlug]=tag&filters[0][operator]=eq&filters[0][value]=t3")).toEqual([198, 193, 188, 183, 178]);
+      fresh.clock.advance(11 * 60_000);
+      await list("&filters[0][fieldSlug]=tag&filters[0][operator]=eq&filters[0][value]=t3");
+      await Bun.sleep(10);
+      await fresh.fieldUpkeep.settled();
+      expect(states().tag).toBe("none");
+      // Three sorted listings within ten minutes: n is indexed, and its pages are the same.
+      for (let i = 0; i < 3; i++) expect(await list("&sort=-n")).toEqual([199, 198, 197, 196, 195]);
+      await Bun.sleep(10);
+      await fresh.fieldUpkeep.settled();
+      expect(states().n).toBe("ready");
+      expect(await list("&sort=-n")).toEqual([199, 198, 197, 196, 195]);
+      // A view filtering by kind indexes it at its merge.
+      const view = { operation: "create", baseId: "notes", name: "Odd", config: { filters: [{ fieldSlug: "kind", operator: "eq", value: "odd" }] } };
+      expect((await fresh.call("POST", "/api/v1/views/change-requests", { key: owner.write, body: view })).status).toBe(201);
+      await fresh.fieldUpkeep.settled();
+      expect(states()).toEqual({ kind: "ready", n: "ready", tag: "none" });
+
+      fresh.clock.advance(31 * 24 * 60 * 60_000);
+      await dailyUpkeep(fresh.ctx);
+      await fresh.fieldUpkeep.settled();
+      expect(states()).toEqual({ kind: "ready", n: "none", tag: "none" });
+      expect(indexed()).toBe(200);
+      expect(await list("&sort=-n")).toEqual([199, 198, 197, 196, 195]);
+    } finally {
+      await fresh.stop();
+    }
+  });
 });

@@ -41,7 +41,7 @@ export function listDeletedFields(ctx: AppContext, spaceId: string, baseRef: str
     .where(eq(deletedFields.baseId, loaded.base.id))
     .orderBy(desc(deletedFields.deletedAt), desc(deletedFields.id))
     .all()
-    .map(({ deletedAt, ...field }) => ({ ...fieldView({ ...field, indexState: "none", convertFrom: null }), deletedAt }));
+    .map(({ deletedAt, ...field }) => ({ ...fieldView({ ...field, indexState: "none", indexUsedAt: null, convertFrom: null }), deletedAt }));
 }
 
 export const ReviewPolicySchema = t.Object({ kind: t.Literal("single"), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) }, { $id: "ReviewPolicy" });
@@ -157,9 +157,10 @@ export type NewField = {
 };
 
 /**
- * Checks a new field against the base's others; answers the row to insert. `indexing` is what its
- * index will be once filled: `ready` in a base without records, `building` (filled in the
- * background) in one with records.
+ * Checks a new field against the base's others; answers the row to insert. A field is indexed
+ * when queries ask for it (`indexes.ts`), but a stored formula, whose values the upkeep computes
+ * as it fills the index: `indexing` is `ready` in a base without records, `building` (filled in
+ * the background) in one with records.
  */
 export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string, indexing: Exclude<FieldIndexState, "none"> = "ready"): FieldRow {
   checkFieldSlug(input.slug);
@@ -177,7 +178,8 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
     position,
     options,
     createdAt: at,
-    indexState: isIndexable({ type: input.type, options }) ? indexing : "none",
+    indexState: input.type === "formula" && isIndexable({ type: input.type, options }) ? indexing : "none",
+    indexUsedAt: null,
     convertFrom: null,
   };
 }

@@ -49,6 +49,7 @@ const batchOf = (baseId: string, from: Position | null, to: Position | null) =>
   sql`${records.baseId} = ${baseId}${after(from)}${to ? sql` AND ${positionTerms} <= (${to[0]}, ${to[1]}, ${to[2]})` : sql``}`;
 
 const nextConverting = preparedFor((db) => db.select().from(fields).where(isNotNull(fields.convertFrom)).limit(1).prepare());
+const nextDropping = preparedFor((db) => db.select().from(fields).where(eq(fields.indexState, "dropping")).limit(1).prepare());
 const nextBuilding = preparedFor((db) => db.select().from(fields).where(eq(fields.indexState, "building")).limit(1).prepare());
 const nextDropped = preparedFor((db) => db.select().from(droppedFields).limit(1).prepare());
 
@@ -128,6 +129,15 @@ export class FieldUpkeep {
     const converting = nextConverting(tx.db).get();
     if (converting) {
       this.convertStep(tx, converting);
+      return true;
+    }
+    const dropping = nextDropping(tx.db).get();
+    if (dropping) {
+      // The last batch and the state change share a write, so no value is left behind.
+      if (removeIndexedValues(tx, dropping.id) < UPKEEP_BATCH) {
+        tx.db.update(fields).set({ indexState: "none" }).where(eq(fields.id, dropping.id)).run();
+        forgetBases(tx);
+      }
       return true;
     }
     const building = nextBuilding(tx.db).get();

@@ -102,6 +102,7 @@ export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: Fi
     options: { targetBaseId: source.baseId, multiple: true, inverseFieldId: row.id },
     createdAt: at,
     indexState: "none",
+    indexUsedAt: null,
     convertFrom: null,
   };
   row.options = { multiple: row.options.multiple, targetBaseId, inverseFieldId: inverse.id };

@@ -1,3 +1,4 @@
+import { noteFieldsQueried } from "./indexes";
 import { convertedValue } from "./field-convert";
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
@@ -408,6 +409,12 @@ function decodeCursor(cursor: string, plan: SortPlan): (string | number)[] {
   throw badRequest("The cursor is not valid; pass back a nextCursor from a previous page.");
 }
 
+/** The fields an index would serve in a listing: those of its range and equality filters, and its sort's. */
+function queriedFields(loaded: LoadedBase, query: RecordQuery, plan: SortPlan | null): FieldRow[] {
+  const filtered = query.filters.filter((filter) => RANGE_OPERATORS.has(filter.operator)).map((filter) => fieldNamed(loaded.fields, filter.fieldSlug));
+  return plan?.field ? [...filtered, plan.field] : filtered;
+}
+
 /** A field whose values `field_values` holds completely (not while it is being filled). */
 const isIndexed = (field: FieldRow) => field.indexState === "ready";
 
@@ -553,6 +560,7 @@ export function explainListing(ctx: AppContext, loaded: LoadedBase, query: Listi
 export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
   if (query.shape) requireShapeFields(loaded, query.shape);
   const statement = listingStatement(ctx, loaded, query);
+  noteFieldsQueried(ctx, queriedFields(loaded, query, statement.plan));
   const rowids = compiledRows(ctx.store, statement.key, statement.build)(statement.params).map((values) => values[0]);
   const page: unknown[][] = new Array(Math.min(rowids.length, query.limit));
   for (const values of pageRows(ctx, statement.plan)({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
@@ -597,6 +605,7 @@ export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug:
 /** How many records match: through one filter's indexed values when there is one (only those, when it is the only filter). */
 export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
   requireBounded(query);
+  noteFieldsQueried(ctx, queriedFields(loaded, query, null));
   const shape = new ListingShape();
   shape.key.push("count");
   const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));

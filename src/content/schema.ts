@@ -89,6 +89,8 @@ export const fields = sqliteTable(
     createdAt: text("created_at").notNull(),
     /** Whether `field_values` holds this field's values: being filled in the background, or complete (see `field-upkeep.ts`). */
     indexState: text("index_state").$type<FieldIndexState>().notNull().default("none"),
+    /** When a listing or view last needed its index (`indexes.ts`): one unused for long is dropped. */
+    indexUsedAt: text("index_used_at"),
     /** While its records' values are being converted to its type in the background (`field-convert.ts`): what it was. */
     convertFrom: text("convert_from", { mode: "json" }).$type<ConversionState>(),
   },
@@ -127,7 +129,8 @@ export interface ConversionState {
   indexed: boolean;
 }
 
-export const FIELD_INDEX_STATES = ["none", "building", "ready"] as const;
+/** `dropping`: its indexed values are being removed by the upkeep (kept exact by the triggers until they are gone). */
+export const FIELD_INDEX_STATES = ["none", "building", "ready", "dropping"] as const;
 export type FieldIndexState = (typeof FIELD_INDEX_STATES)[number];
 
 /**

@@ -1,3 +1,4 @@
+import { indexFields } from "./indexes";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -253,6 +254,12 @@ function requireFreeSlug(tx: Tx, baseId: string, slug: string, exceptId?: string
   if (taken && taken.id !== exceptId) throw conflict(`The base already has a view "${slug}".`, { reason: "SLUG_TAKEN" });
 }
 
+/** The fields a view filters or sorts by: indexed for it (`indexes.ts`). */
+const viewedFields = (loaded: LoadedBase, config: ViewConfig): FieldRow[] => {
+  const ids = new Set([...config.filters, ...config.sorts].map((ref) => ref.fieldId));
+  return loaded.fields.filter((field) => ids.has(field.id));
+};
+
 /** Merges a view create: its configuration is checked again against the base as it is now. */
 export function createView(tx: Tx, loaded: LoadedBase, input: NewView, createdBy: string, at: string): ViewRow {
   requireFreeSlug(tx, loaded.base.id, input.slug);
@@ -269,6 +276,7 @@ export function createView(tx: Tx, loaded: LoadedBase, input: NewView, createdBy
     updatedAt: at,
   };
   tx.db.insert(views).values(row).run();
+  indexFields(tx, viewedFields(loaded, row.config));
   return row;
 }
 
@@ -276,6 +284,7 @@ export function updateView(tx: Tx, loaded: LoadedBase, viewId: string, patch: Vi
   const row = findView(tx, loaded.base.spaceId, viewId, "active");
   const next = { ...row, ...patch, ...(patch.config ? { config: checkViewConfig(loaded, patch.config) } : {}), updatedAt: at };
   tx.db.update(views).set(next).where(eq(views.id, row.id)).run();
+  indexFields(tx, viewedFields(loaded, next.config));
   return next;
 }
 

@@ -1,3 +1,4 @@
+import { dropUnusedIndexes } from "../content/indexes";
 import { Cron } from "croner";
 import { and, eq, lt, lte, notExists, sql } from "drizzle-orm";
 import { readdirSync, rmSync } from "node:fs";
@@ -41,7 +42,7 @@ export function pruneExpired(ctx: AppContext): Promise<void> {
 
 /**
  * Daily: delivery records older than 30 days, the events they could redeliver (those already read
- * by the delivery loop and with no job left), and `PRAGMA optimize`.
+ * by the delivery loop and with no job left), indexes nothing has used for 30 days (`content/indexes.ts`), and `PRAGMA optimize`.
  */
 export function dailyUpkeep(ctx: AppContext): Promise<number> {
   const cutoff = iso(ctx.clock.now() - DELIVERY_LOG_DAYS * DAY_MS);
@@ -57,6 +58,7 @@ export function dailyUpkeep(ctx: AppContext): Promise<number> {
         ),
       )
       .run();
+    dropUnusedIndexes(tx);
     tx.db.run(sql`PRAGMA optimize`);
     return pruned;
   });
