@@ -63,6 +63,17 @@ describe("converting a field's type", () => {
     expect(await values("size")).toEqual(["12", "3.5", null, null]);
   });
 
+  test("search follows a conversion both ways: a text field's words leave it, and come back as text", async () => {
+    const found = async (query: string) => (await server.call("GET", `/api/v1/search?query=${query}&sources=records`, { key: ws.read })).body.results.map((hit: { id: string }) => hit.id);
+    expect(await found("12")).toEqual([ids[0]]);
+    const size = await fieldId("size");
+    expect((await convert({ fieldId: size.id, newType: "number" })).status).toBe(200);
+    expect(await found("12")).toEqual([]);
+    expect(await found("red")).toEqual([ids[0], ids[2]].sort());
+    expect((await convert({ fieldId: size.id, newType: "text" })).status).toBe(200);
+    expect(await found("12")).toEqual([ids[0]]);
+  });
+
   test("to a select: values its choices lack become null, or become choices with auto_create", async () => {
     const colour = await fieldId("colour");
     expect((await convert({ fieldId: colour.id, newType: "select", selectChoiceMode: "auto_create" })).status).toBe(200);

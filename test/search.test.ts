@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SEARCHED_TYPES } from "../src/content/field-types";
+import { optimizeStatistics } from "../src/db/client";
 import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -107,6 +108,14 @@ describe("search across a space", () => {
     }
     expect((await search('query=%22attention%22%20OR%20NEAR(x)%20*')).status).toBe(200);
     expect((await search("query=attention&sources=files")).body.results).toEqual([]);
+  });
+
+  test("after PRAGMA optimize on a young database, the planner still takes the search index for large", () => {
+    const sqlite = server.ctx.store.sqlite;
+    optimizeStatistics(sqlite, "PRAGMA optimize = 0x10002");
+    const stats = sqlite.query("SELECT tbl, stat FROM sqlite_stat1 WHERE tbl IN ('record_search_data', 'record_search_docsize', 'record_search_idx') ORDER BY tbl").all() as { tbl: string; stat: string }[];
+    expect(stats.map(({ tbl }) => tbl)).toEqual(["record_search_data", "record_search_docsize", "record_search_idx"]);
+    for (const { stat } of stats) expect(Number(stat.split(" ")[0])).toBeGreaterThanOrEqual(1_000_000);
   });
 
   test("the triggers index exactly the searched field types", () => {

@@ -5,7 +5,7 @@ import { issueSetupToken } from "../auth/setup";
 import { systemClock } from "../clock";
 import { ConfigError, databasePath, loadConfig } from "../config";
 import { consoleLogger, createContext } from "../context";
-import { closeStore, migrate, openStore, startCheckpointer } from "../db/client";
+import { closeStore, migrate, openStore, optimizeStatistics, startCheckpointer } from "../db/client";
 import { lockDataDir } from "../db/files";
 import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
@@ -35,7 +35,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const store = openStore(databasePath(config.dataDir));
   const applied = migrate(store);
   // SQLite's advice for a long-lived connection: analyze what has changed enough since the last run.
-  store.sqlite.run("PRAGMA optimize = 0x10002");
+  optimizeStatistics(store.sqlite, "PRAGMA optimize = 0x10002");
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
   const ctx = createContext(store, config, systemClock, consoleLogger);
   store.writes.onSlowBatch = (ms, writes, lockWaitMs) =>

@@ -9,6 +9,7 @@ import { SESSION_IDLE_MS } from "../auth/sessions";
 import { DAY_MS, iso } from "../clock";
 import { databasePath } from "../config";
 import type { AppContext } from "../context";
+import { optimizeStatistics } from "../db/client";
 import { backupDatabase, privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { events } from "../events/schema";
@@ -36,7 +37,7 @@ export function pruneExpired(ctx: AppContext): Promise<void> {
   return write(ctx, (tx) => {
     pruneDeviceRequests(tx);
     tx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(tx.clock.now() - SESSION_IDLE_MS))).run();
-    tx.db.run(sql`PRAGMA optimize`);
+    optimizeStatistics(tx.store.sqlite);
   });
 }
 
@@ -59,7 +60,7 @@ export function dailyUpkeep(ctx: AppContext): Promise<number> {
       )
       .run();
     dropUnusedIndexes(tx);
-    tx.db.run(sql`PRAGMA optimize`);
+    optimizeStatistics(tx.store.sqlite);
     return pruned;
   });
 }
