@@ -58,8 +58,8 @@ end
 request = function()
   return wrk.format(nil, nil, nil, string.format('{"fields":{"title":"%s","abstract":"%s","notes":"%s"}}', some(4), some(30), some(8)))
 end`;
-// Each create row follows a run of the same creates, not measured: the first writes after a bulk
-// load also pay FTS5's merging of the load's segments, and the server's code warms up.
+// Each create row follows an unmeasured run of the same creates, so both rows measure a server
+// whose code has warmed up, on a base already grown by that run.
 const creates = () => {
   harness.wrk(url("/api/v1/bases/docs/change-requests"), server.headers, { lua: createScript });
   return harness.wrk(url("/api/v1/bases/docs/change-requests"), server.headers, { lua: createScript });
