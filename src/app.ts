@@ -14,6 +14,7 @@ import { access, declaredPublic, requireDeclaredAccess } from "./http/access";
 import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers } from "./http/openapi";
 import { type KnownRoute, plumbing } from "./http/plumbing";
 import { searchRoutes } from "./search/routes";
+import { transferRoutes } from "./transfer/routes";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
 import { webhookRoutes } from "./webhooks/routes";
@@ -68,6 +69,7 @@ export function createApp(ctx: AppContext) {
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(searchRoutes(ctx))
+    .use(transferRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));

@@ -20,7 +20,7 @@ describe("basalt command line", () => {
   test("--help lists every command; version prints the health version", () => {
     const help = basalt("--help");
     expect(help.code).toBe(0);
-    for (const command of ["serve", "users create", "users list", "keys create", "keys list", "spaces create", "spaces list", "migrate", "backup", "version"]) {
+    for (const command of ["serve", "users create", "users list", "keys create", "keys list", "spaces create", "spaces list", "migrate", "backup", "export", "version"]) {
       expect(help.out).toContain(command);
     }
     expect(basalt("version").out.trim()).toBe(VERSION);

@@ -72,10 +72,12 @@ export class Contract {
     }
     const response = operation.responses?.[String(status)];
     if (!response) throw new Error(`${method} ${route.template} answered ${status}, which openapi.json does not document for it: ${JSON.stringify(body).slice(0, 300)}`);
-    const schema = response.content?.["application/json"]?.schema;
-    if (!schema) return;
-    if (!json) throw new Error(`${method} ${route.template} answered ${status} as ${contentType}, not the JSON openapi.json describes.`);
-    this.expect(`${method} ${route.template} ${status}`, schema, body, status, method, path);
+    const content = response.content ?? {};
+    if (Object.keys(content).length === 0) return;
+    const media = contentType?.split(";")[0].trim() ?? "";
+    if (!Object.hasOwn(content, media)) throw new Error(`${method} ${route.template} answered ${status} as ${contentType}, not as ${Object.keys(content).join(" or ")} as openapi.json describes.`);
+    const schema = content[media].schema;
+    if (json && schema) this.expect(`${method} ${route.template} ${status}`, schema, body, status, method, path);
   }
 
   private expect(key: string, schema: Schema, body: unknown, status: number, method: string, path: string): void {

@@ -4,6 +4,7 @@ import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";
 import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
+import { exportCommand } from "./transfer";
 
 const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
 
@@ -26,6 +27,9 @@ Commands:
   backup --out FILE            write a consistent copy of the database (safe while serving)
   restore --from FILE          put a backup in place of the database (the server stopped;
                                the replaced database is kept beside it)
+  export --space S --base B [--view V] [--sort S] [--format csv|json|jsonl] [--out FILE]
+                               a base's records, as GET /bases/{id}/export writes them
+                               (standard output without --out)
   version, --version           print the version
   --help                       this text
 
@@ -44,6 +48,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   migrate: migrateCommand,
   backup: backupCommand,
   restore: restoreCommand,
+  export: exportCommand,
 };
 
 async function dispatch(argv: string[]): Promise<void> {

@@ -97,7 +97,7 @@ const now = (ctx: AppContext) => iso(ctx.clock.now());
 
 
 /** The bracketed query of the record listing, parsed by hand, shown in the OpenAPI document. */
-const RECORD_QUERY = [
+export const RECORD_QUERY = [
   queryParameter("baseId", "The base (id or slug); may be left out when viewId is given.", true),
   queryParameter("viewId", "A view of the base: its filters apply with the query's, and its sort unless the query has one."),
   queryParameter("limit", "1..100, default 50."),
@@ -159,7 +159,7 @@ function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: s
 }
 
 /** A listing's base and query (with the record shape asked for): through the view when `viewId` is given, else of `baseId`. */
-function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
+export function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
   const query = recordQuery(raw);
   const viewId = oneString("viewId", raw.viewId);
   if (!viewId && !query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");

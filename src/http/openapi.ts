@@ -14,6 +14,10 @@ import { SUMMARIES } from "./summaries";
 export type Answers = { [status: number]: TSchema | readonly string[] };
 
 const ANSWERS = "x-basalt-answers";
+const MEDIA = "x-basalt-media";
+
+/** A success answer sent as other media than JSON alone (a file, a stream): each media type with the schema of its body. */
+export const mediaAnswer = (content: Record<string, TSchema>, description: string): TSchema => ({ [MEDIA]: content, description }) as unknown as TSchema;
 
 /** The `answers` macro: every documented route declares one (`requireDeclaredAnswers`). */
 export const answers = new Elysia({ name: "basalt.answers" }).macro("answers", (declared: Answers) => ({ detail: { [ANSWERS]: declared } }));
@@ -140,7 +144,10 @@ export function completeDocument(document: Document, routes: DocumentedRoute[]):
     const responses: Record<string, unknown> = {};
     for (const [status, answer] of Object.entries(declared)) {
       if (Array.isArray(answer)) addError(Number(status), answer);
-      else responses[status] = { description: Number(status) === 201 ? "Created" : "Success", content: jsonContent(hoisted(JSON.parse(JSON.stringify(answer)), components)) };
+      else if (MEDIA in answer) {
+        const media = Object.entries(answer[MEDIA] as Record<string, TSchema>).map(([type, schema]) => [type, { schema: hoisted(JSON.parse(JSON.stringify(schema)), components) }]);
+        responses[status] = { description: answer.description, content: Object.fromEntries(media) };
+      } else responses[status] = { description: Number(status) === 201 ? "Created" : "Success", content: jsonContent(hoisted(JSON.parse(JSON.stringify(answer)), components)) };
     }
     // Any request that changes state may carry a body: it is parsed (400), measured (413) and typed (415) before anything else.
     const sendsBody = route.method !== "GET";

@@ -64,6 +64,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/bases/:baseId/fields/deleted": "The fields deleted from a base, the latest first",
   "POST /api/v1/bases/:baseId/fields/convert/preview": "What converting a field to another type would do, before any change",
   "GET /api/v1/search": "Search the space's records and the names of its folders and bases",
+  "GET /api/v1/bases/:baseId/export": "Export a base's records as CSV, JSON or JSON lines",
   "GET /api/v1/bases/:baseId/views": "The saved views of a base",
   "GET /api/v1/views/:viewId": "One saved view",
   "POST /api/v1/views/change-requests": "Propose creating, updating, deleting or restoring a view",

@@ -1,0 +1,107 @@
+import { t } from "elysia";
+import { recordNames } from "../content/links";
+import { listRecords, type RecordQuery, type RecordShape, type RecordView } from "../content/records";
+import type { FieldRow, LoadedBase } from "../content/schema";
+import type { AppContext } from "../context";
+import { Timestamp } from "../http/schemas";
+
+export const EXPORT_FORMATS = ["csv", "json", "jsonl"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const EXPORT_MEDIA: Record<ExportFormat, string> = {
+  csv: "text/csv; charset=utf-8",
+  json: "application/json; charset=utf-8",
+  jsonl: "application/x-ndjson; charset=utf-8",
+};
+
+/** One record as exported in JSON and JSON lines: relation values are record ids. */
+export const ExportedRecordSchema = t.Object(
+  { id: t.String(), createdAt: Timestamp, updatedAt: Timestamp, fields: t.Record(t.String(), t.Unknown()) },
+  { $id: "ExportedRecord" },
+);
+
+/** Records read per step: one listing page, so an export holds one page in memory whatever the base's size. */
+export const EXPORT_PAGE = 500;
+
+const LEAN: RecordShape = { base: false, headCommit: false, fields: null };
+
+/**
+ * A text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or a carriage return
+ * first) is written with a leading `'`, which spreadsheets show as text (OWASP's advice against CSV
+ * injection). Numbers are written as numbers, so `-5` stays a number.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+function csvCell(value: string): string {
+  return /[",\r\n]/.test(value) || value !== value.trim() ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+/** A value as one CSV cell's text: lists joined with ", ", objects as JSON, linked records by their primary value (else their id). */
+function csvText(value: unknown, field: FieldRow | null, names: Record<string, string | null>): string {
+  if (value === null || value === undefined) return "";
+  if (field?.type === "relation") {
+    const ids = Array.isArray(value) ? value : [value];
+    return ids.map((id) => names[String(id)] ?? String(id)).join(", ");
+  }
+  if (typeof value === "string") return FORMULA_START.test(value) ? `'${value}` : value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === "string" || typeof item === "number")) return csvText(value.join(", "), null, names);
+  return JSON.stringify(value);
+}
+
+function relationIds(records: RecordView[], relations: FieldRow[]): string[] {
+  const ids: string[] = [];
+  for (const record of records) {
+    for (const field of relations) {
+      const value = record.fields[field.slug];
+      if (Array.isArray(value)) ids.push(...value.map(String));
+      else if (typeof value === "string") ids.push(value);
+    }
+  }
+  return ids;
+}
+
+/**
+ * The text of an export, in parts: the header (or opening bracket), then one part per listing page
+ * of `EXPORT_PAGE` records walked by its cursor, then the closing. Each page is its own read: a
+ * record written while an export runs appears in it if the cursor has not passed its place yet.
+ * The first page is read when this is called, so a bad query fails before anything is sent.
+ */
+export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, format: ExportFormat, spaceId: string): Iterator<string> {
+  const fields = loaded.fields;
+  const relations = fields.filter((field) => field.type === "relation");
+  let page: { records: RecordView[]; nextCursor: string | null } | null = listRecords(ctx, loaded, { ...query, limit: EXPORT_PAGE, shape: LEAN });
+  let stage: "head" | "rows" | "done" = "head";
+  let wroteRecords = false;
+
+  const rows = (records: RecordView[]): string => {
+    if (format === "csv") {
+      const names = relations.length > 0 ? recordNames(ctx, spaceId, relationIds(records, relations)) : {};
+      return records.map((record) => `${[record.id, ...fields.map((field) => csvText(record.fields[field.slug], field, names)), record.createdAt, record.updatedAt].map(csvCell).join(",")}\r\n`).join("");
+    }
+    const lines = records.map((record) => JSON.stringify({ id: record.id, createdAt: record.createdAt, updatedAt: record.updatedAt, fields: record.fields }));
+    if (format === "jsonl") return lines.map((line) => `${line}\n`).join("");
+    const joined = lines.join(",\n");
+    return joined === "" ? "" : `${wroteRecords ? ",\n" : ""}${joined}`;
+  };
+
+  return {
+    next(): IteratorResult<string> {
+      if (stage === "done") return { done: true, value: undefined };
+      let text = "";
+      if (stage === "head") {
+        // A byte-order mark tells spreadsheets the CSV is UTF-8.
+        text = format === "csv" ? `\uFEFF${["id", ...fields.map((field) => field.slug), "createdAt", "updatedAt"].map(csvCell).join(",")}\r\n` : format === "json" ? "[\n" : "";
+        stage = "rows";
+      }
+      if (page) {
+        text += rows(page.records);
+        wroteRecords ||= page.records.length > 0;
+        page = page.nextCursor ? listRecords(ctx, loaded, { ...query, cursor: page.nextCursor, limit: EXPORT_PAGE, shape: LEAN }) : null;
+        if (page) return { done: false, value: text };
+      }
+      stage = "done";
+      return { done: false, value: text + (format === "json" ? "\n]\n" : "") };
+    },
+  };
+}
