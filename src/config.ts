@@ -9,6 +9,8 @@ export interface Config {
   port: number;
   publicUrl: string;
   maxBodyBytes: number;
+  /** The largest file an import reads (`--max-import`): it is read as it arrives, never held whole. */
+  maxImportBytes: number;
   webhookAllow: string[];
   /** Seconds to wait before each retry of a failed delivery (`BASALT_WEBHOOK_RETRY_SCHEDULE`). */
   webhookRetrySchedule: number[];
@@ -79,6 +81,7 @@ export interface ServeFlags {
   host?: string;
   "public-url"?: string;
   "max-body"?: string;
+  "max-import"?: string;
   "webhook-allow"?: string;
   "backup-cron"?: string;
   "max-spaces-per-user"?: string;
@@ -113,6 +116,7 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     port,
     publicUrl,
     maxBodyBytes: parseSize(flags["max-body"] ?? env.BASALT_MAX_BODY ?? "1mb"),
+    maxImportBytes: parseSize(flags["max-import"] ?? env.BASALT_MAX_IMPORT ?? "64mb"),
     webhookAllow: parseList(flags["webhook-allow"] ?? env.BASALT_WEBHOOK_ALLOW),
     webhookRetrySchedule: parseRetrySchedule(env.BASALT_WEBHOOK_RETRY_SCHEDULE),
     secretKey: env.BASALT_SECRET_KEY || null,

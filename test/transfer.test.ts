@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, createBase, freshWorkspace, REPO, type TestServer, type Workspace } from "./helpers";
+import { BUN, createBase, freshWorkspace, REPO, TestServer, workspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -136,3 +136,144 @@ describe("export", () => {
     expect(foreign.text).not.toContain("Attention");
   });
 });
+
+describe("import", () => {
+  const upload = (base: string, query: string, body: string | Uint8Array<ArrayBuffer> | FormData, contentType: string | null, key = ws.write) =>
+    fetch(`${server.url}/api/v1/bases/${base}/imports${query ? `?${query}` : ""}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, ...(contentType ? { "content-type": contentType } : {}) },
+      body,
+    }).then(async (response) => ({ status: response.status, body: await response.json() }));
+  const count = async (base: string) => (await server.call("GET", `/api/v1/records/count?baseId=${base}`, { key: ws.read })).body.total as number;
+
+  test("a preview maps columns by slug or name, suggests types, shows rows and errors by line, and writes nothing", async () => {
+    await createBase(server, ws.write, "books", [
+      { slug: "title", name: "Title", type: "text", required: true },
+      { slug: "pages", name: "Page count", type: "number" },
+      { slug: "read", name: "Read", type: "checkbox" },
+    ]);
+    const csv = '\uFEFFtitle;Page count;Read;Genre;id\r\n"Dune; the novel";412;yes;sf;x1\r\nEmma;many;no;classic;x2\r\n;10;no;sf;x3\r\nWalden;200;1;classic;x4\r\n';
+    const reply = await upload("books", "preview=true", csv, "text/csv");
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ format: "csv", delimiter: ";", rowCount: 4, errorCount: 2 });
+    expect(reply.body.columns).toEqual([
+      { name: "title", action: "map", fieldSlug: "title", suggestedType: "text", reason: null },
+      { name: "Page count", action: "map", fieldSlug: "pages", suggestedType: "number", reason: null },
+      { name: "Read", action: "map", fieldSlug: "read", suggestedType: "checkbox", reason: null },
+      { name: "Genre", action: "skip", fieldSlug: null, suggestedType: "select", reason: expect.stringContaining("createFields=true") },
+      { name: "id", action: "skip", fieldSlug: null, suggestedType: "text", reason: expect.stringContaining("export") },
+    ]);
+    expect(reply.body.rows[0]).toEqual({ line: 2, fields: { title: "Dune; the novel", pages: 412, read: true }, errors: [] });
+    expect(reply.body.errors).toEqual([
+      { line: 3, column: "Page count", message: 'Page count "many" is not a number.' },
+      { line: 4, column: "title", message: "title is required." },
+    ]);
+    expect(await count("books")).toBe(0);
+  });
+
+  test("a file with any bad row imports nothing and names every line; a good one is one change request", async () => {
+    const bad = await upload("books", "", "title,pages\nA,1\nB,x\nC,3,4\n", "text/csv");
+    expect(bad.status).toBe(400);
+    expect(bad.body.data.errors.map((error: { line: number }) => error.line)).toEqual([3, 4]);
+    expect(bad.body.error).toContain("nothing was imported");
+    expect(await count("books")).toBe(0);
+
+    const proposed = await upload("books", "message=From%20the%20library", "title,pages\nA,1\nB,2\n", "text/csv", ws.propose);
+    expect(proposed.status).toBe(201);
+    expect(proposed.body).toMatchObject({ status: "in_review", sourceMeta: { message: "From the library" } });
+    expect(proposed.body.operations).toHaveLength(2);
+    expect(await count("books")).toBe(0);
+    const merged = await upload("books", "", "title,pages\nA,1\nB,2\n", "text/csv");
+    expect(merged.body.status).toBe("merged");
+    const titles = (await server.call("GET", "/api/v1/records?baseId=books&sort=title&include=none", { key: ws.read })).body.records.map((record: { fields: { title: string; pages: number } }) => [record.fields.title, record.fields.pages]);
+    expect(titles).toEqual([["A", 1], ["B", 2]]);
+  });
+
+  test("createFields makes each unknown column a field of its suggested type, with write only", async () => {
+    await createBase(server, ws.write, "films", [{ slug: "title", name: "Title", type: "text" }]);
+    const csv = "Title,Released,Genre,Rating,Site\nAlien,1979-05-25,sf,8.5,https://example.com/alien\nHeat,1995-12-15,crime,8.3,\nSolaris,1972-03-20,sf,8.1,\nRonin,1998-09-25,crime,7.2,\n";
+    expect((await upload("films", "createFields=true", csv, "text/csv", ws.propose)).status).toBe(403);
+    expect((await server.call("GET", "/api/v1/bases/films", { key: ws.read })).body.fields).toHaveLength(1);
+    const reply = await upload("films", "createFields=true", csv, "text/csv");
+    expect(reply.status).toBe(201);
+    const fields = (await server.call("GET", "/api/v1/bases/films", { key: ws.read })).body.fields;
+    expect(fields.map((field: { slug: string; type: string }) => [field.slug, field.type])).toEqual([["title", "text"], ["released", "date"], ["genre", "select"], ["rating", "number"], ["site", "url"]]);
+    expect(fields[2].options.choices.map((choice: { name: string }) => choice.name)).toEqual(["sf", "crime"]);
+    const alien = (await server.call("GET", "/api/v1/records?baseId=films&sort=title&include=none&limit=1", { key: ws.read })).body.records[0];
+    expect(alien.fields).toEqual({ title: "Alien", released: "1979-05-25", genre: "sf", rating: 8.5, site: "https://example.com/alien" });
+  });
+
+  test("JSON arrays, JSON lines and multipart uploads; an export imports back as it was", async () => {
+    await createBase(server, ws.write, "copies", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "year", name: "Year", type: "number" },
+      { slug: "tags", name: "Tags", type: "multiselect", options: { choices: [{ name: "ml" }, { name: "nlp" }] } },
+    ]);
+    const exported = (await server.call("GET", "/api/v1/bases/papers/export?format=json&sort=year", { key: ws.read })).body as { fields: Record<string, unknown> }[];
+    const rows = exported.map(({ fields }) => Object.fromEntries(Object.entries(fields).filter(([slug]) => ["title", "year", "tags"].includes(slug))));
+    expect((await upload("copies", "", JSON.stringify(rows), "application/json")).status).toBe(201);
+    const copied = (await server.call("GET", "/api/v1/bases/copies/export?format=json&sort=year", { key: ws.read })).body as { fields: Record<string, unknown> }[];
+    expect(copied.map(({ fields }) => fields)).toEqual(rows);
+
+    const lines = '{"title":"L1","year":1}\n\n{"title":"L2","year":"two"}\n';
+    const badLine = await upload("copies", "", lines, "application/x-ndjson");
+    expect(badLine.status).toBe(400);
+    expect(badLine.body.data.errors).toEqual([{ line: 3, column: "year", message: "year must be a finite number." }]);
+
+    const form = new FormData();
+    form.append("file", new File(["title,year\nM1,5\n"], "../../etc/passwd.csv", { type: "text/csv" }));
+    const multipart = await upload("copies", "", form, null);
+    expect(multipart.status).toBe(201);
+    expect(await count("copies")).toBe(rows.length + 1);
+  });
+
+  test("broken files are clear errors that write nothing", async () => {
+    const before = await count("books");
+    const cases: [string | Uint8Array<ArrayBuffer>, string | null, number, string][] = [
+      ['title\n"never closed\n', "text/csv", 400, "Line 2: a quoted cell is never closed."],
+      ['title\n"ab"c\n', "text/csv", 400, "Line 2: text follows a closing quote"],
+      [new Uint8Array([0x74, 0x69, 0x74, 0x6c, 0x65, 0x0a, 0xff, 0xfe, 0x0a]), "text/csv", 400, "not valid UTF-8"],
+      [`${Array.from({ length: 10_000 }, (_, i) => `c${i}`).join(",")}\n`, "text/csv", 400, "at most 500"],
+      ["title,title\nA,B\n", "text/csv", 400, 'the column "title" appears twice'],
+      ['{"title":"x"}', "application/json", 400, "an array of objects"],
+      ["[1,2]", "application/json", 400, "Item 1 is not an object"],
+      ["title\nA\n", "application/xml", 415, "text/csv"],
+      ["title\n", "text/csv", 400, "no rows"],
+    ];
+    for (const [body, type, status, message] of cases) {
+      const reply = await upload("books", "", body, type);
+      expect([reply.status, reply.body.error]).toEqual([status, expect.stringContaining(message)]);
+    }
+    expect(await count("books")).toBe(before);
+  });
+
+  test("a file past --max-import is 413, announced or streamed", async () => {
+    const small = new TestServerWithImportLimit();
+    await small.ready;
+    try {
+      const big = `title\n${"x".repeat(4096)}\n`;
+      const announced = await fetch(`${small.server.url}/api/v1/bases/notes/imports`, { method: "POST", headers: { authorization: `Bearer ${small.key}`, "content-type": "text/csv" }, body: big });
+      expect(announced.status).toBe(413);
+      const streamed = await fetch(`${small.server.url}/api/v1/bases/notes/imports`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${small.key}`, "content-type": "text/csv" },
+        body: new ReadableStream({ start: (controller) => (controller.enqueue(new TextEncoder().encode(big)), controller.close()) }),
+      });
+      expect(streamed.status).toBe(413);
+      expect((await streamed.json()).error).toContain("--max-import");
+    } finally {
+      await small.server.stop();
+    }
+  });
+});
+
+/** A server whose imports read at most 1 KB, with a base "notes". */
+class TestServerWithImportLimit {
+  readonly server = new TestServer({ flags: { "max-import": "1kb" } });
+  key = "";
+  readonly ready = (async () => {
+    const ws = await workspace(this.server);
+    this.key = ws.write;
+    await createBase(this.server, ws.write, "notes", [{ slug: "title", name: "Title", type: "text" }]);
+  })();
+}

@@ -20,6 +20,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     host: { type: "string" },
     "public-url": { type: "string" },
     "max-body": { type: "string" },
+    "max-import": { type: "string" },
     "webhook-allow": { type: "string" },
     "backup-cron": { type: "string" },
     ...Object.fromEntries(Object.values(LIMIT_SETTINGS).map((setting) => [setting.flag, { type: "string" as const }])),

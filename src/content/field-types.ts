@@ -70,7 +70,7 @@ export const isEmpty = (value: unknown): boolean => value === null || value === 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
 
 /** An ISO 8601 date or date-time that names a real moment: no 30 February, no 25 o'clock (Date.parse rolls both over). */
-function isIsoDate(text: string): boolean {
+export function isIsoDate(text: string): boolean {
   const parts = DATE_PATTERN.exec(text);
   if (!parts) return false;
   const [year, month, day] = [parts[1], parts[2], parts[3]].map(Number);

@@ -201,14 +201,15 @@ function materialized<T extends object>(ctx: AppContext, proposed: Proposed, mer
   return { ...viewOf(ctx, proposed.changeRequest), materialized: false as const };
 }
 
+/** Who proposes a change through a request: its caller, in its space, shown with its channel header. */
+export const proposer = (scope: SpaceScope, actor: Actor, request: Request): Proposer => ({
+  scope,
+  actor,
+  attribution: sourceAttribution(actor, request.headers.get("x-basalt-channel") ?? undefined),
+});
+
 /** Nodes, bases, fields and records, in the space of section 2.3 of the contract. */
 export function contentRoutes(ctx: AppContext) {
-  const proposer = (scope: SpaceScope, actor: Actor, request: Request): Proposer => ({
-    scope,
-    actor,
-    attribution: sourceAttribution(actor, request.headers.get("x-basalt-channel") ?? undefined),
-  });
-
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)

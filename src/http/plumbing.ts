@@ -127,6 +127,17 @@ class UnknownRoute extends Error {}
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
+ * Routes whose body is a file the route reads itself as it arrives (an import): bounded by
+ * `--max-import` instead of `--max-body`, and never parsed as JSON here. Their body is `UPLOAD`.
+ */
+const UPLOAD_PATHS = [/^\/api\/v1\/bases\/[^/]+\/imports$/];
+export const UPLOAD = Object.freeze({ upload: true });
+const isUpload = (request: Request) => request.method === "POST" && UPLOAD_PATHS.some((path) => path.test(new URL(request.url).pathname));
+
+/** The 413 for a file past `--max-import`. */
+export const uploadRefusal = (max: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most an import reads (the operator sets it with --max-import).`);
+
+/**
  * What every request goes through before and after its route: CORS, the body limit and JSON
  * parsing, the one error envelope, and one log line (method, path, status, duration — never a
  * header, so never a key).
@@ -135,6 +146,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   const methodsOf = allowedMethods(known);
   const maxBody = ctx.config.maxBodyBytes;
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
+  const uploadTooLarge = () => uploadRefusal(ctx.config.maxImportBytes);
 
   return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
     .onError({ as: "global" }, ({ error, code, set, path, request }) => {
@@ -185,10 +197,13 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
         if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
       }
       const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > maxBody) throw tooLarge();
+      if (isUpload(request)) {
+        if (length > ctx.config.maxImportBytes) throw uploadTooLarge();
+      } else if (length > maxBody) throw tooLarge();
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
+      if (isUpload(request)) return UPLOAD;
       const text = await readBodyText(request, maxBody, tooLarge);
       if (text.length === 0) return undefined;
       if (!JSON_TYPE.test(contentType ?? "")) {

@@ -1,17 +1,55 @@
 import { Elysia, t } from "elysia";
-import { RECORD_QUERY, recordListing } from "../content/routes";
+import { proposer, RECORD_QUERY, recordListing } from "../content/routes";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
-import { badRequest } from "../http/errors";
+import { viewOf } from "../changes/change-requests";
+import { ChangeRequestSchema } from "../changes/views";
+import { findBase } from "../content/bases";
+import { ApiError, badRequest } from "../http/errors";
 import { answers, mediaAnswer } from "../http/openapi";
+import { uploadRefusal } from "../http/plumbing";
 import { nestedQuery, oneString } from "../http/query";
 import { queryParameter } from "../http/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "./export";
+import { commitImport, ImportPlan, ImportPreviewSchema, readInto } from "./import";
+import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./parse";
 
 const EXPORT_QUERY = [
   queryParameter("format", `${EXPORT_FORMATS.join(", ")}; default csv.`),
   ...RECORD_QUERY.filter((parameter) => !["baseId", "limit", "cursor"].includes(parameter.name)),
 ];
+
+const IMPORT_QUERY = [
+  queryParameter("preview", "true: answer the columns, suggested types, mapping, first rows and errors by line, and write nothing."),
+  queryParameter("createFields", "true: make a field (of its suggested type) for each column no field has the slug or name of; needs write."),
+  queryParameter("format", `${IMPORT_FORMATS.join(", ")}: how to read the file when its Content-Type does not say.`),
+  queryParameter("message", "The change request's message."),
+  queryParameter("autoMerge", "false: wait for review even with write."),
+];
+
+/** `true` or `false`; absent is false. */
+function booleanParam(name: string, value: unknown): boolean {
+  const text = oneString(name, value);
+  if (text === undefined || text === "false") return false;
+  if (text === "true") return true;
+  throw badRequest(`${name} must be true or false.`);
+}
+
+/** The file an import reads: the body itself, or the `file` part of a multipart upload, and how to read it. */
+async function uploadedFile(request: Request, named: string | undefined): Promise<{ format: ImportFormat; body: ReadableStream<Uint8Array> }> {
+  if (named !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(named)) throw badRequest(`format must be one of ${IMPORT_FORMATS.join(", ")}.`);
+  const contentType = request.headers.get("content-type") ?? "";
+  let file: { type: string; name: string; body: ReadableStream<Uint8Array> | null };
+  if (contentType.toLowerCase().startsWith("multipart/form-data")) {
+    const part = (await request.formData().catch(() => null))?.get("file");
+    if (!(part instanceof File)) throw badRequest("A multipart import sends the file in a part named file.");
+    file = { type: part.type, name: part.name, body: part.stream() };
+  } else file = { type: contentType, name: "", body: request.body };
+  const format = (named as ImportFormat | undefined) ?? formatOf(file.type, file.name);
+  if (!format) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the file as text/csv, application/json (an array of objects) or application/x-ndjson, or say which with format=.");
+  if (!file.body) throw badRequest("Send the file as the request's body.");
+  return { format, body: file.body };
+}
 
 /** The parts as a byte stream that reads the next page only when the client has taken the last. */
 function streamOf(parts: Iterator<string>): ReadableStream<Uint8Array> {
@@ -52,6 +90,38 @@ export function transferRoutes(ctx: AppContext) {
         },
         level: "read",
         detail: { parameters: EXPORT_QUERY },
+      },
+    )
+    .post(
+      "/bases/:baseId/imports",
+      async ({ space, actor, params, request, set }) => {
+        const raw = nestedQuery(request.url);
+        const preview = booleanParam("preview", raw.preview);
+        const file = await uploadedFile(request, oneString("format", raw.format));
+        const loaded = findBase(ctx, space.space.id, params.baseId);
+        const plan = new ImportPlan(ctx, loaded, file.format, { preview, createFields: booleanParam("createFields", raw.createFields) });
+        await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
+        if (preview) return plan.preview();
+        const autoMerge = oneString("autoMerge", raw.autoMerge);
+        const proposed = await commitImport(ctx, proposer(space, actor, request), plan, { message: oneString("message", raw.message), autoMerge: autoMerge === undefined ? undefined : booleanParam("autoMerge", autoMerge) });
+        set.status = 201;
+        return viewOf(ctx, proposed.changeRequest);
+      },
+      {
+        answers: { 200: ImportPreviewSchema, 201: ChangeRequestSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"] },
+        level: "changeRequest",
+        detail: {
+          parameters: IMPORT_QUERY,
+          requestBody: {
+            required: true,
+            content: {
+              "text/csv": { schema: { type: "string" } },
+              "application/json": { schema: { type: "array", items: { type: "object" } } },
+              "application/x-ndjson": { schema: { type: "string" } },
+              "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
+            },
+          },
+        },
       },
     );
 }

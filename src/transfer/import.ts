@@ -1,0 +1,345 @@
+import { type Static, t } from "elysia";
+import { type Proposer, proposeFieldChange, proposeRecords } from "../changes/proposals";
+import { findBase } from "../content/bases";
+import { type FieldType, isComputed, isIsoDate, MAX_LINKS } from "../content/field-types";
+import { recordInputErrors } from "../content/links";
+import type { FieldRow, LoadedBase } from "../content/schema";
+import type { AppContext } from "../context";
+import { EMAIL_PATTERN, slugify } from "../formats";
+import { ApiError, badRequest, forbidden } from "../http/errors";
+import { Nullable } from "../http/schemas";
+import { CsvReader, type ImportFormat, type ImportRow, jsonLine, jsonRows } from "./parse";
+
+/**
+ * What one import may hold. A committed import is one change request merged in one transaction,
+ * as the bulk route's is, so it takes as many rows as that route (1..1000); a preview reads a file
+ * of any number of rows (within the upload size) and keeps only what it shows.
+ */
+export const IMPORT_BOUNDS = { rows: 1000, previewRows: 20, errors: 100 } as const;
+
+/** Columns an export writes that are not fields: skipped unless a field has that slug or name. */
+const EXPORT_COLUMNS = new Set(["id", "createdat", "updatedat"]);
+
+const ColumnSchema = t.Object({
+  name: t.String(),
+  action: t.Union([t.Literal("map"), t.Literal("create"), t.Literal("skip")], { description: "map: into fieldSlug; create: a new field of suggestedType (with createFields=true); skip: not imported." }),
+  fieldSlug: Nullable(t.String()),
+  suggestedType: t.String({ description: "The field type the column's values fit best." }),
+  reason: Nullable(t.String({ description: "Why a column is skipped." })),
+});
+
+const LineError = t.Object({ line: t.Integer({ description: "The file's line (for a JSON array, the item's place from 1)." }), column: Nullable(t.String()), message: t.String() });
+
+export const ImportPreviewSchema = t.Object(
+  {
+    format: t.String(),
+    delimiter: Nullable(t.String()),
+    rowCount: t.Integer(),
+    columns: t.Array(ColumnSchema),
+    rows: t.Array(t.Object({ line: t.Integer(), fields: t.Record(t.String(), t.Unknown()), errors: t.Array(LineError) }), { description: `The first ${IMPORT_BOUNDS.previewRows} rows as they would be written.` }),
+    errors: t.Array(LineError, { description: `The first ${IMPORT_BOUNDS.errors} errors, by line.` }),
+    errorCount: t.Integer(),
+  },
+  { $id: "ImportPreview" },
+);
+export type ImportPreview = Static<typeof ImportPreviewSchema>;
+type LineErrorView = Static<typeof LineError>;
+
+/** What a column's values look like, gathered row by row, for the type it is suggested. */
+class ColumnStats {
+  filled = 0;
+  number = true;
+  boolean = true;
+  date = true;
+  email = true;
+  url = true;
+  long = false;
+  list = true;
+  nested = false;
+  distinct = new Set<string>();
+
+  add(value: unknown): void {
+    if (value === null || value === undefined || value === "") return;
+    this.filled++;
+    if (typeof value === "string") {
+      const text = value.trim();
+      this.number &&= NUMBER.test(text);
+      this.boolean &&= BOOLEAN_WORDS.has(text.toLowerCase());
+      this.date &&= isIsoDate(text);
+      this.email &&= EMAIL_PATTERN.test(text);
+      this.url &&= /^https?:\/\/\S+$/i.test(text) && URL.canParse(text);
+      this.long ||= value.length > 255 || /[\r\n]/.test(value);
+      this.list = false;
+      if (this.distinct.size <= CHOICES_MAX) this.distinct.add(text);
+      return;
+    }
+    this.number &&= typeof value === "number";
+    this.boolean &&= typeof value === "boolean";
+    this.date = this.email = this.url = false;
+    this.list &&= Array.isArray(value) && value.every((item) => typeof item === "string");
+    this.nested ||= typeof value === "object";
+    if (this.list) for (const item of value as string[]) if (this.distinct.size <= CHOICES_MAX) this.distinct.add(item);
+  }
+
+  /** The type these values fit, with its options (a select's choices are the values seen). */
+  suggestion(): { type: FieldType; options: Record<string, unknown> } {
+    const choices = () => ({ choices: [...this.distinct].map((name) => ({ name })) });
+    if (this.filled === 0) return { type: "text", options: {} };
+    if (this.number) return { type: "number", options: {} };
+    if (this.boolean) return { type: "checkbox", options: {} };
+    if (this.date) return { type: "date", options: {} };
+    if (this.email) return { type: "email", options: {} };
+    if (this.url) return { type: "url", options: {} };
+    if (this.list) return this.distinct.size <= CHOICES_MAX ? { type: "multiselect", options: choices() } : { type: "json", options: {} };
+    if (this.nested) return { type: "json", options: {} };
+    if (this.long) return { type: "longtext", options: {} };
+    // A few values repeated across many rows are choices, not free text.
+    if (this.distinct.size <= CHOICES_MAX && this.filled >= this.distinct.size * 2) return { type: "select", options: choices() };
+    return { type: "text", options: {} };
+  }
+}
+
+const NUMBER = /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const BOOLEAN_WORDS = new Map([["true", true], ["false", false], ["yes", true], ["no", false], ["1", true], ["0", false], ["x", true], ["y", true], ["n", false]]);
+const CHOICES_MAX = 20;
+
+/** A CSV cell as a value of the field's type: the text read as the type reads it, or why it cannot be. */
+function cellValue(field: FieldRow, text: string): { value: unknown } | { error: string } {
+  const trimmed = text.trim();
+  if (trimmed === "") return { value: null };
+  switch (field.type) {
+    case "number":
+      return NUMBER.test(trimmed) ? { value: Number(trimmed) } : { error: `"${trimmed.slice(0, 40)}" is not a number` };
+    case "checkbox": {
+      const flag = BOOLEAN_WORDS.get(trimmed.toLowerCase());
+      return flag === undefined ? { error: `"${trimmed.slice(0, 40)}" is not true or false (true/false, yes/no, 1/0)` } : { value: flag };
+    }
+    case "multiselect":
+      return { value: trimmed.split(",").map((item) => item.trim()).filter(Boolean) };
+    case "relation": {
+      const ids = trimmed.split(",").map((item) => item.trim()).filter(Boolean);
+      return ids.length > MAX_LINKS ? { error: `links at most ${MAX_LINKS} records` } : { value: field.options.multiple === false ? ids[0] : ids };
+    }
+    case "json":
+      try {
+        return { value: JSON.parse(trimmed) };
+      } catch {
+        return { error: "is not valid JSON" };
+      }
+    case "select":
+    case "date":
+    case "email":
+    case "url":
+    case "phone":
+      return { value: trimmed };
+    default:
+      return { value: text };
+  }
+}
+
+interface Column {
+  name: string;
+  field: FieldRow | null;
+  action: "map" | "create" | "skip";
+  reason: string | null;
+  stats: ColumnStats;
+}
+
+/** A column's field: by slug, by name (any case), or by the slug its name would have. */
+function columnOf(loaded: LoadedBase, name: string, createFields: boolean): Column {
+  const key = name.trim().toLowerCase();
+  const field = loaded.fields.find((candidate) => candidate.slug === name.trim()) ?? loaded.fields.find((candidate) => candidate.name.toLowerCase() === key) ?? loaded.fields.find((candidate) => candidate.slug === newSlug(name));
+  const stats = new ColumnStats();
+  if (field && isComputed(field.type)) return { name, field: null, action: "skip", reason: `${field.slug} is computed (${field.type}): its values are the server's.`, stats };
+  if (field) return { name, field, action: "map", reason: null, stats };
+  if (EXPORT_COLUMNS.has(key)) return { name, field: null, action: "skip", reason: "an export's own column, not a field", stats };
+  if (createFields) return { name, field: null, action: "create", reason: null, stats };
+  return { name, field: null, action: "skip", reason: "no field has this slug or name (send createFields=true to make one)", stats };
+}
+
+/**
+ * An import read row by row: each row's values converted to its fields' types and checked as a
+ * create is, its errors kept by line; what a preview shows, and for a commit every row's values
+ * (refused past `IMPORT_BOUNDS.rows`, before anything is written).
+ */
+export class ImportPlan {
+  columns: Column[] = [];
+  rowCount = 0;
+  errorCount = 0;
+  readonly errors: LineErrorView[] = [];
+  readonly shown: { line: number; fields: Record<string, unknown>; errors: LineErrorView[] }[] = [];
+  readonly kept: { line: number; values: Record<string, unknown>; raw: Record<string, unknown> }[] = [];
+  delimiter: string | null = null;
+
+  get baseId(): string {
+    return this.loaded.base.id;
+  }
+
+  /** The widest a row may be: the fields a base may have. */
+  get maxColumns(): number {
+    return this.ctx.config.limits.fieldsPerBase;
+  }
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly loaded: LoadedBase,
+    readonly format: ImportFormat,
+    private readonly options: { preview: boolean; createFields: boolean },
+  ) {}
+
+  /** The file's columns: a CSV's header, or a JSON row's keys as they first appear. */
+  setColumns(names: string[], line: number): void {
+    const seen = new Set<string>();
+    for (const name of names) {
+      const key = name.trim();
+      if (key === "") throw badRequest(`Line ${line}: column ${names.indexOf(name) + 1} has no name; every column of the header needs one.`);
+      if (seen.has(key)) throw badRequest(`Line ${line}: the column "${key}" appears twice.`);
+      seen.add(key);
+      if (!this.columns.some((column) => column.name === key)) this.columns.push(columnOf(this.loaded, key, this.options.createFields));
+    }
+    if (this.columns.length > this.maxColumns) throw badRequest(`The file has ${this.columns.length} columns; an import takes at most ${this.maxColumns} (the fields a base may have).`);
+  }
+
+  /** A CSV row: its cells matched to the header, which it must be as wide as. */
+  addCells(line: number, cells: string[]): void {
+    if (cells.length !== this.columns.length) {
+      this.rowCount++;
+      this.fail(line, null, `has ${cells.length} cells; the header has ${this.columns.length}.`);
+      return;
+    }
+    this.add({ line, values: Object.fromEntries(this.columns.map((column, i) => [column.name, cells[i]])) });
+  }
+
+  add(row: ImportRow): void {
+    if (this.format !== "csv") this.setColumns(Object.keys(row.values), row.line);
+    this.rowCount++;
+    if (!this.options.preview && this.rowCount > IMPORT_BOUNDS.rows) {
+      throw badRequest(`An import commits at most ${IMPORT_BOUNDS.rows.toLocaleString("en")} rows in one change request; this file has more. Split it, or preview it with preview=true.`);
+    }
+    const values: Record<string, unknown> = {};
+    const raw: Record<string, unknown> = {};
+    const errors: LineErrorView[] = [];
+    for (const column of this.columns) {
+      if (!Object.hasOwn(row.values, column.name)) continue;
+      const given = row.values[column.name];
+      column.stats.add(given);
+      if (column.action === "create") raw[column.name] = given;
+      if (column.action !== "map" || !column.field) continue;
+      const converted = typeof given === "string" && this.format === "csv" ? cellValue(column.field, given) : { value: given };
+      if ("error" in converted) errors.push({ line: row.line, column: column.name, message: `${column.name} ${converted.error}.` });
+      else if (converted.value !== null) values[column.field.slug] = converted.value;
+    }
+    const checked = recordInputErrors(this.ctx, this.loaded, values, "create");
+    for (const error of checked.errors) {
+      const column = this.columns.find((candidate) => candidate.field?.slug === error.slug)?.name ?? null;
+      // A cell that could not be read is already an error; its field's being required is not another.
+      if (column === null || !errors.some((earlier) => earlier.column === column)) errors.push({ line: row.line, column, message: error.message });
+    }
+    for (const error of errors) this.fail(error.line, error.column, error.message);
+    if (this.shown.length < IMPORT_BOUNDS.previewRows) this.shown.push({ line: row.line, fields: { ...checked.values, ...raw }, errors });
+    if (!this.options.preview) this.kept.push({ line: row.line, values: checked.values, raw });
+  }
+
+  private fail(line: number, column: string | null, message: string): void {
+    this.errorCount++;
+    if (this.errors.length < IMPORT_BOUNDS.errors) this.errors.push({ line, column, message: column === null ? `Line ${line} ${message}` : message });
+  }
+
+  preview(): ImportPreview {
+    return {
+      format: this.format,
+      delimiter: this.delimiter,
+      rowCount: this.rowCount,
+      columns: this.columns.map((column) => ({ name: column.name, action: column.action, fieldSlug: column.field?.slug ?? (column.action === "create" ? newSlug(column.name) : null), suggestedType: column.field?.type ?? column.stats.suggestion().type, reason: column.reason })),
+      rows: this.shown,
+      errors: this.errors,
+      errorCount: this.errorCount,
+    };
+  }
+}
+
+const newSlug = (name: string) => slugify(name, "field").replace(/-/g, "_");
+
+/**
+ * Commits a read import: refused whole (400 with the errors by line) if any row has one; else
+ * the new fields are made first (with `createFields`, which needs `write`: they must exist, merged,
+ * before a record can hold them), then one change request creates every row, merged at once
+ * where the caller's level allows, waiting for review otherwise.
+ */
+export async function commitImport(ctx: AppContext, who: Proposer, plan: ImportPlan, review: { message?: string; autoMerge?: boolean }) {
+  if (plan.errorCount > 0) {
+    throw badRequest(`${plan.errorCount} error${plan.errorCount === 1 ? "" : "s"} in the file; nothing was imported. Fix the lines named, or preview with preview=true.`, { errors: plan.errors, errorCount: plan.errorCount });
+  }
+  if (plan.rowCount === 0) throw badRequest("The file has no rows to import.");
+  const created = plan.columns.filter((column) => column.action === "create" && column.stats.filled > 0);
+  if (created.length > 0 && !["write", "manage"].includes(who.scope.level)) throw forbidden("Creating fields from an import needs write: its records can only be proposed once the fields exist.");
+  const baseId = plan.baseId;
+  for (const column of created) {
+    const { type, options } = column.stats.suggestion();
+    const proposed = await proposeFieldChange(ctx, who, baseId, { operation: "create", slug: newSlug(column.name), name: column.name, type, options, required: false }, { message: review.message, autoMerge: true });
+    if (!proposed.outcome?.merged) throw new ApiError(409, "CONFLICT", `The field ${column.name} could not be created at once; nothing more was imported.`, { reason: "NOT_MERGEABLE" });
+  }
+  const fields = findBase(ctx, who.scope.space.id, baseId).fields;
+  const newValue = (column: Column, given: unknown) => {
+    const field = fields.find((candidate) => candidate.slug === newSlug(column.name))!;
+    const converted = typeof given === "string" && plan.format === "csv" ? cellValue(field, given) : { value: given };
+    return "value" in converted ? converted.value : null;
+  };
+  const records = plan.kept.map(({ values, raw }) => ({
+    fields: { ...values, ...Object.fromEntries(created.filter((column) => raw[column.name] !== undefined && raw[column.name] !== "").map((column) => [newSlug(column.name), newValue(column, raw[column.name])])) },
+  }));
+  return proposeRecords(ctx, who, baseId, records, review);
+}
+
+/**
+ * Reads a file into the plan as it arrives, a chunk at a time: decoded as UTF-8 (a BOM dropped,
+ * invalid bytes a 400 naming where), CSV and JSON lines row by row, a JSON array whole (within
+ * the same size bound). Past `limit` bytes it stops with `tooLarge`.
+ */
+export async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError): Promise<void> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const csv = plan.format === "csv" ? new CsvReader(plan.maxColumns) : null;
+  let headerRead = false;
+  let json = "";
+  let pendingLine = "";
+  let line = 1;
+  let size = 0;
+  const takeCsv = (rows: { line: number; cells: string[] }[]) => {
+    for (const row of rows) {
+      if (headerRead) plan.addCells(row.line, row.cells);
+      else (plan.setColumns(row.cells, row.line), (headerRead = true));
+    }
+  };
+  const takeLines = (text: string, last: boolean) => {
+    const lines = (pendingLine + text).split("\n");
+    pendingLine = last ? "" : lines.pop()!;
+    for (const each of lines) {
+      const row = jsonLine(each, line++);
+      if (row) plan.add(row);
+    }
+  };
+  const take = (text: string, last: boolean) => {
+    if (csv) takeCsv(csv.push(text));
+    else if (plan.format === "jsonl") takeLines(text, last);
+    else json += text;
+  };
+  const decode = (bytes?: Uint8Array) => {
+    try {
+      return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
+    } catch {
+      throw badRequest(`The file is not valid UTF-8 (within its first ${size.toLocaleString("en")} bytes).`);
+    }
+  };
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge();
+    take(decode(chunk), false);
+  }
+  take(decode(), true);
+  if (csv) {
+    takeCsv(csv.end());
+    plan.delimiter = csv.delimiter;
+  } else if (plan.format === "json") {
+    for (const row of jsonRows(json)) plan.add(row);
+  }
+}
