@@ -42,13 +42,13 @@ export function searchTerms(query: string): string[] {
 }
 
 /**
- * The FTS5 query: the space's own entries (its id without the prefix, as the triggers store it),
- * each word a prefix of a word of the text. Words are quoted, so nothing in them is syntax.
+ * The FTS5 query: each word a prefix of a word of the text. Words are quoted, so nothing in them
+ * is syntax. The index holds every space's records; the join to `records` keeps the caller's.
  */
-const matchOf = (spaceId: string, terms: string[]) => `space : "${spaceId.slice(4)}" AND text : (${terms.map((term) => `"${term}"*`).join(" AND ")})`;
+const matchOf = (terms: string[]) => terms.map((term) => `"${term}"*`).join(" AND ");
 
 /**
- * Matching active records of active bases, most relevant first (bm25 over the text column): the
+ * Matching active records of active bases, most relevant first (bm25): the
  * index finds the matches, the joins drop what the caller may not see.
  */
 const recordHits = (ctx: AppContext) =>
@@ -60,7 +60,7 @@ const recordHits = (ctx: AppContext) =>
       .innerJoin(bases, eq(bases.id, records.baseId))
       .innerJoin(nodes, eq(nodes.id, bases.nodeId))
       .where(and(sql`"record_search" MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active")))
-      .orderBy(sql`bm25("record_search", 0, 1)`, records.id)
+      .orderBy(sql`bm25("record_search")`, records.id)
       .limit(sql.placeholder("limit"))
       .offset(sql.placeholder("offset")),
   );
@@ -82,7 +82,7 @@ function snippetOf(values: string[], terms: string[]): string {
 }
 
 function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit: number, offset: number): SearchResult[] {
-  const rows = recordHits(ctx)({ match: matchOf(spaceId, terms), spaceId, limit, offset });
+  const rows = recordHits(ctx)({ match: matchOf(terms), spaceId, limit, offset });
   return rows.map(([id, baseId, data, updatedAt]) => {
     const loaded = findBaseOrNull(ctx, spaceId, baseId as string);
     const values = JSON.parse(data as string) as Record<string, unknown>;
