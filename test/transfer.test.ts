@@ -227,6 +227,22 @@ describe("import", () => {
     expect(await count("copies")).toBe(rows.length + 1);
   });
 
+  test("a new base from a file in one call: a field per column of the type its values fit, then its rows (write only)", async () => {
+    const make = (query: string, key = ws.write) =>
+      fetch(`${server.url}/api/v1/imports?${query}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "text/csv" }, body: "Name,Born,Field\nAda,1815,maths\nAlan,1912,maths\nGrace,1906,navy\nEdsger,1930,maths\n" }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const refused = await make("name=People", ws.propose);
+    expect(refused.status).toBe(403);
+    expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body.some((base: { slug: string }) => base.slug === "people")).toBe(false);
+    const made = await make("name=People&message=Imported");
+    expect(made.status).toBe(201);
+    expect(made.body.base).toMatchObject({ slug: "people", name: "People" });
+    expect(made.body.base.fields.map((field: { slug: string; type: string }) => [field.slug, field.type])).toEqual([["name", "text"], ["born", "number"], ["field", "select"]]);
+    expect(made.body.changeRequest).toMatchObject({ status: "merged", operationCount: 4 });
+    const people = (await server.call("GET", "/api/v1/records?baseId=people&sort=born&include=none", { key: ws.read })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
+    expect(people[0]).toEqual({ name: "Ada", born: 1815, field: "maths" });
+    expect((await make("")).status).toBe(400);
+  });
+
   test("broken files are clear errors that write nothing", async () => {
     const before = await count("books");
     const cases: [string | Uint8Array<ArrayBuffer>, string | null, number, string][] = [

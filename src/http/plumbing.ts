@@ -130,7 +130,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  * Routes whose body is a file the route reads itself as it arrives (an import): bounded by
  * `--max-import` instead of `--max-body`, and never parsed as JSON here. Their body is `UPLOAD`.
  */
-const UPLOAD_PATHS = [/^\/api\/v1\/bases\/[^/]+\/imports$/];
+const UPLOAD_PATHS = [/^\/api\/v1\/bases\/[^/]+\/imports$/, /^\/api\/v1\/imports$/];
 export const UPLOAD = Object.freeze({ upload: true });
 const isUpload = (request: Request) => request.method === "POST" && UPLOAD_PATHS.some((path) => path.test(new URL(request.url).pathname));
 

@@ -66,6 +66,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/search": "Search the space's records and the names of its folders and bases",
   "GET /api/v1/bases/:baseId/export": "Export a base's records as CSV, JSON or JSON lines",
   "POST /api/v1/bases/:baseId/imports": "Import records from a CSV, JSON or JSON lines file (preview, or one change request)",
+  "POST /api/v1/imports": "Make a new base from a file: a field per column, then its rows",
   "GET /api/v1/bases/:baseId/views": "The saved views of a base",
   "GET /api/v1/views/:viewId": "One saved view",
   "POST /api/v1/views/change-requests": "Propose creating, updating, deleting or restoring a view",

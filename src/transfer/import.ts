@@ -1,5 +1,6 @@
 import { type Static, t } from "elysia";
-import { type Proposer, proposeFieldChange, proposeRecords } from "../changes/proposals";
+import { atLeast } from "../auth/levels";
+import { type NodeChange, type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecords } from "../changes/proposals";
 import { findBase } from "../content/bases";
 import { type FieldType, isComputed, isIsoDate, MAX_LINKS } from "../content/field-types";
 import { recordInputErrors } from "../content/links";
@@ -171,10 +172,6 @@ export class ImportPlan {
   readonly kept: { line: number; values: Record<string, unknown>; raw: Record<string, unknown> }[] = [];
   delimiter: string | null = null;
 
-  get baseId(): string {
-    return this.loaded.base.id;
-  }
-
   /** The widest a row may be: the fields a base may have. */
   get maxColumns(): number {
     return this.ctx.config.limits.fieldsPerBase;
@@ -260,24 +257,36 @@ export class ImportPlan {
 
 const newSlug = (name: string) => slugify(name, "field").replace(/-/g, "_");
 
-/**
- * Commits a read import: refused whole (400 with the errors by line) if any row has one; else
- * the new fields are made first (with `createFields`, which needs `write`: they must exist, merged,
- * before a record can hold them), then one change request creates every row, merged at once
- * where the caller's level allows, waiting for review otherwise.
- */
-export async function commitImport(ctx: AppContext, who: Proposer, plan: ImportPlan, review: { message?: string; autoMerge?: boolean }) {
+/** A read import that can be written: no line with an error, at least one row. */
+function requireImportable(plan: ImportPlan): void {
   if (plan.errorCount > 0) {
     throw badRequest(`${plan.errorCount} error${plan.errorCount === 1 ? "" : "s"} in the file; nothing was imported. Fix the lines named, or preview with preview=true.`, { errors: plan.errors, errorCount: plan.errorCount });
   }
   if (plan.rowCount === 0) throw badRequest("The file has no rows to import.");
-  const created = plan.columns.filter((column) => column.action === "create" && column.stats.filled > 0);
-  if (created.length > 0 && !["write", "manage"].includes(who.scope.level)) throw forbidden("Creating fields from an import needs write: its records can only be proposed once the fields exist.");
-  const baseId = plan.baseId;
-  for (const column of created) {
-    const { type, options } = column.stats.suggestion();
-    const proposed = await proposeFieldChange(ctx, who, baseId, { operation: "create", slug: newSlug(column.name), name: column.name, type, options, required: false }, { message: review.message, autoMerge: true });
-    if (!proposed.outcome?.merged) throw new ApiError(409, "CONFLICT", `The field ${column.name} could not be created at once; nothing more was imported.`, { reason: "NOT_MERGEABLE" });
+}
+
+/** Fields must exist, merged, before a record can hold them: making them from a file needs write. */
+function requireWrite(who: Proposer, what: string): void {
+  if (!atLeast(who.scope.level, "write")) throw forbidden(`${what} needs write: its records can only be proposed once the fields exist.`, { required: "write", effective: who.scope.level });
+}
+
+/** The fields a file's new columns become: named as the columns, of the type their values fit. */
+const newFields = (columns: Column[]) => columns.map((column) => ({ slug: newSlug(column.name), name: column.name, required: false, ...column.stats.suggestion() }));
+
+/**
+ * Commits a read import into `baseId`: refused whole (400 with the errors by line) if any row has
+ * one; else the columns to create that the base lacks become fields first (merged), then one
+ * change request creates every row, merged at once where the caller's level allows, waiting for
+ * review otherwise.
+ */
+export async function commitImport(ctx: AppContext, who: Proposer, plan: ImportPlan, baseId: string, review: { message?: string; autoMerge?: boolean }) {
+  requireImportable(plan);
+  const created = plan.columns.filter((column) => column.action === "create");
+  const missing = () => created.filter((column) => !findBase(ctx, who.scope.space.id, baseId).fields.some((field) => field.slug === newSlug(column.name)));
+  if (missing().length > 0) requireWrite(who, "Creating fields from an import");
+  for (const field of newFields(missing())) {
+    const proposed = await proposeFieldChange(ctx, who, baseId, { operation: "create", ...field }, { message: review.message, autoMerge: true });
+    if (!proposed.outcome?.merged) throw new ApiError(409, "CONFLICT", `The field ${field.name} could not be created at once; nothing more was imported.`, { reason: "NOT_MERGEABLE" });
   }
   const fields = findBase(ctx, who.scope.space.id, baseId).fields;
   const newValue = (column: Column, given: unknown) => {
@@ -289,6 +298,23 @@ export async function commitImport(ctx: AppContext, who: Proposer, plan: ImportP
     fields: { ...values, ...Object.fromEntries(created.filter((column) => raw[column.name] !== undefined && raw[column.name] !== "").map((column) => [newSlug(column.name), newValue(column, raw[column.name])])) },
   }));
   return proposeRecords(ctx, who, baseId, records, review);
+}
+
+/** A base for reading a file that will become a new base: no fields yet, so every column is one to create. */
+export const NO_BASE = { base: { id: "" }, node: {}, fields: [] } as unknown as LoadedBase;
+
+/**
+ * A new base from a file, in one call (write): the base with a field per column, of the type its
+ * values fit, then its rows as one change request.
+ */
+export async function importNewBase(ctx: AppContext, who: Proposer, plan: ImportPlan, base: { name: string; slug?: string; parentNodeId?: string }, review: { message?: string; autoMerge?: boolean }) {
+  requireImportable(plan);
+  requireWrite(who, "A base made from a file");
+  const create: NodeChange = { kind: "create", nodeType: "base", name: base.name, slug: base.slug ?? slugify(base.name, "imported"), parentNodeId: base.parentNodeId, fields: newFields(plan.columns) };
+  const proposed = await proposeNodeChanges(ctx, who, [create], { message: review.message, autoMerge: true });
+  if (!proposed.outcome?.merged) throw new ApiError(409, "CONFLICT", "The base could not be made at once; nothing was imported.", { reason: "NOT_MERGEABLE" });
+  const baseId = proposed.changeRequest.baseId!;
+  return { baseId, imported: await commitImport(ctx, who, plan, baseId, review) };
 }
 
 /**

@@ -1,17 +1,18 @@
 import { Elysia, t } from "elysia";
+import type { OpenAPIV3 } from "openapi-types";
 import { proposer, RECORD_QUERY, recordListing } from "../content/routes";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
 import { viewOf } from "../changes/change-requests";
 import { ChangeRequestSchema } from "../changes/views";
-import { findBase } from "../content/bases";
+import { BaseSchema, baseView, findBase } from "../content/bases";
 import { ApiError, badRequest } from "../http/errors";
 import { answers, mediaAnswer } from "../http/openapi";
 import { uploadRefusal } from "../http/plumbing";
 import { nestedQuery, oneString } from "../http/query";
 import { queryParameter } from "../http/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "./export";
-import { commitImport, ImportPlan, ImportPreviewSchema, readInto } from "./import";
+import { commitImport, ImportPlan, ImportPreviewSchema, importNewBase, NO_BASE, readInto } from "./import";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./parse";
 
 const EXPORT_QUERY = [
@@ -27,13 +28,29 @@ const IMPORT_QUERY = [
   queryParameter("autoMerge", "false: wait for review even with write."),
 ];
 
-/** `true` or `false`; absent is false. */
-function booleanParam(name: string, value: unknown): boolean {
+/** An import's body: the file itself, or a multipart upload's `file` part. */
+const FILE_BODY: OpenAPIV3.RequestBodyObject = {
+  required: true,
+  content: {
+    "text/csv": { schema: { type: "string" } },
+    "application/json": { schema: { type: "array", items: { type: "object" } } },
+    "application/x-ndjson": { schema: { type: "string" } },
+    "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
+  },
+};
+
+/** `true` or `false`, or undefined when absent. */
+function optionalBoolean(name: string, value: unknown): boolean | undefined {
   const text = oneString(name, value);
-  if (text === undefined || text === "false") return false;
-  if (text === "true") return true;
+  if (text === undefined) return undefined;
+  if (text === "true" || text === "false") return text === "true";
   throw badRequest(`${name} must be true or false.`);
 }
+
+const booleanParam = (name: string, value: unknown) => optionalBoolean(name, value) ?? false;
+
+/** The change request's message, and autoMerge=false to wait for review even with write. */
+const reviewOf = (raw: Record<string, unknown>) => ({ message: oneString("message", raw.message), autoMerge: optionalBoolean("autoMerge", raw.autoMerge) });
 
 /** The file an import reads: the body itself, or the `file` part of a multipart upload, and how to read it. */
 async function uploadedFile(request: Request, named: string | undefined): Promise<{ format: ImportFormat; body: ReadableStream<Uint8Array> }> {
@@ -102,25 +119,40 @@ export function transferRoutes(ctx: AppContext) {
         const plan = new ImportPlan(ctx, loaded, file.format, { preview, createFields: booleanParam("createFields", raw.createFields) });
         await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
         if (preview) return plan.preview();
-        const autoMerge = oneString("autoMerge", raw.autoMerge);
-        const proposed = await commitImport(ctx, proposer(space, actor, request), plan, { message: oneString("message", raw.message), autoMerge: autoMerge === undefined ? undefined : booleanParam("autoMerge", autoMerge) });
+        const proposed = await commitImport(ctx, proposer(space, actor, request), plan, loaded.base.id, reviewOf(raw));
         set.status = 201;
         return viewOf(ctx, proposed.changeRequest);
       },
       {
         answers: { 200: ImportPreviewSchema, 201: ChangeRequestSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"] },
         level: "changeRequest",
+        detail: { parameters: IMPORT_QUERY, requestBody: FILE_BODY },
+      },
+    )
+    .post(
+      "/imports",
+      async ({ space, actor, request, set }) => {
+        const raw = nestedQuery(request.url);
+        const name = oneString("name", raw.name)?.trim();
+        if (!name) throw badRequest("The query parameter name (the new base's name) is required.");
+        const file = await uploadedFile(request, oneString("format", raw.format));
+        const plan = new ImportPlan(ctx, NO_BASE, file.format, { preview: false, createFields: true });
+        await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
+        const made = await importNewBase(ctx, proposer(space, actor, request), plan, { name, slug: oneString("slug", raw.slug), parentNodeId: oneString("parentNodeId", raw.parentNodeId) }, reviewOf(raw));
+        set.status = 201;
+        return { base: baseView(findBase(ctx, space.space.id, made.baseId)), changeRequest: viewOf(ctx, made.imported.changeRequest) };
+      },
+      {
+        answers: { 201: t.Object({ base: BaseSchema, changeRequest: ChangeRequestSchema }), 409: ["NOT_MERGEABLE", "SLUG_TAKEN", "LIMIT_REACHED", "PARENT_ARCHIVED"] },
+        level: "changeRequest",
         detail: {
-          parameters: IMPORT_QUERY,
-          requestBody: {
-            required: true,
-            content: {
-              "text/csv": { schema: { type: "string" } },
-              "application/json": { schema: { type: "array", items: { type: "object" } } },
-              "application/x-ndjson": { schema: { type: "string" } },
-              "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
-            },
-          },
+          parameters: [
+            queryParameter("name", "The new base's name.", true),
+            queryParameter("slug", "Its slug; default: from the name."),
+            queryParameter("parentNodeId", "The folder it goes in; default: the root."),
+            ...IMPORT_QUERY.filter((parameter) => ["format", "message", "autoMerge"].includes(parameter.name)),
+          ],
+          requestBody: FILE_BODY,
         },
       },
     );
