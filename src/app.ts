@@ -15,6 +15,7 @@ import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers
 import { type KnownRoute, plumbing } from "./http/plumbing";
 import { searchRoutes } from "./search/routes";
 import { transferRoutes } from "./transfer/routes";
+import { assetRoutes } from "./assets/routes";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
 import { webhookRoutes } from "./webhooks/routes";
@@ -70,6 +71,7 @@ export function createApp(ctx: AppContext) {
     .use(changeRoutes(ctx))
     .use(searchRoutes(ctx))
     .use(transferRoutes(ctx))
+    .use(assetRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx));

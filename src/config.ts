@@ -11,6 +11,8 @@ export interface Config {
   maxBodyBytes: number;
   /** The largest file an import reads (`--max-import`): it is read as it arrives, never held whole. */
   maxImportBytes: number;
+  /** The largest file an upload stores (`--max-file`), and the hard cap of an attachment field's `maxFileSize`. */
+  maxFileBytes: number;
   webhookAllow: string[];
   /** Seconds to wait before each retry of a failed delivery (`BASALT_WEBHOOK_RETRY_SCHEDULE`). */
   webhookRetrySchedule: number[];
@@ -82,6 +84,7 @@ export interface ServeFlags {
   "public-url"?: string;
   "max-body"?: string;
   "max-import"?: string;
+  "max-file"?: string;
   "webhook-allow"?: string;
   "backup-cron"?: string;
   "max-spaces-per-user"?: string;
@@ -117,6 +120,7 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     publicUrl,
     maxBodyBytes: parseSize(flags["max-body"] ?? env.BASALT_MAX_BODY ?? "1mb"),
     maxImportBytes: parseSize(flags["max-import"] ?? env.BASALT_MAX_IMPORT ?? "64mb"),
+    maxFileBytes: parseSize(flags["max-file"] ?? env.BASALT_MAX_FILE ?? "25mb"),
     webhookAllow: parseList(flags["webhook-allow"] ?? env.BASALT_WEBHOOK_ALLOW),
     webhookRetrySchedule: parseRetrySchedule(env.BASALT_WEBHOOK_RETRY_SCHEDULE),
     secretKey: env.BASALT_SECRET_KEY || null,

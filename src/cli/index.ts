@@ -12,6 +12,7 @@ Usage: basalt <command> [options]
 
 Commands:
   serve [--port 7431] [--host 127.0.0.1] [--public-url URL] [--max-body 1mb] [--max-import 64mb]
+        [--max-file 25mb]
         [--webhook-allow LIST] [--backup-cron EXPR]
         [--max-spaces-per-user 100] [--max-bases-per-space 1000] [--max-fields-per-base 500]
         [--max-folder-depth 32] [--max-metadata 64kb]
@@ -35,7 +36,7 @@ Commands:
 
 Every command takes --data-dir DIR (default ./basalt-data, or BASALT_DATA_DIR).
 serve also reads BASALT_PORT, BASALT_HOST, BASALT_PUBLIC_URL, BASALT_MAX_BODY,
-BASALT_MAX_IMPORT, BASALT_WEBHOOK_ALLOW, BASALT_BACKUP_CRON and BASALT_MAX_* (one for each limit);
+BASALT_MAX_IMPORT, BASALT_MAX_FILE, BASALT_WEBHOOK_ALLOW, BASALT_BACKUP_CRON and BASALT_MAX_* (one for each limit);
 a flag wins over its variable.
 BASALT_WEBHOOK_RETRY_SCHEDULE (seconds, comma-separated) replaces the webhook retry delays;
 BASALT_SECRET_KEY replaces the key file that seals webhook secrets.`;

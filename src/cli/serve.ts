@@ -21,6 +21,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     "public-url": { type: "string" },
     "max-body": { type: "string" },
     "max-import": { type: "string" },
+    "max-file": { type: "string" },
     "webhook-allow": { type: "string" },
     "backup-cron": { type: "string" },
     ...Object.fromEntries(Object.values(LIMIT_SETTINGS).map((setting) => [setting.flag, { type: "string" as const }])),

@@ -27,7 +27,7 @@ export const isComputedAtRead = (field: FieldShape): boolean => field.type === "
 
 /** Fields that cannot be sorted or range-filtered: their values are lists or documents, or are not in the record's row. */
 export function isUnsortable(field: FieldShape): boolean {
-  if (field.type === "multiselect" || field.type === "json" || isComputedAtRead(field)) return true;
+  if (field.type === "multiselect" || field.type === "json" || field.type === "attachment" || isComputedAtRead(field)) return true;
   const result = formulaResult(field)?.resultType;
   return result === "list" || result === "any";
 }

@@ -1,9 +1,10 @@
+import { attachmentIds, checkAttachmentOptions } from "../assets/values";
 import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
 import type { FormulaType } from "./formula";
 
-export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation"] as const;
+export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation", "attachment"] as const;
 export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number", "lookup", "formula"] as const;
 export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -171,6 +172,10 @@ function normalize(field: FieldDefinition, value: unknown): { value: unknown } |
       return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { error: `may nest at most ${MAX_JSON_DEPTH} levels` } : { value };
     case "relation":
       return relationValue(field, value);
+    case "attachment": {
+      const ids = attachmentIds(value);
+      return ids ? { value: ids } : { error: "must be a list of files: asset ids, or objects with an id (upload with POST /api/v1/assets)" };
+    }
     case "lookup":
     case "formula":
     case "created_time":
@@ -229,6 +234,7 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
   checkJsonDepth("Field options", given);
   if (type === "code") return checkCodeOptions(given);
   if (type === "relation") return checkRelationOptions(given);
+  if (type === "attachment") return checkAttachmentOptions(given);
   if (type === "lookup") return checkLookupOptions(given);
   if (type === "formula") return checkFormulaOptions(given);
   if (type !== "select" && type !== "multiselect") return given;

@@ -40,6 +40,7 @@ const TYPE_OF_FIELD: Record<Exclude<FieldType, "lookup" | "formula">, FormulaTyp
   updated_time: "date",
   multiselect: "list",
   relation: "list",
+  attachment: "list",
   json: "any",
 };
 

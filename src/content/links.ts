@@ -1,3 +1,4 @@
+import { resolveAttachments } from "../assets/assets";
 import type { Static } from "@sinclair/typebox";
 import { getTableColumns } from "drizzle-orm";
 import { t } from "elysia";
@@ -215,9 +216,20 @@ function linkErrors(ctx: AppContext, loaded: LoadedBase, values: Record<string, 
   return errors;
 }
 
+/** Attachment values name assets by id: each becomes the asset as the space holds it, or an error of its field. */
+function resolveAttachmentValues(ctx: AppContext, loaded: LoadedBase, checked: { values: Record<string, unknown>; errors: FieldError[] }): void {
+  for (const field of loaded.fields) {
+    if (field.type !== "attachment" || !Array.isArray(checked.values[field.slug])) continue;
+    const resolved = resolveAttachments(ctx, loaded.node.spaceId, field.options, checked.values[field.slug] as string[]);
+    if ("value" in resolved) checked.values[field.slug] = resolved.value;
+    else checked.errors.push({ slug: field.slug, type: field.type, message: `${field.slug} ${resolved.error}.` });
+  }
+}
+
 /** Every error of a record's values as a client gave them: each value's own, then its links'. */
 export function recordInputErrors(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", current?: () => Record<string, unknown>) {
   const checked = recordValueErrors(loaded.fields, input, mode);
+  resolveAttachmentValues(ctx, loaded, checked);
   if (!loaded.fields.some(isRelation)) return checked;
   const wrong = new Set(checked.errors.map((error) => error.slug));
   const linked = Object.fromEntries(Object.entries(checked.values).filter(([slug]) => !wrong.has(slug)));

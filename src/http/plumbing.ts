@@ -1,6 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia, ValidationError } from "elysia";
+import type { Config } from "../config";
 import type { AppContext } from "../context";
 import { ApiError } from "./errors";
 import { parseJsonBody, readBodyText } from "./json-body";
@@ -127,12 +128,17 @@ class UnknownRoute extends Error {}
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
- * Routes whose body is a file the route reads itself as it arrives (an import): bounded by
- * `--max-import` instead of `--max-body`, and never parsed as JSON here. Their body is `UPLOAD`.
+ * Routes whose body is a file the route reads itself as it arrives (an import, an upload): bounded
+ * by their own limit instead of `--max-body`, and never parsed as JSON here. Their body is `UPLOAD`.
  */
-const UPLOAD_PATHS = [/^\/api\/v1\/bases\/[^/]+\/imports$/, /^\/api\/v1\/imports$/];
+const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number; flag: string }[] = [
+  { method: "POST", path: /^\/api\/v1\/bases\/[^/]+\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
+  { method: "POST", path: /^\/api\/v1\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
+  { method: "POST", path: /^\/api\/v1\/assets$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
+  { method: "PUT", path: /^\/api\/v1\/assets\/[^/]+\/upload$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
+];
 export const UPLOAD = Object.freeze({ upload: true });
-const isUpload = (request: Request) => request.method === "POST" && UPLOAD_PATHS.some((path) => path.test(new URL(request.url).pathname));
+const uploadOf = (request: Request) => UPLOADS.find((upload) => upload.method === request.method && upload.path.test(new URL(request.url).pathname));
 
 /** The 413 for a file past `--max-import`. */
 export const uploadRefusal = (max: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most an import reads (the operator sets it with --max-import).`);
@@ -146,7 +152,6 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   const methodsOf = allowedMethods(known);
   const maxBody = ctx.config.maxBodyBytes;
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
-  const uploadTooLarge = () => uploadRefusal(ctx.config.maxImportBytes);
 
   return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
     .onError({ as: "global" }, ({ error, code, set, path, request }) => {
@@ -197,13 +202,13 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
         if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: set.headers as Record<string, string> });
       }
       const length = Number(request.headers.get("content-length") ?? 0);
-      if (isUpload(request)) {
-        if (length > ctx.config.maxImportBytes) throw uploadTooLarge();
-      } else if (length > maxBody) throw tooLarge();
+      const upload = uploadOf(request);
+      const limit = upload ? upload.limit(ctx.config) : maxBody;
+      if (length > limit) throw upload ? new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${limit} bytes, the most this route reads (the operator sets it with ${upload.flag}).`) : tooLarge();
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
-      if (isUpload(request)) return UPLOAD;
+      if (uploadOf(request)) return UPLOAD;
       const text = await readBodyText(request, maxBody, tooLarge);
       if (text.length === 0) return undefined;
       if (!JSON_TYPE.test(contentType ?? "")) {

@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { makePrivate, privateDir } from "../db/files";
+
+/** Where a data directory keeps its files: one per content hash, under its first two hex digits. */
+export const filesDir = (dataDir: string) => join(dataDir, "files");
+export const contentPath = (dataDir: string, hash: string) => join(filesDir(dataDir), hash.slice(0, 2), hash);
+
+/** How many first bytes are kept for telling the file's type. */
+const HEAD = 16;
+
+export interface Stored {
+  hash: string;
+  size: number;
+  head: Uint8Array;
+}
+
+/**
+ * Writes a body to the store as it arrives: hashed while it is written to a temporary file
+ * (each chunk flushed before the next is read, so memory holds one chunk), refused past `max`
+ * bytes (the temporary file removed), then moved to its content path, or dropped when the same
+ * bytes are already stored. Files are 0600 in 0700 directories.
+ */
+export async function storeStream(dataDir: string, body: ReadableStream<Uint8Array>, max: number, tooLarge: () => Error): Promise<Stored> {
+  const tmpDir = join(filesDir(dataDir), "tmp");
+  privateDir(tmpDir);
+  const tmp = join(tmpDir, randomBytes(12).toString("hex"));
+  const sink = Bun.file(tmp).writer();
+  const hasher = new Bun.CryptoHasher("sha256");
+  const head = new Uint8Array(HEAD);
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      if (size < HEAD) head.set(chunk.subarray(0, HEAD - size), size);
+      size += chunk.byteLength;
+      if (size > max) throw tooLarge();
+      hasher.update(chunk);
+      sink.write(chunk);
+      await sink.flush();
+    }
+    await sink.end();
+    makePrivate(tmp);
+    const hash = hasher.digest("hex");
+    const path = contentPath(dataDir, hash);
+    privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
+    if (existsSync(path)) rmSync(tmp);
+    else renameSync(tmp, path);
+    return { hash, size, head: head.subarray(0, Math.min(size, HEAD)) };
+  } catch (error) {
+    await Promise.resolve(sink.end()).catch(() => undefined);
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+}
+
+/** Removes a stored file (when no asset names its hash any more). */
+export const removeContent = (dataDir: string, hash: string) => rmSync(contentPath(dataDir, hash), { force: true });
+
+const startsWith = (head: Uint8Array, bytes: number[], at = 0) => bytes.every((byte, i) => head[at + i] === byte);
+const ascii = (text: string) => [...text].map((char) => char.charCodeAt(0));
+
+/** The type the first bytes show, for the kinds Basalt serves inline or can tell for sure; null otherwise. */
+export function sniffedType(head: Uint8Array): string | null {
+  if (startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (startsWith(head, [0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (startsWith(head, ascii("GIF87a")) || startsWith(head, ascii("GIF89a"))) return "image/gif";
+  if (startsWith(head, ascii("RIFF")) && startsWith(head, ascii("WEBP"), 8)) return "image/webp";
+  if (startsWith(head, ascii("%PDF-"))) return "application/pdf";
+  if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) return "application/zip";
+  return null;
+}
+
+/** Image types shown inline; every other file is served as a download. SVG is not among them: it can hold script. */
+export const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/**
+ * The type a file is served as. What its bytes show wins; a declared image its bytes do not bear
+ * out, or a declared type that is not `type/subtype`, is served as bytes. A zip declared as a kind
+ * of zip (a .docx, an .xlsx) keeps its declared type.
+ */
+export function servedType(declared: string, head: Uint8Array): string {
+  const sniffed = sniffedType(head);
+  const given = declared.split(";")[0].trim().toLowerCase();
+  const wellFormed = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(given);
+  if (sniffed === "application/zip" && wellFormed && (given.endsWith("+zip") || given.includes("officedocument") || given.includes("opendocument"))) return given;
+  if (sniffed) return sniffed;
+  if (!wellFormed || given.startsWith("image/")) return "application/octet-stream";
+  return given;
+}

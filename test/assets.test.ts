@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { contentPath } from "../src/assets/storage";
+import { createBase, freshWorkspace, TestServer, type Workspace, workspace } from "./helpers";
+
+let server: TestServer;
+let ws: Workspace;
+beforeAll(async () => ({ server, ws } = await freshWorkspace({ deliveries: false })));
+afterAll(() => server.stop());
+
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...Array.from({ length: 56 }, (_, i) => i)]);
+const PDF = new TextEncoder().encode("%PDF-1.7\n% a small document\n");
+
+const upload = (body: BodyInit, contentType: string | null, query = "", key = ws.write, target = server) =>
+  fetch(`${target.url}/api/v1/assets${query}`, { method: "POST", headers: { authorization: `Bearer ${key}`, ...(contentType ? { "content-type": contentType } : {}) }, body }).then(async (response) => ({ status: response.status, body: await response.json() }));
+const content = (id: string, headers: Record<string, string> = {}, key = ws.read) => fetch(`${server.url}/api/v1/assets/${id}/content`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+
+describe("assets", () => {
+  test("one request stores the file once by its hash (0600) and serves it with its type, ETag and ranges", async () => {
+    const made = await upload(PNG, "image/png", "?fileName=../../etc/logo.png");
+    expect(made.status).toBe(201);
+    const hash = String(made.body.contentHash).slice(7);
+    expect(made.body).toMatchObject({ status: "ready", fileName: "logo.png", mimeType: "image/png", size: PNG.length, contentHash: `sha256:${new Bun.CryptoHasher("sha256").update(PNG).digest("hex")}`, url: `/api/v1/assets/${made.body.id}/content` });
+    const path = contentPath(server.dir, hash);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const again = await upload(PNG, "image/png", "?fileName=copy.png");
+    expect(again.body.id).not.toBe(made.body.id);
+    expect(readdirSync(join(server.dir, "files", hash.slice(0, 2)))).toEqual([hash]);
+
+    const whole = await content(made.body.id);
+    expect(whole.status).toBe(200);
+    expect(new Uint8Array(await whole.arrayBuffer())).toEqual(PNG);
+    expect(whole.headers.get("content-type")).toBe("image/png");
+    expect(whole.headers.get("content-disposition")).toStartWith('inline; filename="logo.png"');
+    expect(whole.headers.get("x-content-type-options")).toBe("nosniff");
+    const etag = whole.headers.get("etag")!;
+    expect((await content(made.body.id, { "if-none-match": etag })).status).toBe(304);
+    const part = await content(made.body.id, { range: "bytes=2-5" });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe(`bytes 2-5/${PNG.length}`);
+    expect([...new Uint8Array(await part.arrayBuffer())]).toEqual([...PNG.slice(2, 6)]);
+    expect((await content(made.body.id, { range: "bytes=-4" })).headers.get("content-range")).toBe(`bytes ${PNG.length - 4}-${PNG.length - 1}/${PNG.length}`);
+    const beyond = await content(made.body.id, { range: "bytes=9999-" });
+    expect(beyond.status).toBe(416);
+    expect(beyond.headers.get("content-range")).toBe(`bytes */${PNG.length}`);
+  });
+
+  test("a lying content type is served as bytes and downloaded; HTML never renders", async () => {
+    const html = await upload("<script>alert(1)</script>", "image/png", "?fileName=evil.png");
+    expect(html.body.mimeType).toBe("application/octet-stream");
+    const page = await upload("<html><script>alert(1)</script></html>", "text/html", "?fileName=page.html");
+    const served = await content(page.body.id);
+    expect(served.headers.get("content-type")).toBe("text/html");
+    expect(served.headers.get("content-disposition")).toStartWith("attachment;");
+    expect(served.headers.get("content-security-policy")).toContain("sandbox");
+    expect((await server.call("GET", `/api/v1/assets/${page.body.id}/content`, { key: ws.read })).status).toBe(200);
+  });
+
+  test("Busabase's upload: a URL, the bytes, a confirmation; a multipart upload for curl", async () => {
+    const started = await server.call("POST", "/api/v1/assets/upload-urls", { key: ws.write, body: { fileName: "paper.pdf", mimeType: "application/pdf", size: PDF.length } });
+    expect(started.status).toBe(201);
+    expect(started.body).toMatchObject({ uploadUrl: `/api/v1/assets/${started.body.assetId}/upload`, method: "PUT" });
+    const early = await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { assetId: started.body.assetId } });
+    expect([early.status, early.body.data?.reason]).toEqual([409, "ASSET_EMPTY"]);
+    const put = await fetch(`${server.url}${started.body.uploadUrl}`, { method: "PUT", headers: { authorization: `Bearer ${ws.write}`, "content-type": "application/pdf" }, body: PDF });
+    expect(put.status).toBe(200);
+    const confirmed = await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { assetId: started.body.assetId } });
+    expect(confirmed.body).toMatchObject({ status: "ready", mimeType: "application/pdf", size: PDF.length });
+    const late = await fetch(`${server.url}${started.body.uploadUrl}`, { method: "PUT", headers: { authorization: `Bearer ${ws.write}` }, body: "other" });
+    expect(late.status).toBe(409);
+
+    const form = new FormData();
+    form.append("file", new File([PDF], "../notes.pdf", { type: "application/pdf" }));
+    const multipart = await upload(form, null);
+    expect(multipart.body).toMatchObject({ fileName: "notes.pdf", mimeType: "application/pdf" });
+    expect((await upload(PNG, "image/png", "", ws.read)).status).toBe(403);
+  });
+
+  test("an attachment value names assets of the space, within the field's count, types and size", async () => {
+    const image = (await upload(PNG, "image/png", "?fileName=cover.png")).body;
+    const pdf = (await upload(PDF, "application/pdf", "?fileName=paper.pdf")).body;
+    await createBase(server, ws.write, "gallery", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "images", name: "Images", type: "attachment", options: { maxFiles: 1, allowedMimeTypes: ["image/*"] } },
+    ]);
+    const create = (fields: Record<string, unknown>) => server.call("POST", "/api/v1/bases/gallery/change-requests", { key: ws.write, body: { fields } });
+    const made = await create({ title: "One", images: [{ id: image.id, fileName: "forged.exe", size: 1 }] });
+    expect(made.status).toBe(201);
+    expect(made.body.fields.images).toEqual([{ id: image.id, url: image.url, fileName: "cover.png", mimeType: "image/png", size: PNG.length }]);
+    const exported = await server.call("GET", "/api/v1/bases/gallery/export?format=csv", { key: ws.read });
+    expect(exported.text).toContain(",cover.png,");
+    for (const [images, message] of [
+      [[pdf.id], "this field takes image/*"],
+      [[image.id, pdf.id], "at most 1 files"],
+      [["ast_01NOSUCHASSET000"], "no asset of this space"],
+      ["not a list", "must be a list of files"],
+    ] as const) {
+      const refused = await create({ title: "Bad", images });
+      expect([refused.status, refused.body.error]).toEqual([400, expect.stringContaining(message)]);
+    }
+    const badOptions = await server.call("POST", "/api/v1/bases/gallery/fields/change-requests", { key: ws.write, body: { operation: "create", slug: "docs", name: "Docs", type: "attachment", options: { allowedMimeTypes: ["not a type"] } } });
+    expect(badOptions.status).toBe(400);
+  });
+
+  test("another space's keys neither read an asset nor attach it", async () => {
+    const image = (await upload(PNG, "image/png", "?fileName=private.png")).body;
+    const grace = await server.user("Grace");
+    await server.space(grace.id, "Elsewhere");
+    const outsider = await server.key(grace.id, "write");
+    expect((await content(image.id, {}, outsider)).status).toBe(404);
+    expect((await server.call("GET", `/api/v1/assets/${image.id}`, { key: outsider })).status).toBe(404);
+    await createBase(server, outsider, "theirs", [{ slug: "files", name: "Files", type: "attachment" }]);
+    const stolen = await server.call("POST", "/api/v1/bases/theirs/change-requests", { key: outsider, body: { fields: { files: [image.id] } } });
+    expect([stolen.status, stolen.body.error]).toEqual([400, expect.stringContaining("no asset of this space")]);
+  });
+
+  test("a file past --max-file is 413, announced or streamed, and leaves nothing behind", async () => {
+    const small = new TestServer({ deliveries: false, flags: { "max-file": "1kb" } });
+    try {
+      const key = (await workspace(small)).write;
+      const big = new Uint8Array(4096);
+      expect((await upload(big, "application/octet-stream", "", key, small)).status).toBe(413);
+      const streamed = await upload(new ReadableStream({ start: (controller) => (controller.enqueue(big), controller.close()) }), "application/octet-stream", "", key, small);
+      expect([streamed.status, streamed.body.error]).toEqual([413, expect.stringContaining("--max-file")]);
+      expect(readdirSync(join(small.dir, "files", "tmp"))).toEqual([]);
+      expect(small.ctx.store.sqlite.query("SELECT count(*) AS n FROM assets").get()).toEqual({ n: 0 });
+    } finally {
+      await small.stop();
+    }
+  });
+});
