@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { contentPath } from "../src/assets/storage";
-import { createBase, freshWorkspace, TestServer, type Workspace, workspace } from "./helpers";
+import { dailyUpkeep } from "../src/jobs/schedule";
+import { BUN, createBase, freePort, freshWorkspace, REPO, TestServer, tempDir, type Workspace, workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -113,6 +114,64 @@ describe("assets", () => {
     await createBase(server, outsider, "theirs", [{ slug: "files", name: "Files", type: "attachment" }]);
     const stolen = await server.call("POST", "/api/v1/bases/theirs/change-requests", { key: outsider, body: { fields: { files: [image.id] } } });
     expect([stolen.status, stolen.body.error]).toEqual([400, expect.stringContaining("no asset of this space")]);
+  });
+
+  test("the daily upkeep removes, after a day, the assets nothing names and the files no asset holds", async () => {
+    const keeper = new TestServer({ deliveries: false });
+    try {
+      const own = await workspace(keeper);
+      await createBase(keeper, own.write, "album", [{ slug: "photos", name: "Photos", type: "attachment" }]);
+      const send = (bytes: Uint8Array<ArrayBuffer>, key = own.write) => upload(bytes, "application/octet-stream", "", key, keeper).then((reply) => reply.body);
+      const attached = await send(new Uint8Array([1, 2, 3]));
+      const twin = await send(new Uint8Array([1, 2, 3]));
+      const loose = await send(new Uint8Array([4, 5, 6]));
+      const proposed = await send(new Uint8Array([7, 8, 9]));
+      await keeper.call("POST", "/api/v1/bases/album/change-requests", { key: own.write, body: { fields: { photos: [attached.id] } } });
+      const waiting = await keeper.call("POST", "/api/v1/bases/album/change-requests", { key: own.propose, body: { fields: { photos: [proposed.id] } } });
+      expect(waiting.body.status).toBe("in_review");
+      keeper.clock.advance(2 * 24 * 3600 * 1000);
+      const fresh = await send(new Uint8Array([10, 11]));
+      await dailyUpkeep(keeper.ctx);
+      const left = (keeper.ctx.store.sqlite.query("SELECT id FROM assets ORDER BY id").all() as { id: string }[]).map((row) => row.id);
+      expect(left).toEqual([attached.id, proposed.id, fresh.id].sort());
+      const stored = (asset: { contentHash: string }) => existsSync(contentPath(keeper.dir, asset.contentHash.slice(7)));
+      expect([stored(attached), stored(loose), stored(proposed)]).toEqual([true, false, true]);
+      expect(twin.contentHash).toBe(attached.contentHash);
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  test("basalt backup carries the files beside the database, and a restored backup serves every one", async () => {
+    const image = (await upload(PNG, "image/png", "?fileName=kept.png")).body;
+    const out = join(tempDir(), "backup.db");
+    const basalt = (...args: string[]) => Bun.spawnSync([BUN, join(REPO, "src/main.ts"), ...args]);
+    const backup = basalt("backup", "--out", out, "--data-dir", server.dir);
+    expect(backup.exitCode).toBe(0);
+    expect(backup.stdout.toString()).toContain(`${out}.files`);
+    const restored = tempDir();
+    expect(basalt("restore", "--from", out, "--data-dir", restored).exitCode).toBe(0);
+    const port = await freePort();
+    const child = Bun.spawn([BUN, join(REPO, "src/main.ts"), "serve", "--port", String(port), "--data-dir", restored], { stdout: "ignore", stderr: "ignore" });
+    try {
+      for (let tries = 0; tries < 200; tries++) {
+        if (await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.ok, () => false)) break;
+        await Bun.sleep(25);
+      }
+      const ids = (server.ctx.store.sqlite.query("SELECT id FROM assets WHERE status = 'ready'").all() as { id: string }[]).map((row) => row.id);
+      expect(ids).toContain(image.id);
+      for (const id of ids) {
+        const served = await fetch(`http://127.0.0.1:${port}/api/v1/assets/${id}/content`, { headers: { authorization: `Bearer ${ws.read}` } });
+        expect([id, served.status]).toEqual([id, 200]);
+      }
+      const same = await fetch(`http://127.0.0.1:${port}${image.url}`, { headers: { authorization: `Bearer ${ws.read}` } });
+      expect(new Uint8Array(await same.arrayBuffer())).toEqual(PNG);
+    } finally {
+      child.kill();
+      await child.exited;
+      rmSync(restored, { recursive: true, force: true });
+      rmSync(dirname(out), { recursive: true, force: true });
+    }
   });
 
   test("a file past --max-file is 413, announced or streamed, and leaves nothing behind", async () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { VERSION } from "../src/version";
-import { BUN, eventually, REPO, tempDir } from "./helpers";
+import { BUN, eventually, freePort, REPO, tempDir } from "./helpers";
 
 /**
  * The compiled executable, run from an empty directory with nothing else present: it is built from
@@ -24,13 +24,6 @@ beforeAll(() => {
   rmSync(sources, { recursive: true, force: true });
 }, 60_000);
 afterAll(() => rmSync(home, { recursive: true, force: true }));
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
-}
 
 interface Running {
   cwd: string;

@@ -24,6 +24,14 @@ let contract: Promise<Contract> | undefined;
 const contractOf = (url: string) => (contract ??= fetch(`${url}/api/v1/openapi.json`).then(async (response) => new Contract(await response.json())));
 
 /** A new folder inside the run's temporary folder (test/setup.ts), which the run removes however it ends. */
+/** A port nothing listens on now, for a server a test starts itself. */
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  await probe.stop(true);
+  return port;
+}
+
 export const tempDir = (name = "basalt-test-") => mkdtempSync(join(tmpdir(), name));
 
 export interface Reply<T = any> {

@@ -1,13 +1,13 @@
 import { type Static, t } from "elysia";
-import { and, eq, inArray } from "drizzle-orm";
-import { iso } from "../clock";
-import type { AppContext } from "../context";
+import { and, eq, inArray, lt } from "drizzle-orm";
+import { DAY_MS, iso } from "../clock";
+import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { ApiError, conflict, notFound } from "../http/errors";
 import { Timestamp } from "../http/schemas";
 import { type AssetRow, assets } from "./schema";
-import { storeStream, servedType } from "./storage";
+import { removeContent, storeStream, servedType } from "./storage";
 import { allows } from "./values";
 
 export const AssetSchema = t.Object(
@@ -138,4 +138,38 @@ export function resolveAttachments(ctx: AppContext, spaceId: string, options: Re
     value.push({ id: row.id, url: assetUrl(row.id), fileName: row.fileName, mimeType: row.mimeType, size: row.size });
   }
   return { value };
+}
+
+/** How long an asset no record or proposal names is kept: time to propose the record that will. */
+export const UNUSED_ASSET_GRACE_MS = DAY_MS;
+
+/**
+ * Daily: the assets that no record's attachment value and no open proposal names, a day or more
+ * after they were made, go; and a stored file goes once no asset names its bytes (after the write
+ * commits). A deleted attachment field's values no longer count. Answers how many assets went.
+ */
+export function removeUnusedAssets(tx: Tx): number {
+  const sqlite = tx.store.sqlite;
+  const referenced = new Set(
+    sqlite
+      .query<{ id: string }, []>(`SELECT json_extract(item.value, '$.id') AS id FROM fields f JOIN records r ON r.base_id = f.base_id, json_each(r.data, '$."' || f.slug || '"') AS item WHERE f.type = 'attachment'`)
+      .all()
+      .map((row) => row.id),
+  );
+  const proposals = sqlite.query<{ payload: string }, []>(`SELECT c.payload FROM operations o JOIN commits c ON c.id = o.head_commit_id WHERE o.status = 'pending' AND instr(c.payload, 'ast_') > 0`).all();
+  for (const { payload } of proposals) for (const id of payload.match(/ast_[0-9A-Za-z]+/g) ?? []) referenced.add(id);
+  const unused = tx.db
+    .select({ id: assets.id, hash: assets.contentHash })
+    .from(assets)
+    .where(lt(assets.createdAt, iso(tx.clock.now() - UNUSED_ASSET_GRACE_MS)))
+    .all()
+    .filter((asset) => !referenced.has(asset.id));
+  if (unused.length === 0) return 0;
+  tx.db.delete(assets).where(inArray(assets.id, unused.map((asset) => asset.id))).run();
+  const hashes = [...new Set(unused.map((asset) => asset.hash).filter((hash): hash is string => hash !== null))];
+  const kept = new Set(tx.db.select({ hash: assets.contentHash }).from(assets).where(inArray(assets.contentHash, hashes)).all().map((row) => row.hash));
+  tx.afterCommit(() => {
+    for (const hash of hashes) if (!kept.has(hash)) removeContent(tx.config.dataDir, hash);
+  });
+  return unused.length;
 }

@@ -1,6 +1,7 @@
+import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
-import { existsSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, linkSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { makePrivate, privateDir } from "../db/files";
 
 /** Where a data directory keeps its files: one per content hash, under its first two hex digits. */
@@ -87,4 +88,59 @@ export function servedType(declared: string, head: Uint8Array): string {
   if (sniffed) return sniffed;
   if (!wellFormed || given.startsWith("image/")) return "application/octet-stream";
   return given;
+}
+
+/** Where a backup's files are kept: a directory beside it, named after it. */
+export const backupFilesDir = (backup: string) => `${backup}.files`;
+
+/** The hashes of the stored files a database's assets name. */
+function namedHashes(databasePath: string): string[] {
+  const db = new Database(databasePath, { readonly: true });
+  try {
+    const table = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assets'").get();
+    return table ? db.query<{ hash: string }, []>("SELECT DISTINCT content_hash AS hash FROM assets WHERE content_hash IS NOT NULL").all().map((row) => row.hash) : [];
+  } finally {
+    db.close();
+  }
+}
+
+/** A stored file put at `to`: a hard link where the disk allows (stored files never change), else a copy. */
+function placeFile(from: string, to: string): void {
+  privateDir(dirname(to));
+  if (existsSync(to)) return;
+  try {
+    linkSync(from, to);
+  } catch {
+    copyFileSync(from, to);
+    makePrivate(to);
+  }
+}
+
+/**
+ * Carries a backup's files: every stored file the backup's database names, into
+ * `<backup>.files/<hash[0..2]>/<hash>`. Answers how many, and the hashes the data directory lacks.
+ */
+export function backupFiles(dataDir: string, backup: string): { copied: number; missing: string[] } {
+  const missing: string[] = [];
+  let copied = 0;
+  for (const hash of namedHashes(backup)) {
+    const from = contentPath(dataDir, hash);
+    if (!existsSync(from)) missing.push(hash);
+    else (placeFile(from, join(backupFilesDir(backup), hash.slice(0, 2), hash)), copied++);
+  }
+  return { copied, missing };
+}
+
+/** Puts a restored backup's files in the data directory's store; answers the hashes its database names that neither holds. */
+export function restoreFiles(backup: string, dataDir: string): { copied: number; missing: string[] } {
+  const missing: string[] = [];
+  let copied = 0;
+  for (const hash of namedHashes(join(dataDir, "basalt.db"))) {
+    const to = contentPath(dataDir, hash);
+    if (existsSync(to)) continue;
+    const from = join(backupFilesDir(backup), hash.slice(0, 2), hash);
+    if (!existsSync(from)) missing.push(hash);
+    else (placeFile(from, to), copied++);
+  }
+  return { copied, missing };
 }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { databasePath, defaultDataDir } from "../config";
 import { closeStore, migrate, openStore } from "../db/client";
+import { backupFiles, backupFilesDir, restoreFiles } from "../assets/storage";
 import { backupDatabase, restoreDatabase } from "../db/files";
 import { parseFlags, required } from "./common";
 
@@ -19,13 +20,19 @@ export async function migrateCommand(args: string[]): Promise<void> {
 export async function restoreCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, { from: { type: "string" } });
   const from = resolve(required(flags, "from"));
-  const kept = restoreDatabase(from, resolve(flags["data-dir"] ?? defaultDataDir()), Date.now());
-  console.log(`Restored ${from}${kept ? `; the database it replaced is kept as ${kept}` : ""}. Start the server to use it.`);
+  const dataDir = resolve(flags["data-dir"] ?? defaultDataDir());
+  const kept = restoreDatabase(from, dataDir, Date.now());
+  const files = restoreFiles(from, dataDir);
+  console.log(`Restored ${from}${files.copied > 0 ? ` and ${files.copied} file(s) from ${backupFilesDir(from)}` : ""}${kept ? `; the database it replaced is kept as ${kept}` : ""}. Start the server to use it.`);
+  if (files.missing.length > 0) console.error(`basalt: ${files.missing.length} file(s) the backup's records name are neither in ${backupFilesDir(from)} nor in the data directory; they will answer 404.`);
 }
 
 export async function backupCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, { out: { type: "string" } });
   const out = resolve(required(flags, "out"));
-  backupDatabase(databasePath(flags["data-dir"] ?? defaultDataDir()), out);
-  console.log(`Wrote a backup to ${out}.`);
+  const dataDir = flags["data-dir"] ?? defaultDataDir();
+  backupDatabase(databasePath(dataDir), out);
+  const files = backupFiles(dataDir, out);
+  console.log(`Wrote a backup to ${out}${files.copied > 0 ? ` and its ${files.copied} file(s) to ${backupFilesDir(out)}` : ""}.`);
+  if (files.missing.length > 0) console.error(`basalt: ${files.missing.length} file(s) the records name are missing from the data directory; the backup does not hold them.`);
 }

@@ -1,3 +1,5 @@
+import { removeUnusedAssets } from "../assets/assets";
+import { backupFiles, backupFilesDir } from "../assets/storage";
 import { dropUnusedIndexes } from "../content/indexes";
 import { Cron } from "croner";
 import { and, eq, lt, lte, notExists, sql } from "drizzle-orm";
@@ -23,8 +25,12 @@ export function runScheduledBackup(ctx: AppContext): string {
   privateDir(dir);
   const out = join(dir, `basalt-${iso(ctx.clock.now()).replace(/[-:]/g, "").replace(/\..*$/, "")}.db`);
   backupDatabase(databasePath(ctx.config.dataDir), out);
+  backupFiles(ctx.config.dataDir, out);
   const old = readdirSync(dir).filter((name) => /^basalt-\d{8}T\d{6}\.db$/.test(name)).sort().slice(0, -BACKUPS_KEPT);
-  for (const name of old) rmSync(join(dir, name));
+  for (const name of old) {
+    rmSync(join(dir, name));
+    rmSync(backupFilesDir(join(dir, name)), { recursive: true, force: true });
+  }
   return out;
 }
 
@@ -43,7 +49,8 @@ export function pruneExpired(ctx: AppContext): Promise<void> {
 
 /**
  * Daily: delivery records older than 30 days, the events they could redeliver (those already read
- * by the delivery loop and with no job left), indexes nothing has used for 30 days (`content/indexes.ts`), and `PRAGMA optimize`.
+ * by the delivery loop and with no job left), indexes nothing has used for 30 days (`content/indexes.ts`), assets and files nothing names
+ * (`assets/assets.ts`), and `PRAGMA optimize`.
  */
 export function dailyUpkeep(ctx: AppContext): Promise<number> {
   const cutoff = iso(ctx.clock.now() - DELIVERY_LOG_DAYS * DAY_MS);
@@ -60,6 +67,7 @@ export function dailyUpkeep(ctx: AppContext): Promise<number> {
       )
       .run();
     dropUnusedIndexes(tx);
+    removeUnusedAssets(tx);
     optimizeStatistics(tx.store.sqlite);
     return pruned;
   });
