@@ -119,7 +119,7 @@ export function benchServer(harness: ReturnType<typeof benchHarness>, port: numb
     /** The slow writes logged since the last call. */
     takeSlowWrites: () => slowWrites.splice(0),
     async start(): Promise<void> {
-      server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "pipe", stderr: "inherit" });
+      server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "pipe", stderr: "inherit", env: { ...process.env } });
       void readLog(server.stdout as ReadableStream<Uint8Array>);
       await harness.waitFor(`http://127.0.0.1:${port}/api/health`);
     },

@@ -183,8 +183,11 @@ describe("import", () => {
     expect(proposed.body).toMatchObject({ status: "in_review", sourceMeta: { message: "From the library" } });
     expect(proposed.body.operations).toHaveLength(2);
     expect(await count("books")).toBe(0);
+    const createdEvents = () => (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM events WHERE type = 'record.created'").get() as { n: number }).n;
+    const before = createdEvents();
     const merged = await upload("books", "", "title,pages\nA,1\nB,2\n", "text/csv");
     expect(merged.body.status).toBe("merged");
+    expect(createdEvents() - before).toBe(2);
     const titles = (await server.call("GET", "/api/v1/records?baseId=books&sort=title&include=none", { key: ws.read })).body.records.map((record: { fields: { title: string; pages: number } }) => [record.fields.title, record.fields.pages]);
     expect(titles).toEqual([["A", 1], ["B", 2]]);
   });

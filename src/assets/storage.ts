@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, linkSync, renameSync, rmSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, linkSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { makePrivate, privateDir } from "../db/files";
 
@@ -19,7 +19,7 @@ export interface Stored {
 
 /**
  * Writes a body to the store as it arrives: hashed while it is written to a temporary file
- * (each chunk flushed before the next is read, so memory holds one chunk), refused past `max`
+ * (each chunk written before the next is read, so memory holds one chunk), refused past `max`
  * bytes (the temporary file removed), then moved to its content path, or dropped when the same
  * bytes are already stored. Files are 0600 in 0700 directories.
  */
@@ -27,21 +27,22 @@ export async function storeStream(dataDir: string, body: ReadableStream<Uint8Arr
   const tmpDir = join(filesDir(dataDir), "tmp");
   privateDir(tmpDir);
   const tmp = join(tmpDir, randomBytes(12).toString("hex"));
-  const sink = Bun.file(tmp).writer();
+  const fd = openSync(tmp, "w", 0o600);
   const hasher = new Bun.CryptoHasher("sha256");
   const head = new Uint8Array(HEAD);
   let size = 0;
   try {
-    for await (const chunk of body) {
-      if (size < HEAD) head.set(chunk.subarray(0, HEAD - size), size);
-      size += chunk.byteLength;
-      if (size > max) throw tooLarge();
-      hasher.update(chunk);
-      sink.write(chunk);
-      await sink.flush();
+    try {
+      for await (const chunk of body) {
+        if (size < HEAD) head.set(chunk.subarray(0, HEAD - size), size);
+        size += chunk.byteLength;
+        if (size > max) throw tooLarge();
+        hasher.update(chunk);
+        for (let written = 0; written < chunk.byteLength; ) written += writeSync(fd, chunk, written);
+      }
+    } finally {
+      closeSync(fd);
     }
-    await sink.end();
-    makePrivate(tmp);
     const hash = hasher.digest("hex");
     const path = contentPath(dataDir, hash);
     privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
@@ -49,7 +50,6 @@ export async function storeStream(dataDir: string, body: ReadableStream<Uint8Arr
     else renameSync(tmp, path);
     return { hash, size, head: head.subarray(0, Math.min(size, HEAD)) };
   } catch (error) {
-    await Promise.resolve(sink.end()).catch(() => undefined);
     rmSync(tmp, { force: true });
     throw error;
   }
