@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, createBase, freshWorkspace, REPO, TestServer, workspace, type Workspace } from "./helpers";
 
@@ -180,16 +180,34 @@ describe("import", () => {
 
     const proposed = await upload("books", "message=From%20the%20library", "title,pages\nA,1\nB,2\n", "text/csv", ws.propose);
     expect(proposed.status).toBe(201);
-    expect(proposed.body).toMatchObject({ status: "in_review", sourceMeta: { message: "From the library" } });
-    expect(proposed.body.operations).toHaveLength(2);
+    expect(proposed.body).toEqual({ rowCount: 2, changeRequests: [{ id: expect.stringMatching(/^crq_/), status: "in_review", operationCount: 2 }] });
+    const waiting = await server.call("GET", `/api/v1/change-requests/${proposed.body.changeRequests[0].id}`, { key: ws.read });
+    expect(waiting.body).toMatchObject({ sourceMeta: { message: "From the library" }, operationCount: 2 });
     expect(await count("books")).toBe(0);
     const createdEvents = () => (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM events WHERE type = 'record.created'").get() as { n: number }).n;
     const before = createdEvents();
     const merged = await upload("books", "", "title,pages\nA,1\nB,2\n", "text/csv");
-    expect(merged.body.status).toBe("merged");
+    expect(merged.body.changeRequests.map((part: { status: string }) => part.status)).toEqual(["merged"]);
     expect(createdEvents() - before).toBe(2);
     const titles = (await server.call("GET", "/api/v1/records?baseId=books&sort=title&include=none", { key: ws.read })).body.records.map((record: { fields: { title: string; pages: number } }) => [record.fields.title, record.fields.pages]);
     expect(titles).toEqual([["A", 1], ["B", 2]]);
+  });
+
+  test("a file of more than 1,000 rows merges in parts of 1,000 with write; waiting for review it is refused whole", async () => {
+    await createBase(server, ws.write, "tallies", [{ slug: "n", name: "N", type: "number" }]);
+    const csv = `n\n${Array.from({ length: 2_500 }, (_, i) => i).join("\n")}\n`;
+    const refused = await upload("tallies", "", csv, "text/csv", ws.propose);
+    expect([refused.status, refused.body.error]).toEqual([400, expect.stringContaining("at most 1,000")]);
+    expect((await upload("tallies", "autoMerge=false", csv, "text/csv")).status).toBe(400);
+    expect(await count("tallies")).toBe(0);
+    const merged = await upload("tallies", "message=Counts", csv, "text/csv");
+    expect(merged.status).toBe(201);
+    expect(merged.body.rowCount).toBe(2_500);
+    expect(merged.body.changeRequests.map((part: { status: string; operationCount: number }) => [part.status, part.operationCount])).toEqual([["merged", 1000], ["merged", 1000], ["merged", 500]]);
+    const last = await server.call("GET", `/api/v1/change-requests/${merged.body.changeRequests[2].id}`, { key: ws.read });
+    expect(last.body.sourceMeta.message).toBe("Counts (rows 2001-2500 of 2500)");
+    expect(await count("tallies")).toBe(2_500);
+    expect(readdirSync(join(server.dir, "files", "tmp"))).toEqual([]);
   });
 
   test("createFields makes each unknown column a field of its suggested type, with write only", async () => {
@@ -240,7 +258,7 @@ describe("import", () => {
     expect(made.status).toBe(201);
     expect(made.body.base).toMatchObject({ slug: "people", name: "People" });
     expect(made.body.base.fields.map((field: { slug: string; type: string }) => [field.slug, field.type])).toEqual([["name", "text"], ["born", "number"], ["field", "select"]]);
-    expect(made.body.changeRequest).toMatchObject({ status: "merged", operationCount: 4 });
+    expect(made.body.import).toEqual({ rowCount: 4, changeRequests: [{ id: expect.any(String), status: "merged", operationCount: 4 }] });
     const people = (await server.call("GET", "/api/v1/records?baseId=people&sort=born&include=none", { key: ws.read })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
     expect(people[0]).toEqual({ name: "Ada", born: 1815, field: "maths" });
     expect((await make("")).status).toBe(400);

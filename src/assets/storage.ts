@@ -24,25 +24,13 @@ export interface Stored {
  * bytes are already stored. Files are 0600 in 0700 directories.
  */
 export async function storeStream(dataDir: string, body: ReadableStream<Uint8Array>, max: number, tooLarge: () => Error): Promise<Stored> {
-  const tmpDir = join(filesDir(dataDir), "tmp");
-  privateDir(tmpDir);
-  const tmp = join(tmpDir, randomBytes(12).toString("hex"));
-  const fd = openSync(tmp, "w", 0o600);
   const hasher = new Bun.CryptoHasher("sha256");
   const head = new Uint8Array(HEAD);
-  let size = 0;
+  const { path: tmp, size } = await writeTemporary(dataDir, body, max, tooLarge, (chunk, before) => {
+    if (before < HEAD) head.set(chunk.subarray(0, HEAD - before), before);
+    hasher.update(chunk);
+  });
   try {
-    try {
-      for await (const chunk of body) {
-        if (size < HEAD) head.set(chunk.subarray(0, HEAD - size), size);
-        size += chunk.byteLength;
-        if (size > max) throw tooLarge();
-        hasher.update(chunk);
-        for (let written = 0; written < chunk.byteLength; ) written += writeSync(fd, chunk, written);
-      }
-    } finally {
-      closeSync(fd);
-    }
     const hash = hasher.digest("hex");
     const path = contentPath(dataDir, hash);
     privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
@@ -51,6 +39,35 @@ export async function storeStream(dataDir: string, body: ReadableStream<Uint8Arr
     return { hash, size, head: head.subarray(0, Math.min(size, HEAD)) };
   } catch (error) {
     rmSync(tmp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * A body written to a private temporary file of the data directory as it arrives, each chunk
+ * written before the next is read (and shown to `seen` with the bytes before it); past `max` bytes
+ * the file is removed and `tooLarge` thrown. The caller removes the file it gets.
+ */
+export async function writeTemporary(dataDir: string, body: ReadableStream<Uint8Array>, max: number, tooLarge: () => Error, seen?: (chunk: Uint8Array, before: number) => void): Promise<{ path: string; size: number }> {
+  const tmpDir = join(filesDir(dataDir), "tmp");
+  privateDir(tmpDir);
+  const path = join(tmpDir, randomBytes(12).toString("hex"));
+  const fd = openSync(path, "w", 0o600);
+  let size = 0;
+  try {
+    try {
+      for await (const chunk of body) {
+        seen?.(chunk, size);
+        size += chunk.byteLength;
+        if (size > max) throw tooLarge();
+        for (let written = 0; written < chunk.byteLength; ) written += writeSync(fd, chunk, written);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return { path, size };
+  } catch (error) {
+    rmSync(path, { force: true });
     throw error;
   }
 }

@@ -1,4 +1,6 @@
+import { rmSync } from "node:fs";
 import { type Static, t } from "elysia";
+import { writeTemporary } from "../assets/storage";
 import { atLeast } from "../auth/levels";
 import { type NodeChange, type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecords } from "../changes/proposals";
 import { findBase } from "../content/bases";
@@ -7,16 +9,17 @@ import { recordInputErrors } from "../content/links";
 import type { FieldRow, LoadedBase } from "../content/schema";
 import type { AppContext } from "../context";
 import { EMAIL_PATTERN, slugify } from "../formats";
-import { ApiError, badRequest, forbidden } from "../http/errors";
+import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
+import { uploadRefusal } from "../http/plumbing";
 import { Nullable } from "../http/schemas";
 import { CsvReader, type ImportFormat, type ImportRow, jsonLine, jsonRows } from "./parse";
 
 /**
- * What one import may hold. A committed import is one change request merged in one transaction,
- * as the bulk route's is, so it takes as many rows as that route (1..1000); a preview reads a file
- * of any number of rows (within the upload size) and keeps only what it shows.
+ * An import's bounds. Its rows are proposed in change requests of at most `part` rows (the bulk
+ * route's bound: one merge of a part holds the writer for about 80 ms); a preview keeps only what
+ * it shows, whatever the file's length (within `--max-import`).
  */
-export const IMPORT_BOUNDS = { rows: 1000, previewRows: 20, errors: 100 } as const;
+export const IMPORT_BOUNDS = { part: 1000, previewRows: 20, errors: 100 } as const;
 
 /** Columns an export writes that are not fields: skipped unless a field has that slug or name. */
 const EXPORT_COLUMNS = new Set(["id", "createdat", "updatedat"]);
@@ -44,6 +47,17 @@ export const ImportPreviewSchema = t.Object(
   { $id: "ImportPreview" },
 );
 export type ImportPreview = Static<typeof ImportPreviewSchema>;
+
+export const ImportResultSchema = t.Object(
+  {
+    rowCount: t.Integer(),
+    changeRequests: t.Array(t.Object({ id: t.String(), status: t.String(), operationCount: t.Integer() }), {
+      description: `One per ${IMPORT_BOUNDS.part} rows, in the file's order; read each with GET /change-requests/{id}.`,
+    }),
+  },
+  { $id: "ImportResult" },
+);
+export type ImportResult = Static<typeof ImportResultSchema>;
 type LineErrorView = Static<typeof LineError>;
 
 /** What a column's values look like, gathered row by row, for the type it is suggested. */
@@ -160,8 +174,8 @@ function columnOf(loaded: LoadedBase, name: string, createFields: boolean): Colu
 
 /**
  * An import read row by row: each row's values converted to its fields' types and checked as a
- * create is, its errors kept by line; what a preview shows, and for a commit every row's values
- * (refused past `IMPORT_BOUNDS.rows`, before anything is written).
+ * create is, its errors kept by line, what a preview shows; and, reading to commit, each row's
+ * values in `kept` until a part of them is proposed.
  */
 export class ImportPlan {
   columns: Column[] = [];
@@ -169,7 +183,7 @@ export class ImportPlan {
   errorCount = 0;
   readonly errors: LineErrorView[] = [];
   readonly shown: { line: number; fields: Record<string, unknown>; errors: LineErrorView[] }[] = [];
-  readonly kept: { line: number; values: Record<string, unknown>; raw: Record<string, unknown> }[] = [];
+  readonly kept: Record<string, unknown>[] = [];
   delimiter: string | null = null;
 
   /** The widest a row may be: the fields a base may have. */
@@ -181,7 +195,7 @@ export class ImportPlan {
     private readonly ctx: AppContext,
     private readonly loaded: LoadedBase,
     readonly format: ImportFormat,
-    private readonly options: { preview: boolean; createFields: boolean },
+    private readonly options: { mode: "preview" | "check" | "commit"; createFields: boolean },
   ) {}
 
   /** The file's columns: a CSV's header, or a JSON row's keys as they first appear. */
@@ -210,9 +224,6 @@ export class ImportPlan {
   add(row: ImportRow): void {
     if (this.format !== "csv") this.setColumns(Object.keys(row.values), row.line);
     this.rowCount++;
-    if (!this.options.preview && this.rowCount > IMPORT_BOUNDS.rows) {
-      throw badRequest(`An import commits at most ${IMPORT_BOUNDS.rows.toLocaleString("en")} rows in one change request; this file has more. Split it, or preview it with preview=true.`);
-    }
     const values: Record<string, unknown> = {};
     const raw: Record<string, unknown> = {};
     const errors: LineErrorView[] = [];
@@ -234,7 +245,7 @@ export class ImportPlan {
     }
     for (const error of errors) this.fail(error.line, error.column, error.message);
     if (this.shown.length < IMPORT_BOUNDS.previewRows) this.shown.push({ line: row.line, fields: { ...checked.values, ...raw }, errors });
-    if (!this.options.preview) this.kept.push({ line: row.line, values: checked.values, raw });
+    if (this.options.mode === "commit" && errors.length === 0) this.kept.push(checked.values);
   }
 
   private fail(line: number, column: string | null, message: string): void {
@@ -274,30 +285,41 @@ function requireWrite(who: Proposer, what: string): void {
 const newFields = (columns: Column[]) => columns.map((column) => ({ slug: newSlug(column.name), name: column.name, required: false, ...column.stats.suggestion() }));
 
 /**
- * Commits a read import into `baseId`: refused whole (400 with the errors by line) if any row has
- * one; else the columns to create that the base lacks become fields first (merged), then one
- * change request creates every row, merged at once where the caller's level allows, waiting for
- * review otherwise.
+ * Commits an import whose file was read once to check it (`checked`) and can be read again
+ * (`reread`): refused whole (400, the errors by line) if any row has one; else the columns to
+ * create that the base lacks become fields first (merged), then the file is read again and its rows
+ * proposed a part of `IMPORT_BOUNDS.part` at a time, each part one change request merged at once
+ * where the caller's level allows. A file of more than one part needs the parts to merge at once
+ * (write, autoMerge not false): proposals waiting for review come one change request per file.
  */
-export async function commitImport(ctx: AppContext, who: Proposer, plan: ImportPlan, baseId: string, review: { message?: string; autoMerge?: boolean }) {
-  requireImportable(plan);
-  const created = plan.columns.filter((column) => column.action === "create");
-  const missing = () => created.filter((column) => !findBase(ctx, who.scope.space.id, baseId).fields.some((field) => field.slug === newSlug(column.name)));
-  if (missing().length > 0) requireWrite(who, "Creating fields from an import");
-  for (const field of newFields(missing())) {
+export async function commitImport(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, baseId: string, review: { message?: string; autoMerge?: boolean }): Promise<ImportResult> {
+  requireImportable(checked);
+  const mergesAtOnce = atLeast(who.scope.level, "write") && review.autoMerge !== false;
+  if (checked.rowCount > IMPORT_BOUNDS.part && !mergesAtOnce) {
+    throw badRequest(`The file has ${checked.rowCount.toLocaleString("en")} rows; an import waiting for review holds at most ${IMPORT_BOUNDS.part.toLocaleString("en")} (one change request). Split the file, or import it with write, which merges it in parts.`);
+  }
+  const missing = checked.columns.filter((column) => column.action === "create" && !findBase(ctx, who.scope.space.id, baseId).fields.some((field) => field.slug === newSlug(column.name)));
+  if (missing.length > 0) requireWrite(who, "Creating fields from an import");
+  for (const field of newFields(missing)) {
     const proposed = await proposeFieldChange(ctx, who, baseId, { operation: "create", ...field }, { message: review.message, autoMerge: true });
     if (!proposed.outcome?.merged) throw new ApiError(409, "CONFLICT", `The field ${field.name} could not be created at once; nothing more was imported.`, { reason: "NOT_MERGEABLE" });
   }
-  const fields = findBase(ctx, who.scope.space.id, baseId).fields;
-  const newValue = (column: Column, given: unknown) => {
-    const field = fields.find((candidate) => candidate.slug === newSlug(column.name))!;
-    const converted = typeof given === "string" && plan.format === "csv" ? cellValue(field, given) : { value: given };
-    return "value" in converted ? converted.value : null;
+  const plan = new ImportPlan(ctx, findBase(ctx, who.scope.space.id, baseId), checked.format, { mode: "commit", createFields: false });
+  const changeRequests: ImportResult["changeRequests"] = [];
+  const propose = async (rows: Record<string, unknown>[]) => {
+    const from = changeRequests.length * IMPORT_BOUNDS.part + 1;
+    const message = checked.rowCount > IMPORT_BOUNDS.part ? `${review.message ?? "Import"} (rows ${from}-${from + rows.length - 1} of ${checked.rowCount})` : review.message;
+    const { changeRequest } = await proposeRecords(ctx, who, baseId, rows.map((fields) => ({ fields })), { ...review, message });
+    changeRequests.push({ id: changeRequest.id, status: changeRequest.status, operationCount: rows.length });
   };
-  const records = plan.kept.map(({ values, raw }) => ({
-    fields: { ...values, ...Object.fromEntries(created.filter((column) => raw[column.name] !== undefined && raw[column.name] !== "").map((column) => [newSlug(column.name), newValue(column, raw[column.name])])) },
-  }));
-  return proposeRecords(ctx, who, baseId, records, review);
+  const proposeParts = async (all: boolean) => {
+    // Checked once already: a row that fails now met a change of the base made meanwhile.
+    if (plan.errorCount > 0) throw conflict(`The base changed while the file was imported: a row no longer fits; ${changeRequests.length} part(s) were proposed before it.`, { reason: "BASE_CHANGED", errors: plan.errors });
+    while (plan.kept.length >= IMPORT_BOUNDS.part || (all && plan.kept.length > 0)) await propose(plan.kept.splice(0, IMPORT_BOUNDS.part));
+  };
+  await readInto(plan, reread(), Number.MAX_SAFE_INTEGER, () => badRequest("unreachable"), () => proposeParts(false));
+  await proposeParts(true);
+  return { rowCount: checked.rowCount, changeRequests };
 }
 
 /** A base for reading a file that will become a new base: no fields yet, so every column is one to create. */
@@ -305,16 +327,16 @@ export const NO_BASE = { base: { id: "" }, node: {}, fields: [] } as unknown as 
 
 /**
  * A new base from a file, in one call (write): the base with a field per column, of the type its
- * values fit, then its rows as one change request.
+ * values fit, then its rows, as `commitImport` proposes them.
  */
-export async function importNewBase(ctx: AppContext, who: Proposer, plan: ImportPlan, base: { name: string; slug?: string; parentNodeId?: string }, review: { message?: string; autoMerge?: boolean }) {
-  requireImportable(plan);
+export async function importNewBase(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, base: { name: string; slug?: string; parentNodeId?: string }, review: { message?: string; autoMerge?: boolean }) {
+  requireImportable(checked);
   requireWrite(who, "A base made from a file");
-  const create: NodeChange = { kind: "create", nodeType: "base", name: base.name, slug: base.slug ?? slugify(base.name, "imported"), parentNodeId: base.parentNodeId, fields: newFields(plan.columns) };
+  const create: NodeChange = { kind: "create", nodeType: "base", name: base.name, slug: base.slug ?? slugify(base.name, "imported"), parentNodeId: base.parentNodeId, fields: newFields(checked.columns) };
   const proposed = await proposeNodeChanges(ctx, who, [create], { message: review.message, autoMerge: true });
   if (!proposed.outcome?.merged) throw new ApiError(409, "CONFLICT", "The base could not be made at once; nothing was imported.", { reason: "NOT_MERGEABLE" });
   const baseId = proposed.changeRequest.baseId!;
-  return { baseId, imported: await commitImport(ctx, who, plan, baseId, review) };
+  return { baseId, imported: await commitImport(ctx, who, checked, reread, baseId, review) };
 }
 
 /**
@@ -322,7 +344,7 @@ export async function importNewBase(ctx: AppContext, who: Proposer, plan: Import
  * invalid bytes a 400 naming where), CSV and JSON lines row by row, a JSON array whole (within
  * the same size bound). Past `limit` bytes it stops with `tooLarge`.
  */
-export async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError): Promise<void> {
+async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError, afterChunk?: () => Promise<void>): Promise<void> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const csv = plan.format === "csv" ? new CsvReader(plan.maxColumns) : null;
   let headerRead = false;
@@ -360,6 +382,7 @@ export async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array
     size += chunk.byteLength;
     if (size > limit) throw tooLarge();
     take(decode(chunk), false);
+    await afterChunk?.();
   }
   take(decode(), true);
   if (csv) {
@@ -367,5 +390,30 @@ export async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array
     plan.delimiter = csv.delimiter;
   } else if (plan.format === "json") {
     for (const row of jsonRows(json)) plan.add(row);
+  }
+  await afterChunk?.();
+}
+
+/** A preview: the file read once, as it arrives, and nothing written. */
+export async function previewImport(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: ReadableStream<Uint8Array> }, createFields: boolean): Promise<ImportPreview> {
+  const plan = new ImportPlan(ctx, loaded, file.format, { mode: "preview", createFields });
+  await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
+  return plan.preview();
+}
+
+/**
+ * A commit's file: written to a temporary file of the data directory as it arrives (within
+ * `--max-import`), read once to check it, then handed to `then` with a way to read it again; the
+ * temporary file is removed however it ends. Memory holds a chunk and a part, not the file.
+ */
+export async function checkedUpload<T>(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: ReadableStream<Uint8Array> }, createFields: boolean, then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>): Promise<T> {
+  const limit = ctx.config.maxImportBytes;
+  const spool = await writeTemporary(ctx.config.dataDir, file.body, limit, () => uploadRefusal(limit));
+  try {
+    const checked = new ImportPlan(ctx, loaded, file.format, { mode: "check", createFields });
+    await readInto(checked, Bun.file(spool.path).stream(), limit, () => uploadRefusal(limit));
+    return await then(checked, () => Bun.file(spool.path).stream());
+  } finally {
+    rmSync(spool.path, { force: true });
   }
 }

@@ -3,16 +3,13 @@ import type { OpenAPIV3 } from "openapi-types";
 import { proposer, RECORD_QUERY, recordListing } from "../content/routes";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
-import { viewOf } from "../changes/change-requests";
-import { ChangeRequestSchema } from "../changes/views";
 import { BaseSchema, baseView, findBase } from "../content/bases";
 import { ApiError, badRequest } from "../http/errors";
 import { answers, mediaAnswer } from "../http/openapi";
-import { uploadRefusal } from "../http/plumbing";
 import { nestedQuery, oneString } from "../http/query";
 import { queryParameter } from "../http/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "./export";
-import { commitImport, ImportPlan, ImportPreviewSchema, importNewBase, NO_BASE, readInto } from "./import";
+import { checkedUpload, commitImport, ImportPreviewSchema, ImportResultSchema, importNewBase, NO_BASE, previewImport } from "./import";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./parse";
 
 const EXPORT_QUERY = [
@@ -113,18 +110,16 @@ export function transferRoutes(ctx: AppContext) {
       "/bases/:baseId/imports",
       async ({ space, actor, params, request, set }) => {
         const raw = nestedQuery(request.url);
-        const preview = booleanParam("preview", raw.preview);
         const file = await uploadedFile(request, oneString("format", raw.format));
         const loaded = findBase(ctx, space.space.id, params.baseId);
-        const plan = new ImportPlan(ctx, loaded, file.format, { preview, createFields: booleanParam("createFields", raw.createFields) });
-        await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
-        if (preview) return plan.preview();
-        const proposed = await commitImport(ctx, proposer(space, actor, request), plan, loaded.base.id, reviewOf(raw));
+        const createFields = booleanParam("createFields", raw.createFields);
+        if (booleanParam("preview", raw.preview)) return previewImport(ctx, loaded, file, createFields);
+        const who = proposer(space, actor, request);
         set.status = 201;
-        return viewOf(ctx, proposed.changeRequest);
+        return checkedUpload(ctx, loaded, file, createFields, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, reviewOf(raw)));
       },
       {
-        answers: { 200: ImportPreviewSchema, 201: ChangeRequestSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"] },
+        answers: { 200: ImportPreviewSchema, 201: ImportResultSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING", "BASE_CHANGED"] },
         level: "changeRequest",
         detail: { parameters: IMPORT_QUERY, requestBody: FILE_BODY },
       },
@@ -136,14 +131,14 @@ export function transferRoutes(ctx: AppContext) {
         const name = oneString("name", raw.name)?.trim();
         if (!name) throw badRequest("The query parameter name (the new base's name) is required.");
         const file = await uploadedFile(request, oneString("format", raw.format));
-        const plan = new ImportPlan(ctx, NO_BASE, file.format, { preview: false, createFields: true });
-        await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
-        const made = await importNewBase(ctx, proposer(space, actor, request), plan, { name, slug: oneString("slug", raw.slug), parentNodeId: oneString("parentNodeId", raw.parentNodeId) }, reviewOf(raw));
+        const who = proposer(space, actor, request);
+        const base = { name, slug: oneString("slug", raw.slug), parentNodeId: oneString("parentNodeId", raw.parentNodeId) };
+        const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, base, reviewOf(raw)));
         set.status = 201;
-        return { base: baseView(findBase(ctx, space.space.id, made.baseId)), changeRequest: viewOf(ctx, made.imported.changeRequest) };
+        return { base: baseView(findBase(ctx, space.space.id, made.baseId)), import: made.imported };
       },
       {
-        answers: { 201: t.Object({ base: BaseSchema, changeRequest: ChangeRequestSchema }), 409: ["NOT_MERGEABLE", "SLUG_TAKEN", "LIMIT_REACHED", "PARENT_ARCHIVED"] },
+        answers: { 201: t.Object({ base: BaseSchema, import: ImportResultSchema }), 409: ["NOT_MERGEABLE", "SLUG_TAKEN", "LIMIT_REACHED", "PARENT_ARCHIVED", "BASE_CHANGED"] },
         level: "changeRequest",
         detail: {
           parameters: [
