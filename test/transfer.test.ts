@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, createBase, freshWorkspace, REPO, TestServer, workspace, type Workspace } from "./helpers";
 
@@ -262,6 +262,27 @@ describe("import", () => {
     const people = (await server.call("GET", "/api/v1/records?baseId=people&sort=born&include=none", { key: ws.read })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
     expect(people[0]).toEqual({ name: "Ada", born: 1815, field: "maths" });
     expect((await make("")).status).toBe(400);
+  });
+
+  test("basalt import: into a base or a new base, proposed as the user named, from the command line", async () => {
+    const file = join(server.dir, "more-books.csv");
+    writeFileSync(file, "title,pages\nOdyssey,541\nIliad,683\n");
+    const basalt = (...args: string[]) => Bun.spawnSync([BUN, join(REPO, "src/main.ts"), "import", ...args, "--data-dir", server.dir]);
+    const preview = basalt("--space", "research", "--as", "ada@example.com", "--base", "books", "--from", file, "--preview");
+    expect(preview.exitCode).toBe(0);
+    expect(JSON.parse(preview.stdout.toString())).toMatchObject({ rowCount: 2, errorCount: 0 });
+    const before = await count("books");
+    const imported = basalt("--space", "research", "--as", "ada@example.com", "--base", "books", "--from", file, "--message", "Classics");
+    expect([imported.exitCode, imported.stdout.toString()]).toEqual([0, expect.stringContaining("Imported 2 row(s) into books in 1 change request(s): merged")]);
+    expect(await count("books")).toBe(before + 2);
+    const id = /\((crq_[^)]+)\)/.exec(imported.stdout.toString())![1];
+    const proposal = (await server.call("GET", `/api/v1/change-requests/${id}`, { key: ws.read })).body;
+    expect(proposal.sourceAttribution).toMatchObject({ channel: "cli", displayName: "Ada" });
+    const made = basalt("--space", "research", "--as", "ada@example.com", "--name", "Epics", "--from", file);
+    expect(made.exitCode).toBe(0);
+    expect((await server.call("GET", "/api/v1/bases/epics", { key: ws.read })).body.fields.map((field: { slug: string }) => field.slug)).toEqual(["title", "pages"]);
+    const stranger = basalt("--space", "research", "--as", "nobody@example.com", "--base", "books", "--from", file);
+    expect([stranger.exitCode, stranger.stderr.toString().trim()]).toEqual([1, "basalt: No user has the e-mail nobody@example.com."]);
   });
 
   test("broken files are clear errors that write nothing", async () => {

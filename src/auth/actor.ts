@@ -13,7 +13,9 @@ import { findSession } from "./sessions";
 
 export type Credential =
   | { type: "api_key"; key: ApiKeyRow }
-  | { type: "session"; tokenHash: string; csrfToken: string };
+  | { type: "session"; tokenHash: string; csrfToken: string }
+  /** The operator at the data directory (`basalt import`), acting as a user of their choosing. */
+  | { type: "operator" };
 
 /** Who is calling, and the highest level their credential allows anywhere. */
 export interface Actor {

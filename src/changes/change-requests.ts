@@ -29,6 +29,7 @@ export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
 /** Who proposed, as reviewers see it: the key's name (or the user's, for a session) and the channel. */
 export function sourceAttribution(actor: Actor, channelHeader: string | undefined): SourceAttribution {
   if (actor.credential.type === "session") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "web_ui" };
+  if (actor.credential.type === "operator") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "cli" };
   const channel = channelHeader ?? "api";
   if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`x-basalt-channel must be one of ${CHANNELS.join(", ")}.`);
   return { displayName: actor.credential.key.name, ownerName: actor.user.name, channel };

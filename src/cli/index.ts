@@ -4,7 +4,7 @@ import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";
 import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
-import { exportCommand } from "./transfer";
+import { exportCommand, importCommand } from "./transfer";
 
 const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
 
@@ -31,6 +31,10 @@ Commands:
   export --space S --base B [--view V] [--sort S] [--format csv|json|jsonl] [--out FILE]
                                a base's records, as GET /bases/{id}/export writes them
                                (standard output without --out)
+  import --space S --as E (--base B | --name N) --from FILE [--format csv|json|jsonl]
+         [--create-fields] [--preview] [--message M]
+                               a file into a base, or a new base, as POST /bases/{id}/imports
+                               does it, proposed as the user E (their role sets what merges)
   version, --version           print the version
   --help                       this text
 
@@ -50,6 +54,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   backup: backupCommand,
   restore: restoreCommand,
   export: exportCommand,
+  import: importCommand,
 };
 
 async function dispatch(argv: string[]): Promise<void> {

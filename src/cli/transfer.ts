@@ -1,8 +1,16 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import type { Actor } from "../auth/actor";
+import { findUserByEmail } from "../auth/users";
+import { sourceAttribution } from "../changes/change-requests";
+import { findBase } from "../content/bases";
 import { closeStore } from "../db/client";
 import { recordListing } from "../content/routes";
-import { listSpacesWithOwners } from "../spaces/spaces";
+import { scopeOf } from "../spaces/resolve";
+import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
 import { EXPORT_FORMATS, type ExportFormat, exportParts } from "../transfer/export";
+import { checkedUpload, commitImport, type ImportResult, importNewBase, NO_BASE, previewImport } from "../transfer/import";
+import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../transfer/parse";
 import { CliError, openContext, parseFlags, required } from "./common";
 
 /** `basalt export`: a base's records (optionally through a view) to a file or standard output, as the API's export writes them. */
@@ -29,3 +37,51 @@ export async function exportCommand(args: string[]): Promise<void> {
     await closeStore(ctx.store);
   }
 }
+
+/**
+ * `basalt import`: a file into a base (`--base`) or a new base (`--name`), as the API's import does
+ * it, proposed as the user `--as` names (their role in the space sets what merges at once), shown
+ * to reviewers as coming from the command line.
+ */
+export async function importCommand(args: string[]): Promise<void> {
+  const flags = parseFlags(args, {
+    space: { type: "string" },
+    as: { type: "string" },
+    base: { type: "string" },
+    name: { type: "string" },
+    from: { type: "string" },
+    format: { type: "string" },
+    message: { type: "string" },
+    "create-fields": { type: "boolean" },
+    preview: { type: "boolean" },
+  });
+  const from = resolve(required(flags, "from"));
+  if (!existsSync(from)) throw new CliError(`There is no file at ${from}.`);
+  const format = (flags.format ?? formatOf("", from)) as ImportFormat | null;
+  if (!format || !IMPORT_FORMATS.includes(format)) throw new CliError(`Say how to read ${from} with --format ${IMPORT_FORMATS.join("|")}.`);
+  if ((flags.base === undefined) === (flags.name === undefined)) throw new CliError("Name the base to import into with --base, or a new base to make with --name.");
+  const ctx = openContext(flags["data-dir"]);
+  try {
+    const user = findUserByEmail(ctx, required(flags, "as"));
+    if (!user) throw new CliError(`No user has the e-mail ${flags.as}.`);
+    const membership = findMembership(ctx, user.id, required(flags, "space"));
+    if (!membership) throw new CliError(`${flags.as} is not a member of a space ${flags.space}.`);
+    const actor: Actor = { user, credential: { type: "operator" }, ceiling: "manage" };
+    const who = { scope: scopeOf(actor, membership), actor, attribution: sourceAttribution(actor, undefined) };
+    const file = { format, body: Bun.file(from).stream() };
+    const review = { message: flags.message };
+    if (flags.name !== undefined) {
+      const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, { name: flags.name! }, review));
+      return void console.log(summary(made.imported, findBase(ctx, membership.space.id, made.baseId).node.slug));
+    }
+    const loaded = findBase(ctx, membership.space.id, flags.base!);
+    if (flags.preview) return void console.log(JSON.stringify(await previewImport(ctx, loaded, file, flags["create-fields"] === true), null, 2));
+    const imported = await checkedUpload(ctx, loaded, file, flags["create-fields"] === true, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, review));
+    console.log(summary(imported, loaded.node.slug));
+  } finally {
+    await closeStore(ctx.store);
+  }
+}
+
+const summary = (result: ImportResult, slug: string) =>
+  `Imported ${result.rowCount.toLocaleString("en")} row(s) into ${slug} in ${result.changeRequests.length} change request(s): ${[...new Set(result.changeRequests.map((part) => part.status))].join(", ")} (${result.changeRequests.map((part) => part.id).join(", ")}).`;
