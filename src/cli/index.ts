@@ -4,7 +4,7 @@ import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";
 import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
-import { exportCommand, importCommand } from "./transfer";
+import { dumpCommand, exportCommand, importCommand, loadCommand } from "./transfer";
 
 const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
 
@@ -35,6 +35,11 @@ Commands:
          [--create-fields] [--preview] [--message M]
                                a file into a base, or a new base, as POST /bases/{id}/imports
                                does it, proposed as the user E (their role sets what merges)
+  dump --space S --out FILE    a space with its history, reviews, comments, views, webhook rules
+                               (without secrets) and files, into one gzipped file
+  load --from FILE --owner E [--slug S]
+                               a dump into this data directory, ids kept, owned by E; refused
+                               when the space is here already
   version, --version           print the version
   --help                       this text
 
@@ -55,6 +60,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   restore: restoreCommand,
   export: exportCommand,
   import: importCommand,
+  dump: dumpCommand,
+  load: loadCommand,
 };
 
 async function dispatch(argv: string[]): Promise<void> {

@@ -8,6 +8,7 @@ import { closeStore } from "../db/client";
 import { recordListing } from "../content/routes";
 import { scopeOf } from "../spaces/resolve";
 import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
+import { loadDump, writeDump } from "../transfer/dump";
 import { EXPORT_FORMATS, type ExportFormat, exportParts } from "../transfer/export";
 import { checkedUpload, commitImport, type ImportResult, importNewBase, NO_BASE, previewImport } from "../transfer/import";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../transfer/parse";
@@ -85,3 +86,33 @@ export async function importCommand(args: string[]): Promise<void> {
 
 const summary = (result: ImportResult, slug: string) =>
   `Imported ${result.rowCount.toLocaleString("en")} row(s) into ${slug} in ${result.changeRequests.length} change request(s): ${[...new Set(result.changeRequests.map((part) => part.status))].join(", ")} (${result.changeRequests.map((part) => part.id).join(", ")}).`;
+
+/** `basalt dump`: a space, with its history, reviews, comments, views, webhook rules (no secrets) and files, into one file. */
+export async function dumpCommand(args: string[]): Promise<void> {
+  const flags = parseFlags(args, { space: { type: "string" }, out: { type: "string" } });
+  const spaceRef = required(flags, "space");
+  const out = resolve(required(flags, "out"));
+  const ctx = openContext(flags["data-dir"]);
+  try {
+    const space = listSpacesWithOwners(ctx).find((candidate) => candidate.id === spaceRef || candidate.slug === spaceRef);
+    if (!space) throw new CliError(`No space has the id or slug ${spaceRef}.`);
+    const { lines } = await writeDump(ctx.store, ctx.config.dataDir, space.id, out);
+    console.log(`Wrote the space ${space.slug} to ${out} (${lines.toLocaleString("en")} entries).`);
+  } finally {
+    await closeStore(ctx.store);
+  }
+}
+
+/** `basalt load`: a dump into this data directory, with its ids kept, owned by `--owner`. */
+export async function loadCommand(args: string[]): Promise<void> {
+  const flags = parseFlags(args, { from: { type: "string" }, owner: { type: "string" }, slug: { type: "string" } });
+  const from = resolve(required(flags, "from"));
+  if (!existsSync(from)) throw new CliError(`There is no file at ${from}.`);
+  const ctx = openContext(flags["data-dir"]);
+  try {
+    const loaded = await loadDump(ctx.store, ctx.config.dataDir, from, { email: required(flags, "owner") }, flags.slug);
+    console.log(`Loaded the space ${loaded.spaceId} from ${from}: ${loaded.rows.toLocaleString("en")} rows and ${loaded.files} file(s). Webhook rules wait, disabled, for their secrets.`);
+  } finally {
+    await closeStore(ctx.store);
+  }
+}

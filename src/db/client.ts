@@ -81,6 +81,9 @@ export function optimizeStatistics(sqlite: Database, pragma = "PRAGMA optimize")
 
 const MIGRATIONS = embeddedMigrations();
 
+/** The newest migration this version knows (its folder time): what a dump says it was made with. */
+export const SCHEMA_VERSION = Math.max(0, ...MIGRATIONS.map((migration) => migration.folderMillis));
+
 /**
  * A database migrated by a later version holds migrations this one does not know: drizzle would
  * apply nothing and the server would run against tables it does not understand. It stops instead.
