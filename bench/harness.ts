@@ -52,18 +52,32 @@ export function benchHarness() {
     return path;
   }
 
-  /** wrk on core 1 with 50 connections, or `connections` (the servers run on core 0); `body` is sent as JSON, or `{ lua }` runs that script. */
-  function wrk(url: string, headers: Record<string, string>, body?: unknown, connections = 50): WrkResult {
+  /** The wrk command: on core 1 with 50 connections, or `connections` (the servers run on core 0); `body` is sent as JSON, or `{ lua }` runs that script. */
+  function wrkCommand(url: string, headers: Record<string, string>, body?: unknown, connections = 50): string[] {
     const flags = Object.entries(headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
     const lua = typeof body === "object" && body !== null && "lua" in body ? String(body.lua) : undefined;
     if (lua !== undefined) flags.push("-s", luaScript(lua));
     else if (body !== undefined) flags.push("-s", postScript(body));
-    const out = run(["taskset", "-c", "1", "wrk", "-t1", `-c${connections}`, `-d${DURATION}s`, "--latency", ...flags, url]);
+    return ["taskset", "-c", "1", "wrk", "-t1", `-c${connections}`, `-d${DURATION}s`, "--latency", ...flags, url];
+  }
+
+  function wrkResult(out: string): WrkResult {
     const pick = (pattern: RegExp) => pattern.exec(out)?.[1] ?? "?";
     return { rps: Number(pick(/Requests\/sec:\s+([\d.]+)/)), p50: pick(/\s50%\s+(\S+)/), p99: pick(/\s99%\s+(\S+)/) };
   }
 
-  return { DURATION, dir, run, waitFor, rssMb, wrk };
+  /** wrk, waited for (see `wrkCommand`). */
+  const wrk = (...args: Parameters<typeof wrkCommand>): WrkResult => wrkResult(run(wrkCommand(...args)));
+
+  /** wrk while the benchmark goes on with other work (its event loop free), e.g. to load a server meanwhile. */
+  async function wrkMeanwhile(...args: Parameters<typeof wrkCommand>): Promise<WrkResult> {
+    const child = Bun.spawn(wrkCommand(...args), { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(child.stdout).text();
+    if ((await child.exited) !== 0) throw new Error(`wrk failed: ${await new Response(child.stderr).text()}`);
+    return wrkResult(out);
+  }
+
+  return { DURATION, dir, run, waitFor, rssMb, wrk, wrkMeanwhile };
 }
 
 /** The fields of the listing benchmarks' bases: two numbers and three texts, each indexed. */

@@ -79,6 +79,8 @@ export interface AppContext {
   };
   /** SHA-256 of the one-time setup token while no user exists. */
   setupTokenHash: string | null;
+  /** How many requests are being answered now (`plumbing`): long work in a request gives way while others wait. */
+  requests: { inFlight: number };
 }
 
 export function createContext(store: Store, config: Config, clock: Clock, log: Logger): AppContext {
@@ -105,6 +107,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
       deviceLookups: new RateLimiter(clock, 10, minute),
     },
     setupTokenHash: null,
+    requests: { inFlight: 0 },
   };
   return ctx;
 }

@@ -193,7 +193,7 @@ describe("import", () => {
     expect(titles).toEqual([["A", 1], ["B", 2]]);
   });
 
-  test("a file of more than 1,000 rows merges in parts of 1,000 with write; waiting for review it is refused whole", async () => {
+  test("a file merges in parts of 250 rows with write; waiting for review, more than 1,000 rows are refused whole", async () => {
     await createBase(server, ws.write, "tallies", [{ slug: "n", name: "N", type: "number" }]);
     const csv = `n\n${Array.from({ length: 2_500 }, (_, i) => i).join("\n")}\n`;
     const refused = await upload("tallies", "", csv, "text/csv", ws.propose);
@@ -203,9 +203,11 @@ describe("import", () => {
     const merged = await upload("tallies", "message=Counts", csv, "text/csv");
     expect(merged.status).toBe(201);
     expect(merged.body.rowCount).toBe(2_500);
-    expect(merged.body.changeRequests.map((part: { status: string; operationCount: number }) => [part.status, part.operationCount])).toEqual([["merged", 1000], ["merged", 1000], ["merged", 500]]);
-    const last = await server.call("GET", `/api/v1/change-requests/${merged.body.changeRequests[2].id}`, { key: ws.read });
-    expect(last.body.sourceMeta.message).toBe("Counts (rows 2001-2500 of 2500)");
+    expect(merged.body.changeRequests.map((part: { status: string; operationCount: number }) => [part.status, part.operationCount])).toEqual(Array.from({ length: 10 }, () => ["merged", 250]));
+    const last = await server.call("GET", `/api/v1/change-requests/${merged.body.changeRequests[9].id}`, { key: ws.read });
+    expect(last.body.sourceMeta.message).toBe("Counts (rows 2251-2500 of 2500)");
+    const reviewed = await upload("tallies", "", `n\n${Array.from({ length: 600 }, (_, i) => i).join("\n")}\n`, "text/csv", ws.propose);
+    expect(reviewed.body.changeRequests.map((part: { status: string; operationCount: number }) => [part.status, part.operationCount])).toEqual([["in_review", 600]]);
     expect(await count("tallies")).toBe(2_500);
     expect(readdirSync(join(server.dir, "files", "tmp"))).toEqual([]);
   });

@@ -196,6 +196,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     })
     .onRequest(({ request, set }) => {
       started.set(request, performance.now());
+      ctx.requests.inFlight++;
       const origin = request.headers.get("origin");
       if (origin !== null) {
         Object.assign(set.headers, CORS_HEADERS, { "access-control-allow-origin": origin, vary: "Origin" });
@@ -217,6 +218,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       return parseJsonBody(text);
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
+      ctx.requests.inFlight--;
       const start = started.get(request);
       const ms = start === undefined ? 0 : performance.now() - start;
       ctx.log.info(`${request.method} ${path} ${set.status ?? 200} ${ms.toFixed(2)}ms`);

@@ -15,11 +15,12 @@ import { Nullable } from "../http/schemas";
 import { CsvReader, type ImportFormat, type ImportRow, jsonLine, jsonRows } from "./parse";
 
 /**
- * An import's bounds. Its rows are proposed in change requests of at most `part` rows (the bulk
- * route's bound: one merge of a part holds the writer for about 80 ms); a preview keeps only what
- * it shows, whatever the file's length (within `--max-import`).
+ * An import's bounds. Merged at once, its rows are proposed in change requests of `part` rows (one
+ * merge of a part holds the writer and the server's thread about 20 ms); waiting for review, in one
+ * change request of at most `review` rows (the bulk route's bound). A preview keeps only what it
+ * shows, whatever the file's length (within `--max-import`).
  */
-export const IMPORT_BOUNDS = { part: 1000, previewRows: 20, errors: 100 } as const;
+export const IMPORT_BOUNDS = { part: 250, review: 1000, previewRows: 20, errors: 100 } as const;
 
 /** Columns an export writes that are not fields: skipped unless a field has that slug or name. */
 const EXPORT_COLUMNS = new Set(["id", "createdat", "updatedat"]);
@@ -52,7 +53,7 @@ export const ImportResultSchema = t.Object(
   {
     rowCount: t.Integer(),
     changeRequests: t.Array(t.Object({ id: t.String(), status: t.String(), operationCount: t.Integer() }), {
-      description: `One per ${IMPORT_BOUNDS.part} rows, in the file's order; read each with GET /change-requests/{id}.`,
+      description: `In the file's order: parts of ${IMPORT_BOUNDS.part} rows merged at once, or one change request waiting for review; read each with GET /change-requests/{id}.`,
     }),
   },
   { $id: "ImportResult" },
@@ -186,6 +187,11 @@ export class ImportPlan {
   readonly kept: Record<string, unknown>[] = [];
   delimiter: string | null = null;
 
+  /** The server's requests in flight, which the reading gives way to. */
+  get requests(): { inFlight: number } {
+    return this.ctx.requests;
+  }
+
   /** The widest a row may be: the fields a base may have. */
   get maxColumns(): number {
     return this.ctx.config.limits.fieldsPerBase;
@@ -288,16 +294,17 @@ const newFields = (columns: Column[]) => columns.map((column) => ({ slug: newSlu
  * Commits an import whose file was read once to check it (`checked`) and can be read again
  * (`reread`): refused whole (400, the errors by line) if any row has one; else the columns to
  * create that the base lacks become fields first (merged), then the file is read again and its rows
- * proposed a part of `IMPORT_BOUNDS.part` at a time, each part one change request merged at once
- * where the caller's level allows. A file of more than one part needs the parts to merge at once
- * (write, autoMerge not false): proposals waiting for review come one change request per file.
+ * proposed: merged at once (write, autoMerge not false) a part of `IMPORT_BOUNDS.part` at a time,
+ * each part merged before the next is read; waiting for review, as one change request of at most
+ * `IMPORT_BOUNDS.review` rows.
  */
 export async function commitImport(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, baseId: string, review: { message?: string; autoMerge?: boolean }): Promise<ImportResult> {
   requireImportable(checked);
   const mergesAtOnce = atLeast(who.scope.level, "write") && review.autoMerge !== false;
-  if (checked.rowCount > IMPORT_BOUNDS.part && !mergesAtOnce) {
-    throw badRequest(`The file has ${checked.rowCount.toLocaleString("en")} rows; an import waiting for review holds at most ${IMPORT_BOUNDS.part.toLocaleString("en")} (one change request). Split the file, or import it with write, which merges it in parts.`);
+  if (checked.rowCount > IMPORT_BOUNDS.review && !mergesAtOnce) {
+    throw badRequest(`The file has ${checked.rowCount.toLocaleString("en")} rows; an import waiting for review holds at most ${IMPORT_BOUNDS.review.toLocaleString("en")} (one change request). Split the file, or import it with write, which merges it in parts.`);
   }
+  const part = mergesAtOnce ? IMPORT_BOUNDS.part : IMPORT_BOUNDS.review;
   const missing = checked.columns.filter((column) => column.action === "create" && !findBase(ctx, who.scope.space.id, baseId).fields.some((field) => field.slug === newSlug(column.name)));
   if (missing.length > 0) requireWrite(who, "Creating fields from an import");
   for (const field of newFields(missing)) {
@@ -307,15 +314,19 @@ export async function commitImport(ctx: AppContext, who: Proposer, checked: Impo
   const plan = new ImportPlan(ctx, findBase(ctx, who.scope.space.id, baseId), checked.format, { mode: "commit", createFields: false });
   const changeRequests: ImportResult["changeRequests"] = [];
   const propose = async (rows: Record<string, unknown>[]) => {
-    const from = changeRequests.length * IMPORT_BOUNDS.part + 1;
-    const message = checked.rowCount > IMPORT_BOUNDS.part ? `${review.message ?? "Import"} (rows ${from}-${from + rows.length - 1} of ${checked.rowCount})` : review.message;
+    const from = changeRequests.length * part + 1;
+    const message = checked.rowCount > part ? `${review.message ?? "Import"} (rows ${from}-${from + rows.length - 1} of ${checked.rowCount})` : review.message;
     const { changeRequest } = await proposeRecords(ctx, who, baseId, rows.map((fields) => ({ fields })), { ...review, message });
     changeRequests.push({ id: changeRequest.id, status: changeRequest.status, operationCount: rows.length });
   };
+  const pacer = new Pacer(ctx.requests);
   const proposeParts = async (all: boolean) => {
     // Checked once already: a row that fails now met a change of the base made meanwhile.
     if (plan.errorCount > 0) throw conflict(`The base changed while the file was imported: a row no longer fits; ${changeRequests.length} part(s) were proposed before it.`, { reason: "BASE_CHANGED", errors: plan.errors });
-    while (plan.kept.length >= IMPORT_BOUNDS.part || (all && plan.kept.length > 0)) await propose(plan.kept.splice(0, IMPORT_BOUNDS.part));
+    while (plan.kept.length >= part || (all && plan.kept.length > 0)) {
+      await propose(plan.kept.splice(0, part));
+      await pacer.breathe();
+    }
   };
   await readInto(plan, reread(), Number.MAX_SAFE_INTEGER, () => badRequest("unreachable"), () => proposeParts(false));
   await proposeParts(true);
@@ -340,6 +351,28 @@ export async function importNewBase(ctx: AppContext, who: Proposer, checked: Imp
 }
 
 /**
+ * An import shares the server's one thread with every other request. While others are being
+ * answered, after each slice of work (at least `SLICE_MS`, a part's merge is longer) it pauses
+ * twice as long as the slice took, so they keep about two thirds of the thread; alone, it never
+ * pauses (docs/performance.md, "Files and data in and out").
+ */
+class Pacer {
+  static readonly SLICE_MS = 4;
+  static readonly PAUSE_PER_MS = 2;
+  private since = performance.now();
+
+  constructor(private readonly requests: { inFlight: number }) {}
+
+  async breathe(): Promise<void> {
+    const spent = performance.now() - this.since;
+    if (spent < Pacer.SLICE_MS) return;
+    if (this.requests.inFlight > 1) await Bun.sleep(spent * Pacer.PAUSE_PER_MS);
+    else await new Promise((resolve) => setImmediate(resolve));
+    this.since = performance.now();
+  }
+}
+
+/**
  * Reads a file into the plan as it arrives, a chunk at a time: decoded as UTF-8 (a BOM dropped,
  * invalid bytes a 400 naming where), CSV and JSON lines row by row, a JSON array whole (within
  * the same size bound). Past `limit` bytes it stops with `tooLarge`.
@@ -352,24 +385,27 @@ async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limi
   let pendingLine = "";
   let line = 1;
   let size = 0;
-  const takeCsv = (rows: { line: number; cells: string[] }[]) => {
+  const pacer = new Pacer(plan.requests);
+  const takeCsv = async (rows: { line: number; cells: string[] }[]) => {
     for (const row of rows) {
       if (headerRead) plan.addCells(row.line, row.cells);
       else (plan.setColumns(row.cells, row.line), (headerRead = true));
+      await pacer.breathe();
     }
   };
-  const takeLines = (text: string, last: boolean) => {
-    const lines = (pendingLine + text).split("\n");
-    pendingLine = last ? "" : lines.pop()!;
-    for (const each of lines) {
-      const row = jsonLine(each, line++);
-      if (row) plan.add(row);
+  const takeRows = async (rows: ImportRow[]) => {
+    for (const row of rows) {
+      plan.add(row);
+      await pacer.breathe();
     }
   };
-  const take = (text: string, last: boolean) => {
-    if (csv) takeCsv(csv.push(text));
-    else if (plan.format === "jsonl") takeLines(text, last);
-    else json += text;
+  const take = async (text: string, last: boolean) => {
+    if (csv) await takeCsv(csv.push(text));
+    else if (plan.format === "jsonl") {
+      const lines = (pendingLine + text).split("\n");
+      pendingLine = last ? "" : lines.pop()!;
+      await takeRows(lines.map((each) => jsonLine(each, line++)).filter((row): row is ImportRow => row !== null));
+    } else json += text;
   };
   const decode = (bytes?: Uint8Array) => {
     try {
@@ -381,16 +417,14 @@ async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limi
   for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > limit) throw tooLarge();
-    take(decode(chunk), false);
+    await take(decode(chunk), false);
     await afterChunk?.();
   }
-  take(decode(), true);
+  await take(decode(), true);
   if (csv) {
-    takeCsv(csv.end());
+    await takeCsv(csv.end());
     plan.delimiter = csv.delimiter;
-  } else if (plan.format === "json") {
-    for (const row of jsonRows(json)) plan.add(row);
-  }
+  } else if (plan.format === "json") await takeRows(jsonRows(json));
   await afterChunk?.();
 }
 
