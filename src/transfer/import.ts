@@ -328,7 +328,7 @@ export async function commitImport(ctx: AppContext, who: Proposer, checked: Impo
       await pacer.breathe();
     }
   };
-  await readInto(plan, reread(), Number.MAX_SAFE_INTEGER, () => badRequest("unreachable"), () => proposeParts(false));
+  await readInto(plan, reread(), ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes), () => proposeParts(false));
   await proposeParts(true);
   return { rowCount: checked.rowCount, changeRequests };
 }
