@@ -64,6 +64,11 @@ describe("assets", () => {
     expect(started.body).toMatchObject({ uploadUrl: `/api/v1/assets/${started.body.assetId}/upload`, method: "PUT" });
     const early = await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { assetId: started.body.assetId } });
     expect([early.status, early.body.data?.reason]).toEqual([409, "ASSET_EMPTY"]);
+    const other = await server.user("Hopper");
+    const added = await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { key: ws.manage, body: { email: "hopper@example.com", role: "editor" } });
+    expect(added.status).toBe(201);
+    const swapped = await fetch(`${server.url}${started.body.uploadUrl}`, { method: "PUT", headers: { authorization: `Bearer ${await server.key(other.id, "write")}`, "x-basalt-space": "research" }, body: "not the paper" });
+    expect(swapped.status).toBe(403);
     const put = await fetch(`${server.url}${started.body.uploadUrl}`, { method: "PUT", headers: { authorization: `Bearer ${ws.write}`, "content-type": "application/pdf" }, body: PDF });
     expect(put.status).toBe(200);
     const confirmed = await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { assetId: started.body.assetId } });

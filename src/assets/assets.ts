@@ -4,7 +4,7 @@ import { DAY_MS, iso } from "../clock";
 import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { ApiError, conflict, forbidden, notFound } from "../http/errors";
 import { Timestamp } from "../http/schemas";
 import { type AssetRow, assets } from "./schema";
 import { removeContent, storeStream, servedType } from "./storage";
@@ -93,9 +93,15 @@ export async function createUploadUrl(ctx: AppContext, spaceId: string, userId: 
   return { assetId: row.id, uploadUrl: `/api/v1/assets/${row.id}/upload`, method: "PUT" as const, headers: { "content-type": row.declaredType }, maxSize: max };
 }
 
+/** A pending asset's bytes and confirmation are its uploader's: another member cannot swap them. */
+function uploadersAsset(row: AssetRow, userId: string): AssetRow {
+  if (row.status === "pending" && row.createdBy !== userId) throw forbidden(`Asset ${row.id} is being uploaded by someone else; only they send its bytes and confirm it.`);
+  return row;
+}
+
 /** `PUT /assets/{id}/upload`: the bytes of a pending asset, as they arrive (again replaces them, until it is confirmed). */
-export async function putAssetBytes(ctx: AppContext, spaceId: string, assetId: string, body: ReadableStream<Uint8Array>): Promise<AssetView> {
-  const before = findAsset(ctx, spaceId, assetId);
+export async function putAssetBytes(ctx: AppContext, spaceId: string, userId: string, assetId: string, body: ReadableStream<Uint8Array>): Promise<AssetView> {
+  const before = uploadersAsset(findAsset(ctx, spaceId, assetId), userId);
   if (before.status !== "pending") throw conflict(`Asset ${assetId} is confirmed; its bytes no longer change.`, { reason: "ASSET_READY" });
   const max = ctx.config.maxFileBytes;
   const stored = await storeStream(ctx.config.dataDir, body, max, tooLarge(max));
@@ -105,9 +111,9 @@ export async function putAssetBytes(ctx: AppContext, spaceId: string, assetId: s
 }
 
 /** `POST /assets/confirmations`: a pending asset whose bytes arrived becomes ready. */
-export function confirmAsset(ctx: AppContext, spaceId: string, assetId: string): Promise<AssetView> {
+export function confirmAsset(ctx: AppContext, spaceId: string, userId: string, assetId: string): Promise<AssetView> {
   return write(ctx, (tx) => {
-    const row = findAsset(tx, spaceId, assetId);
+    const row = uploadersAsset(findAsset(tx, spaceId, assetId), userId);
     if (row.status === "ready") return assetView(row);
     if (!row.contentHash) throw conflict(`Asset ${assetId} has no bytes yet: PUT them to its uploadUrl first.`, { reason: "ASSET_EMPTY" });
     tx.db.update(assets).set({ status: "ready", updatedAt: iso(tx.clock.now()) }).where(eq(assets.id, assetId)).run();

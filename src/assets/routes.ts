@@ -88,11 +88,11 @@ export function assetRoutes(ctx: AppContext) {
         body: t.Object({ fileName: t.String({ minLength: 1, maxLength: 1000 }), mimeType: t.Optional(t.String({ maxLength: 255 })), size: t.Optional(t.Integer({ minimum: 0 })), contentHash: t.Optional(t.String({ maxLength: 200 })) }),
       },
     )
-    .put("/assets/:assetId/upload", async ({ space, params, request }) => {
+    .put("/assets/:assetId/upload", async ({ space, actor, params, request }) => {
       if (!request.body) throw badRequest("Send the file as the request's body.");
-      return putAssetBytes(ctx, space.space.id, params.assetId, request.body);
+      return putAssetBytes(ctx, space.space.id, actor.user.id, params.assetId, request.body);
     }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, level: "changeRequest", detail: { requestBody: FILE_BODY } })
-    .post("/assets/confirmations", ({ space, body }) => confirmAsset(ctx, space.space.id, body.assetId), {
+    .post("/assets/confirmations", ({ space, actor, body }) => confirmAsset(ctx, space.space.id, actor.user.id, body.assetId), {
       answers: { 200: AssetSchema, 409: ["ASSET_EMPTY"] },
       level: "changeRequest",
       body: t.Object({ assetId: t.String({ minLength: 1 }) }),
