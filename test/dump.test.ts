@@ -86,3 +86,117 @@ describe("moving a space between machines", () => {
     expect(spaces).toEqual([{ slug: "moved" }, { slug: "research" }]);
   });
 });
+
+describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
+  const TABLES = ["users", "nodes", "bases", "baseFields", "deletedFields", "views", "assets", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+  /** Every row of the table, a page of `limit` at a time. */
+  async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
+    const rows: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table, limit, ...(cursor ? { cursor } : {}) } });
+      expect(page.status).toBe(200);
+      rows.push(...page.body.rows);
+      cursor = page.body.nextCursor ?? undefined;
+    } while (cursor);
+    return rows;
+  }
+
+  test("every table exported in pages, imported into an empty space of another instance, reads the same", async () => {
+    const { server: third, ws: other } = await freshWorkspace({ deliveries: false });
+    try {
+      const exported = Object.fromEntries(await Promise.all(TABLES.map(async (table) => [table, await exportTable(table)] as const)));
+      expect(exported.records.map((row) => row.id).sort()).toEqual([ids.ada, ids.paper].sort());
+      expect(exported.fieldValues).toEqual([]);
+      expect(JSON.stringify(exported)).not.toContain("very-secret");
+      expect(JSON.stringify(exported)).not.toContain("whsec_");
+      expect(exported.users).toEqual([{ id: from.owner.id, email: "ada@example.com", name: "Ada" }]);
+
+      const call = (path: string, body?: unknown, key = other.manage) => third.call("POST", path, { key, ...(body === undefined ? {} : { body }) });
+      const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
+      for (const [table, rows] of Object.entries(exported)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).body).toEqual({ inserted: table === "fieldValues" ? 0 : rows.length });
+      const bytes = new Uint8Array(await (await fetch(`${source.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${from.read}` } })).arrayBuffer());
+      const storageKey = exported.assets[0].content_hash;
+      // A file may come in parts: rows of one key, in order.
+      const parts = [bytes.slice(0, 5), bytes.slice(5)].map((part) => ({ storageKey, base64: Buffer.from(part).toString("base64") }));
+      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "attachmentBlobs", rows: parts })).body).toEqual({ inserted: 2 });
+      // Nothing is in the space before the commit.
+      expect((await third.call("GET", "/api/v1/records?baseId=papers", { key: other.read })).status).toBe(404);
+      const committed = await call("/api/v1/dump/import/commit", { sessionId });
+      expect([committed.status, committed.body.ok]).toEqual([200, true]);
+      expect(committed.body.warnings).toEqual([expect.stringContaining("1 webhook rule(s) loaded disabled")]);
+
+      const same = async (path: string) => {
+        const there = JSON.stringify(await read(source, from.read, "research", path)).replaceAll(from.owner.id, other.owner.id).replaceAll(from.space.id, other.space.id);
+        expect(await read(third, other.read, "research", path)).toEqual(JSON.parse(there));
+      };
+      await same("/api/v1/records?baseId=papers&include=none");
+      await same(`/api/v1/records/${ids.paper}/history`);
+      await same(`/api/v1/records/${ids.paper}/links`);
+      await same(`/api/v1/change-requests/${ids.proposal}`);
+      const cover = await fetch(`${third.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${other.read}` } });
+      expect(new Uint8Array(await cover.arrayBuffer())).toEqual(PNG);
+      const audit = await read(third, other.manage, "research", "/api/v1/audit-events");
+      expect(audit.some((event: { action: string }) => event.action === "space.imported")).toBe(true);
+
+      // The space is no longer empty: a second import is refused before it begins.
+      expect((await call("/api/v1/dump/import/begin")).body).toMatchObject({ code: "CONFLICT", reason: "SPACE_NOT_EMPTY" });
+    } finally {
+      await third.stop();
+    }
+  });
+
+  test("a session is the space's own; bad rows, bad bytes and ids already here load nothing", async () => {
+    const { server: third, ws: other } = await freshWorkspace({ deliveries: false });
+    try {
+      const call = (path: string, body?: unknown, key = other.manage) => third.call("POST", path, { key, ...(body === undefined ? {} : { body }) });
+      expect((await call("/api/v1/dump/import/begin", undefined, other.write)).status).toBe(403);
+      expect((await source.call("POST", "/api/v1/dump/export/tables", { key: from.write, body: { table: "records" } })).status).toBe(403);
+      expect((await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "passwords" } })).status).toBe(400);
+      expect((await call("/api/v1/dump/import/begin", undefined, other.manage)).status).toBe(200);
+      const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
+
+      // Another space's manager cannot use the session, nor can a made-up id reach the disk.
+      const stranger = await third.user("Eve");
+      await third.space(stranger.id, "Elsewhere");
+      const eve = await third.key(stranger.id, "manage");
+      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "nodes", rows: [] }, eve)).status).toBe(404);
+      expect((await call("/api/v1/dump/import/commit", { sessionId: "../../etc" })).status).toBe(404);
+
+      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: [{ id: "rec_1", password_hash: "x" }] })).body.error).toContain('has a column "password_hash"');
+      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: [{ id: "rec_1", data: { a: 1 } }] })).body.error).toContain("JSON columns are sent as text");
+      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "docBodies", rows: [] })).status).toBe(400);
+
+      // Rows whose references are missing: the commit loads nothing, and the session ends.
+      const nodes = (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "nodes" } })).body.rows;
+      const records = (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "records" } })).body.rows;
+      await call("/api/v1/dump/import/tables", { sessionId, table: "nodes", rows: nodes });
+      await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: records });
+      const refused = await call("/api/v1/dump/import/commit", { sessionId });
+      expect([refused.status, refused.body.error]).toEqual([400, expect.stringMatching(/^The records row rec_\w+ names a row the import does not hold/)]);
+      expect(refused.text).not.toMatch(/SQLITE|INSERT/);
+      const held = () => third.ctx.store.sqlite.query("SELECT (SELECT count(*) FROM nodes WHERE space_id = ?1) AS nodes, (SELECT count(*) FROM records WHERE space_id = ?1) AS records").get(other.space.id);
+      expect(held()).toEqual({ nodes: 1, records: 0 });
+      expect((await call("/api/v1/dump/import/commit", { sessionId })).status).toBe(404);
+
+      // Bytes that are not what their key says.
+      const second = (await call("/api/v1/dump/import/begin")).body.sessionId;
+      await call("/api/v1/dump/import/tables", { sessionId: second, table: "attachmentBlobs", rows: [{ storageKey: "0".repeat(64), base64: "aGVsbG8=" }] });
+      expect((await call("/api/v1/dump/import/commit", { sessionId: second })).body.error).toContain("do not have that SHA-256");
+
+      // The ids of a space this instance holds already (the CLI test loaded it into `target`).
+      const fresh = await target.space(to.owner.id, "Empty");
+      const sessionHere = (await target.call("POST", "/api/v1/dump/import/begin", { key: to.manage, space: fresh.slug })).body.sessionId;
+      await target.call("POST", "/api/v1/dump/import/tables", { key: to.manage, space: fresh.slug, body: { sessionId: sessionHere, table: "nodes", rows: nodes } });
+      const twice = await target.call("POST", "/api/v1/dump/import/commit", { key: to.manage, space: fresh.slug, body: { sessionId: sessionHere } });
+      expect([twice.status, twice.body.reason]).toEqual([409, "ALREADY_LOADED"]);
+      expect(target.ctx.store.sqlite.query("SELECT count(*) AS n FROM nodes WHERE space_id = ?1").get(fresh.id)).toEqual({ n: 1 });
+
+      const abort = await call("/api/v1/dump/import/abort", { sessionId: (await call("/api/v1/dump/import/begin")).body.sessionId });
+      expect(abort.body).toEqual({ ok: true });
+    } finally {
+      await third.stop();
+    }
+  });
+});
+

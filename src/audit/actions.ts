@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   "member.changed",
   "member.removed",
   "space.updated",
+  "space.imported",
   "webhook_rule.created",
   "webhook_rule.updated",
   "webhook_rule.deleted",

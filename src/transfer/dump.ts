@@ -17,26 +17,30 @@ import { newId } from "../db/ids";
 export const DUMP_FORMAT = "basalt-dump";
 export const DUMP_VERSION = 1;
 
-/** Each table of a space, and how its rows are found (`?1` is the space id). */
-const TABLES: [string, string][] = [
-  ["spaces", `SELECT * FROM "spaces" WHERE "id" = ?1`],
-  ["nodes", `SELECT * FROM "nodes" WHERE "space_id" = ?1 ORDER BY "rowid"`],
-  ["bases", `SELECT * FROM "bases" WHERE "space_id" = ?1`],
-  ["fields", `SELECT f.* FROM "fields" f JOIN "bases" b ON b."id" = f."base_id" WHERE b."space_id" = ?1`],
-  ["deleted_fields", `SELECT d.* FROM "deleted_fields" d JOIN "bases" b ON b."id" = d."base_id" WHERE b."space_id" = ?1`],
-  ["views", `SELECT * FROM "views" WHERE "space_id" = ?1`],
-  ["assets", `SELECT * FROM "assets" WHERE "space_id" = ?1`],
-  ["records", `SELECT * FROM "records" WHERE "space_id" = ?1 ORDER BY "rowid"`],
-  ["commits", `SELECT * FROM "commits" WHERE "space_id" = ?1 ORDER BY "rowid"`],
-  ["record_links", `SELECT * FROM "record_links" WHERE "space_id" = ?1`],
-  ["change_requests", `SELECT * FROM "change_requests" WHERE "space_id" = ?1`],
-  ["operations", `SELECT o.* FROM "operations" o JOIN "change_requests" c ON c."id" = o."change_request_id" WHERE c."space_id" = ?1`],
-  ["reviews", `SELECT r.* FROM "reviews" r JOIN "change_requests" c ON c."id" = r."change_request_id" WHERE c."space_id" = ?1`],
-  ["comments", `SELECT * FROM "comments" WHERE "space_id" = ?1`],
-  ["audit_events", `SELECT * FROM "audit_events" WHERE "space_id" = ?1`],
-  // Never a secret: the sealed secret is left out and header values emptied; a loaded rule waits, disabled, for its secret.
-  ["webhook_rules", `SELECT * FROM "webhook_rules" WHERE "space_id" = ?1`],
+/**
+ * Each table of a space, in an order that satisfies their references, and where its rows are
+ * (`t` is the table; `?1` is the space id). Webhook rules travel without a secret: the sealed
+ * secret is left out and header values emptied, and a loaded rule waits, disabled, for its secret.
+ */
+export const DUMP_TABLES: { table: string; from: string }[] = [
+  { table: "spaces", from: `"spaces" t WHERE t."id" = ?1` },
+  { table: "nodes", from: `"nodes" t WHERE t."space_id" = ?1` },
+  { table: "bases", from: `"bases" t WHERE t."space_id" = ?1` },
+  { table: "fields", from: `"fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1` },
+  { table: "deleted_fields", from: `"deleted_fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1` },
+  { table: "views", from: `"views" t WHERE t."space_id" = ?1` },
+  { table: "assets", from: `"assets" t WHERE t."space_id" = ?1` },
+  { table: "records", from: `"records" t WHERE t."space_id" = ?1` },
+  { table: "commits", from: `"commits" t WHERE t."space_id" = ?1` },
+  { table: "record_links", from: `"record_links" t WHERE t."space_id" = ?1` },
+  { table: "change_requests", from: `"change_requests" t WHERE t."space_id" = ?1` },
+  { table: "operations", from: `"operations" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1` },
+  { table: "reviews", from: `"reviews" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1` },
+  { table: "comments", from: `"comments" t WHERE t."space_id" = ?1` },
+  { table: "audit_events", from: `"audit_events" t WHERE t."space_id" = ?1` },
+  { table: "webhook_rules", from: `"webhook_rules" t WHERE t."space_id" = ?1` },
 ];
+const everyRow = (from: string) => `SELECT t.* FROM ${from}`;
 
 const USER_ID = /^usr_[0-9A-Za-z]+$/;
 const FILE_PART = 768 * 1024;
@@ -49,21 +53,59 @@ function userIds(value: unknown, into: Set<string>): void {
   }
 }
 
-const withoutSecrets = (table: string, row: Record<string, unknown>) =>
+export const withoutSecrets = (table: string, row: Record<string, unknown>) =>
   table !== "webhook_rules"
     ? row
     : { ...row, secret_sealed: null, enabled: 0, disabled_reason: "Loaded from a dump: enter the secret again (PATCH the rule) and enable it.", headers: JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(String(row.headers))).map((name) => [name, ""]))) };
+
+export type DumpUser = { id: string; email: string; name: string };
+
+/** The users the space's rows name anywhere (authors, reviewers, members of its history): id, e-mail and name, never a password. */
+export function usersNamed(store: Store, spaceId: string): DumpUser[] {
+  const named = new Set<string>();
+  for (const { from } of DUMP_TABLES) for (const row of store.sqlite.query(everyRow(from)).iterate(spaceId) as Iterable<Record<string, unknown>>) for (const value of Object.values(row)) userIds(value, named);
+  return store.sqlite.query<DumpUser, [string]>(`SELECT "id", "email", "name" FROM "users" WHERE "id" IN (SELECT "value" FROM json_each(?1)) ORDER BY "id"`).all(JSON.stringify([...named]));
+}
+
+/** A password no one knows, for the accounts a loaded history names, until an admin gives them one. */
+export const unusablePassword = () => Bun.password.hash(randomBytes(24).toString("hex"), { algorithm: "argon2id" });
+
+/**
+ * The users of a dump matched to this instance's: the user of the same e-mail here, or one made
+ * (with `password`, which no one knows) under the dump's id, or a new one when that id is taken.
+ * `remap` rewrites the user ids a value names.
+ */
+export function userMatcher(sqlite: Store["sqlite"], password: string, now: string) {
+  const userMap = new Map<string, string>();
+  return {
+    add(user: DumpUser): void {
+      const here = sqlite.query(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(user.email) as { id: string } | null;
+      if (here) return void userMap.set(user.id, here.id);
+      const id = sqlite.query(`SELECT 1 FROM "users" WHERE "id" = ?1`).get(user.id) ? newId("usr") : user.id;
+      sqlite.query(`INSERT INTO "users" ("id", "email", "name", "password_hash", "admin", "banned", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, 0, 0, ?5, ?5)`).run(id, user.email, user.name, password, now);
+      userMap.set(user.id, id);
+    },
+    remap(value: unknown): unknown {
+      if (typeof value !== "string" || userMap.size === 0) return value;
+      if (USER_ID.test(value)) return userMap.get(value) ?? value;
+      return value.startsWith("{") || value.startsWith("[") ? value.replace(/usr_[0-9A-Za-z]+/g, (id) => userMap.get(id) ?? id) : value;
+    },
+  };
+}
+
+/** Inserts one row of a dump's table as it is (ids kept), its values passed through `remap`. */
+export function insertDumpRow(sqlite: Store["sqlite"], table: string, row: Record<string, unknown>, remap: (value: unknown) => unknown): void {
+  const columns = Object.keys(row);
+  sqlite.query(`INSERT INTO "${table}" (${columns.map((column) => `"${column.replace(/"/g, "")}"`).join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`).run(...(columns.map((column) => remap(row[column])) as never[]));
+}
 
 /** The dump's lines, one string each, read from the database a table at a time. */
 function* dumpLines(store: Store, dataDir: string, spaceId: string): Generator<string> {
   const sqlite = store.sqlite;
   const space = sqlite.query(`SELECT * FROM "spaces" WHERE "id" = ?1`).get(spaceId);
   yield JSON.stringify({ format: DUMP_FORMAT, version: DUMP_VERSION, schema: SCHEMA_VERSION, space, madeAt: new Date().toISOString() });
-  const named = new Set<string>();
-  for (const [, select] of TABLES) for (const row of sqlite.query(select).iterate(spaceId) as Iterable<Record<string, unknown>>) for (const value of Object.values(row)) userIds(value, named);
-  const users = sqlite.query(`SELECT "id", "email", "name" FROM "users" WHERE "id" IN (SELECT "value" FROM json_each(?1))`).all(JSON.stringify([...named]));
-  for (const user of users) yield JSON.stringify({ user });
-  for (const [table, select] of TABLES) for (const row of sqlite.query(select).iterate(spaceId) as Iterable<Record<string, unknown>>) yield JSON.stringify({ table, row: withoutSecrets(table, row) });
+  for (const user of usersNamed(store, spaceId)) yield JSON.stringify({ user });
+  for (const { table, from } of DUMP_TABLES) for (const row of sqlite.query(everyRow(from)).iterate(spaceId) as Iterable<Record<string, unknown>>) yield JSON.stringify({ table, row: withoutSecrets(table, row) });
   const hashes = sqlite.query(`SELECT DISTINCT "content_hash" AS hash FROM "assets" WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL`).all(spaceId) as { hash: string }[];
   for (const { hash } of hashes) {
     const path = contentPath(dataDir, hash);
@@ -102,6 +144,17 @@ export async function writeDump(store: Store, dataDir: string, spaceId: string, 
   closeSync(fd);
   makePrivate(out);
   return { lines };
+}
+
+/** Moves a file written to the store's temporary directory to its place, if its bytes have the SHA-256 `hash`; answers whether they had. */
+export async function storeCheckedFile(dataDir: string, tmp: string, hash: string): Promise<boolean> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  for await (const chunk of Bun.file(tmp).stream()) hasher.update(chunk);
+  if (hasher.digest("hex") !== hash) return false;
+  privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
+  if (existsSync(contentPath(dataDir, hash))) rmSync(tmp);
+  else renameSync(tmp, contentPath(dataDir, hash));
+  return true;
 }
 
 /** What a dump may unpack to: a bound against a file that inflates without end (a "zip bomb"). */
@@ -154,16 +207,9 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
   const ownerRow = sqlite.query(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(owner.email.trim().toLowerCase()) as { id: string } | null;
   if (!ownerRow) throw new Error(`No user has the e-mail ${owner.email}.`);
 
-  const userMap = new Map<string, string>();
-  const remap = (value: unknown): unknown => {
-    if (typeof value !== "string" || userMap.size === 0) return value;
-    if (USER_ID.test(value)) return userMap.get(value) ?? value;
-    return value.startsWith("{") || value.startsWith("[") ? value.replace(/usr_[0-9A-Za-z]+/g, (id) => userMap.get(id) ?? id) : value;
-  };
   const files = new Map<string, { path: string; fd: number }>();
-  // A password no one knows: the accounts a history names, until an admin gives them one.
-  const unusable = await Bun.password.hash(randomBytes(24).toString("hex"), { algorithm: "argon2id" });
   const now = new Date().toISOString();
+  const users = userMatcher(sqlite, await unusablePassword(), now);
   let rows = 0;
   sqlite.run("PRAGMA foreign_keys = OFF");
   sqlite.run("BEGIN IMMEDIATE");
@@ -171,19 +217,10 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
     for await (const line of lines) {
       if (line === "") continue;
       const entry = JSON.parse(line) as { user?: { id: string; email: string; name: string }; table?: string; row?: Record<string, unknown>; file?: string; data?: string };
-      if (entry.user) {
-        const here = sqlite.query(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(entry.user.email) as { id: string } | null;
-        if (here) userMap.set(entry.user.id, here.id);
-        else {
-          const id = sqlite.query(`SELECT 1 FROM "users" WHERE "id" = ?1`).get(entry.user.id) ? newId("usr") : entry.user.id;
-          sqlite.query(`INSERT INTO "users" ("id", "email", "name", "password_hash", "admin", "banned", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, 0, 0, ?5, ?5)`).run(id, entry.user.email, entry.user.name, unusable, now);
-          userMap.set(entry.user.id, id);
-        }
-      } else if (entry.table && entry.row) {
-        if (!TABLES.some(([table]) => table === entry.table)) throw new Error(`${path} holds rows of a table "${entry.table}" this version does not load.`);
-        const row = entry.table === "spaces" && slug ? { ...entry.row, slug } : entry.row;
-        const columns = Object.keys(row);
-        sqlite.query(`INSERT INTO "${entry.table}" (${columns.map((column) => `"${column.replace(/"/g, "")}"`).join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`).run(...(columns.map((column) => remap(row[column])) as never[]));
+      if (entry.user) users.add(entry.user);
+      else if (entry.table && entry.row) {
+        if (!DUMP_TABLES.some(({ table }) => table === entry.table)) throw new Error(`${path} holds rows of a table "${entry.table}" this version does not load.`);
+        insertDumpRow(sqlite, entry.table, entry.table === "spaces" && slug ? { ...entry.row, slug } : entry.row, users.remap);
         rows++;
       } else if (entry.file && entry.data !== undefined && /^[0-9a-f]{64}$/.test(entry.file)) {
         let file = files.get(entry.file);
@@ -201,13 +238,7 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
     for (const [hash, file] of files) {
       closeSync(file.fd);
       file.fd = -1;
-      const hasher = new Bun.CryptoHasher("sha256");
-      for await (const chunk of Bun.file(file.path).stream()) hasher.update(chunk);
-      const actual = hasher.digest("hex");
-      if (actual !== hash) throw new Error(`${path} holds a file whose bytes do not match its hash ${hash}; it is not loaded.`);
-      privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
-      if (existsSync(contentPath(dataDir, hash))) rmSync(file.path);
-      else renameSync(file.path, contentPath(dataDir, hash));
+      if (!(await storeCheckedFile(dataDir, file.path, hash))) throw new Error(`${path} holds a file whose bytes do not match its hash ${hash}; it is not loaded.`);
     }
     const broken = sqlite.query("PRAGMA foreign_key_check").all();
     if (broken.length > 0) throw new Error(`${path} holds rows whose references are missing (${broken.length}); it is not loaded.`);

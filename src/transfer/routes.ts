@@ -7,10 +7,12 @@ import { BaseSchema, baseView, findBase } from "../content/bases";
 import { ApiError, badRequest } from "../http/errors";
 import { answers, mediaAnswer } from "../http/openapi";
 import { nestedQuery, oneString } from "../http/query";
-import { queryParameter } from "../http/schemas";
+import { Nullable, queryParameter, WholeNumber } from "../http/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "./export";
 import { checkedUpload, commitImport, ImportPreviewSchema, ImportResultSchema, importNewBase, NO_BASE, previewImport } from "./import";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./parse";
+import { abortDumpImport, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "./dump-api";
+import { actingAs } from "../auth/actor";
 
 const EXPORT_QUERY = [
   queryParameter("format", `${EXPORT_FORMATS.join(", ")}; default csv.`),
@@ -77,7 +79,9 @@ function streamOf(parts: Iterator<string>): ReadableStream<Uint8Array> {
   });
 }
 
-/** Data out of a base (export) and into it (import). */
+const SessionBody = t.Object({ sessionId: t.String() });
+
+/** Data out of a base (export) and into it (import), and a whole space out and in (Busabase's dump routes). */
 export function transferRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
@@ -124,6 +128,38 @@ export function transferRoutes(ctx: AppContext) {
         detail: { parameters: IMPORT_QUERY, requestBody: FILE_BODY },
       },
     )
+    .post("/dump/export/tables", ({ space, body }) => exportTablePage(ctx, space.space.id, body.table, body.cursor, body.limit ?? 500), {
+      answers: { 200: t.Object({ rows: DumpRowsSchema, nextCursor: Nullable(t.String()) }) },
+      level: "manage",
+      body: t.Object({
+        table: t.Union(DUMP_TABLE_LIST.map((name) => t.Literal(name))),
+        cursor: t.Optional(t.String({ description: "The nextCursor of the page before; omit for the first page." })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_DUMP_ROWS, description: "Rows a page; default 500." })),
+      }),
+    })
+    .post("/dump/import/begin", ({ space, actor }) => beginDumpImport(ctx, space.space.id, actor.user.id), {
+      answers: { 200: t.Object({ sessionId: t.String() }), 409: ["SPACE_NOT_EMPTY"] },
+      level: "manage",
+    })
+    .post("/dump/import/tables", ({ space, body }) => stageImportRows(ctx, space.space.id, body), {
+      answers: { 200: t.Object({ inserted: WholeNumber({ description: "Rows the session took (none for tables Basalt rebuilds itself)." }) }), 404: [], 413: [] },
+      level: "manage",
+      body: t.Object({
+        sessionId: t.String(),
+        table: t.String({ description: `One of the export's tables, or ${BLOBS} ({ storageKey: SHA-256 hex, base64 }; rows of one key are its parts, in order).` }),
+        rows: t.Array(t.Record(t.String(), t.Unknown()), { maxItems: MAX_DUMP_ROWS }),
+      }),
+    })
+    .post("/dump/import/commit", ({ space, actor, body }) => commitDumpImport(ctx, space.space.id, body.sessionId, actingAs(actor)), {
+      answers: { 200: t.Object({ ok: t.Boolean(), warnings: t.Array(t.String()) }), 404: [], 409: ["SPACE_NOT_EMPTY", "ALREADY_LOADED"] },
+      level: "manage",
+      body: SessionBody,
+    })
+    .post("/dump/import/abort", ({ space, body }) => abortDumpImport(ctx, space.space.id, body.sessionId), {
+      answers: { 200: t.Object({ ok: t.Boolean() }), 404: [] },
+      level: "manage",
+      body: SessionBody,
+    })
     .post(
       "/imports",
       async ({ space, actor, request, set }) => {

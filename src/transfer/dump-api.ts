@@ -1,0 +1,311 @@
+import { randomBytes } from "node:crypto";
+import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { t } from "elysia";
+import { type AuditActor, recordAudit } from "../audit/audit";
+import { contentPath } from "../assets/storage";
+import type { AppContext, Tx } from "../context";
+import { forgetBases } from "../content/bases";
+import { privateDir } from "../db/files";
+import { write } from "../db/tx";
+import { ApiError, badRequest, conflict, notFound } from "../http/errors";
+import { DUMP_TABLES, type DumpUser, insertDumpRow, storeCheckedFile, unusablePassword, userMatcher, usersNamed, withoutSecrets } from "./dump";
+
+/**
+ * Busabase's dump routes over a space's tables: raw rows a page at a time out, and an import
+ * session in. Busabase's table names map to Basalt's; those Basalt keeps no rows for (indexed
+ * values, which the triggers rebuild; attachment registries) export nothing and import nothing.
+ * `users` (id, e-mail, name: never a password) lets a history's authors be matched by e-mail.
+ */
+export const DUMP_TABLE_NAMES = {
+  nodes: "nodes",
+  bases: "bases",
+  baseFields: "fields",
+  views: "views",
+  records: "records",
+  fieldValues: null,
+  recordLinks: "record_links",
+  attachments: null,
+  assets: "assets",
+  assetUsages: null,
+  assetTexts: null,
+  commits: "commits",
+  changeRequests: "change_requests",
+  operations: "operations",
+  comments: "comments",
+  reviews: "reviews",
+  auditEvents: "audit_events",
+  deletedFields: "deleted_fields",
+  webhookRules: "webhook_rules",
+  users: "users",
+} as const;
+export type DumpTableName = keyof typeof DUMP_TABLE_NAMES;
+export const DUMP_TABLE_LIST = Object.keys(DUMP_TABLE_NAMES) as DumpTableName[];
+/** Import-only pseudo-tables: file bytes by SHA-256 (`storageKey`), and Busabase's document bodies (Basalt has no documents). */
+export const BLOBS = "attachmentBlobs";
+export const DOC_BODIES = "docBodies";
+export const MAX_DUMP_ROWS = 2000;
+
+type Row = Record<string, unknown>;
+
+export const DumpRowsSchema = t.Array(t.Record(t.String(), t.Unknown()), { description: "Raw rows: the table's columns as stored (snake_case; JSON columns as text)." });
+
+// ---- export ----
+
+const cursorOf = (id: string) => Buffer.from(id).toString("base64url");
+function idAfter(cursor: string | undefined): string {
+  if (cursor === undefined) return "";
+  const id = Buffer.from(cursor, "base64url").toString();
+  if (!/^[a-z]{3}_[0-9A-Za-z]+$/.test(id)) throw badRequest("cursor is not one this route gave.");
+  return id;
+}
+
+/** One page of a table's rows of the space, in id order, and the cursor of the next (null at the end). Webhook rules come without their secrets. */
+export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTableName, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
+  const after = idAfter(cursor);
+  const table = DUMP_TABLE_NAMES[name];
+  let rows: Row[];
+  if (table === null) rows = [];
+  else if (table === "users") rows = usersNamed(ctx.store, spaceId).filter((user) => user.id > after).slice(0, limit + 1);
+  else {
+    const { from } = DUMP_TABLES.find((entry) => entry.table === table)!;
+    rows = ctx.store.sqlite.query<Row, [string, string, number]>(`SELECT t.* FROM ${from} AND t."id" > ?2 ORDER BY t."id" LIMIT ?3`).all(spaceId, after, limit + 1);
+  }
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit).map((row) => (table ? withoutSecrets(table, row) : row));
+  return { rows: page, nextCursor: more ? cursorOf(String(page[page.length - 1].id)) : null };
+}
+
+// ---- import sessions ----
+
+/**
+ * An import session is a private directory of the data directory: `session.json` (its space, who
+ * began it, when, the bytes it holds), each table's rows as JSON lines, and files in `blobs/`.
+ * Nothing reaches the database before the commit, which loads it all in one write transaction:
+ * an import is whole or absent. `--max-import` bounds what a session holds.
+ */
+interface Session {
+  spaceId: string;
+  userId: string;
+  createdAt: string;
+  bytes: number;
+}
+
+const SESSION_ID = /^dmp_[0-9a-f]{48}$/;
+/** A session no one committed or aborted is removed when another begins after this long. */
+const SESSION_HOURS = 24;
+const sessionsDir = (ctx: AppContext) => join(ctx.config.dataDir, "dump-imports");
+const sessionDir = (ctx: AppContext, id: string) => join(sessionsDir(ctx), id);
+
+function readSession(ctx: AppContext, spaceId: string, id: string): Session {
+  const missing = notFound(`No import session ${id} is open in this space.`);
+  if (!SESSION_ID.test(id)) throw missing;
+  let session: Session;
+  try {
+    session = JSON.parse(readFileSync(join(sessionDir(ctx, id), "session.json"), "utf8")) as Session;
+  } catch {
+    throw missing;
+  }
+  if (session.spaceId !== spaceId) throw missing;
+  return session;
+}
+
+const saveSession = (ctx: AppContext, id: string, session: Session) => writeFileSync(join(sessionDir(ctx, id), "session.json"), JSON.stringify(session), { mode: 0o600 });
+
+/** What keeps a space from taking an import, or null: it must hold nothing but its root folder. */
+function notEmpty(ctx: Pick<AppContext, "store">, spaceId: string): string | null {
+  const held = ctx.store.sqlite
+    .query<Record<string, number>, [string]>(
+      `SELECT (SELECT count(*) FROM "nodes" WHERE "space_id" = ?1) AS "nodes", (SELECT count(*) FROM "change_requests" WHERE "space_id" = ?1) AS "change requests",
+              (SELECT count(*) FROM "assets" WHERE "space_id" = ?1) AS "files", (SELECT count(*) FROM "webhook_rules" WHERE "space_id" = ?1) AS "webhook rules",
+              (SELECT count(*) FROM "comments" WHERE "space_id" = ?1) AS "comments"`,
+    )
+    .get(spaceId)!;
+  const what = Object.entries(held).filter(([kind, n]) => n > (kind === "nodes" ? 1 : 0));
+  return what.length === 0 ? null : `The space holds ${what.map(([kind, n]) => `${kind === "nodes" ? n - 1 : n} ${kind === "nodes" ? "nodes besides its root" : kind}`).join(", ")}: an import keeps the dump's ids, so it goes into an empty space only.`;
+}
+
+const spaceNotEmpty = (message: string) => conflict(message, { reason: "SPACE_NOT_EMPTY" });
+
+/** Opens an import session for an empty space; one begun before for the space, and any left for a day, are removed. */
+export function beginDumpImport(ctx: AppContext, spaceId: string, userId: string): { sessionId: string } {
+  const refusal = notEmpty(ctx, spaceId);
+  if (refusal) throw spaceNotEmpty(refusal);
+  privateDir(sessionsDir(ctx));
+  const stale = ctx.clock.now() - SESSION_HOURS * 3600_000;
+  for (const id of readdirSync(sessionsDir(ctx))) {
+    const session = SESSION_ID.test(id) ? readSessionFile(ctx, id) : null;
+    if (!session || session.spaceId === spaceId || Date.parse(session.createdAt) < stale) rmSync(sessionDir(ctx, id), { recursive: true, force: true });
+  }
+  const sessionId = `dmp_${randomBytes(24).toString("hex")}`;
+  privateDir(sessionDir(ctx, sessionId));
+  saveSession(ctx, sessionId, { spaceId, userId, createdAt: new Date(ctx.clock.now()).toISOString(), bytes: 0 });
+  return { sessionId };
+}
+
+function readSessionFile(ctx: AppContext, id: string): Session | null {
+  try {
+    return JSON.parse(readFileSync(join(sessionDir(ctx, id), "session.json"), "utf8")) as Session;
+  } catch {
+    return null;
+  }
+}
+
+/** The columns of each table (as SQLite has them), for checking rows before they are kept. */
+function columnsOf(ctx: AppContext, table: string): Set<string> {
+  return new Set(ctx.store.sqlite.query<{ name: string }, [string]>(`SELECT "name" FROM pragma_table_info(?1)`).all(table).map((column) => column.name));
+}
+
+const USER_KEYS = ["id", "email", "name"];
+
+/** Why a row cannot be kept, or null. */
+function rowError(row: Row, table: string, columns: Set<string>): string | null {
+  if (typeof row.id !== "string" || !/^[a-z]{3}_[0-9A-Za-z]+$/.test(row.id)) return "has no id of Basalt's form";
+  if (table === "users") return USER_KEYS.every((key) => typeof row[key] === "string") && Object.keys(row).every((key) => USER_KEYS.includes(key)) ? null : "is not { id, email, name }";
+  for (const [column, value] of Object.entries(row)) {
+    if (!columns.has(column)) return `has a column "${column}" the table does not`;
+    if (value !== null && !["string", "number", "boolean"].includes(typeof value)) return `holds an object in "${column}" (JSON columns are sent as text)`;
+  }
+  return null;
+}
+
+/** Keeps a batch of rows (or file bytes) in the session; answers how many rows it took. */
+export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessionId: string; table: string; rows: Row[] }): { inserted: number } {
+  const session = readSession(ctx, spaceId, input.sessionId);
+  const dir = sessionDir(ctx, input.sessionId);
+  const add = (bytes: number) => {
+    session.bytes += bytes;
+    if (session.bytes > ctx.config.maxImportBytes) throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The import session holds more than ${ctx.config.maxImportBytes} bytes, the most an import may (the operator sets it with --max-import).`);
+  };
+  if (input.table === DOC_BODIES) throw badRequest("Basalt has no documents: docBodies cannot be imported.");
+  if (input.table === BLOBS) {
+    const parts = input.rows.map((row, i) => {
+      if (typeof row.storageKey !== "string" || !/^[0-9a-f]{64}$/.test(row.storageKey) || typeof row.base64 !== "string") throw badRequest(`Row ${i} of attachmentBlobs is not { storageKey: the file's SHA-256 in hex, base64 }.`);
+      return { hash: row.storageKey, bytes: Buffer.from(row.base64, "base64") };
+    });
+    for (const part of parts) add(part.bytes.byteLength);
+    privateDir(join(dir, "blobs"));
+    // Rows of one file are its parts, in order: a file larger than one request is sent in several.
+    for (const part of parts) appendFileSync(join(dir, "blobs", part.hash), part.bytes, { mode: 0o600 });
+    saveSession(ctx, input.sessionId, session);
+    return { inserted: parts.length };
+  }
+  if (!(DUMP_TABLE_LIST as string[]).includes(input.table)) throw badRequest(`table must be one of ${[...DUMP_TABLE_LIST, BLOBS].join(", ")}.`);
+  const table = DUMP_TABLE_NAMES[input.table as DumpTableName];
+  if (table === null) return { inserted: 0 };
+  const columns = columnsOf(ctx, table);
+  const lines = input.rows.map((row, i) => {
+    const error = rowError(row, table, columns);
+    if (error) throw badRequest(`Row ${i} of ${input.table} ${error}.`);
+    return `${JSON.stringify(row)}\n`;
+  });
+  const text = lines.join("");
+  add(Buffer.byteLength(text));
+  appendFileSync(join(dir, `${table}.jsonl`), text, { mode: 0o600 });
+  saveSession(ctx, input.sessionId, session);
+  return { inserted: lines.length };
+}
+
+/** A staged table's rows, read a part of the file at a time. */
+function* stagedRows(dir: string, table: string): Generator<Row> {
+  const path = join(dir, `${table}.jsonl`);
+  if (!existsSync(path)) return;
+  const fd = openSync(path, "r");
+  try {
+    const buffer = Buffer.alloc(1 << 20);
+    let rest = "";
+    for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer)) {
+      const lines = (rest + buffer.toString("utf8", 0, read)).split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) yield JSON.parse(line) as Row;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The nodes with each parent before its children (a node moved under a folder made after it has the larger id). */
+function parentsFirst(rows: Row[]): Row[] {
+  const byId = new Map(rows.map((row) => [row.id as string, row]));
+  const placed = new Set<string>();
+  const out: Row[] = [];
+  const place = (row: Row, depth: number) => {
+    if (placed.has(row.id as string) || depth > rows.length) return;
+    const parent = byId.get(row.parent_id as string);
+    if (parent) place(parent, depth + 1);
+    placed.add(row.id as string);
+    out.push(row);
+  };
+  for (const row of rows) place(row, 0);
+  return out;
+}
+
+/** The 400 or 409 of a row SQLite refused, naming the row, never SQL. */
+function refusedRow(error: unknown, table: string, row: Row): ApiError {
+  const code = (error as { code?: string }).code ?? "";
+  if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY") return conflict(`The ${table} row ${row.id} is here already: a dump loads once.`, { reason: "ALREADY_LOADED" });
+  if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") return badRequest(`The ${table} row ${row.id} names a row the import does not hold (send its tables in full).`);
+  if (code.startsWith("SQLITE_CONSTRAINT")) return badRequest(`The ${table} row ${row.id} lacks a value its table requires, or holds one it refuses.`);
+  return badRequest(`The ${table} row ${row.id} cannot be loaded: ${code || "a value of the wrong kind"}.`);
+}
+
+/** Loads the session's rows into the space, in one write: the root folder becomes the dump's, ids are kept, users matched by e-mail. */
+function loadStaged(tx: Tx, spaceId: string, dir: string, password: string, actor: AuditActor): { rows: number; warnings: string[] } {
+  const refusal = notEmpty(tx, spaceId);
+  if (refusal) throw spaceNotEmpty(refusal);
+  const sqlite = tx.store.sqlite;
+  const users = userMatcher(sqlite, password, new Date(tx.clock.now()).toISOString());
+  for (const user of stagedRows(dir, "users")) users.add(user as DumpUser);
+  const nodes = parentsFirst([...stagedRows(dir, "nodes")]);
+  if (nodes.some((node) => node.parent_id === null || node.parent_id === undefined)) sqlite.query(`DELETE FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).run(spaceId);
+  let rows = 0;
+  let rules = 0;
+  for (const { table } of DUMP_TABLES) {
+    if (table === "spaces") continue;
+    for (const staged of table === "nodes" ? nodes : stagedRows(dir, table)) {
+      const row = withoutSecrets(table, Object.hasOwn(staged, "space_id") ? { ...staged, space_id: spaceId } : staged);
+      try {
+        insertDumpRow(sqlite, table, row, users.remap);
+      } catch (error) {
+        throw refusedRow(error, table, row);
+      }
+      rows++;
+      if (table === "webhook_rules") rules++;
+    }
+  }
+  forgetBases(tx);
+  recordAudit(tx, { action: "space.imported", actor, spaceId, targetType: "space", targetId: spaceId, metadata: { rows } });
+  return { rows, warnings: rules > 0 ? [`${rules} webhook rule(s) loaded disabled, without their secrets: enter each secret again and enable the rule.`] : [] };
+}
+
+/** Commits a session: its files checked against their hashes and stored, then its rows loaded in one transaction. The session ends either way: a refused import is begun again. */
+export async function commitDumpImport(ctx: AppContext, spaceId: string, sessionId: string, actor: AuditActor): Promise<{ ok: boolean; warnings: string[] }> {
+  readSession(ctx, spaceId, sessionId);
+  const dir = sessionDir(ctx, sessionId);
+  const blobs = existsSync(join(dir, "blobs")) ? readdirSync(join(dir, "blobs")) : [];
+  for (const hash of blobs) {
+    if (!(await storeCheckedFile(ctx.config.dataDir, join(dir, "blobs", hash), hash))) {
+      rmSync(dir, { recursive: true, force: true });
+      throw badRequest(`The bytes sent for ${hash} do not have that SHA-256: the import loads nothing (begin again).`);
+    }
+  }
+  const password = await unusablePassword();
+  try {
+    const { warnings } = await write(ctx, (tx) => loadStaged(tx, spaceId, dir, password, actor));
+    const missing = ctx.store.sqlite
+      .query<{ id: string; hash: string }, [string]>(`SELECT "id", "content_hash" AS "hash" FROM "assets" WHERE "space_id" = ?1 AND "status" = 'ready' AND "content_hash" IS NOT NULL`)
+      .all(spaceId)
+      .filter((asset) => !existsSync(contentPath(ctx.config.dataDir, asset.hash)));
+    if (missing.length > 0) warnings.push(`${missing.length} file(s) were not sent (attachmentBlobs): ${missing.slice(0, 5).map((asset) => asset.id).join(", ")}${missing.length > 5 ? ", …" : ""}.`);
+    return { ok: true, warnings };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Removes a session and what it holds. */
+export function abortDumpImport(ctx: AppContext, spaceId: string, sessionId: string): { ok: boolean } {
+  readSession(ctx, spaceId, sessionId);
+  rmSync(sessionDir(ctx, sessionId), { recursive: true, force: true });
+  return { ok: true };
+}
