@@ -19,6 +19,7 @@ import { assetRoutes } from "./assets/routes";
 import { spaceRoutes } from "./spaces/routes";
 import { VERSION } from "./version";
 import { webhookRoutes } from "./webhooks/routes";
+import { eventRoutes } from "./events/routes";
 
 const DOCS_ASSETS = "/api/v1/docs/assets";
 const GENERATED_SPEC = "/api/v1/openapi.generated.json";
@@ -74,6 +75,7 @@ export function createApp(ctx: AppContext) {
     .use(assetRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(webhookRoutes(ctx))
+    .use(eventRoutes(ctx))
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);
   requireDeclaredAnswers(app.routes);

@@ -8,6 +8,7 @@ import type { Membership } from "./spaces/schema";
 import type { LoadedBase } from "./content/schema";
 import { SecretBox } from "./webhooks/secrets";
 import { TargetGuard } from "./webhooks/ssrf";
+import { EventHub } from "./events/stream";
 
 export interface Logger {
   info(line: string): void;
@@ -81,6 +82,8 @@ export interface AppContext {
   setupTokenHash: string | null;
   /** How many requests are being answered now (`plumbing`): long work in a request gives way while others wait. */
   requests: { inFlight: number };
+  /** The live stream's subscribers and the last events, for `GET /events/stream`. */
+  eventStream: EventHub;
 }
 
 export function createContext(store: Store, config: Config, clock: Clock, log: Logger): AppContext {
@@ -108,6 +111,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },
+    eventStream: new EventHub(() => (store.sqlite.query<{ seq: number }, []>(`SELECT "seq" FROM "sqlite_sequence" WHERE "name" = 'events'`).get()?.seq ?? 0)),
   };
   return ctx;
 }

@@ -24,6 +24,19 @@ let contract: Promise<Contract> | undefined;
 const contractOf = (url: string) => (contract ??= fetch(`${url}/api/v1/openapi.json`).then(async (response) => new Contract(await response.json())));
 
 /** A new folder inside the run's temporary folder (test/setup.ts), which the run removes however it ends. */
+/** A response's text; an event stream (which never ends) is read for 200 ms, then closed. */
+async function textOf(response: Response, aborter: AbortController): Promise<string> {
+  if (!response.headers.get("content-type")?.startsWith("text/event-stream")) return response.text();
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const stop = setTimeout(() => aborter.abort(), 200);
+  try {
+    for (let part = await reader.read(); !part.done; part = await reader.read()) text += part.value;
+  } catch {}
+  clearTimeout(stop);
+  return text;
+}
+
 /** A port nothing listens on now, for a server a test starts itself. */
 export async function freePort(): Promise<number> {
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
@@ -101,8 +114,9 @@ export class TestServer {
       body = JSON.stringify(caller.body);
       headers["content-type"] ??= "application/json";
     }
-    const response = await fetch(this.url + path, { method, headers, body, redirect: "manual" });
-    const text = await response.text();
+    const aborter = new AbortController();
+    const response = await fetch(this.url + path, { method, headers, body, redirect: "manual", signal: aborter.signal });
+    const text = await textOf(response, aborter);
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
@@ -132,6 +146,7 @@ export class TestServer {
   }
 
   async stop(): Promise<void> {
+    this.ctx.eventStream.closeAll();
     this.app.server?.stop(true);
     await this.deliveries?.stop();
     await this.fieldUpkeep.stop();

@@ -65,6 +65,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     stopping = true;
     console.log(`Received ${signal}: finishing requests in flight, then stopping.`);
     jobs.stop();
+    // Open event streams never end on their own: closed first, so the server's stop does not wait for them.
+    ctx.eventStream.closeAll();
     await app.server?.stop(false);
     await deliveries.stop();
     await fieldUpkeep.stop();

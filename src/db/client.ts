@@ -237,15 +237,15 @@ export function queryPlan(store: Store, query: { toSQL(): { sql: string; params:
   }
 }
 
-const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<string, unknown>) => void>>();
+const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<string, unknown>) => number>>();
 
 /**
  * Inserts one row with a statement built once per table, from the columns of the first row (every
  * row of a table is given the same columns: all of them, `null` for none, but those SQLite
  * assigns). The write paths insert many small rows: building each insert, or letting drizzle bind
- * its parameters, costs more than running it.
+ * its parameters, costs more than running it. Answers the row's rowid (an event's `seq`).
  */
-export function insertRow<T extends SQLiteTable>(tx: Writing, table: T, row: InferInsertModel<T>): void {
+export function insertRow<T extends SQLiteTable>(tx: Writing, table: T, row: InferInsertModel<T>): number {
   const store = tx.store;
   let byTable = insertStatements.get(store.sqlite);
   if (!byTable) insertStatements.set(store.sqlite, (byTable = new Map()));
@@ -253,10 +253,10 @@ export function insertRow<T extends SQLiteTable>(tx: Writing, table: T, row: Inf
   if (!insert) {
     const placeholders = Object.fromEntries(Object.keys(row).map((key) => [key, sql.placeholder(key)]));
     const { statement, bind } = compile(store, tx.db.insert(table).values(placeholders as never));
-    insert = (values) => void statement.run(...bind(values));
+    insert = (values) => Number(statement.run(...bind(values)).lastInsertRowid);
     byTable.set(table, insert);
   }
-  insert(row as Record<string, unknown>);
+  return insert(row as Record<string, unknown>);
 }
 
 /** A select built with drizzle, run as compiled SQL returning rows as arrays of driver values. */

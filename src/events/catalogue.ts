@@ -17,3 +17,18 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What a rule may subscribe to: every event type, `*`, and Busabase's short name for one of them. */
 export const RULE_EVENT_TYPES = [...EVENT_TYPES, "*", "changes_requested"] as const;
+
+/** An event as it leaves Basalt, by webhook or on the live stream (section 8.2): its outbox `seq` (null for a test-fire's event, which is not in the outbox) and its body's fields. */
+export interface OutgoingEvent {
+  seq: number | null;
+  id: string;
+  type: string;
+  timestamp: string;
+  spaceId: string;
+  baseId: string | null;
+  data: object;
+}
+
+/** The body a webhook posts and the live stream sends as `data` (`event` repeats `type`, as Busabase's receivers read it). */
+export const eventBody = (event: OutgoingEvent): string =>
+  JSON.stringify({ id: event.id, type: event.type, event: event.type, timestamp: event.timestamp, spaceId: event.spaceId, baseId: event.baseId, data: event.data });

@@ -40,11 +40,14 @@ export interface EventOrigin {
 
 /**
  * Writes one event row inside the change's own transaction, so an event exists exactly when its
- * change does; the database gives it the next `seq`. Its commit wakes the delivery loop.
+ * change does; the database gives it the next `seq`. Its commit wakes the delivery loop and sends
+ * it to the live stream's subscribers.
  */
 export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventOrigin, data: EventPayloads[K]): void {
-  insertRow(tx, events, { id: newId("evt"), spaceId: origin.spaceId, baseId: origin.baseId, type, data, createdAt: origin.at });
+  const id = newId("evt");
+  const seq = insertRow(tx, events, { id, spaceId: origin.spaceId, baseId: origin.baseId, type, data, createdAt: origin.at });
   tx.afterCommit(tx.deliveries.wake);
+  tx.afterCommit(() => tx.eventStream.publish({ seq, id, type, timestamp: origin.at, spaceId: origin.spaceId, baseId: origin.baseId, data: data as object }));
 }
 
 /** The record part of an event: its view but the head commit (it repeats the values) and the base (named by `baseId`). */

@@ -82,25 +82,33 @@ function requireSpaceAccess(space: SpaceScope, access: SpaceAccess, body: unknow
   }
 }
 
+/** The caller of a request. Reads `request.headers`, always present, rather than the parsed `headers` Elysia may skip. */
+function actorOf(ctx: AppContext, request: Request): Actor {
+  const header = (name: string) => request.headers.get(name) ?? undefined;
+  const cookies = header("cookie");
+  const token = cookies ? (new Bun.CookieMap(cookies).get(SESSION_COOKIE) ?? null) : null;
+  const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
+  const { credential } = actor;
+  if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", credential.csrfToken)) {
+    throw forbidden("A signed-in request that changes state needs the x-csrf-token header: the csrfToken answered by POST /api/v1/auth/login (or GET /api/v1/auth).", { reason: "CSRF_TOKEN_INVALID" });
+  }
+  return actor;
+}
+
+/** The caller and the space of section 2.3 a request acts in, or the 401/403 of one that may not. */
+export function grantedSpace(ctx: AppContext, request: Request, required: SpaceAccess, body?: unknown): { actor: Actor; space: SpaceScope } {
+  const actor = actorOf(ctx, request);
+  const space = resolveSpace(ctx, actor, spaceHeader(request));
+  requireSpaceAccess(space, required, body);
+  return { actor, space };
+}
+
 /**
  * Every route declares exactly one of these macros: `public`, `account` (outside spaces), `level`
  * (in the space of section 2.3) or `spaceLevel` (in the space named by `:spaceId`). Building the
  * app fails for any route that declares none (`requireDeclaredAccess`).
  */
 export function access(ctx: AppContext) {
-  /** Reads `request.headers`, always present, rather than the parsed `headers` Elysia may skip. */
-  function actorOf(request: Request): Actor {
-    const header = (name: string) => request.headers.get(name) ?? undefined;
-    const cookies = header("cookie");
-    const token = cookies ? (new Bun.CookieMap(cookies).get(SESSION_COOKIE) ?? null) : null;
-    const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
-    const { credential } = actor;
-    if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", credential.csrfToken)) {
-      throw forbidden("A signed-in request that changes state needs the x-csrf-token header: the csrfToken answered by POST /api/v1/auth/login (or GET /api/v1/auth).", { reason: "CSRF_TOKEN_INVALID" });
-    }
-    return actor;
-  }
-
   /**
    * Access is decided in the transform stage, before the body is validated, so a caller without
    * the right gets 401/403 and never a validation answer; `resolve` hands the result to the route.
@@ -115,7 +123,7 @@ export function access(ctx: AppContext) {
     .macro("account", (required: AccountAccess) => ({
       detail: accessDetail(required, ACCOUNT_NEEDS[required], { 403: ACCOUNT_REFUSALS[required] }),
       transform({ request }) {
-        const actor = actorOf(request);
+        const actor = actorOf(ctx, request);
         if (required === "session" && actor.credential.type !== "session") {
           throw forbidden("This needs a signed-in session (the admin page), not an API key.", { reason: "SESSION_REQUIRED" });
         }
@@ -128,9 +136,7 @@ export function access(ctx: AppContext) {
     .macro("level", (required: SpaceAccess) => ({
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
       transform({ request, body }) {
-        const actor = actorOf(request);
-        const space = resolveSpace(ctx, actor, spaceHeader(request));
-        requireSpaceAccess(space, required, body);
+        const { actor, space } = grantedSpace(ctx, request, required, body);
         grant(request, actor, space);
       },
       resolve: actorAndSpace,
@@ -138,7 +144,7 @@ export function access(ctx: AppContext) {
     .macro("spaceLevel", (required: SpaceAccess) => ({
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named in the path"), spaceRefusals(required, false)),
       transform({ request, params, body }) {
-        const actor = actorOf(request);
+        const actor = actorOf(ctx, request);
         const space = resolveNamedSpace(ctx, actor, (params as Record<string, string>).spaceId);
         requireSpaceAccess(space, required, body);
         grant(request, actor, space);

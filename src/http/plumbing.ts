@@ -150,6 +150,10 @@ const uploadOf = (request: Request) => {
   return UPLOADS.find((upload) => upload.method === request.method && upload.path.test(path));
 };
 
+/** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
+const STREAMS = new Set(["/api/v1/events/stream"]);
+const counted = (request: Request) => request.method !== "GET" || !STREAMS.has(urlPath(request.url));
+
 /** The 413 for a file past `--max-import`. */
 export const uploadRefusal = (max: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most an import reads (the operator sets it with --max-import).`);
 
@@ -206,7 +210,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     })
     .onRequest(({ request, set }) => {
       started.set(request, performance.now());
-      ctx.requests.inFlight++;
+      if (counted(request)) ctx.requests.inFlight++;
       const origin = request.headers.get("origin");
       if (origin !== null) {
         Object.assign(set.headers, CORS_HEADERS, { "access-control-allow-origin": origin, vary: "Origin" });
@@ -228,7 +232,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       return parseJsonBody(text);
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
-      ctx.requests.inFlight--;
+      if (counted(request)) ctx.requests.inFlight--;
       const start = started.get(request);
       const ms = start === undefined ? 0 : performance.now() - start;
       ctx.log.info(`${request.method} ${path} ${set.status ?? 200} ${ms.toFixed(2)}ms`);

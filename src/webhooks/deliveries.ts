@@ -8,6 +8,7 @@ import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
+import { eventBody, type OutgoingEvent } from "../events/catalogue";
 import { events } from "../events/schema";
 import { conflict, notFound } from "../http/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
@@ -15,17 +16,6 @@ import { VERSION } from "../version";
 import type { RuleRow } from "./rules";
 import { DELIVERY_STATUSES, DELIVERY_TRIGGERS, type DeliveryTrigger, webhookDeliveries, webhookRules } from "./schema";
 import { TargetRefused } from "./ssrf";
-
-/** An event as a webhook delivers it (section 8.2). */
-export interface OutgoingEvent {
-  seq: number | null;
-  id: string;
-  type: string;
-  timestamp: string;
-  spaceId: string;
-  baseId: string | null;
-  data: object;
-}
 
 export interface AttemptResult {
   ok: boolean;
@@ -80,9 +70,6 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const DETAIL_BYTES = 256;
 const RETRY_AFTER_CAP_MS = 3_600_000;
 
-export const deliveryBody = (event: OutgoingEvent): string =>
-  JSON.stringify({ id: event.id, type: event.type, event: event.type, timestamp: event.timestamp, spaceId: event.spaceId, baseId: event.baseId, data: event.data });
-
 /** An outbox row as it is delivered. */
 const eventBySeq = preparedFor((db) => db.select().from(events).where(eq(events.seq, sql.placeholder("seq"))).prepare());
 
@@ -132,7 +119,7 @@ const UNOPENED_SECRET =
 export async function attemptDelivery(ctx: AppContext, rule: RuleRow, event: OutgoingEvent): Promise<AttemptResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
-  const body = deliveryBody(event);
+  const body = eventBody(event);
   const sentAt = new Date(ctx.clock.now());
   const headers: Record<string, string> = {
     ...rule.headers,

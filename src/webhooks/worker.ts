@@ -6,7 +6,8 @@ import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { events } from "../events/schema";
 import { tooManyRequests } from "../http/errors";
-import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery, type OutgoingEvent, outgoingEvent, recordAttempt } from "./deliveries";
+import type { OutgoingEvent } from "../events/catalogue";
+import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery, outgoingEvent, recordAttempt } from "./deliveries";
 import type { RuleRow } from "./rules";
 import { outboxCursor, webhookJobs, webhookRules } from "./schema";
 

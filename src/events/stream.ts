@@ -1,0 +1,146 @@
+import { eventBody, type OutgoingEvent } from "./catalogue";
+/**
+ * The live event stream (`GET /api/v1/events/stream`): each event, once its transaction commits,
+ * goes to the subscribers of its space as a Server-Sent Event whose id is its outbox `seq`. The
+ * last events are kept in memory, so a client that reconnects with `Last-Event-ID` gets what it
+ * missed; one that missed more than they hold (or reconnects after a restart) is told to reload.
+ * Events come from this process's commits: a command-line write made while the server runs reaches
+ * webhooks (through the outbox) but not the stream.
+ */
+
+/** A committed event: one of the outbox, so it has its `seq`. */
+export type LiveEvent = OutgoingEvent & { seq: number };
+
+/** A subscriber: where its frames go (answering false once it cannot take more), and whether its credential still reads the space. */
+export interface Subscriber {
+  spaceId: string;
+  send(frame: string): boolean;
+  stillAllowed(): boolean;
+  close(): void;
+}
+
+/** An event kept for reconnecting clients, with its frame once a subscriber needed it (a commit with no one listening only keeps the event). */
+interface Kept {
+  event: LiveEvent;
+  frame?: string;
+}
+
+/** How many of the last events the memory keeps for reconnecting clients. */
+const KEPT_EVENTS = 5000;
+/** A comment frame this often keeps idle connections open (Bun closes a socket idle for 10 s) and finds those gone. */
+export const HEARTBEAT_MS = 8000;
+/** Frames that may wait for one subscriber before it is dropped. */
+const MAX_QUEUED = 1000;
+
+const eventFrame = (event: LiveEvent) => `id: ${event.seq}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`;
+
+const frameOf = (kept: Kept) => (kept.frame ??= eventFrame(kept.event));
+
+export class EventHub {
+  private readonly kept: Kept[] = [];
+  /** Events up to this seq are no longer kept: a client that last saw one before it must reload. */
+  private floor: number | null = null;
+  private readonly subscribers = new Map<string, Set<Subscriber>>();
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+
+  /** `lastSeq` answers the outbox's last seq, read once: events before this process started are not kept. */
+  constructor(private readonly lastSeq: () => number) {}
+
+  private startingFloor(): number {
+    this.floor ??= this.lastSeq();
+    return this.floor;
+  }
+
+  /** Sends a committed event to its space's subscribers and keeps it for reconnections. */
+  publish(event: LiveEvent): void {
+    this.startingFloor();
+    const kept: Kept = { event };
+    this.kept.push(kept);
+    if (this.kept.length > KEPT_EVENTS) this.floor = this.kept.shift()!.event.seq;
+    for (const subscriber of this.subscribers.get(event.spaceId) ?? []) if (!subscriber.send(frameOf(kept))) this.unsubscribe(subscriber);
+  }
+
+  /**
+   * Adds a subscriber; with `lastEventId`, first sends it the kept events of its space after that
+   * one, or a `reset` event when some it missed are no longer kept. Answers how to remove it.
+   */
+  subscribe(subscriber: Subscriber, lastEventId: number | null): () => void {
+    const floor = this.startingFloor();
+    if (lastEventId !== null) {
+      if (lastEventId < floor) subscriber.send(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`);
+      for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId) subscriber.send(frameOf(kept));
+    }
+    let set = this.subscribers.get(subscriber.spaceId);
+    if (!set) this.subscribers.set(subscriber.spaceId, (set = new Set()));
+    set.add(subscriber);
+    this.heartbeat ??= setInterval(() => this.beat(), HEARTBEAT_MS);
+    return () => this.unsubscribe(subscriber);
+  }
+
+  /**
+   * A subscriber's stream of frames: a first comment (so the answer's headers go out at once), then
+   * its events. A client that stops reading is dropped once `MAX_QUEUED` frames wait for it, so a
+   * slow reader costs bounded memory; it reconnects with `Last-Event-ID`.
+   */
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    let unsubscribe = () => undefined as void;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        controller.enqueue(encoder.encode(": connected\nretry: 2000\n\n"));
+        unsubscribe = this.subscribe(
+          {
+            spaceId,
+            stillAllowed,
+            send(frame) {
+              if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return false;
+              try {
+                controller.enqueue(encoder.encode(frame));
+                return true;
+              } catch {
+                return false;
+              }
+            },
+            close() {
+              try {
+                controller.close();
+              } catch {}
+            },
+          },
+          lastEventId,
+        );
+      },
+      cancel: () => unsubscribe(),
+    });
+  }
+
+  /** How many subscribers there are now (for tests and the bench). */
+  get size(): number {
+    let n = 0;
+    for (const set of this.subscribers.values()) n += set.size;
+    return n;
+  }
+
+  private unsubscribe(subscriber: Subscriber): void {
+    const set = this.subscribers.get(subscriber.spaceId);
+    if (!set?.delete(subscriber)) return;
+    if (set.size === 0) this.subscribers.delete(subscriber.spaceId);
+    subscriber.close();
+    if (this.subscribers.size === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+  }
+
+  /** Closes every stream (the server is stopping). */
+  closeAll(): void {
+    for (const set of [...this.subscribers.values()]) for (const subscriber of [...set]) this.unsubscribe(subscriber);
+  }
+
+  /** Keeps connections open, and ends the streams of credentials revoked (or members removed) since they began; runs every `HEARTBEAT_MS`. */
+  beat(): void {
+    for (const set of [...this.subscribers.values()]) {
+      for (const subscriber of [...set]) if (!subscriber.stillAllowed() || !subscriber.send(": ping\n\n")) this.unsubscribe(subscriber);
+    }
+  }
+}
