@@ -241,6 +241,30 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("the Inbox, its count and a base's table follow another client's writes within a second, without a reload", async () => {
+    const write = await sessionKey("write");
+    const propose = await sessionKey("changeRequest");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "live", name: "Live", fields: [{ slug: "title", name: "Title", type: "text" }] } });
+    const waiting = async () => Number((await server.call("GET", "/api/v1/change-requests/counts", { key: write })).body.review);
+    const page = await newPage();
+    await signIn(page, "/admin/inbox");
+    await page.getByRole("heading", { name: "Inbox" }).waitFor();
+    await page.evaluate(() => Object.assign(window, { sameDocument: true }));
+
+    await server.call("POST", "/api/v1/bases/live/change-requests", { key: propose, body: { fields: { title: "Arrived live" }, message: "Proposed by an agent" } });
+    await page.getByRole("link", { name: "Proposed by an agent" }).waitFor({ timeout: 1000 });
+    await page.getByRole("link", { name: `Inbox ${await waiting()} to review` }).waitFor({ timeout: 1000 });
+
+    await page.getByRole("link", { name: "Data" }).click();
+    await page.getByRole("link", { name: "Live" }).click();
+    await page.getByRole("heading", { name: "Live" }).waitFor();
+    await server.call("POST", "/api/v1/bases/live/change-requests", { key: write, body: { fields: { title: "Written elsewhere" } } });
+    await page.getByRole("row", { name: /Written elsewhere/ }).waitFor({ timeout: 1000 });
+    expect(await page.evaluate(() => (window as { sameDocument?: boolean }).sameDocument)).toBe(true);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("a webhook rule created on the page is test-fired at a local receiver", async () => {
     const page = await newPage();
     await signIn(page, "/admin/webhooks");

@@ -11,12 +11,23 @@ import { signInScreens } from "./screens/sign-in";
 import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
 import { failureText, notice } from "./ui";
+import { followEvents, type LiveEvent } from "./live";
 
 const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
 let me: Me | null = null;
+/** What is on the screen now, for the live events to decide whether to draw it again. */
+let shown: { screen: Screen; context: Context } | null = null;
+/** The change requests waiting for review, shown beside Inbox and kept current by the events. */
+let toReview: number | null = null;
+/** The events of the space in effect: followed while someone is signed in, again when the space changes. */
+let live: { space: string | null; stop(): void } | null = null;
+let redraw: ReturnType<typeof setTimeout> | null = null;
+/** When the screen was last drawn from fresh answers, and when the first event not yet shown came. */
+let drawnAt = 0;
+let changedAt = 0;
 
 function match(path: string): { screen: Screen; params: Record<string, string> } | null {
   for (const screen of SCREENS) {
@@ -66,6 +77,7 @@ function navigation(current: Me): void {
   ];
   const here = location.pathname;
   const spaces = current.caller.spaces;
+  const count = (href: string) => (href === "/admin/inbox" && toReview ? h("span", { class: "count" }, String(toReview), h("span", { class: "visually-hidden" }, " to review")) : null);
   const switcher =
     spaces.length > 1
       ? h(
@@ -93,12 +105,64 @@ function navigation(current: Me): void {
     session.csrfToken = null;
     session.remembered = false;
     me = null;
+    stopFollowing();
     go("/admin/login");
   });
-  fill(nav, h("ul", {}, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label)))), switcher, signOut);
+  fill(nav, h("ul", {}, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label, " ", count(href))))), switcher, signOut);
 }
 
-async function route(): Promise<void> {
+async function countToReview(): Promise<void> {
+  toReview = (await api<{ review: number }>("GET", "/change-requests/counts").catch(() => null))?.review ?? toReview;
+  if (me) navigation(me);
+}
+
+/** Follows the space's events while signed in: the Inbox count, and the screen drawn again when they change what it shows. */
+function followSpace(): void {
+  if (live && live.space === session.space) return;
+  live?.stop();
+  const stop = followEvents((event) => onLiveEvent(event));
+  live = { space: session.space, stop };
+  void countToReview();
+}
+
+function stopFollowing(): void {
+  live?.stop();
+  live = null;
+  toReview = null;
+}
+
+function onLiveEvent(event: LiveEvent): void {
+  if (event.type === "reset" || event.type.startsWith("change_request.")) void countToReview();
+  if (shown && (event.type === "reset" || shown.screen.live?.(event, shown.context))) {
+    if (!redraw) changedAt = performance.now();
+    drawAgainSoon();
+  }
+}
+
+/**
+ * Draws the screen again in place (a burst of events once), but not under someone typing: then
+ * after they leave the field; not at all when it was drawn since (the page's own action, whose
+ * answer came with the event, already showed it).
+ */
+function drawAgainSoon(): void {
+  if (redraw) return;
+  redraw = setTimeout(function again() {
+    if (drawnAt > changedAt) {
+      redraw = null;
+      return;
+    }
+    const editing = document.activeElement?.closest("main") && document.activeElement.matches("input, textarea, select, [contenteditable]");
+    if (editing) {
+      redraw = setTimeout(again, 1000);
+      return;
+    }
+    redraw = null;
+    void route({ inPlace: true });
+  }, 150);
+}
+
+async function route(options: { inPlace?: boolean } = {}): Promise<void> {
+  const began = performance.now();
   const path = location.pathname.replace(/\/+$/, "") || "/admin";
   const found = match(path);
   if (!found) {
@@ -106,6 +170,7 @@ async function route(): Promise<void> {
     return;
   }
   const { screen, params } = found;
+  shown = null;
   try {
     if (!screen.signedOut) {
       me ??= await loadMe();
@@ -115,6 +180,7 @@ async function route(): Promise<void> {
         return;
       }
       navigation(me);
+      followSpace();
     } else fill(nav);
     document.title = `${screen.title} · Basalt`;
     const context: Context = {
@@ -134,8 +200,12 @@ async function route(): Promise<void> {
       },
     };
     const view = await screen.render(context);
+    const scrolled = window.scrollY;
     fill(main, view);
-    main.querySelector<HTMLElement>("h1")?.focus();
+    shown = { screen, context };
+    drawnAt = began;
+    if (options.inPlace) window.scrollTo(0, scrolled);
+    else main.querySelector<HTMLElement>("h1")?.focus();
   } catch (failure) {
     fill(main, h("div", { class: "screen" }, h("h1", { tabindex: "-1" }, screen.title), notice("error", failureText(failure))));
   }
@@ -154,6 +224,7 @@ document.addEventListener("click", (event) => {
 window.addEventListener("popstate", () => void route());
 whenSignedOut(() => {
   me = null;
+  stopFollowing();
   if (!location.pathname.startsWith("/admin/login")) go(`/admin/login?next=${encodeURIComponent(location.pathname + location.search)}`, true);
 });
 

@@ -1,3 +1,4 @@
+import type { LiveEvent } from "./live";
 import type { UserView } from "../../auth/users";
 import type { Caller } from "../../auth/whoami";
 
@@ -26,4 +27,6 @@ export interface Screen {
   title: string;
   signedOut?: boolean;
   render(ctx: Context): Promise<Node> | Node;
+  /** Whether an event another client caused changes what the screen shows: it is then drawn again, in place. */
+  live?(event: LiveEvent, ctx: Context): boolean;
 }

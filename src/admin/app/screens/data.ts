@@ -212,7 +212,7 @@ async function recordPage(ctx: Context): Promise<Node> {
 
 export const dataScreens: Screen[] = [
   { path: "/admin/data", title: "Data", render: dataHome },
-  { path: "/admin/bases/:id", title: "Base", render: basePage },
+  { path: "/admin/bases/:id", title: "Base", render: basePage, live: (event, ctx) => event.baseId === ctx.params.id && (event.type.startsWith("record.") || event.type === "change_request.merged") },
   { path: "/admin/bases/:id/new", title: "New record", render: newRecord },
-  { path: "/admin/records/:id", title: "Record", render: recordPage },
+  { path: "/admin/records/:id", title: "Record", render: recordPage, live: (event, ctx) => event.type.startsWith("record.") && event.data.record?.id === ctx.params.id },
 ];

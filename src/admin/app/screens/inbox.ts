@@ -200,6 +200,11 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
 }
 
 export const inboxScreens: Screen[] = [
-  { path: "/admin/inbox", title: "Inbox", render: inbox },
-  { path: "/admin/change-requests/:id", title: "Change request", render: changeRequestPage },
+  { path: "/admin/inbox", title: "Inbox", render: inbox, live: (event) => event.type.startsWith("change_request.") },
+  {
+    path: "/admin/change-requests/:id",
+    title: "Change request",
+    render: changeRequestPage,
+    live: (event, ctx) => event.data.changeRequestId === ctx.params.id || event.data.comment?.changeRequestId === ctx.params.id,
+  },
 ];
