@@ -232,14 +232,82 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("link", { name: "People" }).first().click();
     await page.getByRole("heading", { name: "People" }).waitFor();
     const row = page.getByRole("row", { name: /Grace Hopper/ });
-    expect(await row.getByRole("cell").first().innerText()).toBe("Grace Hopper");
-    expect(await page.getByRole("columnheader").first().innerText()).toBe("Name");
+    expect(await row.getByRole("gridcell").first().innerText()).toBe("Grace Hopper");
+    expect(await page.getByRole("columnheader").nth(1).innerText()).toBe("Name");
     expect(await page.locator("main").innerText()).not.toContain(grace.id);
     expect(await page.getByRole("row", { name: /Grace Hopper/ }).innerText()).toContain('<img src=x onerror="window.injected=1">Rear admiral');
     expect(await page.evaluate(() => [document.querySelectorAll("main img").length, (window as { injected?: number }).injected ?? 0])).toEqual([0, 0]);
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
+
+  test("a base opens as a grid: typed cells, pages as it scrolls, keyboard edits merged with a write level and waiting in the Inbox with a contributor's", async () => {
+    const write = await sessionKey("write");
+    const fields = [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "pages", name: "Pages", type: "number" },
+      { slug: "read", name: "Read", type: "checkbox" },
+      { slug: "genre", name: "Genre", type: "select", options: { choices: [{ name: "novel" }, { name: "essay" }] } },
+    ];
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "books", name: "Books", fields } });
+    const records = Array.from({ length: 60 }, (_, i) => ({ fields: { title: `Book ${i + 1}`, pages: 100 + i, read: i % 2 === 0, genre: "novel" } }));
+    await server.call("POST", "/api/v1/bases/books/records/bulk-change-request", { key: write, body: { records } });
+
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Books" }).click();
+    const grid = page.getByRole("grid", { name: "Books records" });
+    await grid.waitFor();
+    expect(await grid.getByRole("columnheader").allInnerTexts()).toEqual(["Open", "Title", "Pages", "Read", "Genre"]);
+    // The newest first; a number right-aligned, a select as a chip.
+    const first = grid.getByRole("row", { name: /Book 60/ });
+    expect(await first.getByRole("gridcell").nth(1).getAttribute("class")).toContain("num");
+    expect(await first.locator(".chip").innerText()).toBe("novel");
+    expect(await grid.getByRole("row").count()).toBe(1 + 1 + 50);
+    await page.locator(".grid-scroll").evaluate((scroller) => scroller.scrollTo(0, scroller.scrollHeight));
+    await grid.getByRole("row", { name: /Book 1\b/ }).waitFor();
+
+    // Keyboard alone: into the grid, right to Pages, Enter edits, Enter saves; a write level merges at once.
+    await first.getByRole("gridcell").first().click();
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("321");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved Pages." }).waitFor();
+    const book60 = (await server.call("GET", "/api/v1/records?baseId=books&limit=1", { key: write })).body.records[0];
+    expect([book60.fields.title, book60.fields.pages]).toEqual(["Book 60", 321]);
+    // Escape leaves a cell as it was.
+    await page.keyboard.press("ArrowUp");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("999");
+    await page.keyboard.press("Escape");
+    expect(await first.getByRole("gridcell").nth(1).innerText()).toBe("321");
+
+    // A contributor's edit is a change request that waits in the Inbox, and the cell says so.
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
+    await server.user("Cy", { password: PASSWORD });
+    await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: "cy@example.com", role: "contributor" } });
+    const other = await newPage();
+    await other.goto(`${server.url}/admin/bases/${book60.baseId}`);
+    await other.getByLabel("E-mail").fill("cy@example.com");
+    await other.getByLabel("Password").fill(PASSWORD);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    const theirs = other.getByRole("grid", { name: "Books records" });
+    await theirs.getByRole("row", { name: /Book 59/ }).getByRole("gridcell").first().dblclick();
+    await other.keyboard.press("Control+A");
+    await other.keyboard.type("Book 59, second edition");
+    await other.keyboard.press("Enter");
+    await other.getByRole("status").filter({ hasText: "Title proposed: it waits for review in the Inbox." }).waitFor();
+    expect(await theirs.getByRole("row", { name: /Book 59/ }).getByRole("gridcell").first().getAttribute("class")).toContain("proposed");
+    const waiting = (await server.call("GET", "/api/v1/change-requests?status=in_review", { key: write })).body;
+    expect(JSON.stringify(waiting)).toContain("Book 59, second edition");
+    expect((await server.call("GET", `/api/v1/records?baseId=books&filters[0][fieldSlug]=title&filters[0][operator]=eq&filters[0][value]=Book 59`, { key: write })).body.records).toHaveLength(1);
+    await other.close();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  }, 20_000);
 
   test("the Inbox, its count and a base's table follow another client's writes within a second, without a reload", async () => {
     const write = await sessionKey("write");

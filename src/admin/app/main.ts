@@ -25,6 +25,8 @@ let toReview: number | null = null;
 /** The events of the space in effect: followed while someone is signed in, again when the space changes. */
 let live: { space: string | null; stop(): void } | null = null;
 let redraw: ReturnType<typeof setTimeout> | null = null;
+/** What the screen shown applies itself (`Context.onLive`); emptied when another is drawn. */
+let listeners: ((event: LiveEvent) => void)[] = [];
 /** When the screen was last drawn from fresh answers, and when the first event not yet shown came. */
 let drawnAt = 0;
 let changedAt = 0;
@@ -133,6 +135,7 @@ function stopFollowing(): void {
 
 function onLiveEvent(event: LiveEvent): void {
   if (event.type === "reset" || event.type.startsWith("change_request.")) void countToReview();
+  for (const listener of listeners) listener(event);
   if (shown && (event.type === "reset" || shown.screen.live?.(event, shown.context))) {
     if (!redraw) changedAt = performance.now();
     drawAgainSoon();
@@ -171,6 +174,7 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
   }
   const { screen, params } = found;
   shown = null;
+  const heard: ((event: LiveEvent) => void)[] = [];
   try {
     if (!screen.signedOut) {
       me ??= await loadMe();
@@ -198,11 +202,13 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
         me = await loadMe();
         if (me) navigation(me);
       },
+      onLive: (listener) => heard.push(listener),
     };
     const view = await screen.render(context);
     const scrolled = window.scrollY;
     fill(main, view);
     shown = { screen, context };
+    listeners = heard;
     drawnAt = began;
     if (options.inPlace) window.scrollTo(0, scrolled);
     else main.querySelector<HTMLElement>("h1")?.focus();

@@ -19,6 +19,8 @@ export interface Context {
   reload(): void;
   /** Reads who is signed in again (after the spaces or the user changed). */
   refreshMe(): Promise<void>;
+  /** Hears the space's events while this screen is shown (for a screen that applies them itself, as the grid does). */
+  onLive(listener: (event: LiveEvent) => void): void;
 }
 
 /** A screen of the route table. `signedOut` screens render without a session (setup, sign-in). */

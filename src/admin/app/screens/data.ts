@@ -2,13 +2,14 @@ import { atLeast } from "../../../auth/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES, primaryField } from "../../../content/field-types";
+import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES } from "../../../content/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records";
 import { api, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
+import { recordGrid, ROWS_A_PAGE } from "../grid";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 
@@ -74,12 +75,17 @@ const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
 
 async function basePage(ctx: Context): Promise<Node> {
   const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
-  const { field, op, value, cursor } = Object.fromEntries(["field", "op", "value", "cursor"].map((key) => [key, ctx.query.get(key) ?? undefined]));
+  const { field, op, value, sort } = Object.fromEntries(["field", "op", "value", "sort"].map((key) => [key, ctx.query.get(key) ?? undefined]));
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
-  const page = await api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: 25, cursor, include: "none", ...filter })}`);
-  const primary = primaryField(base.fields);
-  const shownFields = base.fields.filter((f) => f !== primary).slice(0, primary ? 4 : 5);
-  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ field, op, value, ...extra })}`;
+  const level = ctx.me.caller.effectiveLevel;
+  const grid = recordGrid({
+    base,
+    load: (cursor) => api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: ROWS_A_PAGE, cursor: cursor ?? undefined, sort, include: "none", ...filter })}`),
+    sort,
+    sortBy: (next) => ctx.go(`/admin/bases/${base.id}${query({ field, op, value, sort: next })}`),
+    canPropose: level !== null && atLeast(level, "changeRequest"),
+  });
+  ctx.onLive(grid.live);
   const filterForm = h(
     "form",
     { class: "filter", role: "search" },
@@ -91,18 +97,18 @@ async function basePage(ctx: Context): Promise<Node> {
   filterForm.addEventListener("submit", (event) => {
     event.preventDefault();
     const values = new FormData(filterForm);
-    ctx.go(`/admin/bases/${base.id}${query({ field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")) })}`);
+    ctx.go(`/admin/bases/${base.id}${query({ field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")), sort })}`);
   });
-  const rows = page.records.map((record) => [link(`/admin/records/${record.id}`, recordName(base.fields, record.fields, record.id)), ...shownFields.map((f) => shown(record.fields[f.slug])), when(record.updatedAt)]);
   return screen(
     base.name,
-    h("p", { class: "lead" }, base.description || `${base.fields.length} fields.`, " ", link(`/admin/bases/${base.id}/new`, "New record")),
-    card(
-      "Records",
-      filterForm,
-      rows.length ? table([primary?.name ?? "Record", ...shownFields.map((f) => f.name), "Updated"], rows) : empty(field ? "No record matches this filter." : "No records yet.", link(`/admin/bases/${base.id}/new`, "Add the first one.")),
-      h("p", { class: "pager" }, cursor ? link(here({ cursor: undefined }), "← First page") : null, page.nextCursor ? link(here({ cursor: page.nextCursor }), "Next page →") : null),
+    h(
+      "p",
+      { class: "lead" },
+      base.description || `${base.fields.length} fields.`,
+      " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
+      link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
+    card("Records", filterForm, grid.node),
   );
 }
 
@@ -212,7 +218,7 @@ async function recordPage(ctx: Context): Promise<Node> {
 
 export const dataScreens: Screen[] = [
   { path: "/admin/data", title: "Data", render: dataHome },
-  { path: "/admin/bases/:id", title: "Base", render: basePage, live: (event, ctx) => event.baseId === ctx.params.id && (event.type.startsWith("record.") || event.type === "change_request.merged") },
+  { path: "/admin/bases/:id", title: "Base", render: basePage },
   { path: "/admin/bases/:id/new", title: "New record", render: newRecord },
   { path: "/admin/records/:id", title: "Record", render: recordPage, live: (event, ctx) => event.type.startsWith("record.") && event.data.record?.id === ctx.params.id },
 ];

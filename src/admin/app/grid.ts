@@ -1,0 +1,368 @@
+import type { ChangeRequestView } from "../../changes/views";
+import type { BaseView, FieldView } from "../../content/bases";
+import { COMPUTED_TYPES, primaryField } from "../../content/field-types";
+import type { RecordView } from "../../content/records";
+import { api } from "./api";
+import { type Child, fill, h } from "./dom";
+import type { LiveEvent } from "./live";
+import { failureText, link, recordName, shown } from "./ui";
+
+type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
+type Page = { records: RecordView[]; nextCursor: string | null };
+
+/** Types edited in a cell; the others (links, files, JSON, long documents) are edited on the record's page. */
+const CELL_EDITED = new Set(["text", "email", "url", "number", "date", "checkbox", "select", "longtext"]);
+const NUMERIC = new Set(["number", "auto_number", "rating", "percent", "currency"]);
+/** Rows a page of the listing brings. */
+export const ROWS_A_PAGE = 50;
+/** The rows PageUp and PageDown move by. */
+const PAGE_STEP = 10;
+
+export interface GridSetup {
+  base: BaseView;
+  /** Reads a page of the listing (with the screen's filter and sort) after `cursor`. */
+  load(cursor: string | null): Promise<Page>;
+  /** The sort in effect (`slug` or `-slug`), and how to change it (the screen's address follows). */
+  sort: string | undefined;
+  sortBy(sort: string | undefined): void;
+  /** Whether the caller may propose changes (a read-only level shows the grid without editing). */
+  canPropose: boolean;
+}
+
+const editable = (field: FieldView) => CELL_EDITED.has(field.type) && !(COMPUTED_TYPES as readonly string[]).includes(field.type);
+
+/** A value as its cell shows it, by the field's type. */
+function cellContent(field: FieldView, value: unknown): Child {
+  if (value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0)) return "";
+  switch (field.type) {
+    case "checkbox":
+      return h("span", { class: "tick", "aria-label": value ? "yes" : "no" }, value ? "✓" : "");
+    case "number":
+      // Numbers as written (a year is not 2,017), in the reader's decimal sign.
+      return typeof value === "number" ? value.toLocaleString(undefined, { useGrouping: false, maximumFractionDigits: 20 }) : shown(value);
+    case "date":
+      return typeof value === "string" ? new Date(value).toLocaleDateString(undefined, { dateStyle: "medium" }) : shown(value);
+    case "created_time":
+    case "updated_time":
+      return typeof value === "string" ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : shown(value);
+    case "select":
+      return h("span", { class: "chip" }, String(value));
+    case "multiselect":
+      return Array.isArray(value) ? value.map((choice) => h("span", { class: "chip" }, String(choice))) : shown(value);
+    case "relation": {
+      const ids = Array.isArray(value) ? value : [value];
+      return h("span", { class: "chip link-chip" }, ids.length === 1 ? "1 linked record" : `${ids.length} linked records`);
+    }
+    case "attachment":
+      return Array.isArray(value)
+        ? value.map((file: { url?: string; fileName?: string; mimeType?: string }) =>
+            file.mimeType?.startsWith("image/") && file.url ? h("img", { class: "thumb", src: new URL(file.url, location.href).pathname, alt: file.fileName ?? "", loading: "lazy" }) : h("span", { class: "chip" }, file.fileName ?? "file"),
+          )
+        : shown(value);
+    default:
+      return typeof value === "string" ? value : JSON.stringify(value);
+  }
+}
+
+/** The editor a cell opens, holding the value now. */
+function cellEditor(field: FieldView, value: unknown): HTMLInputElement | HTMLSelectElement {
+  const label = `${field.name}`;
+  if (field.type === "select") {
+    const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name);
+    return h("select", { "aria-label": label }, h("option", { value: "" }, "—"), ...choices.map((choice) => h("option", { value: choice, selected: choice === value }, choice)));
+  }
+  const type = field.type === "number" ? "number" : field.type === "date" ? "date" : field.type === "email" ? "email" : field.type === "url" ? "url" : "text";
+  const text = value === null || value === undefined ? "" : field.type === "date" && typeof value === "string" ? value.slice(0, 10) : String(value);
+  return h("input", { type, value: text, "aria-label": label, step: field.type === "number" ? "any" : undefined });
+}
+
+/** What an editor holds, as the field's value ("" is none). */
+function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElement): unknown {
+  const raw = editor.value.trim();
+  if (raw === "") return null;
+  if (field.type === "number") return Number(raw);
+  return field.type === "longtext" ? editor.value : raw;
+}
+
+/**
+ * A base as a grid: a column per field (the primary one first), typed cells, keyboard navigation
+ * (arrows, Home, End, PageUp, PageDown; Enter or F2 edits, Escape cancels, Enter or Tab saves),
+ * and each edit proposed as a change request (merged at once where the level allows, else waiting
+ * in the Inbox, and shown so). Rows load a page at a time as the person scrolls; a row to add a
+ * record leads the grid. `live` applies another client's changes to the rows shown.
+ */
+export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: LiveEvent): void } {
+  const { base } = setup;
+  const primary = primaryField(base.fields);
+  const columns = [...(primary ? [primary] : []), ...base.fields.filter((field) => field !== primary)];
+  const rows: RecordView[] = [];
+  const proposed = new Map<string, string>();
+  let cursor: string | null = null;
+  let more = true;
+  let loading: Promise<void> | null = null;
+  let active = { row: 0, col: 0 };
+  let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement } | null = null;
+
+  const status = h("p", { class: "grid-status", role: "status" });
+  const body = h("tbody", {});
+  const newRow = setup.canPropose ? newRecordRow() : null;
+  const header = h(
+    "tr",
+    { role: "row" },
+    h("th", { scope: "col", class: "open-col" }, h("span", { class: "visually-hidden" }, "Open")),
+    ...columns.map((field) => {
+      const direction = setup.sort === field.slug ? "ascending" : setup.sort === `-${field.slug}` ? "descending" : "none";
+      const next = direction === "none" ? field.slug : direction === "ascending" ? `-${field.slug}` : undefined;
+      return h(
+        "th",
+        { scope: "col", "aria-sort": direction, class: NUMERIC.has(field.type) ? "num" : "" },
+        h("button", { type: "button", class: "sort", title: `Sort by ${field.name}`, onclick: () => setup.sortBy(next) }, field.name, direction === "none" ? "" : direction === "ascending" ? " ▲" : " ▼"),
+      );
+    }),
+  );
+  const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records`, "aria-rowcount": -1 }, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
+  const sentinel = h("div", { class: "grid-more", "aria-hidden": "true" });
+  const scroller = h("div", { class: "grid-scroll" }, table, sentinel);
+
+  function say(...message: Child[]): void {
+    fill(status, ...message);
+  }
+
+  function cellAt(row: number, col: number): HTMLElement | null {
+    return (body.children[row]?.children[col + 1] as HTMLElement | undefined) ?? null;
+  }
+
+  function renderRow(record: RecordView, index: number): HTMLTableRowElement {
+    const name = recordName(base.fields, record.fields, record.id);
+    const tr = h(
+      "tr",
+      { role: "row", "aria-rowindex": index + 2 },
+      h("th", { scope: "row", class: "open-col" }, link(`/admin/records/${record.id}`, h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`))),
+      ...columns.map((field, col) => {
+        const waiting = proposed.get(`${record.id}:${field.slug}`);
+        return h(
+          "td",
+          {
+            role: "gridcell",
+            tabindex: "-1",
+            class: [NUMERIC.has(field.type) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : ""].join(" ").trim(),
+            title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
+            "data-col": col,
+          },
+          cellContent(field, record.fields[field.slug]),
+        );
+      }),
+    );
+    return tr;
+  }
+
+  function focusCell(row: number, col: number): void {
+    if (rows.length === 0) return;
+    row = Math.max(0, Math.min(rows.length - 1, row));
+    col = Math.max(0, Math.min(columns.length - 1, col));
+    cellAt(active.row, active.col)?.setAttribute("tabindex", "-1");
+    active = { row, col };
+    const cell = cellAt(row, col);
+    if (!cell) return;
+    cell.setAttribute("tabindex", "0");
+    cell.focus();
+    if (row >= rows.length - 3) void loadMore();
+  }
+
+  function startEdit(row: number, col: number): void {
+    const field = columns[col];
+    const record = rows[row];
+    if (!record || !setup.canPropose) return;
+    if (!editable(field)) {
+      say(`${field.name} is edited on the record's page.`);
+      return;
+    }
+    if (field.type === "checkbox") {
+      void save(row, col, record.fields[field.slug] !== true);
+      return;
+    }
+    const cell = cellAt(row, col)!;
+    const editor = cellEditor(field, record.fields[field.slug]);
+    editing = { row, col, editor };
+    fill(cell, editor);
+    editor.focus();
+    editor.addEventListener("keydown", (event) => {
+      const key = (event as KeyboardEvent).key;
+      if (key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        stopEdit();
+      } else if (key === "Enter" || key === "Tab") {
+        event.preventDefault();
+        event.stopPropagation();
+        const value = editedValue(field, editor);
+        const moveTo = key === "Tab" ? { row, col: col + ((event as KeyboardEvent).shiftKey ? -1 : 1) } : { row: row + 1, col };
+        void save(row, col, value).then((saved) => saved && focusCell(moveTo.row, moveTo.col));
+      }
+    });
+  }
+
+  function stopEdit(): void {
+    if (!editing) return;
+    const { row, col } = editing;
+    editing = null;
+    body.replaceChild(renderRow(rows[row], row), body.children[row]);
+    focusCell(row, col);
+  }
+
+  /** Proposes one cell's new value; answers whether it was taken (merged or waiting for review). */
+  async function save(row: number, col: number, value: unknown): Promise<boolean> {
+    const record = rows[row];
+    const field = columns[col];
+    if (JSON.stringify(value) === JSON.stringify(record.fields[field.slug] ?? null)) {
+      stopEdit();
+      return true;
+    }
+    say("Saving…");
+    try {
+      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: value }, baseCommitId: record.headCommitId });
+      if (answer.materialized) {
+        rows[row] = { ...record, ...answer, fields: { ...record.fields, ...answer.fields } };
+        proposed.delete(`${record.id}:${field.slug}`);
+        say(`Saved ${field.name}.`);
+      } else {
+        proposed.set(`${record.id}:${field.slug}`, answer.id);
+        say(`${field.name} proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
+      }
+      editing = null;
+      body.replaceChild(renderRow(rows[row], row), body.children[row]);
+      focusCell(row, col);
+      return true;
+    } catch (failure) {
+      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+      editing?.editor.focus();
+      return false;
+    }
+  }
+
+  function newRecordRow() {
+    const slug = primary?.slug;
+    const entry = h("input", { type: "text", "aria-label": `New record${primary ? `: ${primary.name}` : ""}`, placeholder: primary ? `New record: ${primary.name}, then Enter` : "New record: Enter" });
+    entry.addEventListener("keydown", async (event) => {
+      if ((event as KeyboardEvent).key !== "Enter") return;
+      event.preventDefault();
+      const text = entry.value.trim();
+      say("Saving…");
+      try {
+        const answer = await api<Proposed<RecordView>>("POST", `/bases/${base.id}/change-requests`, { fields: slug && text ? { [slug]: text } : {} });
+        entry.value = "";
+        if (answer.materialized) {
+          add(answer, true);
+          say(`Added ${recordName(base.fields, answer.fields, answer.id)}.`);
+        } else say("The new record is proposed: it waits for review in the Inbox. ", link(`/admin/change-requests/${answer.id}`, "See the change request"));
+      } catch (failure) {
+        say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+      }
+    });
+    return { row: h("tr", {}, h("td", { colspan: columns.length + 1 }, entry)), entry };
+  }
+
+  function add(record: RecordView, first: boolean): void {
+    if (rows.some((row) => row.id === record.id)) return;
+    if (first) {
+      rows.unshift(record);
+      body.insertBefore(renderRow(record, 0), body.firstChild);
+      renumber();
+    } else {
+      rows.push(record);
+      body.appendChild(renderRow(record, rows.length - 1));
+    }
+  }
+
+  /** Rows moved (one added at the top, or one removed): the grid's row numbers follow. */
+  function renumber(): void {
+    [...body.children].forEach((tr, index) => tr.setAttribute("aria-rowindex", String(index + 2)));
+  }
+
+  /** The row and column of a cell a pointer event reached, or null. */
+  function placeOf(target: EventTarget | null): { row: number; col: number } | null {
+    const cell = (target as HTMLElement | null)?.closest<HTMLElement>("td[role=gridcell]");
+    if (!cell || editing?.editor && cell.contains(editing.editor)) return null;
+    return { row: [...body.children].indexOf(cell.parentElement!), col: Number(cell.dataset.col) };
+  }
+
+  function loadMore(): Promise<void> {
+    if (!more) return Promise.resolve();
+    loading ??= setup
+      .load(cursor)
+      .then((page) => {
+        for (const record of page.records) add(record, false);
+        cursor = page.nextCursor;
+        more = page.nextCursor !== null;
+        if (rows.length === 0) say("No records yet.");
+      })
+      .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
+      .finally(() => {
+        loading = null;
+      });
+    return loading;
+  }
+
+  table.addEventListener("keydown", (event) => {
+    if (editing || (event.target as HTMLElement).closest(".new-row")) return;
+    const key = (event as KeyboardEvent).key;
+    const moves: Record<string, () => void> = {
+      ArrowDown: () => focusCell(active.row + 1, active.col),
+      ArrowUp: () => (active.row === 0 && newRow ? newRow.entry.focus() : focusCell(active.row - 1, active.col)),
+      ArrowRight: () => focusCell(active.row, active.col + 1),
+      ArrowLeft: () => focusCell(active.row, active.col - 1),
+      Home: () => focusCell(active.row, 0),
+      End: () => focusCell(active.row, columns.length - 1),
+      PageDown: () => focusCell(active.row + PAGE_STEP, active.col),
+      PageUp: () => focusCell(active.row - PAGE_STEP, active.col),
+      Enter: () => startEdit(active.row, active.col),
+      F2: () => startEdit(active.row, active.col),
+    };
+    if (!(event.target as HTMLElement).matches("td[role=gridcell]") || !moves[key]) return;
+    event.preventDefault();
+    moves[key]();
+  });
+  body.addEventListener("click", (event) => {
+    const place = placeOf(event.target);
+    if (place && !(event.target as HTMLElement).closest("a")) focusCell(place.row, place.col);
+  });
+  body.addEventListener("dblclick", (event) => {
+    const place = placeOf(event.target);
+    if (place) startEdit(place.row, place.col);
+  });
+  newRow?.entry.addEventListener("keydown", (event) => {
+    if ((event as KeyboardEvent).key === "ArrowDown" && rows.length > 0) {
+      event.preventDefault();
+      focusCell(0, active.col);
+    }
+  });
+
+  // Pages load as the end of the grid comes into view.
+  new IntersectionObserver(
+    (entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) void loadMore();
+    },
+    { root: scroller, rootMargin: "0px 0px 200px 0px" },
+  ).observe(sentinel);
+  void loadMore().then(() => cellAt(0, 0)?.setAttribute("tabindex", "0"));
+
+  return {
+    node: h("div", { class: "grid-frame" }, status, scroller),
+    live(event: LiveEvent) {
+      const record = event.data.record as RecordView | undefined;
+      if (!record || event.baseId !== base.id) return;
+      const index = rows.findIndex((row) => row.id === record.id);
+      if (event.type === "record.created" && index < 0 && !setup.sort) add(record, true);
+      else if (event.type === "record.deleted" && index >= 0) {
+        rows.splice(index, 1);
+        body.children[index].remove();
+        renumber();
+      } else if (index >= 0 && (event.type === "record.updated" || event.type === "record.restored") && editing?.row !== index) {
+        rows[index] = { ...rows[index], ...record };
+        for (const field of columns) proposed.delete(`${record.id}:${field.slug}`);
+        body.replaceChild(renderRow(rows[index], index), body.children[index]);
+        if (active.row === index) cellAt(index, active.col)?.setAttribute("tabindex", "0");
+      }
+    },
+  };
+}
