@@ -14,15 +14,15 @@ export type LiveEvent = OutgoingEvent & { seq: number };
 /** A subscriber: where its frames go (answering false once it cannot take more), and whether its credential still reads the space. */
 export interface Subscriber {
   spaceId: string;
-  send(frame: string): boolean;
+  send(frame: Uint8Array): boolean;
   stillAllowed(): boolean;
   close(): void;
 }
 
-/** An event kept for reconnecting clients, with its frame once a subscriber needed it (a commit with no one listening only keeps the event). */
+/** An event kept for reconnecting clients, with its frame's bytes once a subscriber needed them (made once for all; a commit with no one listening only keeps the event). */
 interface Kept {
   event: LiveEvent;
-  frame?: string;
+  frame?: Uint8Array;
 }
 
 /** How many of the last events the memory keeps for reconnecting clients. */
@@ -34,13 +34,18 @@ const MAX_QUEUED = 1000;
 
 const eventFrame = (event: LiveEvent) => `id: ${event.seq}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`;
 
-const frameOf = (kept: Kept) => (kept.frame ??= eventFrame(kept.event));
+const encoder = new TextEncoder();
+const frameOf = (kept: Kept) => (kept.frame ??= encoder.encode(eventFrame(kept.event)));
+const PING = encoder.encode(": ping\n\n");
 
 export class EventHub {
   private readonly kept: Kept[] = [];
   /** Events up to this seq are no longer kept: a client that last saw one before it must reload. */
   private floor: number | null = null;
   private readonly subscribers = new Map<string, Set<Subscriber>>();
+  /** Events committed since the last flush, by space: the commits of one batch reach a subscriber as one write. */
+  private readonly pending = new Map<string, Kept[]>();
+  private flushDue = false;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
   /** `lastSeq` answers the outbox's last seq, read once: events before this process started are not kept. */
@@ -57,7 +62,29 @@ export class EventHub {
     const kept: Kept = { event };
     this.kept.push(kept);
     if (this.kept.length > KEPT_EVENTS) this.floor = this.kept.shift()!.event.seq;
-    for (const subscriber of this.subscribers.get(event.spaceId) ?? []) if (!subscriber.send(frameOf(kept))) this.unsubscribe(subscriber);
+    if (!this.subscribers.has(event.spaceId)) return;
+    const waiting = this.pending.get(event.spaceId);
+    if (waiting) waiting.push(kept);
+    else this.pending.set(event.spaceId, [kept]);
+    if (!this.flushDue) {
+      this.flushDue = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+
+  /**
+   * Sends each space's pending events to its subscribers as one chunk, made once: a write to a
+   * stream costs the same for one frame as for twenty, and a batch of commits publishes together
+   * (measured: 200 subscribers of 500 events a second, one write per event each, kept a core busy).
+   */
+  private flush(): void {
+    this.flushDue = false;
+    for (const [spaceId, events] of this.pending) {
+      const frames = events.map(frameOf);
+      const chunk = frames.length === 1 ? frames[0] : Buffer.concat(frames);
+      for (const subscriber of this.subscribers.get(spaceId) ?? []) if (!subscriber.send(chunk)) this.unsubscribe(subscriber);
+    }
+    this.pending.clear();
   }
 
   /**
@@ -66,8 +93,10 @@ export class EventHub {
    */
   subscribe(subscriber: Subscriber, lastEventId: number | null): () => void {
     const floor = this.startingFloor();
+    // Events already pending go to those who were listening; the newcomer gets them from `kept`.
+    this.flush();
     if (lastEventId !== null) {
-      if (lastEventId < floor) subscriber.send(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`);
+      if (lastEventId < floor) subscriber.send(encoder.encode(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`));
       for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId) subscriber.send(frameOf(kept));
     }
     let set = this.subscribers.get(subscriber.spaceId);
@@ -83,7 +112,6 @@ export class EventHub {
    * slow reader costs bounded memory; it reconnects with `Last-Event-ID`.
    */
   open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean): ReadableStream<Uint8Array> {
-    const encoder = new TextEncoder();
     let unsubscribe = () => undefined as void;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -95,7 +123,7 @@ export class EventHub {
             send(frame) {
               if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return false;
               try {
-                controller.enqueue(encoder.encode(frame));
+                controller.enqueue(frame);
                 return true;
               } catch {
                 return false;
@@ -140,7 +168,7 @@ export class EventHub {
   /** Keeps connections open, and ends the streams of credentials revoked (or members removed) since they began; runs every `HEARTBEAT_MS`. */
   beat(): void {
     for (const set of [...this.subscribers.values()]) {
-      for (const subscriber of [...set]) if (!subscriber.stillAllowed() || !subscriber.send(": ping\n\n")) this.unsubscribe(subscriber);
+      for (const subscriber of [...set]) if (!subscriber.stillAllowed() || !subscriber.send(PING)) this.unsubscribe(subscriber);
     }
   }
 }
