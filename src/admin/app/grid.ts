@@ -8,20 +8,26 @@ import type { LiveEvent } from "./live";
 import { failureText, link, recordName, shown } from "./ui";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
-type Page = { records: RecordView[]; nextCursor: string | null };
+type Page = { records: RecordView[]; total: number };
 
 /** Types edited in a cell; the others (links, files, JSON, long documents) are edited on the record's page. */
 const CELL_EDITED = new Set(["text", "email", "url", "number", "date", "checkbox", "select", "longtext"]);
 const NUMERIC = new Set(["number", "auto_number", "rating", "percent", "currency"]);
 /** Rows a page of the listing brings. */
 export const ROWS_A_PAGE = 50;
+/** Every row is this tall (the stylesheet says so too), so a row's place is its index times this. */
+const ROW_HEIGHT = 34;
+/** Rows drawn beyond those in view, each way. */
+const OVERSCAN = 8;
+/** How far numbered pages reach (`NUMBERED_PAGE_BOUNDS.reach` of the listing). */
+const REACH = 100_000;
 /** The rows PageUp and PageDown move by. */
 const PAGE_STEP = 10;
 
 export interface GridSetup {
   base: BaseView;
-  /** Reads a page of the listing (with the screen's filter and sort) after `cursor`. */
-  load(cursor: string | null): Promise<Page>;
+  /** Reads numbered page `page` (from 1, of `ROWS_A_PAGE` records) of the listing with the screen's filter and sort, and how many match. */
+  load(page: number): Promise<Page>;
   /** The sort in effect (`slug` or `-slug`), and how to change it (the screen's address follows). */
   sort: string | undefined;
   sortBy(sort: string | undefined): void;
@@ -88,27 +94,30 @@ function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElem
  * A base as a grid: a column per field (the primary one first), typed cells, keyboard navigation
  * (arrows, Home, End, PageUp, PageDown; Enter or F2 edits, Escape cancels, Enter or Tab saves),
  * and each edit proposed as a change request (merged at once where the level allows, else waiting
- * in the Inbox, and shown so). Rows load a page at a time as the person scrolls; a row to add a
- * record leads the grid. `live` applies another client's changes to the rows shown.
+ * in the Inbox, and shown so). Only the rows in view are drawn, and only their pages are read:
+ * the scroll height stands for every record, so scrolling to row 10,000 reads the pages around it
+ * and none before. A row to add a record leads the grid. `live` applies another client's changes.
  */
 export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: LiveEvent): void } {
   const { base } = setup;
   const primary = primaryField(base.fields);
   const columns = [...(primary ? [primary] : []), ...base.fields.filter((field) => field !== primary)];
-  const rows: RecordView[] = [];
+  const pages = new Map<number, RecordView[]>();
+  const reading = new Map<number, Promise<void>>();
   const proposed = new Map<string, string>();
-  let cursor: string | null = null;
-  let more = true;
-  let loading: Promise<void> | null = null;
+  let total = 0;
   let active = { row: 0, col: 0 };
-  let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement } | null = null;
+  let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement } | null = null;
+  let drawn = { first: 0, last: -1 };
 
   const status = h("p", { class: "grid-status", role: "status" });
   const body = h("tbody", {});
+  const topSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 1 }));
+  const bottomSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 1 }));
   const newRow = setup.canPropose ? newRecordRow() : null;
   const header = h(
     "tr",
-    { role: "row" },
+    { role: "row", "aria-rowindex": 1 },
     h("th", { scope: "col", class: "open-col" }, h("span", { class: "visually-hidden" }, "Open")),
     ...columns.map((field) => {
       const direction = setup.sort === field.slug ? "ascending" : setup.sort === `-${field.slug}` ? "descending" : "none";
@@ -120,31 +129,38 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       );
     }),
   );
-  const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records`, "aria-rowcount": -1 }, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
-  const sentinel = h("div", { class: "grid-more", "aria-hidden": "true" });
-  const scroller = h("div", { class: "grid-scroll" }, table, sentinel);
+  const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records` }, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
+  const scroller = h("div", { class: "grid-scroll" }, table);
+
+  const reachable = () => Math.min(total, REACH);
+  const recordAt = (index: number) => pages.get(Math.floor(index / ROWS_A_PAGE))?.[index % ROWS_A_PAGE];
 
   function say(...message: Child[]): void {
     fill(status, ...message);
   }
 
+  function rowElement(index: number): HTMLTableRowElement | null {
+    return body.querySelector<HTMLTableRowElement>(`tr[data-row="${index}"]`);
+  }
+
   function cellAt(row: number, col: number): HTMLElement | null {
-    return (body.children[row]?.children[col + 1] as HTMLElement | undefined) ?? null;
+    return (rowElement(row)?.children[col + 1] as HTMLElement | undefined) ?? null;
   }
 
   function renderRow(record: RecordView, index: number): HTMLTableRowElement {
     const name = recordName(base.fields, record.fields, record.id);
-    const tr = h(
+    return h(
       "tr",
-      { role: "row", "aria-rowindex": index + 2 },
+      { role: "row", "aria-rowindex": index + 2, "data-row": index },
       h("th", { scope: "row", class: "open-col" }, link(`/admin/records/${record.id}`, h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`))),
       ...columns.map((field, col) => {
         const waiting = proposed.get(`${record.id}:${field.slug}`);
+        const isActive = index === active.row && col === active.col;
         return h(
           "td",
           {
             role: "gridcell",
-            tabindex: "-1",
+            tabindex: isActive ? "0" : "-1",
             class: [NUMERIC.has(field.type) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : ""].join(" ").trim(),
             title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
             "data-col": col,
@@ -153,25 +169,84 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         );
       }),
     );
-    return tr;
   }
 
+  /** A row whose page is being read. */
+  const placeholder = (index: number) =>
+    h("tr", { role: "row", "aria-rowindex": index + 2, "data-row": index, "aria-busy": "true" }, h("th", { scope: "row", class: "open-col" }), ...columns.map(() => h("td", { role: "gridcell", class: "loading" }, "…")));
+
+  /** Reads the pages of rows `first`..`last` that are not here yet, then draws again. */
+  function readPages(first: number, last: number): void {
+    for (let page = Math.floor(first / ROWS_A_PAGE); page <= Math.floor(last / ROWS_A_PAGE); page++) {
+      if (pages.has(page) || reading.has(page)) continue;
+      reading.set(
+        page,
+        setup
+          .load(page + 1)
+          .then((answer) => {
+            pages.set(page, answer.records);
+            if (answer.total !== total) total = answer.total;
+          })
+          .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
+          .finally(() => {
+            reading.delete(page);
+            draw();
+          }),
+      );
+    }
+  }
+
+  /** Draws the rows in view (and a few more), keeping the one being edited and the keyboard's place. */
+  function draw(): void {
+    const hadFocus = table.contains(document.activeElement) && !newRow?.entry.contains(document.activeElement);
+    const count = reachable();
+    const view = scroller.clientHeight || 600;
+    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(count - 1, Math.ceil((scroller.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
+    readPages(first, last);
+    const rows: HTMLTableRowElement[] = [];
+    for (let index = first; index <= last; index++) {
+      if (editing?.row === index) rows.push(editing.element);
+      else {
+        const record = recordAt(index);
+        rows.push(record ? renderRow(record, index) : placeholder(index));
+      }
+    }
+    (topSpace.firstChild as HTMLElement).style.height = `${first * ROW_HEIGHT}px`;
+    (bottomSpace.firstChild as HTMLElement).style.height = `${Math.max(0, count - 1 - last) * ROW_HEIGHT}px`;
+    body.replaceChildren(topSpace, ...rows, bottomSpace);
+    drawn = { first, last };
+    table.setAttribute("aria-rowcount", String(count + 1));
+    if (hadFocus && !editing) cellAt(active.row, active.col)?.focus();
+    if (count === 0 && reading.size === 0) say(total === 0 ? "No records yet." : "");
+    else if (total > REACH && last >= REACH - 1) say(`The first ${REACH.toLocaleString()} of ${total.toLocaleString()} records are shown: filter or sort to reach the others.`);
+  }
+
+  let frame = 0;
+  scroller.addEventListener("scroll", () => {
+    if (!frame) frame = requestAnimationFrame(() => ((frame = 0), draw()));
+  });
+
   function focusCell(row: number, col: number): void {
-    if (rows.length === 0) return;
-    row = Math.max(0, Math.min(rows.length - 1, row));
+    const count = reachable();
+    if (count === 0) return;
+    row = Math.max(0, Math.min(count - 1, row));
     col = Math.max(0, Math.min(columns.length - 1, col));
-    cellAt(active.row, active.col)?.setAttribute("tabindex", "-1");
     active = { row, col };
+    // Bring the row into view first: drawing makes its cell (or its placeholder) exist.
+    const top = row * ROW_HEIGHT;
+    if (top < scroller.scrollTop) scroller.scrollTop = top;
+    else if (top + ROW_HEIGHT > scroller.scrollTop + scroller.clientHeight) scroller.scrollTop = top + ROW_HEIGHT - scroller.clientHeight;
+    if (row < drawn.first || row > drawn.last || !cellAt(row, col)) draw();
+    body.querySelectorAll("td[tabindex='0']").forEach((cell) => cell.setAttribute("tabindex", "-1"));
     const cell = cellAt(row, col);
-    if (!cell) return;
-    cell.setAttribute("tabindex", "0");
-    cell.focus();
-    if (row >= rows.length - 3) void loadMore();
+    cell?.setAttribute("tabindex", "0");
+    cell?.focus();
   }
 
   function startEdit(row: number, col: number): void {
     const field = columns[col];
-    const record = rows[row];
+    const record = recordAt(row);
     if (!record || !setup.canPropose) return;
     if (!editable(field)) {
       say(`${field.name} is edited on the record's page.`);
@@ -183,7 +258,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     }
     const cell = cellAt(row, col)!;
     const editor = cellEditor(field, record.fields[field.slug]);
-    editing = { row, col, editor };
+    editing = { row, col, editor, element: rowElement(row)! };
     fill(cell, editor);
     editor.focus();
     editor.addEventListener("keydown", (event) => {
@@ -206,13 +281,19 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     if (!editing) return;
     const { row, col } = editing;
     editing = null;
-    body.replaceChild(renderRow(rows[row], row), body.children[row]);
+    draw();
     focusCell(row, col);
+  }
+
+  /** The record of row `row` is now `record` (a save, or another client's change). */
+  function replaceRecord(row: number, record: RecordView): void {
+    const page = pages.get(Math.floor(row / ROWS_A_PAGE));
+    if (page) page[row % ROWS_A_PAGE] = record;
   }
 
   /** Proposes one cell's new value; answers whether it was taken (merged or waiting for review). */
   async function save(row: number, col: number, value: unknown): Promise<boolean> {
-    const record = rows[row];
+    const record = recordAt(row)!;
     const field = columns[col];
     if (JSON.stringify(value) === JSON.stringify(record.fields[field.slug] ?? null)) {
       stopEdit();
@@ -222,7 +303,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     try {
       const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: value }, baseCommitId: record.headCommitId });
       if (answer.materialized) {
-        rows[row] = { ...record, ...answer, fields: { ...record.fields, ...answer.fields } };
+        replaceRecord(row, { ...record, ...answer, fields: { ...record.fields, ...answer.fields } });
         proposed.delete(`${record.id}:${field.slug}`);
         say(`Saved ${field.name}.`);
       } else {
@@ -230,7 +311,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         say(`${field.name} proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
       }
       editing = null;
-      body.replaceChild(renderRow(rows[row], row), body.children[row]);
+      draw();
       focusCell(row, col);
       return true;
     } catch (failure) {
@@ -252,8 +333,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         const answer = await api<Proposed<RecordView>>("POST", `/bases/${base.id}/change-requests`, { fields: slug && text ? { [slug]: text } : {} });
         entry.value = "";
         if (answer.materialized) {
-          add(answer, true);
           say(`Added ${recordName(base.fields, answer.fields, answer.id)}.`);
+          reread();
         } else say("The new record is proposed: it waits for review in the Inbox. ", link(`/admin/change-requests/${answer.id}`, "See the change request"));
       } catch (failure) {
         say(h("span", { class: "error", role: "alert" }, failureText(failure)));
@@ -262,45 +343,21 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return { row: h("tr", {}, h("td", { colspan: columns.length + 1 }, entry)), entry };
   }
 
-  function add(record: RecordView, first: boolean): void {
-    if (rows.some((row) => row.id === record.id)) return;
-    if (first) {
-      rows.unshift(record);
-      body.insertBefore(renderRow(record, 0), body.firstChild);
-      renumber();
-    } else {
-      rows.push(record);
-      body.appendChild(renderRow(record, rows.length - 1));
-    }
-  }
-
-  /** Rows moved (one added at the top, or one removed): the grid's row numbers follow. */
-  function renumber(): void {
-    [...body.children].forEach((tr, index) => tr.setAttribute("aria-rowindex", String(index + 2)));
+  /** Records were added or removed: every row may have moved, so the pages in view are read again. */
+  let rereadDue: ReturnType<typeof setTimeout> | null = null;
+  function reread(): void {
+    rereadDue ??= setTimeout(() => {
+      rereadDue = null;
+      pages.clear();
+      draw();
+    }, 100);
   }
 
   /** The row and column of a cell a pointer event reached, or null. */
   function placeOf(target: EventTarget | null): { row: number; col: number } | null {
     const cell = (target as HTMLElement | null)?.closest<HTMLElement>("td[role=gridcell]");
-    if (!cell || editing?.editor && cell.contains(editing.editor)) return null;
-    return { row: [...body.children].indexOf(cell.parentElement!), col: Number(cell.dataset.col) };
-  }
-
-  function loadMore(): Promise<void> {
-    if (!more) return Promise.resolve();
-    loading ??= setup
-      .load(cursor)
-      .then((page) => {
-        for (const record of page.records) add(record, false);
-        cursor = page.nextCursor;
-        more = page.nextCursor !== null;
-        if (rows.length === 0) say("No records yet.");
-      })
-      .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
-      .finally(() => {
-        loading = null;
-      });
-    return loading;
+    if (!cell || (editing && cell.contains(editing.editor)) || !cell.parentElement?.dataset.row) return null;
+    return { row: Number(cell.parentElement.dataset.row), col: Number(cell.dataset.col) };
   }
 
   table.addEventListener("keydown", (event) => {
@@ -331,37 +388,40 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     if (place) startEdit(place.row, place.col);
   });
   newRow?.entry.addEventListener("keydown", (event) => {
-    if ((event as KeyboardEvent).key === "ArrowDown" && rows.length > 0) {
+    if ((event as KeyboardEvent).key === "ArrowDown" && reachable() > 0) {
       event.preventDefault();
       focusCell(0, active.col);
     }
   });
 
-  // Pages load as the end of the grid comes into view.
-  new IntersectionObserver(
-    (entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) void loadMore();
-    },
-    { root: scroller, rootMargin: "0px 0px 200px 0px" },
-  ).observe(sentinel);
-  void loadMore().then(() => cellAt(0, 0)?.setAttribute("tabindex", "0"));
+  // The first page, then rows as they come into view.
+  setup
+    .load(1)
+    .then((answer) => {
+      pages.set(0, answer.records);
+      total = answer.total;
+      draw();
+    })
+    .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
 
   return {
     node: h("div", { class: "grid-frame" }, status, scroller),
     live(event: LiveEvent) {
       const record = event.data.record as RecordView | undefined;
       if (!record || event.baseId !== base.id) return;
-      const index = rows.findIndex((row) => row.id === record.id);
-      if (event.type === "record.created" && index < 0 && !setup.sort) add(record, true);
-      else if (event.type === "record.deleted" && index >= 0) {
-        rows.splice(index, 1);
-        body.children[index].remove();
-        renumber();
-      } else if (index >= 0 && (event.type === "record.updated" || event.type === "record.restored") && editing?.row !== index) {
-        rows[index] = { ...rows[index], ...record };
+      if (event.type === "record.created" || event.type === "record.deleted" || event.type === "record.restored") {
+        total += event.type === "record.deleted" ? -1 : 1;
+        reread();
+        return;
+      }
+      for (const [page, records] of pages) {
+        const at = records.findIndex((row) => row.id === record.id);
+        if (at < 0) continue;
+        const index = page * ROWS_A_PAGE + at;
+        if (editing?.row === index) return;
+        records[at] = { ...records[at], ...record };
         for (const field of columns) proposed.delete(`${record.id}:${field.slug}`);
-        body.replaceChild(renderRow(rows[index], index), body.children[index]);
-        if (active.row === index) cellAt(index, active.col)?.setAttribute("tabindex", "0");
+        draw();
       }
     },
   };

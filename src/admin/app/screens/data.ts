@@ -80,7 +80,7 @@ async function basePage(ctx: Context): Promise<Node> {
   const level = ctx.me.caller.effectiveLevel;
   const grid = recordGrid({
     base,
-    load: (cursor) => api<{ records: RecordView[]; nextCursor: string | null }>("GET", `/records${query({ baseId: base.id, limit: ROWS_A_PAGE, cursor: cursor ?? undefined, sort, include: "none", ...filter })}`),
+    load: (page) => api<{ records: RecordView[]; total: number }>("GET", `/records/page${query({ baseId: base.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", ...filter })}`),
     sort,
     sortBy: (next) => ctx.go(`/admin/bases/${base.id}${query({ field, op, value, sort: next })}`),
     canPropose: level !== null && atLeast(level, "changeRequest"),

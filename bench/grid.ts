@@ -1,0 +1,83 @@
+/**
+ * `bun run bench:grid` (issue 24): the admin page's grid on a base of 200,000 records (BENCH_GRID),
+ * in Debian's Chromium against the built binary (server on core 0):
+ *  - first paint: from navigating to the base's address (signed in) to its first row drawn;
+ *  - scrolling to row 10,000: which pages of the listing the page reads to show it.
+ * Writes bench/results/grid.md.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { launchBrowser } from "../test/browser";
+import { benchHarness, benchServer, REPO } from "./harness";
+
+const harness = benchHarness();
+const port = 7491;
+const server = benchServer(harness, port);
+const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+const RECORDS = Number(process.env.BENCH_GRID ?? 200_000);
+const TARGET_ROW = Math.min(10_000, RECORDS - 1);
+const ROW_HEIGHT = 34;
+
+await server.start();
+const base = await server.api("POST", "/api/v1/bases", {
+  slug: "books",
+  name: "Books",
+  fields: [
+    { slug: "title", name: "Title", type: "text" },
+    { slug: "pages", name: "Pages", type: "number" },
+    { slug: "read", name: "Read", type: "checkbox" },
+    { slug: "genre", name: "Genre", type: "select", options: { choices: [{ name: "novel" }, { name: "essay" }] } },
+  ],
+});
+const loadStarted = performance.now();
+for (let made = 0; made < RECORDS; made += 1000) {
+  const records = Array.from({ length: Math.min(1000, RECORDS - made) }, (_, i) => ({ fields: { title: `Book ${made + i + 1}`, pages: 100 + ((made + i) % 900), read: i % 2 === 0, genre: i % 3 ? "novel" : "essay" } }));
+  await server.api("POST", "/api/v1/bases/books/records/bulk-change-request", { records });
+}
+const loadSeconds = (performance.now() - loadStarted) / 1000;
+
+const browser = await launchBrowser();
+const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+await page.goto(url("/admin/login"));
+await page.getByLabel("E-mail").fill("bench@example.com");
+await page.getByLabel("Password").fill("bench password");
+await page.getByRole("button", { name: "Sign in" }).click();
+await page.getByRole("button", { name: "Sign out" }).waitFor();
+
+const paints: number[] = [];
+for (let run = 0; run < 5; run++) {
+  const began = performance.now();
+  await page.goto(url(`/admin/bases/${base.id}`));
+  await page.locator('tr[data-row="0"] td[role=gridcell]').first().waitFor();
+  paints.push(performance.now() - began);
+}
+
+const pagesRead: number[] = [];
+page.on("request", (request) => {
+  const found = /\/api\/v1\/records\/page\?.*\bpage=(\d+)/.exec(request.url());
+  if (found) pagesRead.push(Number(found[1]));
+});
+const scrollBegan = performance.now();
+await page.locator(".grid-scroll").evaluate((scroller, top) => scroller.scrollTo(0, top), TARGET_ROW * ROW_HEIGHT);
+await page.locator(`tr[data-row="${TARGET_ROW}"] td[role=gridcell]:not(.loading)`).first().waitFor();
+const scrollMs = performance.now() - scrollBegan;
+const shownTitle = await page.locator(`tr[data-row="${TARGET_ROW}"] td[role=gridcell]`).first().innerText();
+await browser.close();
+await server.stop();
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const table = [
+  "# bench:grid — the admin page's grid (issue 24)",
+  "",
+  `${RECORDS.toLocaleString("en")} records of four fields (loaded in ${loadSeconds.toFixed(0)} s), the built binary on core 0, Debian's Chromium (headless) at 1440 × 900.`,
+  "",
+  "| What | Measured | Target |",
+  "|---|---:|---|",
+  `| first paint: navigation to the base's address → its first row drawn (median of 5; all: ${paints.map((ms) => ms.toFixed(0)).join(", ")} ms) | ${median(paints).toFixed(0)} ms | under 1 s |`,
+  `| scroll to row ${TARGET_ROW.toLocaleString("en")}: pages of 50 read (their numbers) | ${pagesRead.length} (${[...new Set(pagesRead)].sort((a, b) => a - b).join(", ")}) | only the pages it shows |`,
+  `| the same, until the row is drawn ("${shownTitle}") | ${scrollMs.toFixed(0)} ms | — |`,
+  "",
+].join("\n");
+console.log(table);
+writeFileSync(join(REPO, "bench/results/grid.md"), table);
+process.exit(0);
