@@ -314,6 +314,51 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   }, 20_000);
 
+  test("views are tabs over a base; a kanban drag proposes the change, merged with write and waiting in the Inbox for a contributor", async () => {
+    const write = await sessionKey("write");
+    const stage = { slug: "stage", name: "Stage", type: "select", options: { choices: [{ name: "todo" }, { name: "doing" }, { name: "done" }] } };
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "tasks", name: "Tasks", fields: [{ slug: "task", name: "Task", type: "text" }, stage] } });
+    for (const task of ["Write", "Review", "Ship"]) await server.call("POST", "/api/v1/bases/tasks/change-requests", { key: write, body: { fields: { task, stage: "todo" } } });
+
+    // Saving a view is a change request (merged at once with Ada's level); it becomes a tab.
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Tasks" }).click();
+    await page.getByLabel("Name").fill("Board");
+    await page.getByLabel("Type").selectOption("kanban");
+    await page.getByRole("button", { name: "Save view" }).click();
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Board kanban" }).waitFor();
+    const todo = page.getByRole("region", { name: "todo" });
+    const doing = page.getByRole("region", { name: "doing" });
+    await todo.getByRole("article", { name: "Write" }).waitFor();
+
+    // Dragged by the card itself (its corner), not by its list or link.
+    await todo.getByRole("article", { name: "Write" }).dragTo(doing, { sourcePosition: { x: 4, y: 4 } });
+    await page.getByRole("status").filter({ hasText: "Moved Write to doing." }).waitFor();
+    await doing.getByRole("article", { name: "Write" }).waitFor();
+    const rows = (await server.call("GET", "/api/v1/records?baseId=tasks", { key: write })).body.records;
+    expect(rows.find((row: { fields: { task: string } }) => row.fields.task === "Write").fields.stage).toBe("doing");
+
+    // A contributor's move (here with the card's own list, the keyboard's way) waits for review.
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
+    await server.user("Di", { password: PASSWORD });
+    await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: "di@example.com", role: "contributor" } });
+    const other = await newPage();
+    await other.goto(server.url + (await page.evaluate(() => location.pathname + location.search)));
+    await other.getByLabel("E-mail").fill("di@example.com");
+    await other.getByLabel("Password").fill(PASSWORD);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByLabel("Move Ship to").selectOption("done");
+    await other.getByRole("status").filter({ hasText: "Moving Ship to done is proposed: it waits for review in the Inbox." }).waitFor();
+    await other.getByRole("region", { name: "todo" }).getByRole("article", { name: "Ship" }).getByText("Proposed: to done").waitFor();
+    const waiting = (await server.call("GET", "/api/v1/change-requests?status=in_review", { key: write })).body;
+    expect(JSON.stringify(waiting)).toContain('"stage":"done"');
+    await other.close();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  }, 20_000);
+
   test("the Inbox, its count and a base's table follow another client's writes within a second, without a reload", async () => {
     const write = await sessionKey("write");
     const propose = await sessionKey("changeRequest");
@@ -364,11 +409,16 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const change = (await server.call("GET", "/api/v1/change-requests", { session })).body.changeRequests[0];
     const rule = (await server.call("GET", "/api/v1/webhooks", { session })).body;
     const base = record.baseId;
-    const screens: [string, string][] = [
+    const books = (await server.call("GET", "/api/v1/bases/books", { session })).body;
+    const tasks = (await server.call("GET", "/api/v1/bases/tasks", { session })).body;
+    const [board] = (await server.call("GET", `/api/v1/bases/${tasks.id}/views`, { session })).body;
+    const screens: [string, string, string?][] = [
       ["inbox", "/admin/inbox"],
       ["change-request", `/admin/change-requests/${change.id}`],
       ["data", "/admin/data"],
       ["base", `/admin/bases/${base}`],
+      ["grid", `/admin/bases/${books.id}`, 'tr[data-row="0"] td[role=gridcell]'],
+      ["kanban", `/admin/bases/${tasks.id}?view=${board.id}`, ".board-card"],
       ["record", `/admin/records/${record.id}`],
       ["new-record", `/admin/bases/${base}/new`],
       ["keys", "/admin/keys"],
@@ -381,16 +431,17 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
     for (const width of [375, 1440]) {
       const page = await newPage(width);
-      const check = async (name: string, path: string) => {
+      const check = async (name: string, path: string, drawn?: string) => {
         await page.goto(server.url + path);
         await page.locator("main h1").waitFor();
+        if (drawn) await page.locator(drawn).first().waitFor();
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${name} at ${width} px`).toBeLessThanOrEqual(0);
         if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
       };
       await check("sign-in", "/admin/login");
       await signIn(page);
-      for (const [name, path] of screens) await check(name, path);
+      for (const [name, path, drawn] of screens) await check(name, path, drawn);
       await page.close();
     }
     expect(consoleErrors).toEqual([]);

@@ -200,7 +200,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   function draw(): void {
     const hadFocus = table.contains(document.activeElement) && !newRow?.entry.contains(document.activeElement);
     const count = reachable();
-    const view = scroller.clientHeight || 600;
+    // The frame grows with its rows (up to 70% of the window): before it has grown, draw for the window.
+    const view = Math.max(scroller.clientHeight, window.innerHeight);
     const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(count - 1, Math.ceil((scroller.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
     readPages(first, last);

@@ -10,6 +10,8 @@ import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
+import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
+import type { ViewView } from "../../../content/views";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 
@@ -73,19 +75,63 @@ async function dataHome(ctx: Context): Promise<Node> {
 
 const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
 
+/** The tabs over a base: its grid, then each saved view. */
+function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined): HTMLElement {
+  const tab = (href: string, name: string, selected: boolean, kind?: string) =>
+    h("li", {}, h("a", { href, "aria-current": selected ? "page" : false }, name, kind ? h("span", { class: "muted" }, ` ${kind}`) : null));
+  return h("nav", { class: "tabs", "aria-label": "Views" }, h("ul", {}, tab(`/admin/bases/${base.id}`, "Grid", !current), ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view.type))));
+}
+
+/** Saving the way the base is looked at now as a view: a change request like every other. */
+function saveViewForm(ctx: Context, base: BaseView): HTMLElement {
+  const selects = base.fields.filter((field) => field.type === "select");
+  return card(
+    "Save as a view",
+    form(
+      "Save view",
+      [
+        input("Name", "name", { required: true, placeholder: "By stage" }),
+        select("Type", "type", [{ value: "table", label: "Table" }, ...(selects.length ? [{ value: "kanban", label: "Kanban" }] : [])], "table"),
+        selects.length ? select("Kanban columns from", "stack", selects.map((field) => ({ value: field.slug, label: field.name })), selects[0].slug, "A select field: a column per choice.") : null,
+      ],
+      async (values) => {
+        const type = String(values.get("type"));
+        const config = type === "kanban" ? { stackByFieldSlug: String(values.get("stack")) } : {};
+        const answer = await api<Proposed<ViewView>>("POST", "/views/change-requests", { operation: "create", baseId: base.id, name: values.get("name"), type, config });
+        ctx.go(answer.materialized ? `/admin/bases/${base.id}?view=${answer.id}` : `/admin/change-requests/${answer.id}`);
+      },
+    ),
+  );
+}
+
 async function basePage(ctx: Context): Promise<Node> {
   const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
+  const views = await api<ViewView[]>("GET", `/bases/${base.id}/views`);
+  const view = views.find((candidate) => candidate.id === ctx.query.get("view"));
   const { field, op, value, sort } = Object.fromEntries(["field", "op", "value", "sort"].map((key) => [key, ctx.query.get(key) ?? undefined]));
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
   const level = ctx.me.caller.effectiveLevel;
-  const grid = recordGrid({
-    base,
-    load: (page) => api<{ records: RecordView[]; total: number }>("GET", `/records/page${query({ baseId: base.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", ...filter })}`),
-    sort,
-    sortBy: (next) => ctx.go(`/admin/bases/${base.id}${query({ field, op, value, sort: next })}`),
-    canPropose: level !== null && atLeast(level, "changeRequest"),
-  });
-  ctx.onLive(grid.live);
+  const canPropose = level !== null && atLeast(level, "changeRequest");
+  const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && candidate.type === "select") : undefined;
+  const content = stackedBy
+    ? kanbanBoard({
+        base,
+        field: stackedBy,
+        canPropose,
+        load: (choice) =>
+          api<{ records: RecordView[] }>(
+            "GET",
+            `/records${query({ baseId: base.id, viewId: view!.id, limit: CARDS_A_COLUMN, include: "none", "filters[0][fieldSlug]": stackedBy.slug, "filters[0][operator]": choice === null ? "isEmpty" : "eq", "filters[0][value]": choice ?? undefined })}`,
+          ).then((page) => page.records),
+      })
+    : recordGrid({
+        base,
+        load: (page) => api<{ records: RecordView[]; total: number }>("GET", `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", ...filter })}`),
+        sort,
+        sortBy: (next) => ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, field, op, value, sort: next })}`),
+        canPropose,
+      });
+  ctx.onLive(content.live);
   const filterForm = h(
     "form",
     { class: "filter", role: "search" },
@@ -97,7 +143,7 @@ async function basePage(ctx: Context): Promise<Node> {
   filterForm.addEventListener("submit", (event) => {
     event.preventDefault();
     const values = new FormData(filterForm);
-    ctx.go(`/admin/bases/${base.id}${query({ field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")), sort })}`);
+    ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")), sort })}`);
   });
   return screen(
     base.name,
@@ -105,10 +151,12 @@ async function basePage(ctx: Context): Promise<Node> {
       "p",
       { class: "lead" },
       base.description || `${base.fields.length} fields.`,
-      " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
+      stackedBy ? " Drag a card to another column, or choose its column; each move is a change request. " : " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
-    card("Records", filterForm, grid.node),
+    viewTabs(base, views, view),
+    card(view ? view.name : "Records", stackedBy ? null : filterForm, content.node),
+    canPropose ? saveViewForm(ctx, base) : null,
   );
 }
 
