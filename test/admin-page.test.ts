@@ -359,6 +359,22 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   }, 20_000);
 
+  test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
+    const page = await newPage();
+    await signIn(page, "/admin/inbox");
+    await page.getByRole("searchbox", { name: "Search the space" }).fill("grace");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Search: grace" }).waitFor();
+    await page.getByRole("link", { name: "Grace Hopper" }).click();
+    await page.getByRole("heading", { name: "Grace Hopper" }).waitFor();
+    await page.getByRole("searchbox", { name: "Search the space" }).fill("tasks");
+    await page.keyboard.press("Enter");
+    await page.getByRole("link", { name: "Tasks" }).click();
+    await page.getByRole("grid", { name: "Tasks records" }).waitFor();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("the Inbox, its count and a base's table follow another client's writes within a second, without a reload", async () => {
     const write = await sessionKey("write");
     const propose = await sessionKey("changeRequest");
@@ -426,6 +442,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["webhooks", "/admin/webhooks"],
       ["webhook", `/admin/webhooks/${rule[0].id}`],
       ["spaces", "/admin/spaces"],
+      ["search", "/admin/search?q=book"],
       ["users", "/admin/users"],
     ];
     if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });

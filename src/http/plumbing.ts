@@ -204,9 +204,10 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       if (failure.headers) Object.assign(set.headers, failure.headers);
       return envelope(failure);
     })
-    // Before the access macro's own transform: a route word is no credential's business.
+    // Before the access macro's own transform: a route word is no credential's business. A
+    // wildcard's rest (`/admin/*`, the page's own addresses such as /admin/search) is not an id.
     .onTransform({ as: "global" }, ({ params }) => {
-      for (const value of Object.values((params ?? {}) as Record<string, string>)) if (ROUTE_WORDS.has(value)) throw new UnknownRoute();
+      for (const [name, value] of Object.entries((params ?? {}) as Record<string, string>)) if (name !== "*" && ROUTE_WORDS.has(value)) throw new UnknownRoute();
     })
     .onRequest(({ request, set }) => {
       started.set(request, performance.now());

@@ -10,10 +10,11 @@ import { keyScreens } from "./screens/keys";
 import { signInScreens } from "./screens/sign-in";
 import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
+import { searchScreens } from "./screens/search";
 import { failureText, notice } from "./ui";
 import { followEvents, type LiveEvent } from "./live";
 
-const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
+const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...searchScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
@@ -101,6 +102,12 @@ function navigation(current: Me): void {
       : current.caller.space
         ? h("span", { class: "space-name" }, current.caller.space.name)
         : null;
+  const words = h("input", { type: "search", name: "q", "aria-label": "Search the space", placeholder: "Search", value: location.pathname === "/admin/search" ? (new URLSearchParams(location.search).get("q") ?? "") : "" });
+  const search = h("form", { role: "search", class: "search" }, words);
+  search.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (words.value.trim()) go(`/admin/search?q=${encodeURIComponent(words.value.trim())}`);
+  });
   const signOut = h("button", { type: "button", class: "secondary" }, "Sign out");
   signOut.addEventListener("click", async () => {
     await api("POST", "/auth/logout");
@@ -110,7 +117,7 @@ function navigation(current: Me): void {
     stopFollowing();
     go("/admin/login");
   });
-  fill(nav, h("ul", {}, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label, " ", count(href))))), switcher, signOut);
+  fill(nav, h("ul", {}, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label, " ", count(href))))), search, switcher, signOut);
 }
 
 async function countToReview(): Promise<void> {
