@@ -324,6 +324,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const page = await newPage();
     await signIn(page, "/admin/data");
     await page.getByRole("link", { name: "Tasks" }).click();
+    await page.getByRole("heading", { name: "Tasks" }).waitFor();
     await page.getByLabel("Name").fill("Board");
     await page.getByLabel("Type").selectOption("kanban");
     await page.getByRole("button", { name: "Save view" }).click();
@@ -359,6 +360,40 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   }, 20_000);
 
+  test("an import previews its columns and reports a bad row by its line, imports nothing until fixed; an export downloads the base", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "shelf", name: "Shelf", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "pages", name: "Pages", type: "number" }] } });
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Shelf" }).click();
+    await page.getByRole("grid", { name: "Shelf records" }).waitFor();
+    const file = (text: string) => ({ name: "shelf.csv", mimeType: "text/csv", buffer: Buffer.from(text) });
+
+    await page.getByLabel("File to import").setInputFiles(file("title,pages\nDune,412\nEmma,many\nKim,368\n"));
+    await page.getByRole("button", { name: "Preview import" }).click();
+    const errors = page.getByRole("table", { name: "Errors by line" });
+    await errors.waitFor();
+    expect(await errors.getByRole("row").nth(1).getByRole("cell").allInnerTexts()).toEqual(["3", "pages", expect.stringContaining("number")]);
+    expect(await page.getByRole("button", { name: "Import", exact: true }).isDisabled()).toBe(true);
+    expect((await server.call("GET", "/api/v1/records?baseId=shelf", { key: write })).body.records).toEqual([]);
+
+    await page.getByLabel("File to import").setInputFiles(file("title,pages\nDune,412\nEmma,474\nKim,368\n"));
+    await page.getByRole("button", { name: "Preview import" }).click();
+    await page.getByText("No errors: the import can go ahead.").waitFor();
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByText("Imported 3 records.").waitFor();
+    await page.getByRole("row", { name: /Emma/ }).waitFor();
+
+    const downloading = page.waitForEvent("download");
+    await page.getByRole("button", { name: "CSV" }).click();
+    const exported = await (await downloading).path();
+    const csv = await Bun.file(exported!).text();
+    expect(csv).toContain("Emma");
+    expect(csv.split("\n")[0]).toContain("title");
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");
@@ -369,6 +404,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("heading", { name: "Grace Hopper" }).waitFor();
     await page.getByRole("searchbox", { name: "Search the space" }).fill("tasks");
     await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Search: tasks" }).waitFor();
     await page.getByRole("link", { name: "Tasks" }).click();
     await page.getByRole("grid", { name: "Tasks records" }).waitFor();
     await page.close();

@@ -45,21 +45,28 @@ export const whenSignedOut = (handler: () => void) => {
 };
 
 /**
- * The one way the page calls the API: JSON in and out, the CSRF token on writes, the space header,
- * and a 401 sent back to sign-in. Every failure is an `ApiError` with the server's own sentence.
+ * The one way the page calls the API: the CSRF token on writes, the space header, and a 401 sent
+ * back to sign-in. Every failure is an `ApiError` with the server's own sentence. Answers the
+ * response of a success, whatever its type (a file's bytes, an export).
  */
-export async function api<T>(method: string, path: string, body?: unknown, options: { quiet401?: boolean } = {}): Promise<T> {
+export async function send(method: string, path: string, body?: BodyInit, contentType?: string, options: { quiet401?: boolean } = {}): Promise<Response> {
   const headers: Record<string, string> = {};
-  if (body !== undefined) headers["content-type"] = "application/json";
+  if (contentType) headers["content-type"] = contentType;
   if (method !== "GET" && session.csrfToken) headers["x-csrf-token"] = session.csrfToken;
   if (session.space) headers["x-basalt-space"] = session.space;
-  const response = await fetch(`/api/v1${path}`, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`/api/v1${path}`, { method, headers, credentials: "same-origin", body });
+  if (response.ok) return response;
   const answer = await response.json().catch(() => ({}));
-  if (response.ok) return answer as T;
   const failure = new ApiError(response.status, answer.code ?? "ERROR", answer.error ?? `The server answered ${response.status}.`, answer.reason, answer.data ?? {});
   if (response.status === 401) session.remembered = false;
   if (response.status === 401 && !options.quiet401) onUnauthorized();
   throw failure;
+}
+
+/** `send` with JSON in and out. */
+export async function api<T>(method: string, path: string, body?: unknown, options: { quiet401?: boolean } = {}): Promise<T> {
+  const response = await send(method, path, body === undefined ? undefined : JSON.stringify(body), body === undefined ? undefined : "application/json", options);
+  return (await response.json().catch(() => ({}))) as T;
 }
 
 /** A query string from defined values only. */

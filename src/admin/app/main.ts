@@ -80,7 +80,7 @@ function navigation(current: Me): void {
   ];
   const here = location.pathname;
   const spaces = current.caller.spaces;
-  const count = (href: string) => (href === "/admin/inbox" && toReview ? h("span", { class: "count" }, String(toReview), h("span", { class: "visually-hidden" }, " to review")) : null);
+  const count = (href: string) => (href === "/admin/inbox" ? h("span", { id: "to-review" }) : null);
   const switcher =
     spaces.length > 1
       ? h(
@@ -118,11 +118,18 @@ function navigation(current: Me): void {
     go("/admin/login");
   });
   fill(nav, h("ul", {}, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label, " ", count(href))))), search, switcher, signOut);
+  showToReview();
+}
+
+/** The count beside Inbox, changed in place (the header is not drawn again under someone typing in its search box). */
+function showToReview(): void {
+  const slot = document.getElementById("to-review");
+  if (slot) fill(slot, toReview ? h("span", { class: "count" }, String(toReview), h("span", { class: "visually-hidden" }, " to review")) : null);
 }
 
 async function countToReview(): Promise<void> {
   toReview = (await api<{ review: number }>("GET", "/change-requests/counts").catch(() => null))?.review ?? toReview;
-  if (me) navigation(me);
+  showToReview();
 }
 
 /** Follows the space's events while signed in: the Inbox count, and the screen drawn again when they change what it shows. */
@@ -171,8 +178,13 @@ function drawAgainSoon(): void {
   }, 150);
 }
 
+/** Counts the screens asked for: a screen whose answers come after a newer one was asked for is dropped, not drawn over it. */
+let routes = 0;
+
 async function route(options: { inPlace?: boolean } = {}): Promise<void> {
   const began = performance.now();
+  const serial = ++routes;
+  const current = () => serial === routes;
   const path = location.pathname.replace(/\/+$/, "") || "/admin";
   const found = match(path);
   if (!found) {
@@ -212,6 +224,7 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
       onLive: (listener) => heard.push(listener),
     };
     const view = await screen.render(context);
+    if (!current()) return;
     const scrolled = window.scrollY;
     fill(main, view);
     shown = { screen, context };
@@ -220,7 +233,7 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
     if (options.inPlace) window.scrollTo(0, scrolled);
     else main.querySelector<HTMLElement>("h1")?.focus();
   } catch (failure) {
-    fill(main, h("div", { class: "screen" }, h("h1", { tabindex: "-1" }, screen.title), notice("error", failureText(failure))));
+    if (current()) fill(main, h("div", { class: "screen" }, h("h1", { tabindex: "-1" }, screen.title), notice("error", failureText(failure))));
   }
 }
 

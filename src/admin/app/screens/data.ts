@@ -11,6 +11,7 @@ import type { Context, Screen } from "../screen";
 import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
+import { transferCard } from "../transfer";
 import type { ViewView } from "../../../content/views";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
@@ -156,6 +157,7 @@ async function basePage(ctx: Context): Promise<Node> {
     ),
     viewTabs(base, views, view),
     card(view ? view.name : "Records", stackedBy ? null : filterForm, content.node),
+    transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
     canPropose ? saveViewForm(ctx, base) : null,
   );
 }

@@ -1,0 +1,128 @@
+import type { BaseView } from "../../content/bases";
+import type { ImportPreview, ImportResult } from "../../transfer/import";
+import { query, send } from "./api";
+import { type Child, fill, h } from "./dom";
+import { card, checkbox, failureText, link, shown, table } from "./ui";
+
+const FORMATS = [
+  { format: "csv", label: "CSV" },
+  { format: "json", label: "JSON" },
+  { format: "jsonl", label: "JSON lines" },
+] as const;
+
+/** The format of a file the person chose, by its type or its name's ending. */
+function formatOf(file: File): string | undefined {
+  if (/\.jsonl$|\.ndjson$/i.test(file.name) || file.type === "application/x-ndjson") return "jsonl";
+  if (/\.json$/i.test(file.name) || file.type === "application/json") return "json";
+  if (/\.(csv|tsv|txt)$/i.test(file.name) || file.type.startsWith("text/")) return "csv";
+  return undefined;
+}
+
+/** Saves an answer's bytes as a file of the person's (the export is read with the session and space headers, which a plain link cannot send). */
+async function download(path: string, fileName: string): Promise<void> {
+  const bytes = await (await send("GET", path)).blob();
+  const href = URL.createObjectURL(bytes);
+  const anchor = h("a", { href, download: fileName });
+  document.body.appendChild(anchor);
+  anchor.click();
+  anchor.remove();
+  setTimeout(() => URL.revokeObjectURL(href), 10_000);
+}
+
+/**
+ * Data in and out of a base: export its records (through the view shown, if any) as CSV, JSON or
+ * JSON lines; import a file after a preview of its columns, their mapping and every error by line.
+ * Committing an import is one change request (merged in parts with write, else one waiting for
+ * review); a file with any error imports nothing.
+ */
+export function transferCard(base: BaseView, viewId: string | undefined, canPropose: boolean, canWrite: boolean): HTMLElement {
+  const status = h("div", { class: "transfer-status", role: "status" });
+  const say = (...message: Child[]) => fill(status, ...message);
+  const exports = h(
+    "p",
+    { class: "actions" },
+    "Export: ",
+    ...FORMATS.map(({ format, label }) => {
+      const button = h("button", { type: "button", class: "secondary" }, label);
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          await download(`/bases/${base.id}/export${query({ format, viewId })}`, `${base.slug}.${format}`);
+        } catch (failure) {
+          say(h("p", { class: "error", role: "alert" }, failureText(failure)));
+        } finally {
+          button.disabled = false;
+        }
+      });
+      return button;
+    }),
+  );
+  if (!canPropose) return card("Data in and out", exports, status);
+
+  const picker = h("input", { type: "file", accept: ".csv,.tsv,.txt,.json,.jsonl,.ndjson,text/csv,application/json,application/x-ndjson", "aria-label": "File to import" });
+  const createFields = canWrite ? checkbox("Make a field for each column no field matches", "createFields") : null;
+  const preview = h("button", { type: "button" }, "Preview import");
+  const commit = h("button", { type: "button", disabled: true }, "Import");
+  const chosen = () => {
+    const file = picker.files?.[0];
+    if (!file) throw new Error("Choose a file first.");
+    const format = formatOf(file);
+    return { file, format };
+  };
+  const creating = () => (createFields?.querySelector("input") as HTMLInputElement | undefined)?.checked === true;
+  const upload = (file: File, format: string | undefined, extra: Record<string, string | boolean | undefined>) =>
+    send("POST", `/bases/${base.id}/imports${query({ format, createFields: creating() || undefined, ...extra })}`, file, file.type || "text/csv");
+
+  preview.addEventListener("click", async () => {
+    commit.disabled = true;
+    try {
+      const { file, format } = chosen();
+      say("Reading the file…");
+      const answer = (await (await upload(file, format, { preview: true })).json()) as ImportPreview;
+      say(...previewOf(answer));
+      commit.disabled = answer.errorCount > 0 || answer.rowCount === 0;
+    } catch (failure) {
+      say(h("p", { class: "error", role: "alert" }, failureText(failure)));
+    }
+  });
+  commit.addEventListener("click", async () => {
+    commit.disabled = true;
+    try {
+      const { file, format } = chosen();
+      say("Importing…");
+      const answer = (await (await upload(file, format, {})).json()) as ImportResult;
+      const waiting = answer.changeRequests.filter((cr) => cr.status !== "merged");
+      say(
+        h(
+          "p",
+          {},
+          waiting.length === 0
+            ? `Imported ${answer.rowCount} records.`
+            : [`${answer.rowCount} records proposed: they wait for review in the Inbox. `, link(`/admin/change-requests/${waiting[0].id}`, "See the change request")],
+        ),
+      );
+    } catch (failure) {
+      say(h("p", { class: "error", role: "alert" }, failureText(failure)));
+    }
+  });
+  return card("Data in and out", exports, h("div", { class: "import" }, h("label", {}, "Import a CSV, JSON or JSON lines file "), picker, createFields, h("div", { class: "actions" }, preview, commit)), status);
+}
+
+/** What a preview shows: the columns and where each goes, the first rows, and every error by line. */
+function previewOf(answer: ImportPreview): Child[] {
+  const columns = table(
+    ["Column", "Goes to", "Suggested type"],
+    answer.columns.map((column) => [column.name, column.action === "map" ? (column.fieldSlug ?? "") : column.action === "create" ? "a new field" : `skipped${column.reason ? `: ${column.reason}` : ""}`, column.suggestedType]),
+    `${answer.rowCount} rows (${answer.format.toUpperCase()})`,
+  );
+  const errors =
+    answer.errorCount > 0
+      ? [
+          h("p", { class: "error", role: "alert" }, `${answer.errorCount} ${answer.errorCount === 1 ? "error" : "errors"}: nothing is imported until the file is fixed.`),
+          table(["Line", "Column", "Error"], answer.errors.map((error) => [String(error.line), error.column ?? "—", error.message]), "Errors by line"),
+        ]
+      : [h("p", {}, "No errors: the import can go ahead.")];
+  const fieldNames = answer.columns.filter((column) => column.action !== "skip").map((column) => column.fieldSlug ?? column.name);
+  const rows = table(["Line", ...fieldNames], answer.rows.slice(0, 5).map((row) => [String(row.line), ...fieldNames.map((name) => shown(row.fields[name]))]), "First rows");
+  return [columns, ...errors, rows];
+}
