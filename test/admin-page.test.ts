@@ -394,6 +394,52 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("a record's page links a record picked from another base, uploads a file shown in the grid, and takes comments", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "writers", name: "Writers", fields: [{ slug: "name", name: "Name", type: "text" }] } });
+    await server.call("POST", "/api/v1/bases", {
+      key: write,
+      body: {
+        slug: "essays",
+        name: "Essays",
+        fields: [
+          { slug: "title", name: "Title", type: "text" },
+          { slug: "writers", name: "Writers", type: "relation", options: { targetBaseSlug: "writers" } },
+          { slug: "cover", name: "Cover", type: "attachment" },
+        ],
+      },
+    });
+    for (const name of ["Ada Lovelace", "Alan Turing"]) await server.call("POST", "/api/v1/bases/writers/change-requests", { key: write, body: { fields: { name } } });
+    const essay = (await server.call("POST", "/api/v1/bases/essays/change-requests", { key: write, body: { fields: { title: "Notes on the engine" } } })).body;
+
+    const page = await newPage();
+    await signIn(page, `/admin/records/${essay.id}`);
+    await page.getByRole("heading", { name: "Notes on the engine" }).waitFor();
+    await page.getByRole("searchbox", { name: "Find a record to link in Writers" }).fill("Ada");
+    await page.getByRole("button", { name: "Link Ada Lovelace" }).click();
+    await page.getByRole("list", { name: "Writers: linked records" }).getByText("Ada Lovelace").waitFor();
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 240, 31, 0, 5, 0, 1, 255, 137, 153, 61, 29, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130]);
+    await page.getByLabel("Upload to Cover").setInputFiles({ name: "cover.png", mimeType: "image/png", buffer: png });
+    await page.getByRole("list", { name: "Cover: files" }).getByText("cover.png").waitFor();
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Saved.").waitFor();
+    const saved = (await server.call("GET", `/api/v1/records/${essay.id}`, { key: write })).body;
+    const writers = (await server.call("GET", "/api/v1/records?baseId=writers", { key: write })).body.records;
+    expect(saved.fields.writers).toEqual([writers.find((row: { fields: { name: string } }) => row.fields.name === "Ada Lovelace").id]);
+    expect(saved.fields.cover).toMatchObject([{ fileName: "cover.png", mimeType: "image/png" }]);
+
+    await page.getByLabel("Comment").fill("The diagram needs a caption.");
+    await page.getByRole("button", { name: "Comment" }).click();
+    await page.getByText("The diagram needs a caption.").waitFor();
+
+    await page.getByRole("link", { name: "Essays" }).first().click();
+    const row = page.getByRole("grid", { name: "Essays records" }).getByRole("row", { name: /Notes on the engine/ });
+    await row.getByText("1 linked record").waitFor();
+    expect(await row.locator("img.thumb").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(1);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");

@@ -12,7 +12,9 @@ import { card, checkbox, empty, form, input, link, notice, recordName, screen, s
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { transferCard } from "../transfer";
+import { filePicker, idsIn, linkPicker } from "../pickers";
 import type { ViewView } from "../../../content/views";
+import type { CommentView } from "../../../changes/comments";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 
@@ -188,6 +190,10 @@ function fieldInput(field: FieldView, value: unknown): Child {
       return input(label, field.slug, { value: Array.isArray(value) ? value.join(", ") : "", hint: "Comma-separated choices." });
     case "json":
       return textarea(label, field.slug, { value: text, hint: "JSON." });
+    case "relation":
+      return linkPicker(field, value);
+    case "attachment":
+      return filePicker(field, value);
     default:
       return input(label, field.slug, { type: field.type === "email" ? "email" : field.type === "url" ? "url" : "text", value: text });
   }
@@ -202,9 +208,12 @@ function readField(field: FieldView, values: FormData): unknown {
   if (DOCUMENT_TYPES.includes(field.type)) return written;
   if (field.type === "number") return Number(raw);
   if (field.type === "multiselect") return raw.split(",").map((part) => part.trim()).filter(Boolean);
-  if (field.type === "json") return JSON.parse(raw);
+  if (field.type === "json" || field.type === "relation" || field.type === "attachment") return JSON.parse(raw);
   return raw;
 }
+
+/** A value as a change compares it: attachments by the ids of their files. */
+const comparable = (field: FieldView, value: unknown) => JSON.stringify(field.type === "attachment" ? idsIn(value) : (value ?? null));
 
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
 function proposalOutcome(ctx: Context, answer: Proposed<RecordView>): void {
@@ -230,7 +239,11 @@ async function newRecord(ctx: Context): Promise<Node> {
 
 async function recordPage(ctx: Context): Promise<Node> {
   const record = await api<FullRecordView>("GET", `/records/${encodeURIComponent(ctx.params.id)}`);
-  const history = await api<CommitView[]>("GET", `/records/${record.id}/history`);
+  const [history, comments] = await Promise.all([
+    api<CommitView[]>("GET", `/records/${record.id}/history`),
+    api<CommentView[]>("GET", `/comments${query({ subjectType: "record", subjectId: record.id })}`),
+  ]);
+  const level = ctx.me.caller.effectiveLevel;
   const fields = record.base.fields;
   const editable = fields.filter((field) => !computed(field));
   const names = new Map(fields.map((field) => [field.slug, field.name]));
@@ -243,11 +256,21 @@ async function recordPage(ctx: Context): Promise<Node> {
       "Edit",
       form("Save changes", editable.map((field) => fieldInput(field, record.fields[field.slug])), async (values) => {
         const changed = Object.fromEntries(
-          editable.map((field) => [field.slug, readField(field, values)] as const).filter(([slug, value]) => JSON.stringify(value) !== JSON.stringify(record.fields[slug] ?? null)),
+          editable.map((field) => [field.slug, readField(field, values), field] as const).filter(([slug, value, field]) => comparable(field, value) !== comparable(field, record.fields[slug])).map(([slug, value]) => [slug, value]),
         );
         if (Object.keys(changed).length === 0) throw new Error("Nothing changed.");
         proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: changed, baseCommitId: record.headCommitId }));
       }),
+    ),
+    card(
+      "Comments",
+      comments.length ? h("ol", { class: "comments" }, ...comments.map((comment) => h("li", {}, h("p", { class: "muted" }, when(comment.createdAt)), h("p", {}, comment.body)))) : empty("No comments yet."),
+      level !== null && atLeast(level, "changeRequest")
+        ? form("Comment", [textarea("Comment", "body", { rows: 3 })], async (values) => {
+            await api("POST", "/comments", { subjectType: "record", subjectId: record.id, body: values.get("body") });
+            ctx.reload();
+          })
+        : null,
     ),
     card(
       "History",
@@ -270,5 +293,10 @@ export const dataScreens: Screen[] = [
   { path: "/admin/data", title: "Data", render: dataHome },
   { path: "/admin/bases/:id", title: "Base", render: basePage },
   { path: "/admin/bases/:id/new", title: "New record", render: newRecord },
-  { path: "/admin/records/:id", title: "Record", render: recordPage, live: (event, ctx) => event.type.startsWith("record.") && event.data.record?.id === ctx.params.id },
+  {
+    path: "/admin/records/:id",
+    title: "Record",
+    render: recordPage,
+    live: (event, ctx) => (event.type.startsWith("record.") && event.data.record?.id === ctx.params.id) || event.data.comment?.recordId === ctx.params.id,
+  },
 ];
