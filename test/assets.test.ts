@@ -18,6 +18,24 @@ const upload = (body: BodyInit, contentType: string | null, query = "", key = ws
 const content = (id: string, headers: Record<string, string> = {}, key = ws.read) => fetch(`${server.url}/api/v1/assets/${id}/content`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 
 describe("assets", () => {
+  test("a signed-in browser reads an attachment's bytes in the space it chose (its cookie), with no header; a key never uses the cookie", async () => {
+    const { server: other, ws: mine } = await freshWorkspace({ deliveries: false });
+    try {
+      await other.space(mine.owner.id, "Elsewhere");
+      const asset = (await other.call("POST", "/api/v1/assets?fileName=a.txt", { key: mine.write, space: "research", rawBody: "hello", headers: { "content-type": "text/plain" } })).body;
+      const session = await other.signIn("ada@example.com");
+      const read = (headers: Record<string, string>) => fetch(`${other.url}/api/v1/assets/${asset.id}/content`, { headers });
+      // Two spaces and no header: which one is not guessed.
+      expect((await read({ cookie: session.cookie })).status).toBe(400);
+      const chosen = await read({ cookie: `${session.cookie}; basalt_space=research` });
+      expect([chosen.status, await chosen.text()]).toEqual([200, "hello"]);
+      expect((await read({ cookie: `${session.cookie}; basalt_space=elsewhere` })).status).toBe(404);
+      expect((await read({ authorization: `Bearer ${mine.read}`, cookie: "basalt_space=research" })).status).toBe(400);
+    } finally {
+      await other.stop();
+    }
+  });
+
   test("one request stores the file once by its hash (0600) and serves it with its type, ETag and ranges", async () => {
     const made = await upload(PNG, "image/png", "?fileName=../../etc/logo.png");
     expect(made.status).toBe(201);

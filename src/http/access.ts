@@ -95,10 +95,17 @@ function actorOf(ctx: AppContext, request: Request): Actor {
   return actor;
 }
 
+/**
+ * The space a signed-in browser chose, for what it loads without headers (an attachment's image,
+ * a download): the admin page keeps it in this cookie beside the session. Never read for a key.
+ */
+export const SPACE_COOKIE = "basalt_space";
+
 /** The caller and the space of section 2.3 a request acts in, or the 401/403 of one that may not. */
 export function grantedSpace(ctx: AppContext, request: Request, required: SpaceAccess, body?: unknown): { actor: Actor; space: SpaceScope } {
   const actor = actorOf(ctx, request);
-  const space = resolveSpace(ctx, actor, spaceHeader(request));
+  const cookies = actor.credential.type === "session" ? request.headers.get("cookie") : null;
+  const space = resolveSpace(ctx, actor, spaceHeader(request) ?? (cookies ? (new Bun.CookieMap(cookies).get(SPACE_COOKIE) ?? undefined) : undefined));
   requireSpaceAccess(space, required, body);
   return { actor, space };
 }

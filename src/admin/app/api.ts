@@ -14,6 +14,14 @@ export class ApiError extends Error {
 const SPACE_KEY = "basalt.space";
 const SIGNED_IN_KEY = "basalt.signedIn";
 
+/**
+ * The chosen space also travels in a cookie, for what the browser loads without the page's headers
+ * (attachment images, downloads); the server reads it only beside a session (`SPACE_COOKIE`).
+ */
+function keepSpaceCookie(slug: string | null): void {
+  document.cookie = slug ? `basalt_space=${encodeURIComponent(slug)}; path=/; SameSite=Lax` : "basalt_space=; path=/; max-age=0; SameSite=Lax";
+}
+
 /** What every request carries besides its body: the session's CSRF token and the chosen space. */
 export const session = {
   csrfToken: null as string | null,
@@ -34,8 +42,11 @@ export const session = {
   set space(slug: string | null) {
     if (slug) localStorage.setItem(SPACE_KEY, slug);
     else localStorage.removeItem(SPACE_KEY);
+    keepSpaceCookie(slug);
   },
 };
+
+keepSpaceCookie(localStorage.getItem(SPACE_KEY));
 
 let onUnauthorized: () => void = () => {};
 
