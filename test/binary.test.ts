@@ -79,12 +79,20 @@ describe("the single executable", () => {
       expect(Object.keys(spec.paths)).toContain("/api/v1/device/finalize");
       const docs = await (await fetch(`${server.url}/api/v1/docs`)).text();
       for (const asset of docs.matchAll(/(?:src|href)="(\/[^"]+)"/g)) expect((await fetch(server.url + asset[1])).status).toBe(200);
-      const admin = await fetch(`${server.url}/admin/setup`);
-      expect(await admin.text()).toContain("/admin/assets/admin.js");
-      const script = await fetch(`${server.url}/admin/assets/admin.js`);
+      const admin = await (await fetch(`${server.url}/admin/setup`)).text();
+      // Files named by their content's hash, kept by browsers for a year, sent compressed.
+      const scriptPath = /src="(\/admin\/assets\/admin\.[0-9a-f]{16}\.js)"/.exec(admin)![1];
+      const script = await fetch(server.url + scriptPath);
       expect(script.headers.get("content-type")).toContain("javascript");
+      expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       // The page's TypeScript, bundled when the binary was built, with the server's own level names.
       expect(await script.text()).toContain("Read-view-only");
+      for (const encoding of ["br", "gzip"]) {
+        const compressed = await fetch(server.url + scriptPath, { headers: { "accept-encoding": encoding }, decompress: false } as RequestInit);
+        expect(compressed.headers.get("content-encoding")).toBe(encoding);
+      }
+      const stylesPath = /href="(\/admin\/assets\/admin\.[0-9a-f]{16}\.css)"/.exec(admin)![1];
+      expect((await fetch(server.url + stylesPath)).headers.get("content-type")).toContain("text/css");
     } finally {
       server.process.kill("SIGTERM");
     }
