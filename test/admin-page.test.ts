@@ -436,6 +436,15 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const row = page.getByRole("grid", { name: "Essays records" }).getByRole("row", { name: /Notes on the engine/ });
     await row.getByText("1 linked record").waitFor();
     expect(await row.locator("img.thumb").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(1);
+
+    // A proposal that changes links and files is reviewed by the linked records' names and the files' names.
+    const propose = await sessionKey("changeRequest");
+    const turing = writers.find((writer: { fields: { name: string } }) => writer.fields.name === "Alan Turing").id;
+    const proposal = (await server.call("POST", `/api/v1/records/${essay.id}/change-requests`, { key: propose, body: { operation: "update", fields: { writers: [turing], cover: [] } } })).body;
+    await page.goto(`${server.url}/admin/change-requests/${proposal.id}`);
+    await page.getByRole("row", { name: /Writers/ }).waitFor();
+    expect(await page.getByRole("row", { name: /Writers/ }).getByRole("cell").allInnerTexts()).toEqual(["Writers", "Ada Lovelace", "Alan Turing"]);
+    expect(await page.getByRole("row", { name: /Cover/ }).getByRole("cell").allInnerTexts()).toEqual(["Cover", "cover.png", "—"]);
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

@@ -116,8 +116,14 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   const fieldNames = new Map(fields.map((field) => [field.slug, field.name]));
   // A relation's value is shown as the linked records' names, in order.
   const relations = new Set(fields.filter((field) => field.type === "relation").map((field) => field.slug));
-  const show = (slug: string, value: unknown) =>
-    relations.has(slug) && value !== null && value !== undefined ? shown([value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", ")) : shown(value);
+  // An attachment's value is shown as its files' names.
+  const attachments = new Set(fields.filter((field) => field.type === "attachment").map((field) => field.slug));
+  const show = (slug: string, value: unknown) => {
+    if (value === null || value === undefined) return shown(value);
+    if (relations.has(slug)) return shown([value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", "));
+    if (attachments.has(slug) && Array.isArray(value)) return shown(value.map((file) => (typeof file === "object" && file !== null ? String((file as { fileName?: string; id?: string }).fileName ?? (file as { id?: string }).id) : String(file))).join(", "));
+    return shown(value);
+  };
   // The records the operations name, as they are now: their names, and an unmerged update's current values.
   const targets = new Map<string, RecordView | null>();
   await Promise.all(
