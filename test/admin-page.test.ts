@@ -437,6 +437,13 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await row.getByText("1 linked record").waitFor();
     expect(await row.locator("img.thumb").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(1);
 
+    // A gallery view shows each record's first image as its cover.
+    const cover = (await server.call("POST", "/api/v1/views/change-requests", { key: write, body: { operation: "create", baseId: "essays", name: "Covers", type: "gallery", config: { coverFieldSlug: "cover" } } })).body;
+    await page.goto(`${server.url}/admin/bases/${essay.baseId}?view=${cover.id}`);
+    const card = page.getByRole("article", { name: "Notes on the engine" });
+    await card.waitFor();
+    expect(await card.locator("img").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(1);
+
     // A proposal that changes links and files is reviewed by the linked records' names and the files' names.
     const propose = await sessionKey("changeRequest");
     const turing = writers.find((writer: { fields: { name: string } }) => writer.fields.name === "Alan Turing").id;
@@ -445,6 +452,24 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("row", { name: /Writers/ }).waitFor();
     expect(await page.getByRole("row", { name: /Writers/ }).getByRole("cell").allInnerTexts()).toEqual(["Writers", "Ada Lovelace", "Alan Turing"]);
     expect(await page.getByRole("row", { name: /Cover/ }).getByRole("cell").allInnerTexts()).toEqual(["Cover", "cover.png", "—"]);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("a calendar view places each record on its date's day, a month at a time", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "meetings", name: "Meetings", fields: [{ slug: "topic", name: "Topic", type: "text" }, { slug: "on", name: "On", type: "date" }] } });
+    for (const [topic, on] of [["Kick-off", "2026-03-02"], ["Review", "2026-03-19"], ["Retro", "2026-04-01"]]) await server.call("POST", "/api/v1/bases/meetings/change-requests", { key: write, body: { fields: { topic, on } } });
+    const view = (await server.call("POST", "/api/v1/views/change-requests", { key: write, body: { operation: "create", baseId: "meetings", name: "Agenda", type: "calendar", config: { dateFieldSlug: "on" } } })).body;
+    const page = await newPage();
+    await signIn(page, `/admin/bases/${view.baseId}?view=${view.id}&month=2026-03`);
+    const month = page.getByRole("table", { name: "March 2026 by On" });
+    await month.waitFor();
+    await month.getByRole("cell", { name: /^19\s*Review$/ }).waitFor();
+    await month.getByRole("cell", { name: /^2\s*Kick-off$/ }).waitFor();
+    expect(await month.innerText()).not.toContain("Retro");
+    await page.getByRole("link", { name: "Month after →" }).click();
+    await page.getByRole("table", { name: "April 2026 by On" }).getByRole("link", { name: "Retro" }).waitFor();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
@@ -519,6 +544,10 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const books = (await server.call("GET", "/api/v1/bases/books", { session })).body;
     const tasks = (await server.call("GET", "/api/v1/bases/tasks", { session })).body;
     const [board] = (await server.call("GET", `/api/v1/bases/${tasks.id}/views`, { session })).body;
+    const meetings = (await server.call("GET", "/api/v1/bases/meetings", { session })).body;
+    const [agenda] = (await server.call("GET", `/api/v1/bases/${meetings.id}/views`, { session })).body;
+    const essays = (await server.call("GET", "/api/v1/bases/essays", { session })).body;
+    const [covers] = (await server.call("GET", `/api/v1/bases/${essays.id}/views`, { session })).body;
     const screens: [string, string, string?][] = [
       ["inbox", "/admin/inbox"],
       ["change-request", `/admin/change-requests/${change.id}`],
@@ -526,6 +555,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["base", `/admin/bases/${base}`],
       ["grid", `/admin/bases/${books.id}`, 'tr[data-row="0"] td[role=gridcell]'],
       ["kanban", `/admin/bases/${tasks.id}?view=${board.id}`, ".board-card"],
+      ["gallery", `/admin/bases/${essays.id}?view=${covers.id}`, ".gallery-card"],
+      ["calendar", `/admin/bases/${meetings.id}?view=${agenda.id}&month=2026-03`, "table.month"],
       ["record", `/admin/records/${record.id}`],
       ["new-record", `/admin/bases/${base}/new`],
       ["keys", "/admin/keys"],

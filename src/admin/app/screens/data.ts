@@ -11,6 +11,7 @@ import type { Context, Screen } from "../screen";
 import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
+import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
 import { filePicker, idsIn, linkPicker } from "../pickers";
 import type { ViewView } from "../../../content/views";
@@ -77,6 +78,8 @@ async function dataHome(ctx: Context): Promise<Node> {
 }
 
 const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
+/** The field types a calendar places records by. */
+const DATE_TYPES: ReadonlySet<string> = new Set(["date", "created_time", "updated_time"]);
 
 /** The tabs over a base: its grid, then each saved view. */
 function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined): HTMLElement {
@@ -88,18 +91,40 @@ function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefin
 /** Saving the way the base is looked at now as a view: a change request like every other. */
 function saveViewForm(ctx: Context, base: BaseView): HTMLElement {
   const selects = base.fields.filter((field) => field.type === "select");
+  const files = base.fields.filter((field) => field.type === "attachment");
+  const dates = base.fields.filter((field) => DATE_TYPES.has(field.type));
+  const choices = (fields: FieldView[]) => fields.map((field) => ({ value: field.slug, label: field.name }));
   return card(
     "Save as a view",
     form(
       "Save view",
       [
         input("Name", "name", { required: true, placeholder: "By stage" }),
-        select("Type", "type", [{ value: "table", label: "Table" }, ...(selects.length ? [{ value: "kanban", label: "Kanban" }] : [])], "table"),
-        selects.length ? select("Kanban columns from", "stack", selects.map((field) => ({ value: field.slug, label: field.name })), selects[0].slug, "A select field: a column per choice.") : null,
+        select(
+          "Type",
+          "type",
+          [
+            { value: "table", label: "Table" },
+            ...(selects.length ? [{ value: "kanban", label: "Kanban" }] : []),
+            { value: "gallery", label: "Gallery" },
+            ...(dates.length ? [{ value: "calendar", label: "Calendar" }] : []),
+          ],
+          "table",
+        ),
+        selects.length ? select("Kanban columns from", "stack", choices(selects), selects[0].slug, "A select field: a column per choice.") : null,
+        files.length ? select("Gallery covers from", "cover", choices(files), files[0].slug, "An attachment field: its first image.") : null,
+        dates.length ? select("Calendar dates from", "date", choices(dates), dates[0].slug) : null,
       ],
       async (values) => {
         const type = String(values.get("type"));
-        const config = type === "kanban" ? { stackByFieldSlug: String(values.get("stack")) } : {};
+        const config =
+          type === "kanban"
+            ? { stackByFieldSlug: String(values.get("stack")) }
+            : type === "gallery" && values.get("cover")
+              ? { coverFieldSlug: String(values.get("cover")) }
+              : type === "calendar"
+                ? { dateFieldSlug: String(values.get("date")) }
+                : {};
         const answer = await api<Proposed<ViewView>>("POST", "/views/change-requests", { operation: "create", baseId: base.id, name: values.get("name"), type, config });
         ctx.go(answer.materialized ? `/admin/bases/${base.id}?view=${answer.id}` : `/admin/change-requests/${answer.id}`);
       },
@@ -116,7 +141,16 @@ async function basePage(ctx: Context): Promise<Node> {
   const level = ctx.me.caller.effectiveLevel;
   const canPropose = level !== null && atLeast(level, "changeRequest");
   const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && candidate.type === "select") : undefined;
-  const content = stackedBy
+  const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && DATE_TYPES.has(candidate.type)) : undefined;
+  const through = (extra: Record<string, string | number | undefined>) =>
+    api<{ records: RecordView[] }>("GET", `/records${query({ baseId: base.id, viewId: view?.id, limit: CARDS_AT_ONCE, include: "none", ...extra })}`).then((page) => page.records);
+  const content = view?.type === "gallery"
+    ? gallery(base, base.fields.find((candidate) => candidate.slug === view.config.coverFieldSlug), () => through({}))
+    : dated
+      ? calendar(base, dated, ctx.query.get("month"), (month) => `/admin/bases/${base.id}${query({ view: view?.id, month })}`, (from, to) =>
+          through({ "filters[0][fieldSlug]": dated.slug, "filters[0][operator]": "gte", "filters[0][value]": from, "filters[1][fieldSlug]": dated.slug, "filters[1][operator]": "lte", "filters[1][value]": `${to}T23:59:59.999Z` }),
+        )
+      : stackedBy
     ? kanbanBoard({
         base,
         field: stackedBy,
@@ -154,11 +188,11 @@ async function basePage(ctx: Context): Promise<Node> {
       "p",
       { class: "lead" },
       base.description || `${base.fields.length} fields.`,
-      stackedBy ? " Drag a card to another column, or choose its column; each move is a change request. " : " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
+      stackedBy ? " Drag a card to another column, or choose its column; each move is a change request. " : view && view.type !== "table" ? " " : " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
     viewTabs(base, views, view),
-    card(view ? view.name : "Records", stackedBy ? null : filterForm, content.node),
+    card(view ? view.name : "Records", view && view.type !== "table" ? null : filterForm, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
     canPropose ? saveViewForm(ctx, base) : null,
   );
