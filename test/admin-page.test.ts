@@ -63,6 +63,21 @@ async function signIn(page: Page, next = "/admin"): Promise<void> {
   await page.getByRole("button", { name: "Sign out" }).waitFor();
 }
 
+/** A new member of Ada's space with the contributor role (changeRequest), signed in on a page of their own at `path`. */
+async function contributorPage(name: string, path: string): Promise<Page> {
+  const session = await server.signIn(EMAIL, PASSWORD);
+  const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
+  const email = `${name.toLowerCase()}@example.com`;
+  await server.user(name, { password: PASSWORD });
+  await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email, role: "contributor" } });
+  const page = await newPage();
+  await page.goto(server.url + path);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  return page;
+}
+
 async function sessionKey(level: "changeRequest" | "write"): Promise<string> {
   const session = await server.signIn(EMAIL, PASSWORD);
   return (await server.call("POST", "/api/v1/api-keys", { session, body: { name: `${level} over HTTP`, level } })).body.apiKey;
@@ -290,15 +305,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(await first.getByRole("gridcell").nth(1).innerText()).toBe("321");
 
     // A contributor's edit is a change request that waits in the Inbox, and the cell says so.
-    const session = await server.signIn(EMAIL, PASSWORD);
-    const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
-    await server.user("Cy", { password: PASSWORD });
-    await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: "cy@example.com", role: "contributor" } });
-    const other = await newPage();
-    await other.goto(`${server.url}/admin/bases/${book60.baseId}`);
-    await other.getByLabel("E-mail").fill("cy@example.com");
-    await other.getByLabel("Password").fill(PASSWORD);
-    await other.getByRole("button", { name: "Sign in" }).click();
+    const other = await contributorPage("Cy", `/admin/bases/${book60.baseId}`);
     const theirs = other.getByRole("grid", { name: "Books records" });
     await theirs.getByRole("row", { name: /Book 59/ }).getByRole("gridcell").first().dblclick();
     await other.keyboard.press("Control+A");
@@ -341,15 +348,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(rows.find((row: { fields: { task: string } }) => row.fields.task === "Write").fields.stage).toBe("doing");
 
     // A contributor's move (here with the card's own list, the keyboard's way) waits for review.
-    const session = await server.signIn(EMAIL, PASSWORD);
-    const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
-    await server.user("Di", { password: PASSWORD });
-    await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: "di@example.com", role: "contributor" } });
-    const other = await newPage();
-    await other.goto(server.url + (await page.evaluate(() => location.pathname + location.search)));
-    await other.getByLabel("E-mail").fill("di@example.com");
-    await other.getByLabel("Password").fill(PASSWORD);
-    await other.getByRole("button", { name: "Sign in" }).click();
+    const other = await contributorPage("Di", await page.evaluate(() => location.pathname + location.search));
     await other.getByLabel("Move Ship to").selectOption("done");
     await other.getByRole("status").filter({ hasText: "Moving Ship to done is proposed: it waits for review in the Inbox." }).waitFor();
     await other.getByRole("region", { name: "todo" }).getByRole("article", { name: "Ship" }).getByText("Proposed: to done").waitFor();
