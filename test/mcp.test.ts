@@ -170,3 +170,28 @@ test("list_records is bounded as REST is: an in filter of 16,000 values is refus
   expect(text(refused)).toBe("An in filter takes at most 1000 values; the one on title has 16000.");
   await client.close();
 });
+
+test("an agent waits for its space's events with wait_for_events, never another space's, and is told when it missed some", async () => {
+  const client = await connect(ws.read);
+  const start = JSON.parse(text(await client.callTool({ name: "wait_for_events", arguments: {} })));
+  expect(start.events).toEqual([]);
+  const waiting = client.callTool({ name: "wait_for_events", arguments: { after: start.lastEventId, timeoutSeconds: 5 } });
+  await Bun.sleep(50);
+  const eve = await server.user("Eve");
+  await server.space(eve.id, "Elsewhere");
+  const eveKey = await server.key(eve.id, "write");
+  await server.call("POST", "/api/v1/bases", { key: eveKey, body: { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] } });
+  await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Heard" } } });
+  const heard = JSON.parse(text(await waiting));
+  expect(heard.events.map((event: { type: string }) => event.type)).toContain("record.created");
+  expect(heard.events.find((event: { type: string }) => event.type === "record.created").data.record.fields.title).toBe("Heard");
+  expect(heard.events.every((event: { spaceId: string }) => event.spaceId === ws.space.id)).toBe(true);
+  expect(heard.lastEventId).toBe(heard.events.at(-1).seq);
+  // Nothing new: an immediate answer with no events. From the start: every kept event of the space, the base's creation first.
+  expect(JSON.parse(text(await client.callTool({ name: "wait_for_events", arguments: { after: heard.lastEventId } }))).events).toEqual([]);
+  const all = JSON.parse(text(await client.callTool({ name: "wait_for_events", arguments: { after: 0 } }))).events;
+  expect(all.map((event: { type: string }) => event.type)).toContain("base.created");
+  expect(all.every((event: { spaceId: string }) => event.spaceId === ws.space.id)).toBe(true);
+  await client.close();
+});
+

@@ -115,6 +115,9 @@ const shapeOf = (args: ShapeArgs): RecordShape => ({
   fields: args.fields ?? null,
 });
 
+/** The longest an agent's `wait_for_events` holds its request open. */
+const MAX_EVENT_WAIT_SECONDS = 30;
+
 function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   const server = new McpServer({ name: "basalt", version: VERSION });
   /** Runs a tool in the request's space at a level. */
@@ -170,6 +173,25 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
       inputSchema: { query: z.string().min(1).max(500), limit: z.number().int().min(1).max(SEARCH_BOUNDS.limit).optional(), offset: z.number().int().min(0).max(SEARCH_BOUNDS.offset).optional() },
     },
     inSpace("read", (scope, args: { query: string; limit?: number; offset?: number }) => searchSpace(ctx, scope.space.id, { query: args.query, limit: args.limit ?? 20, offset: args.offset ?? 0, sources: ["records", "names"] })),
+  );
+  server.registerTool(
+    "wait_for_events",
+    {
+      description:
+        "The space's events after the one you last saw (its seq; omit it to start from now), waiting up to timeoutSeconds for one to come: what an agent polls to hear of reviews, merges and others' changes. Answers { events, lastEventId }; pass lastEventId back as after. reset: true means events you missed are no longer kept: read the state again.",
+      inputSchema: { after: z.number().int().min(0).optional(), timeoutSeconds: z.number().int().min(0).max(MAX_EVENT_WAIT_SECONDS).optional() },
+    },
+    inSpace("read", async (scope, { after, timeoutSeconds }: { after?: number; timeoutSeconds?: number }) => {
+      const hub = ctx.eventStream;
+      const from = after ?? hub.latest();
+      let events = hub.since(scope.space.id, from);
+      if (events?.length === 0 && (timeoutSeconds ?? 0) > 0) {
+        await hub.next(scope.space.id, (timeoutSeconds ?? 0) * 1000);
+        events = hub.since(scope.space.id, from);
+      }
+      if (events === null) return { reset: true, events: [], lastEventId: hub.latest() };
+      return { events, lastEventId: events.at(-1)?.seq ?? from };
+    }),
   );
   server.registerTool(
     "list_views",

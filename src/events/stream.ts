@@ -46,6 +46,8 @@ export class EventHub {
   /** Events committed since the last flush, by space: the commits of one batch reach a subscriber as one write. */
   private readonly pending = new Map<string, Kept[]>();
   private flushDue = false;
+  /** Those waiting for the next event of a space (`next`, the MCP tool's long poll). */
+  private readonly waiting = new Map<string, Set<() => void>>();
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
   /** `lastSeq` answers the outbox's last seq, read once: events before this process started are not kept. */
@@ -58,10 +60,16 @@ export class EventHub {
 
   /** Sends a committed event to its space's subscribers and keeps it for reconnections. */
   publish(event: LiveEvent): void {
-    this.startingFloor();
+    // The first event this process publishes is the first it keeps.
+    this.floor ??= event.seq - 1;
     const kept: Kept = { event };
     this.kept.push(kept);
     if (this.kept.length > KEPT_EVENTS) this.floor = this.kept.shift()!.event.seq;
+    const waiters = this.waiting.get(event.spaceId);
+    if (waiters) {
+      this.waiting.delete(event.spaceId);
+      for (const wake of waiters) wake();
+    }
     if (!this.subscribers.has(event.spaceId)) return;
     const waiting = this.pending.get(event.spaceId);
     if (waiting) waiting.push(kept);
@@ -139,6 +147,36 @@ export class EventHub {
         );
       },
       cancel: () => unsubscribe(),
+    });
+  }
+
+  /** The last event's seq this process has seen (events before it are not kept). */
+  latest(): number {
+    return this.kept.at(-1)?.event.seq ?? this.startingFloor();
+  }
+
+  /** The space's kept events after `after`, or null when some of those are no longer kept. */
+  since(spaceId: string, after: number): LiveEvent[] | null {
+    if (after < this.startingFloor()) return null;
+    return this.kept.filter((kept) => kept.event.seq > after && kept.event.spaceId === spaceId).map((kept) => kept.event);
+  }
+
+  /** Resolves at the space's next event, or after `ms`. */
+  next(spaceId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.waiting.get(spaceId);
+      if (!set) this.waiting.set(spaceId, (set = new Set()));
+      const wake = () => {
+        clearTimeout(timer);
+        set!.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        set!.delete(wake);
+        if (set!.size === 0 && this.waiting.get(spaceId) === set) this.waiting.delete(spaceId);
+        resolve();
+      }, ms);
+      set.add(wake);
     });
   }
 
