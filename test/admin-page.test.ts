@@ -304,6 +304,24 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.keyboard.press("Escape");
     expect(await first.getByRole("gridcell").nth(1).innerText()).toBe("321");
 
+    // Columns are resized and moved with the keyboard too, and stay so for this browser.
+    const widthOfPages = () => grid.getByRole("columnheader", { name: /Pages/ }).evaluate((cell) => cell.getBoundingClientRect().width);
+    const before = await widthOfPages();
+    await grid.getByRole("separator", { name: "Resize Pages" }).focus();
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowRight");
+    const after = await widthOfPages();
+    expect(after).toBeGreaterThan(before);
+    expect(await grid.getByRole("separator", { name: "Resize Pages" }).getAttribute("aria-valuenow")).toBe("142");
+    await grid.getByRole("button", { name: "Genre" }).focus();
+    await page.keyboard.press("Alt+ArrowLeft");
+    expect(await grid.getByRole("columnheader").allInnerTexts()).toEqual(["Open", "Title", "Pages", "Genre", "Read"]);
+    expect(await first.getByRole("gridcell").nth(2).innerText()).toBe("novel");
+    await page.reload();
+    await grid.getByRole("row", { name: /Book 60/ }).waitFor();
+    expect(await grid.getByRole("columnheader").allInnerTexts()).toEqual(["Open", "Title", "Pages", "Genre", "Read"]);
+    expect(await widthOfPages()).toBe(after);
+
     // A contributor's edit is a change request that waits in the Inbox, and the cell says so.
     const other = await contributorPage("Cy", `/admin/bases/${book60.baseId}`);
     const theirs = other.getByRole("grid", { name: "Books records" });

@@ -90,6 +90,36 @@ function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElem
   return field.type === "longtext" ? editor.value : raw;
 }
 
+/** A person's layout of a base's grid: the columns' order and widths, kept in this browser. */
+interface Layout {
+  order: string[];
+  widths: Record<string, number>;
+}
+
+const OPEN_WIDTH = 36;
+const MIN_WIDTH = 60;
+/** Types whose column starts narrow. */
+const NARROW = new Set(["number", "checkbox", "date", "rating", "percent", "currency", "auto_number", "select"]);
+const layoutKey = (baseId: string) => `basalt.grid.${baseId}`;
+
+function readLayout(baseId: string): Layout {
+  try {
+    const saved = JSON.parse(localStorage.getItem(layoutKey(baseId)) ?? "{}") as Partial<Layout>;
+    return { order: Array.isArray(saved.order) ? saved.order.map(String) : [], widths: typeof saved.widths === "object" && saved.widths ? saved.widths : {} };
+  } catch {
+    return { order: [], widths: {} };
+  }
+}
+
+const saveLayout = (baseId: string, layout: Layout) => localStorage.setItem(layoutKey(baseId), JSON.stringify(layout));
+
+/** The columns: in the order kept, then the fields it does not name (the primary one first). */
+function orderedColumns(base: BaseView, primary: FieldView | undefined, order: string[]): FieldView[] {
+  const fields = [...(primary ? [primary] : []), ...base.fields.filter((field) => field !== primary)];
+  const placed = order.map((slug) => fields.find((field) => field.slug === slug)).filter((field): field is FieldView => field !== undefined);
+  return [...placed, ...fields.filter((field) => !placed.includes(field))];
+}
+
 /**
  * A base as a grid: a column per field (the primary one first), typed cells, keyboard navigation
  * (arrows, Home, End, PageUp, PageDown; Enter or F2 edits, Escape cancels, Enter or Tab saves),
@@ -101,7 +131,8 @@ function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElem
 export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: LiveEvent): void } {
   const { base } = setup;
   const primary = primaryField(base.fields);
-  const columns = [...(primary ? [primary] : []), ...base.fields.filter((field) => field !== primary)];
+  const layout = readLayout(base.id);
+  const columns = orderedColumns(base, primary, layout.order);
   const pages = new Map<number, RecordView[]>();
   const reading = new Map<number, Promise<void>>();
   const proposed = new Map<string, string>();
@@ -115,21 +146,111 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const topSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 1 }));
   const bottomSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 1 }));
   const newRow = setup.canPropose ? newRecordRow() : null;
-  const header = h(
-    "tr",
-    { role: "row", "aria-rowindex": 1 },
-    h("th", { scope: "col", class: "open-col" }, h("span", { class: "visually-hidden" }, "Open")),
-    ...columns.map((field) => {
-      const direction = setup.sort === field.slug ? "ascending" : setup.sort === `-${field.slug}` ? "descending" : "none";
-      const next = direction === "none" ? field.slug : direction === "ascending" ? `-${field.slug}` : undefined;
-      return h(
-        "th",
-        { scope: "col", "aria-sort": direction, class: NUMERIC.has(field.type) ? "num" : "" },
-        h("button", { type: "button", class: "sort", title: `Sort by ${field.name}`, onclick: () => setup.sortBy(next) }, field.name, direction === "none" ? "" : direction === "ascending" ? " ▲" : " ▼"),
+  const header = h("tr", { role: "row", "aria-rowindex": 1 });
+  const widths = h("colgroup", {});
+  const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records` }, widths, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
+  let resizing = false;
+  const widthOf = (field: FieldView) => layout.widths[field.slug] ?? (field === primary ? 240 : NARROW.has(field.type) ? 110 : 180);
+
+  /** The columns' widths, and the table's (the sum: a fixed layout, scrolled sideways when wider than its frame). */
+  function sizeColumns(): void {
+    // Set through the CSSOM: the page's policy refuses style attributes.
+    const col = (width: number) => {
+      const node = h("col", {});
+      node.style.width = `${width}px`;
+      return node;
+    };
+    fill(widths, col(OPEN_WIDTH), ...columns.map((field) => col(widthOf(field))));
+    table.style.width = `${OPEN_WIDTH + columns.reduce((sum, field) => sum + widthOf(field), 0)}px`;
+  }
+
+  /** Moves a column by `by` places (the header's drag, or Alt with an arrow on its button); the order is kept for this browser. */
+  function moveColumn(from: number, to: number): void {
+    if (to < 0 || to >= columns.length || from === to) return;
+    const [moved] = columns.splice(from, 1);
+    columns.splice(to, 0, moved);
+    layout.order = columns.map((field) => field.slug);
+    saveLayout(base.id, layout);
+    active = { ...active, col: active.col === from ? to : active.col };
+    drawHeader();
+    draw();
+    header.querySelectorAll<HTMLButtonElement>("button.sort")[to]?.focus();
+    say(`${moved.name} is now column ${to + 1} of ${columns.length}.`);
+  }
+
+  function drawHeader(): void {
+    fill(
+      header,
+      h("th", { scope: "col", class: "open-col" }, h("span", { class: "visually-hidden" }, "Open")),
+      ...columns.map((field, col) => {
+        const direction = setup.sort === field.slug ? "ascending" : setup.sort === `-${field.slug}` ? "descending" : "none";
+        const next = direction === "none" ? field.slug : direction === "ascending" ? `-${field.slug}` : undefined;
+        const sort = h(
+          "button",
+          { type: "button", class: "sort", title: `Sort by ${field.name} (Alt+arrows move the column)`, onclick: () => setup.sortBy(next) },
+          field.name,
+          direction === "none" ? "" : direction === "ascending" ? " ▲" : " ▼",
+        );
+        sort.addEventListener("keydown", (event) => {
+          const key = (event as KeyboardEvent).key;
+          if (!(event as KeyboardEvent).altKey || (key !== "ArrowLeft" && key !== "ArrowRight")) return;
+          event.preventDefault();
+          moveColumn(col, col + (key === "ArrowLeft" ? -1 : 1));
+        });
+        const cell = h("th", { scope: "col", "aria-sort": direction, class: NUMERIC.has(field.type) ? "num" : "", draggable: "true", "data-col": col }, sort, resizer(field));
+        cell.addEventListener("dragstart", (event) => {
+          // A drag that began on the column's edge resizes it; it does not move it.
+          if (resizing) return event.preventDefault();
+          (event as DragEvent).dataTransfer?.setData("text/x-basalt-column", String(col));
+        });
+        cell.addEventListener("dragover", (event) => event.preventDefault());
+        cell.addEventListener("drop", (event) => {
+          event.preventDefault();
+          const from = Number((event as DragEvent).dataTransfer?.getData("text/x-basalt-column"));
+          if (Number.isInteger(from)) moveColumn(from, col);
+        });
+        return cell;
+      }),
+    );
+    sizeColumns();
+  }
+
+  /** A column's edge: dragged with the pointer, or moved 16 px a press of an arrow once focused; the width is kept for this browser. */
+  function resizer(field: FieldView): HTMLElement {
+    const edge = h("span", { class: "resize", role: "separator", tabindex: "0", "aria-orientation": "vertical", "aria-label": `Resize ${field.name}`, "aria-valuenow": widthOf(field), "aria-valuemin": MIN_WIDTH });
+    const set = (width: number) => {
+      layout.widths[field.slug] = Math.max(MIN_WIDTH, Math.round(width));
+      edge.setAttribute("aria-valuenow", String(layout.widths[field.slug]));
+      sizeColumns();
+    };
+    edge.addEventListener("pointerdown", (event) => {
+      resizing = true;
+      const start = (event as PointerEvent).clientX;
+      const from = widthOf(field);
+      edge.setPointerCapture((event as PointerEvent).pointerId);
+      const move = (moved: Event) => set(from + (moved as PointerEvent).clientX - start);
+      edge.addEventListener("pointermove", move);
+      edge.addEventListener(
+        "pointerup",
+        () => {
+          resizing = false;
+          edge.removeEventListener("pointermove", move);
+          saveLayout(base.id, layout);
+        },
+        { once: true },
       );
-    }),
-  );
-  const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records` }, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
+      event.preventDefault();
+    });
+    edge.addEventListener("keydown", (event) => {
+      const key = (event as KeyboardEvent).key;
+      if (key !== "ArrowLeft" && key !== "ArrowRight") return;
+      event.preventDefault();
+      set(widthOf(field) + (key === "ArrowLeft" ? -16 : 16));
+      saveLayout(base.id, layout);
+    });
+    return edge;
+  }
+  drawHeader();
   const scroller = h("div", { class: "grid-scroll" }, table);
 
   const reachable = () => Math.min(total, REACH);
