@@ -304,6 +304,18 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.keyboard.press("Escape");
     expect(await first.getByRole("gridcell").nth(1).innerText()).toBe("321");
 
+    // A record opens beside the grid: edited there, its save stays beside the grid.
+    await grid.getByRole("link", { name: "Open Book 58" }).click();
+    const panel = page.getByRole("complementary", { name: "Record Book 58" });
+    await panel.waitFor();
+    expect(await grid.isVisible()).toBe(true);
+    await panel.getByLabel("Pages").fill("580");
+    await panel.getByRole("button", { name: "Save changes" }).click();
+    await panel.getByText("Saved.").waitFor();
+    await grid.getByRole("row", { name: /Book 58/ }).getByText("580").waitFor();
+    await panel.getByRole("link", { name: "Close" }).click();
+    await panel.waitFor({ state: "detached" });
+
     // Columns are resized and moved with the keyboard too, and stay so for this browser.
     const widthOfPages = () => grid.getByRole("columnheader", { name: /Pages/ }).evaluate((cell) => cell.getBoundingClientRect().width);
     const before = await widthOfPages();
@@ -561,6 +573,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const books = (await server.call("GET", "/api/v1/bases/books", { session })).body;
     const tasks = (await server.call("GET", "/api/v1/bases/tasks", { session })).body;
     const [board] = (await server.call("GET", `/api/v1/bases/${tasks.id}/views`, { session })).body;
+    const [book] = (await server.call("GET", "/api/v1/records?baseId=books&limit=1", { session })).body.records;
     const meetings = (await server.call("GET", "/api/v1/bases/meetings", { session })).body;
     const [agenda] = (await server.call("GET", `/api/v1/bases/${meetings.id}/views`, { session })).body;
     const essays = (await server.call("GET", "/api/v1/bases/essays", { session })).body;
@@ -571,6 +584,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["data", "/admin/data"],
       ["base", `/admin/bases/${base}`],
       ["grid", `/admin/bases/${books.id}`, 'tr[data-row="0"] td[role=gridcell]'],
+      ["record-panel", `/admin/bases/${books.id}?record=${book.id}`, ".record-panel"],
       ["kanban", `/admin/bases/${tasks.id}?view=${board.id}`, ".board-card"],
       ["gallery", `/admin/bases/${essays.id}?view=${covers.id}`, ".gallery-card"],
       ["calendar", `/admin/bases/${meetings.id}?view=${agenda.id}&month=2026-03`, "table.month"],

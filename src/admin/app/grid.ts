@@ -31,6 +31,8 @@ export interface GridSetup {
   /** The sort in effect (`slug` or `-slug`), and how to change it (the screen's address follows). */
   sort: string | undefined;
   sortBy(sort: string | undefined): void;
+  /** Where a row's record opens (beside the grid). */
+  openHref(recordId: string): string;
   /** Whether the caller may propose changes (a read-only level shows the grid without editing). */
   canPropose: boolean;
 }
@@ -273,7 +275,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return h(
       "tr",
       { role: "row", "aria-rowindex": index + 2, "data-row": index },
-      h("th", { scope: "row", class: "open-col" }, link(`/admin/records/${record.id}`, h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`))),
+      h("th", { scope: "row", class: "open-col" }, link(setup.openHref(record.id), h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`))),
       ...columns.map((field, col) => {
         const waiting = proposed.get(`${record.id}:${field.slug}`);
         const isActive = index === active.row && col === active.col;

@@ -231,7 +231,7 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
     listeners = heard;
     drawnAt = began;
     if (options.inPlace) window.scrollTo(0, scrolled);
-    else main.querySelector<HTMLElement>("h1")?.focus();
+    else (main.querySelector<HTMLElement>("[data-focus]") ?? main.querySelector<HTMLElement>("h1"))?.focus();
   } catch (failure) {
     if (current()) fill(main, h("div", { class: "screen" }, h("h1", { tabindex: "-1" }, screen.title), notice("error", failureText(failure))));
   }

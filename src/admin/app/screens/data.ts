@@ -137,6 +137,9 @@ async function basePage(ctx: Context): Promise<Node> {
   const views = await api<ViewView[]>("GET", `/bases/${base.id}/views`);
   const view = views.find((candidate) => candidate.id === ctx.query.get("view"));
   const { field, op, value, sort } = Object.fromEntries(["field", "op", "value", "sort"].map((key) => [key, ctx.query.get(key) ?? undefined]));
+  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ view: view?.id, field, op, value, sort, ...extra })}`;
+  const opened = ctx.query.get("record");
+  const panel = opened ? await recordPanel(ctx, opened, here) : null;
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
   const level = ctx.me.caller.effectiveLevel;
   const canPropose = level !== null && atLeast(level, "changeRequest");
@@ -165,7 +168,8 @@ async function basePage(ctx: Context): Promise<Node> {
         base,
         load: (page) => api<{ records: RecordView[]; total: number }>("GET", `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", ...filter })}`),
         sort,
-        sortBy: (next) => ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, field, op, value, sort: next })}`),
+        sortBy: (next) => ctx.go(here({ sort: next })),
+        openHref: (id) => here({ record: id }),
         canPropose,
       });
   ctx.onLive(content.live);
@@ -195,6 +199,7 @@ async function basePage(ctx: Context): Promise<Node> {
     card(view ? view.name : "Records", view && view.type !== "table" ? null : filterForm, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
     canPropose ? saveViewForm(ctx, base) : null,
+    panel,
   );
 }
 
@@ -250,8 +255,8 @@ function readField(field: FieldView, values: FormData): unknown {
 const comparable = (field: FieldView, value: unknown) => JSON.stringify(field.type === "attachment" ? idsIn(value) : (value ?? null));
 
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
-function proposalOutcome(ctx: Context, answer: Proposed<RecordView>): void {
-  if (answer.materialized) ctx.go(`/admin/records/${answer.id}?saved=1`);
+function proposalOutcome(ctx: Context, answer: Proposed<RecordView>, savedAt: (id: string) => string = (id) => `/admin/records/${id}?saved=1`): void {
+  if (answer.materialized) ctx.go(savedAt(answer.id));
   else ctx.go(`/admin/change-requests/${answer.id}`);
 }
 
@@ -271,8 +276,12 @@ async function newRecord(ctx: Context): Promise<Node> {
   );
 }
 
-async function recordPage(ctx: Context): Promise<Node> {
-  const record = await api<FullRecordView>("GET", `/records/${encodeURIComponent(ctx.params.id)}`);
+/**
+ * A record: its fields to edit (by type), its comments and its history. Shown as its own page, or
+ * beside its base's grid (`?record=`), where a save stays beside the grid (`savedAt`).
+ */
+async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => string): Promise<{ title: string; parts: Child[] }> {
+  const record = await api<FullRecordView>("GET", `/records/${encodeURIComponent(id)}`);
   const [history, comments] = await Promise.all([
     api<CommitView[]>("GET", `/records/${record.id}/history`),
     api<CommentView[]>("GET", `/comments${query({ subjectType: "record", subjectId: record.id })}`),
@@ -282,8 +291,7 @@ async function recordPage(ctx: Context): Promise<Node> {
   const editable = fields.filter((field) => !computed(field));
   const names = new Map(fields.map((field) => [field.slug, field.name]));
   const title = recordName(fields, record.fields, record.id);
-  return screen(
-    title,
+  const parts: Child[] = [
     h("p", { class: "lead" }, "In ", link(`/admin/bases/${record.baseId}`, record.base.name), `, updated ${when(record.updatedAt)}.`, record.status === "archived" ? " Archived." : ""),
     ctx.query.get("saved") ? notice("success", "Saved.") : null,
     card(
@@ -293,7 +301,7 @@ async function recordPage(ctx: Context): Promise<Node> {
           editable.map((field) => [field.slug, readField(field, values), field] as const).filter(([slug, value, field]) => comparable(field, value) !== comparable(field, record.fields[slug])).map(([slug, value]) => [slug, value]),
         );
         if (Object.keys(changed).length === 0) throw new Error("Nothing changed.");
-        proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: changed, baseCommitId: record.headCommitId }));
+        proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: changed, baseCommitId: record.headCommitId }), savedAt);
       }),
     ),
     card(
@@ -320,7 +328,29 @@ async function recordPage(ctx: Context): Promise<Node> {
         ]),
       ),
     ),
+  ];
+  return { title, parts };
+}
+
+async function recordPage(ctx: Context): Promise<Node> {
+  const { title, parts } = await recordParts(ctx, ctx.params.id);
+  return screen(title, ...parts);
+}
+
+/** The record beside the grid: a labelled region after it, with a way back and a way to its own page. */
+async function recordPanel(ctx: Context, recordId: string, here: (extra: Record<string, string | undefined>) => string): Promise<HTMLElement> {
+  const { title, parts } = await recordParts(ctx, recordId, (id) => here({ record: id, saved: "1" }));
+  const closed = here({ record: undefined, saved: undefined });
+  const panel = h(
+    "aside",
+    { class: "record-panel", "aria-label": `Record ${title}` },
+    h("div", { class: "panel-head" }, h("h2", { tabindex: "-1", "data-focus": "" }, title), link(closed, "Close"), link(`/admin/records/${recordId}`, "Open as a page")),
+    ...parts,
   );
+  panel.addEventListener("keydown", (event) => {
+    if ((event as KeyboardEvent).key === "Escape" && !(event.target as HTMLElement).matches("input, textarea, select")) ctx.go(closed);
+  });
+  return panel;
 }
 
 export const dataScreens: Screen[] = [
