@@ -59,6 +59,10 @@ describe("relation fields", () => {
     expect((await record(ada.id)).fields.papers).toEqual([paper.id]);
     const page = (await server.call("GET", "/api/v1/records?baseId=authors", { key: ws.read })).body.records;
     expect(Object.fromEntries(page.map((r: any) => [r.fields.name, r.fields.papers]))).toEqual({ Ada: [paper.id], Alan: [paper.id] });
+    // linkedNames=true names the linked records of the page, by their primary value (cursor and numbered pages alike).
+    expect((await server.call("GET", "/api/v1/records?baseId=papers&linkedNames=true", { key: ws.read })).body.linkedRecords).toEqual({ [alan.id]: "Alan", [ada.id]: "Ada" });
+    expect((await server.call("GET", "/api/v1/records/page?baseId=authors&linkedNames=true", { key: ws.read })).body.linkedRecords).toEqual({ [paper.id]: "Notes" });
+    expect((await server.call("GET", "/api/v1/records?baseId=papers", { key: ws.read })).body.linkedRecords).toBeUndefined();
 
     const held = await links(paper.id);
     expect(held).toHaveLength(2);

@@ -15,7 +15,7 @@ import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { holdsMany } from "./field-types";
 import { computeFormulas, hasFormulas, storedFormulas } from "./formulas";
-import { hasLinkedFields, type LinkedValues, linkedValues, type RecordLinkView, recordLinkViews, writeLinks } from "./links";
+import { hasLinkedFields, idsOf, type LinkedValues, linkedValues, type RecordLinkView, recordLinkViews, recordNames, writeLinks } from "./links";
 import { bases, commits, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
@@ -42,7 +42,10 @@ export type RecordView = Static<typeof RecordSchema>;
 /** A record in the full shape (the default): with its base and head commit. */
 export type FullRecordView = RecordView & Required<Pick<RecordView, "base" | "headCommit">>;
 
-export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })) });
+/** With `linkedNames=true`: the records the page's relation values name, by id, each one's primary value (null when it has none). */
+const LinkedNames = t.Optional(t.Record(t.String(), Nullable(t.String()), { description: "With linkedNames=true: the records the page's relation values name, by id: each one's primary value (its base's first text field), null when it has none." }));
+
+export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })), linkedRecords: LinkedNames });
 
 export const NumberedRecordPageSchema = t.Object(
   {
@@ -51,6 +54,7 @@ export const NumberedRecordPageSchema = t.Object(
     totalPages: WholeNumber(),
     page: WholeNumber({ minimum: 1 }),
     pageSize: WholeNumber({ minimum: 1 }),
+    linkedRecords: LinkedNames,
   },
   { description: "Busabase's numbered page: the records of page `page` of `pageSize`, and how many match." },
 );
@@ -764,3 +768,11 @@ export function writeRecord(
   if (links) writeLinks(tx, loaded, current.id, links, commit.id, by.at);
   return { row: next, commit };
 }
+
+/** The names of the records a page's relation values name (`linkedNames=true`): one statement for the page. */
+export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, records: RecordView[]): Record<string, string | null> {
+  const relations = loaded.fields.filter((field) => field.type === "relation").map((field) => field.slug);
+  if (relations.length === 0) return {};
+  return recordNames(ctx, loaded.base.spaceId, records.flatMap((record) => relations.flatMap((slug) => idsOf(record.fields[slug]))));
+}
+

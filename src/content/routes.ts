@@ -17,7 +17,7 @@ import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../htt
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "./nodes";
 import { RecordLinkSchema } from "./links";
-import { countRecords, FULL_SHAPE, getRecord, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
+import { countRecords, FULL_SHAPE, getRecord, linkedNamesOf, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 import { VIEW_TYPES } from "./schema";
@@ -110,6 +110,10 @@ export const RECORD_QUERY = [
 ];
 
 /** The lean shape's parameters, on every route that answers records. */
+/** `linkedNames=true`: the page's answer names the records its relation values link to. */
+const wantsLinkedNames = (raw: Record<string, unknown>) => oneString("linkedNames", raw.linkedNames) === "true";
+const LINKED_NAMES_QUERY = queryParameter("linkedNames", "true: the answer's linkedRecords gives each linked record's primary value, by id (for showing links by name).");
+
 const SHAPE_QUERY = [
   queryParameter("include", "Comma list of base and headCommit, or none: the lean shape leaves out what it does not name. Absent: both (Busabase's full shape)."),
   queryParameter("fields", "Comma list of field slugs: only those values are shown. Absent: every field."),
@@ -357,10 +361,12 @@ export function contentRoutes(ctx: AppContext) {
     .get(
       "/records",
       ({ space, request }) => {
-        const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
-        return listRecords(ctx, loaded, query);
+        const raw = nestedQuery(request.url);
+        const { loaded, query } = recordListing(ctx, space.space.id, raw);
+        const page = listRecords(ctx, loaded, query);
+        return wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, page.records) } : page;
       },
-      { answers: { 200: RecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY] } },
+      { answers: { 200: RecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY, LINKED_NAMES_QUERY] } },
     )
     .get(
       "/records/page",
@@ -369,9 +375,10 @@ export function contentRoutes(ctx: AppContext) {
         const { loaded, query } = recordListing(ctx, space.space.id, raw);
         const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
-        return numberedPage(ctx, loaded, query, page, pageSize);
+        const answer = numberedPage(ctx, loaded, query, page, pageSize);
+        return wantsLinkedNames(raw) ? { ...answer, linkedRecords: linkedNamesOf(ctx, loaded, answer.records) } : answer;
       },
-      { answers: { 200: NumberedRecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY] } },
+      { answers: { 200: NumberedRecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY, LINKED_NAMES_QUERY] } },
     )
     .get(
       "/records/count",

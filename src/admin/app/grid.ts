@@ -8,7 +8,7 @@ import type { LiveEvent } from "./live";
 import { failureText, link, recordName, shown } from "./ui";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
-type Page = { records: RecordView[]; total: number };
+type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
 
 /** Types edited in a cell; the others (links, files, JSON, long documents) are edited on the record's page. */
 const CELL_EDITED = new Set(["text", "email", "url", "number", "date", "checkbox", "select", "longtext"]);
@@ -39,8 +39,8 @@ export interface GridSetup {
 
 const editable = (field: FieldView) => CELL_EDITED.has(field.type) && !(COMPUTED_TYPES as readonly string[]).includes(field.type);
 
-/** A value as its cell shows it, by the field's type. */
-function cellContent(field: FieldView, value: unknown): Child {
+/** A value as its cell shows it, by the field's type; `names` are linked records' primary values. */
+function cellContent(field: FieldView, value: unknown, names: Map<string, string | null>): Child {
   if (value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0)) return "";
   switch (field.type) {
     case "checkbox":
@@ -58,8 +58,8 @@ function cellContent(field: FieldView, value: unknown): Child {
     case "multiselect":
       return Array.isArray(value) ? value.map((choice) => h("span", { class: "chip" }, String(choice))) : shown(value);
     case "relation": {
-      const ids = Array.isArray(value) ? value : [value];
-      return h("span", { class: "chip link-chip" }, ids.length === 1 ? "1 linked record" : `${ids.length} linked records`);
+      const ids = (Array.isArray(value) ? value : [value]).map(String);
+      return ids.map((id) => h("span", { class: "chip link-chip" }, names.get(id) ?? "a record without a name"));
     }
     case "attachment":
       return Array.isArray(value)
@@ -138,6 +138,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const pages = new Map<number, RecordView[]>();
   const reading = new Map<number, Promise<void>>();
   const proposed = new Map<string, string>();
+  const names = new Map<string, string | null>();
   let total = 0;
   let active = { row: 0, col: 0 };
   let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement } | null = null;
@@ -288,7 +289,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
             title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
             "data-col": col,
           },
-          cellContent(field, record.fields[field.slug]),
+          cellContent(field, record.fields[field.slug], names),
         );
       }),
     );
@@ -307,6 +308,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         setup
           .load(page + 1)
           .then((answer) => {
+            for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
             pages.set(page, answer.records);
             if (answer.total !== total) total = answer.total;
           })
@@ -522,6 +524,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   setup
     .load(1)
     .then((answer) => {
+      for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
       pages.set(0, answer.records);
       total = answer.total;
       draw();

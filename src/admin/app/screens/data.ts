@@ -166,7 +166,11 @@ async function basePage(ctx: Context): Promise<Node> {
       })
     : recordGrid({
         base,
-        load: (page) => api<{ records: RecordView[]; total: number }>("GET", `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", ...filter })}`),
+        load: (page) =>
+          api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
+            "GET",
+            `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", linkedNames: true, ...filter })}`,
+          ),
         sort,
         sortBy: (next) => ctx.go(here({ sort: next })),
         openHref: (id) => here({ record: id }),
