@@ -316,6 +316,19 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await panel.getByRole("link", { name: "Close" }).click();
     await panel.waitFor({ state: "detached" });
 
+    // Rows chosen together get one change request: here merged at once.
+    await grid.getByRole("checkbox", { name: "Select Book 57" }).check();
+    await grid.getByRole("checkbox", { name: "Select Book 56" }).check();
+    const bulk = page.getByRole("region", { name: "Selected records" });
+    await bulk.getByText("2 selected:").waitFor();
+    await bulk.getByLabel("Field to set").selectOption("genre");
+    await bulk.getByLabel("New value of Genre").selectOption("essay");
+    await bulk.getByRole("button", { name: "Propose for the selected" }).click();
+    await page.getByRole("status").filter({ hasText: "Set Genre on 2 records." }).waitFor();
+    const genres = (await server.call("GET", "/api/v1/records?baseId=books&limit=10", { key: write })).body.records.filter((row: { fields: { title: string } }) => ["Book 57", "Book 56"].includes(row.fields.title));
+    expect(genres.map((row: { fields: { genre: string } }) => row.fields.genre)).toEqual(["essay", "essay"]);
+    await grid.getByRole("row", { name: /Book 57/ }).locator(".chip", { hasText: "essay" }).waitFor();
+
     // Columns are resized and moved with the keyboard too, and stay so for this browser.
     const widthOfPages = () => grid.getByRole("columnheader", { name: /Pages/ }).evaluate((cell) => cell.getBoundingClientRect().width);
     const before = await widthOfPages();

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { TestServer, freshPapersWorkspace, type Workspace } from "./helpers";
+import { createBase, TestServer, freshPapersWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -353,5 +353,39 @@ describe("listing, Inbox counts and batches", () => {
     expect((await server.call("POST", "/api/v1/change-requests/merge", { key: ws.write, body: { changeRequestIds: [] } })).status).toBe(400);
     const tooMany = Array.from({ length: 101 }, (_, i) => `crq_${i}`);
     expect((await server.call("POST", "/api/v1/change-requests/reviews", { key: ws.write, body: { changeRequestIds: tooMany, verdict: "approved" } })).status).toBe(400);
+  });
+});
+
+describe("bulk updates: many records of a base in one change request", () => {
+  test("merged at once with write; waiting for review, every record untouched, with a changeRequest key; any bad update refuses all", async () => {
+    const { server, ws } = await freshPapersWorkspace();
+    try {
+      const create = async (title: string) => (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title, year: 2000 } } })).body;
+      const [a, b] = [await create("A"), await create("B")];
+      const bulk = (key: string, updates: unknown[]) => server.call("POST", "/api/v1/bases/papers/records/bulk-update-change-request", { key, body: { updates, message: "Mark as published" } });
+      const year = async (id: string) => (await server.call("GET", `/api/v1/records/${id}`, { key: ws.read })).body.fields.year;
+
+      const proposed = await bulk(ws.propose, [{ recordId: a.id, fields: { year: 2001 } }, { recordId: b.id, fields: { year: 2001 } }]);
+      expect([proposed.status, proposed.body.status, proposed.body.operationCount]).toEqual([201, "in_review", 2]);
+      expect([await year(a.id), await year(b.id)]).toEqual([2000, 2000]);
+
+      const merged = await bulk(ws.write, [{ recordId: a.id, fields: { year: 2002 } }, { recordId: b.id, fields: { year: 2003 } }]);
+      expect(merged.body.status).toBe("merged");
+      expect([await year(a.id), await year(b.id)]).toEqual([2002, 2003]);
+
+      const count = async () => (await server.call("GET", "/api/v1/change-requests/counts", { key: ws.read })).body;
+      const before = await count();
+      expect((await bulk(ws.write, [{ recordId: a.id, fields: { year: 1 } }, { recordId: a.id, fields: { year: 2 } }])).body.error).toContain("one update a record");
+      const wrong = await bulk(ws.write, [{ recordId: a.id, fields: { year: 2004 } }, { recordId: b.id, fields: { year: "soon" } }]);
+      expect([wrong.status, wrong.body.error]).toEqual([400, expect.stringContaining("1 of 2 updates")]);
+      await createBase(server, ws.write, "other", [{ slug: "title", name: "Title", type: "text" }]);
+      const stranger = (await server.call("POST", "/api/v1/bases/other/change-requests", { key: ws.write, body: { fields: { title: "X" } } })).body;
+      expect((await bulk(ws.write, [{ recordId: stranger.id, fields: { title: "Y" } }])).body.error).toContain('is not a record of the base "papers"');
+      // Only the other base and its record were made since: the refused updates left nothing.
+      expect(await count()).toEqual({ ...before, merged: before.merged + 2, created: before.created + 2 });
+      expect([await year(a.id), await year(b.id)]).toEqual([2002, 2003]);
+    } finally {
+      await server.stop();
+    }
   });
 });

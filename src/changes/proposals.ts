@@ -68,8 +68,36 @@ export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, 
   return proposeCreates(ctx, who, loaded, ops, review);
 }
 
+/** Record operations of one base as one change request, under the base's review policy. */
 function proposeCreates(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Promise<Proposed> {
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
+}
+
+/** The most records one bulk update names (the bulk create's bound). */
+export const MAX_BULK_UPDATES = 1000;
+
+/**
+ * Updates of many records of a base as one change request (an operation each, in order): each
+ * record must be an active record of the base and named once; each update is checked as a single
+ * one is, and any error (naming its `index`) refuses them all. Merged at once where the level
+ * allows, as single updates are.
+ */
+export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: string, updates: { recordId: string; fields: Record<string, unknown>; baseCommitId?: string }[], review: Review): Promise<Proposed> {
+  const loaded = findBase(ctx, who.scope.space.id, baseRef);
+  const seen = new Set<string>();
+  const errors: (FieldError & { index: number })[] = [];
+  const ops: ProposedOperation[] = updates.map((update, index) => {
+    if (seen.has(update.recordId)) throw badRequest(`updates[${index}] names ${update.recordId} again: one update a record.`);
+    seen.add(update.recordId);
+    const record = findRecord(ctx, who.scope.space.id, update.recordId);
+    if (record.baseId !== loaded.base.id) throw badRequest(`updates[${index}]: ${update.recordId} is not a record of the base "${loaded.node.slug}".`);
+    const checked = recordInputErrors(ctx, loaded, update.fields, "update", () => currentFields(ctx, loaded, record));
+    for (const error of checked.errors) errors.push({ index, ...error });
+    const baseCommitId = update.baseCommitId === undefined ? record.headCommitId : checkBaseCommit(ctx, record.id, update.baseCommitId);
+    return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: checked.values };
+  });
+  if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${updates.length} updates.`);
+  return proposeCreates(ctx, who, loaded, ops, review);
 }
 
 export type RecordChange =

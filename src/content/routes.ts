@@ -5,7 +5,7 @@ import type { Actor } from "../auth/actor";
 import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../changes/change-requests";
 import { CommitSchema } from "./commits";
 import { ChangeRequestSchema } from "../changes/views";
-import { type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords, proposeViewChange } from "../changes/proposals";
+import { MAX_BULK_UPDATES, type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords, proposeRecordUpdates, proposeViewChange } from "../changes/proposals";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { write } from "../db/tx";
@@ -342,6 +342,22 @@ export function contentRoutes(ctx: AppContext) {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
         level: "changeRequest",
         body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
+      },
+    )
+    .post(
+      "/bases/:baseId/records/bulk-update-change-request",
+      async ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const { updates, ...review } = body;
+        return viewOf(ctx, (await proposeRecordUpdates(ctx, proposer(space, actor, request), params.baseId, updates, review)).changeRequest);
+      },
+      {
+        answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
+        level: "changeRequest",
+        body: t.Object({
+          updates: t.Array(t.Object({ recordId: t.String({ minLength: 1 }), fields: Json, baseCommitId: t.Optional(t.String()) }), { minItems: 1, maxItems: MAX_BULK_UPDATES }),
+          ...Review,
+        }),
       },
     )
     .get("/bases/:baseId/views", ({ space, params, query }) => listViews(ctx, space.space.id, params.baseId, query.status), {

@@ -68,6 +68,7 @@ export const SUMMARIES: Record<string, string> = {
   "POST /api/v1/bases/:baseId/imports": "Import records from a CSV, JSON or JSON lines file (preview, or one change request)",
   "POST /api/v1/imports": "Make a new base from a file: a field per column, then its rows",
   "GET /api/v1/events/stream": "Live events of the space as Server-Sent Events (resume with Last-Event-ID)",
+  "POST /api/v1/bases/:baseId/records/bulk-update-change-request": "Propose updates of many records of a base as one change request",
   "POST /api/v1/dump/export/tables": "Export a page of one table's raw rows of the space (moving a space)",
   "POST /api/v1/dump/import/begin": "Begin importing a dump into this empty space",
   "POST /api/v1/dump/import/tables": "Add a batch of one table's raw rows (or file bytes) to an import",

@@ -98,7 +98,7 @@ interface Layout {
   widths: Record<string, number>;
 }
 
-const OPEN_WIDTH = 36;
+const OPEN_WIDTH = 60;
 const MIN_WIDTH = 60;
 /** Types whose column starts narrow. */
 const NARROW = new Set(["number", "checkbox", "date", "rating", "percent", "currency", "auto_number", "select"]);
@@ -139,6 +139,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const reading = new Map<number, Promise<void>>();
   const proposed = new Map<string, string>();
   const names = new Map<string, string | null>();
+  /** The rows chosen for a bulk proposal, with the record as it was when chosen (its head commit is the update's base). */
+  const selected = new Map<string, RecordView>();
   let total = 0;
   let active = { row: 0, col: 0 };
   let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement } | null = null;
@@ -276,7 +278,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return h(
       "tr",
       { role: "row", "aria-rowindex": index + 2, "data-row": index },
-      h("th", { scope: "row", class: "open-col" }, link(setup.openHref(record.id), h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`))),
+      h(
+        "th",
+        { scope: "row", class: "open-col" },
+        setup.canPropose ? h("input", { type: "checkbox", class: "select-row", "aria-label": `Select ${name}`, checked: selected.has(record.id), "data-record": record.id }) : null,
+        link(setup.openHref(record.id), h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`)),
+      ),
       ...columns.map((field, col) => {
         const waiting = proposed.get(`${record.id}:${field.slug}`);
         const isActive = index === active.row && col === active.col;
@@ -531,8 +538,70 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     })
     .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
 
+  // ---- bulk: one change request setting a field on every row chosen ----
+  const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => field.type !== "checkbox").map((field) => h("option", { value: field.slug }, field.name)));
+  const bulkValue = h("span", { class: "bulk-value" });
+  const bulkCount = h("strong", {});
+  const bulkBar = h("div", { class: "bulk", role: "region", "aria-label": "Selected records", hidden: true }, bulkCount, " ", bulkField, bulkValue);
+  const fieldOfBulk = () => columns.find((field) => field.slug === bulkField.value)!;
+  let bulkEditor = cellEditor(fieldOfBulk() ?? columns[0], null);
+  const showBulk = () => {
+    bulkBar.hidden = selected.size === 0;
+    bulkCount.textContent = `${selected.size} selected:`;
+  };
+  const resetEditor = () => {
+    bulkEditor = cellEditor(fieldOfBulk(), null);
+    bulkEditor.setAttribute("aria-label", `New value of ${fieldOfBulk().name}`);
+    fill(bulkValue, bulkEditor);
+  };
+  bulkField.addEventListener("change", resetEditor);
+  const proposeBulk = h("button", { type: "button" }, "Propose for the selected");
+  const clearBulk = h("button", { type: "button", class: "secondary" }, "Clear selection");
+  bulkBar.append(" ", proposeBulk, " ", clearBulk);
+  clearBulk.addEventListener("click", () => {
+    selected.clear();
+    showBulk();
+    draw();
+  });
+  proposeBulk.addEventListener("click", async () => {
+    const field = fieldOfBulk();
+    const value = editedValue(field, bulkEditor);
+    proposeBulk.disabled = true;
+    say("Saving…");
+    try {
+      const records = [...selected.values()];
+      const answer = await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-update-change-request`, {
+        updates: records.map((record) => ({ recordId: record.id, fields: { [field.slug]: value }, baseCommitId: record.headCommitId })),
+        message: `Set ${field.name} on ${records.length} records`,
+      });
+      selected.clear();
+      showBulk();
+      if (answer.status === "merged") {
+        say(`Set ${field.name} on ${records.length} records.`);
+        reread();
+      } else {
+        for (const record of records) proposed.set(`${record.id}:${field.slug}`, answer.id);
+        say(`${field.name} for ${records.length} records proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
+        draw();
+      }
+    } catch (failure) {
+      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+    } finally {
+      proposeBulk.disabled = false;
+    }
+  });
+  body.addEventListener("change", (event) => {
+    const box = event.target as HTMLInputElement;
+    if (!box.matches("input.select-row")) return;
+    const record = [...pages.values()].flat().find((row) => row.id === box.dataset.record);
+    if (box.checked && record) selected.set(record.id, record);
+    else selected.delete(box.dataset.record ?? "");
+    showBulk();
+  });
+  if (columns.some((field) => editable(field) && field.type !== "checkbox")) resetEditor();
+
   return {
-    node: h("div", { class: "grid-frame" }, status, scroller),
+    node: h("div", { class: "grid-frame" }, status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
       const record = event.data.record as RecordView | undefined;
       if (!record || event.baseId !== base.id) return;
