@@ -316,6 +316,11 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await panel.getByRole("link", { name: "Close" }).click();
     await panel.waitFor({ state: "detached" });
 
+    // A column's header starts a filter on it.
+    await grid.getByRole("button", { name: "Filter by Genre" }).click();
+    expect(await page.getByLabel("Field", { exact: true }).inputValue()).toBe("genre");
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).name)).toBe("value");
+
     // Rows chosen together get one change request: here merged at once.
     await grid.getByRole("checkbox", { name: "Select Book 57" }).check();
     await grid.getByRole("checkbox", { name: "Select Book 56" }).check();
@@ -338,7 +343,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const after = await widthOfPages();
     expect(after).toBeGreaterThan(before);
     expect(await grid.getByRole("separator", { name: "Resize Pages" }).getAttribute("aria-valuenow")).toBe("142");
-    await grid.getByRole("button", { name: "Genre" }).focus();
+    await grid.getByRole("button", { name: "Genre", exact: true }).focus();
     await page.keyboard.press("Alt+ArrowLeft");
     expect(await grid.getByRole("columnheader").allInnerTexts()).toEqual(["Open", "Title", "Pages", "Genre", "Read"]);
     expect(await first.getByRole("gridcell").nth(2).innerText()).toBe("novel");
@@ -448,6 +453,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
           { slug: "title", name: "Title", type: "text" },
           { slug: "writers", name: "Writers", type: "relation", options: { targetBaseSlug: "writers" } },
           { slug: "cover", name: "Cover", type: "attachment" },
+          { slug: "shout", name: "Shout", type: "formula", options: { formula: { expression: "UPPER({title})" } } },
         ],
       },
     });
@@ -473,8 +479,13 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByLabel("Comment").fill("The diagram needs a caption.");
     await page.getByRole("button", { name: "Comment" }).click();
     await page.getByText("The diagram needs a caption.").waitFor();
+    // A formula is shown, not edited; the linked record's page says what links to it.
+    expect(await page.getByRole("definition").innerText()).toBe("NOTES ON THE ENGINE");
+    await page.goto(`${server.url}/admin/records/${saved.fields.writers[0]}`);
+    await page.getByRole("heading", { name: "Ada Lovelace" }).waitFor();
+    await page.getByRole("link", { name: "Notes on the engine" }).waitFor();
 
-    await page.getByRole("link", { name: "Essays" }).first().click();
+    await page.goto(`${server.url}/admin/bases/${essay.baseId}`);
     const row = page.getByRole("grid", { name: "Essays records" }).getByRole("row", { name: /Notes on the engine/ });
     await row.locator(".link-chip", { hasText: "Ada Lovelace" }).waitFor();
     expect(await row.locator("img.thumb").evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(1);
@@ -494,9 +505,12 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("row", { name: /Writers/ }).waitFor();
     expect(await page.getByRole("row", { name: /Writers/ }).getByRole("cell").allInnerTexts()).toEqual(["Writers", "Ada Lovelace", "Alan Turing"]);
     expect(await page.getByRole("row", { name: /Cover/ }).getByRole("cell").allInnerTexts()).toEqual(["Cover", "cover.png", "—"]);
+    await page.getByLabel("Comment").fill("Why Turing?");
+    await page.getByRole("button", { name: "Comment" }).click();
+    await page.getByText("Why Turing?").waitFor();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
-  });
+  }, 20_000);
 
   test("a calendar view places each record on its date's day, a month at a time", async () => {
     const write = await sessionKey("write");
@@ -553,6 +567,18 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await server.call("POST", "/api/v1/bases/live/change-requests", { key: write, body: { fields: { title: "Written elsewhere" } } });
     await page.getByRole("row", { name: /Written elsewhere/ }).waitFor({ timeout: 1000 });
     expect(await page.evaluate(() => (window as { sameDocument?: boolean }).sameDocument)).toBe(true);
+
+    // A second browser's edit shows in this one within a second.
+    const second = await newPage();
+    await signIn(second, page.url().slice(server.url.length));
+    const theirs = second.getByRole("grid", { name: "Live records" });
+    await theirs.getByRole("row", { name: /Written elsewhere/ }).getByRole("gridcell").first().dblclick();
+    await second.keyboard.press("Control+A");
+    await second.keyboard.type("Edited in another browser");
+    await second.keyboard.press("Enter");
+    await page.getByRole("row", { name: /Edited in another browser/ }).waitFor({ timeout: 1000 });
+    expect(await page.evaluate(() => (window as { sameDocument?: boolean }).sameDocument)).toBe(true);
+    await second.close();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

@@ -25,7 +25,7 @@ const contractOf = (url: string) => (contract ??= fetch(`${url}/api/v1/openapi.j
 
 /** A new folder inside the run's temporary folder (test/setup.ts), which the run removes however it ends. */
 /** A response's text; an event stream (which never ends) is read for 200 ms, then closed. */
-async function textOf(response: Response, aborter: AbortController): Promise<string> {
+export async function textOf(response: Response, aborter: AbortController): Promise<string> {
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) return response.text();
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";

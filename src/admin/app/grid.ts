@@ -33,6 +33,8 @@ export interface GridSetup {
   sortBy(sort: string | undefined): void;
   /** Where a row's record opens (beside the grid). */
   openHref(recordId: string): string;
+  /** Starts a filter on a column (its header's button): the screen's filter, with that field chosen. */
+  filterBy(slug: string): void;
   /** Whether the caller may propose changes (a read-only level shows the grid without editing). */
   canPropose: boolean;
 }
@@ -202,7 +204,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           event.preventDefault();
           moveColumn(col, col + (key === "ArrowLeft" ? -1 : 1));
         });
-        const cell = h("th", { scope: "col", "aria-sort": direction, class: NUMERIC.has(field.type) ? "num" : "", draggable: "true", "data-col": col }, sort, resizer(field));
+        const filter = h("button", { type: "button", class: "filter-by", "aria-label": `Filter by ${field.name}`, title: `Filter by ${field.name}`, onclick: () => setup.filterBy(field.slug) });
+        const cell = h("th", { scope: "col", "aria-sort": direction, class: NUMERIC.has(field.type) ? "num" : "", draggable: "true", "data-col": col }, sort, filter, resizer(field));
         cell.addEventListener("dragstart", (event) => {
           // A drag that began on the column's edge resizes it; it does not move it.
           if (resizing) return event.preventDefault();

@@ -16,6 +16,7 @@ import { transferCard } from "../transfer";
 import { filePicker, idsIn, linkPicker } from "../pickers";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
+import type { RecordLinkView } from "../../../content/links";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 
@@ -174,6 +175,10 @@ async function basePage(ctx: Context): Promise<Node> {
         sort,
         sortBy: (next) => ctx.go(here({ sort: next })),
         openHref: (id) => here({ record: id }),
+        filterBy: (slug) => {
+          filterForm.querySelector<HTMLSelectElement>("select[name=field]")!.value = slug;
+          filterForm.querySelector<HTMLInputElement>("input[name=value]")!.focus();
+        },
         canPropose,
       });
   ctx.onLive(content.live);
@@ -286,15 +291,24 @@ async function newRecord(ctx: Context): Promise<Node> {
  */
 async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => string): Promise<{ title: string; parts: Child[] }> {
   const record = await api<FullRecordView>("GET", `/records/${encodeURIComponent(id)}`);
-  const [history, comments] = await Promise.all([
+  const [history, comments, links] = await Promise.all([
     api<CommitView[]>("GET", `/records/${record.id}/history`),
     api<CommentView[]>("GET", `/comments${query({ subjectType: "record", subjectId: record.id })}`),
+    api<RecordLinkView[]>("GET", `/records/${record.id}/links`),
   ]);
+  // The records linking here, by name (a few: each is read once).
+  const linking = new Map<string, string>();
+  await Promise.all(
+    [...new Set(links.filter((one) => one.targetRecordId === record.id).map((one) => one.sourceRecordId))].slice(0, LINKS_SHOWN).map((id) =>
+      api<FullRecordView>("GET", `/records/${id}`).then((other) => linking.set(id, recordName(other.base.fields, other.fields, id)), () => undefined),
+    ),
+  );
   const level = ctx.me.caller.effectiveLevel;
   const fields = record.base.fields;
   const editable = fields.filter((field) => !computed(field));
   const names = new Map(fields.map((field) => [field.slug, field.name]));
   const title = recordName(fields, record.fields, record.id);
+  const shownOnly = fields.filter(computed);
   const parts: Child[] = [
     h("p", { class: "lead" }, "In ", link(`/admin/bases/${record.baseId}`, record.base.name), `, updated ${when(record.updatedAt)}.`, record.status === "archived" ? " Archived." : ""),
     ctx.query.get("saved") ? notice("success", "Saved.") : null,
@@ -308,6 +322,10 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
         proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: changed, baseCommitId: record.headCommitId }), savedAt);
       }),
     ),
+    shownOnly.length
+      ? card("Computed", h("dl", { class: "computed" }, ...shownOnly.flatMap((field) => [h("dt", {}, field.name, h("span", { class: "muted" }, ` ${field.type}`)), h("dd", {}, shown(record.fields[field.slug]))])))
+      : null,
+    linksCard(links, linking),
     card(
       "Comments",
       comments.length ? h("ol", { class: "comments" }, ...comments.map((comment) => h("li", {}, h("p", { class: "muted" }, when(comment.createdAt)), h("p", {}, comment.body)))) : empty("No comments yet."),
@@ -339,6 +357,16 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
 async function recordPage(ctx: Context): Promise<Node> {
   const { title, parts } = await recordParts(ctx, ctx.params.id);
   return screen(title, ...parts);
+}
+
+/** Records linked to a record that its page names (each is read for its name). */
+const LINKS_SHOWN = 20;
+
+/** The records that link to this one, by the field they link through (those it links to are its relation fields above). */
+function linksCard(links: RecordLinkView[], names: Map<string, string>): Child {
+  const incoming = links.filter((one) => names.has(one.sourceRecordId));
+  if (incoming.length === 0) return null;
+  return card("Linked from", h("ul", {}, ...incoming.map((one) => h("li", {}, link(`/admin/records/${one.sourceRecordId}`, names.get(one.sourceRecordId)!), h("span", { class: "muted" }, ` through ${one.fieldSlug}`)))));
 }
 
 /** The record beside the grid: a labelled region after it, with a way back and a way to its own page. */

@@ -4,7 +4,8 @@ import type { RecordView } from "../../../content/records";
 import { api, ApiError, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { action, card, empty, link, notice, reasonDialog, recordName, screen, shown, table, when } from "../ui";
+import { action, card, empty, form, link, notice, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
+import type { CommentView } from "../../../changes/comments";
 
 type Counts = { review: number; changes: number; created: number; approved: number; merged: number; rejected: number };
 
@@ -111,7 +112,7 @@ function operationDiff(op: OperationView, fieldNames: Map<string, string>, show:
 }
 
 async function changeRequestPage(ctx: Context): Promise<Node> {
-  const cr = await api<ChangeRequestView>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
+  const cr = await api<ChangeRequestView & { comments: CommentView[] }>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
   const fields = cr.base?.fields ?? [];
   const fieldNames = new Map(fields.map((field) => [field.slug, field.name]));
   // A relation's value is shown as the linked records' names, in order.
@@ -200,6 +201,16 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
             cr.reviews.map((r) => [r.reviewer?.name ?? r.reviewerId, r.verdict === "approved" ? "Approved" : "Changes requested", r.reason ?? "—", when(r.createdAt)]),
           )
         : empty(canReview ? "No reviews yet: approve it or request changes above." : "No reviews yet."),
+    ),
+    card(
+      "Comments",
+      cr.comments.length ? h("ol", { class: "comments" }, ...cr.comments.map((comment) => h("li", {}, h("p", { class: "muted" }, when(comment.createdAt)), h("p", {}, comment.body)))) : empty("No comments yet."),
+      ctx.me.caller.effectiveLevel !== null && atLeast(ctx.me.caller.effectiveLevel, "changeRequest")
+        ? form("Comment", [textarea("Comment", "body", { rows: 3 })], async (values) => {
+            await api("POST", "/comments", { subjectType: "change_request", subjectId: cr.id, body: values.get("body") });
+            ctx.reload();
+          })
+        : null,
     ),
     cr.rejectedReason ? card("Closed", h("p", {}, cr.rejectedReason)) : null,
   );
