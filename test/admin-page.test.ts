@@ -211,6 +211,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("link", { name: "Record update in Papers" }).click();
     await page.getByText("through the key “changeRequest over HTTP” (api)").waitFor();
     const diff = page.getByRole("row", { name: /Year/ });
+    await diff.getByRole("cell", { name: "2017" }).waitFor();
     expect(await diff.getByRole("cell").allInnerTexts()).toEqual(["Year", "2016", "2017"]);
     await page.getByRole("button", { name: "Approve" }).click();
     await page.getByText("Approved: merge it to apply the change.").waitFor();
@@ -534,12 +535,12 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");
     await page.getByRole("searchbox", { name: "Search the space" }).fill("grace");
-    await page.keyboard.press("Enter");
+    await page.getByRole("searchbox", { name: "Search the space" }).press("Enter");
     await page.getByRole("heading", { name: "Search: grace" }).waitFor();
     await page.getByRole("link", { name: "Grace Hopper" }).click();
     await page.getByRole("heading", { name: "Grace Hopper" }).waitFor();
     await page.getByRole("searchbox", { name: "Search the space" }).fill("tasks");
-    await page.keyboard.press("Enter");
+    await page.getByRole("searchbox", { name: "Search the space" }).press("Enter");
     await page.getByRole("heading", { name: "Search: tasks" }).waitFor();
     await page.getByRole("link", { name: "Tasks" }).click();
     await page.getByRole("grid", { name: "Tasks records" }).waitFor();
