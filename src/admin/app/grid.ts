@@ -26,8 +26,8 @@ const PAGE_STEP = 10;
 
 export interface GridSetup {
   base: BaseView;
-  /** Reads numbered page `page` (from 1, of `ROWS_A_PAGE` records) of the listing with the screen's filter and sort, and how many match. */
-  load(page: number): Promise<Page>;
+  /** Reads numbered page `page` (from 1, of `ROWS_A_PAGE` records) of the listing with the screen's filter and sort (reversed with `fromEnd`), and how many match. */
+  load(page: number, fromEnd?: boolean): Promise<Page>;
   /** The sort in effect (`slug` or `-slug`), and how to change it (the screen's address follows). */
   sort: string | undefined;
   sortBy(sort: string | undefined): void;
@@ -137,8 +137,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const primary = primaryField(base.fields);
   const layout = readLayout(base.id);
   const columns = orderedColumns(base, primary, layout.order);
-  const pages = new Map<number, RecordView[]>();
-  const reading = new Map<number, Promise<void>>();
+  const pages = new Map<string, RecordView[]>();
+  const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
   const names = new Map<string, string | null>();
   /** The rows chosen for a bulk proposal, with the record as it was when chosen (its head commit is the update's base). */
@@ -261,8 +261,18 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   drawHeader();
   const scroller = h("div", { class: "grid-scroll" }, table);
 
-  const reachable = () => Math.min(total, REACH);
-  const recordAt = (index: number) => pages.get(Math.floor(index / ROWS_A_PAGE))?.[index % ROWS_A_PAGE];
+  /** Numbered pages reach `REACH` records from the start; past it rows are read from the end (the sort reversed), so a base of up to twice that scrolls to its last record. */
+  const reachable = () => (total <= 2 * REACH ? total : REACH);
+  const sourceOf = (index: number) => {
+    const fromEnd = index >= REACH;
+    const place = fromEnd ? total - 1 - index : index;
+    const page = Math.floor(place / ROWS_A_PAGE);
+    return { key: `${fromEnd ? "e" : "f"}${page}`, page, fromEnd, at: place % ROWS_A_PAGE };
+  };
+  const recordAt = (index: number) => {
+    const source = sourceOf(index);
+    return pages.get(source.key)?.[source.at];
+  };
 
   function say(...message: Child[]): void {
     fill(status, ...message);
@@ -311,20 +321,24 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   /** Reads the pages of rows `first`..`last` that are not here yet, then draws again. */
   function readPages(first: number, last: number): void {
-    for (let page = Math.floor(first / ROWS_A_PAGE); page <= Math.floor(last / ROWS_A_PAGE); page++) {
-      if (pages.has(page) || reading.has(page)) continue;
+    const wanted = new Map<string, ReturnType<typeof sourceOf>>();
+    for (let index = first; index <= last; index++) {
+      const source = sourceOf(index);
+      if (!pages.has(source.key) && !reading.has(source.key)) wanted.set(source.key, source);
+    }
+    for (const source of wanted.values()) {
       reading.set(
-        page,
+        source.key,
         setup
-          .load(page + 1)
+          .load(source.page + 1, source.fromEnd)
           .then((answer) => {
             for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
-            pages.set(page, answer.records);
+            pages.set(source.key, answer.records);
             if (answer.total !== total) total = answer.total;
           })
           .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
           .finally(() => {
-            reading.delete(page);
+            reading.delete(source.key);
             draw();
           }),
       );
@@ -355,7 +369,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     table.setAttribute("aria-rowcount", String(count + 1));
     if (hadFocus && !editing) cellAt(active.row, active.col)?.focus();
     if (count === 0 && reading.size === 0) say(total === 0 ? "No records yet." : "");
-    else if (total > REACH && last >= REACH - 1) say(`The first ${REACH.toLocaleString()} of ${total.toLocaleString()} records are shown: filter or sort to reach the others.`);
+    else if (total > 2 * REACH && last >= REACH - 1) say(`The first ${REACH.toLocaleString()} of ${total.toLocaleString()} records are shown: filter or sort to reach the others.`);
   }
 
   let frame = 0;
@@ -423,8 +437,9 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   /** The record of row `row` is now `record` (a save, or another client's change). */
   function replaceRecord(row: number, record: RecordView): void {
-    const page = pages.get(Math.floor(row / ROWS_A_PAGE));
-    if (page) page[row % ROWS_A_PAGE] = record;
+    const source = sourceOf(row);
+    const page = pages.get(source.key);
+    if (page) page[source.at] = record;
   }
 
   /** Proposes one cell's new value; answers whether it was taken (merged or waiting for review). */
@@ -535,7 +550,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     .load(1)
     .then((answer) => {
       for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
-      pages.set(0, answer.records);
+      pages.set("f0", answer.records);
       total = answer.total;
       draw();
     })
@@ -613,10 +628,11 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         reread();
         return;
       }
-      for (const [page, records] of pages) {
+      for (const [key, records] of pages) {
         const at = records.findIndex((row) => row.id === record.id);
         if (at < 0) continue;
-        const index = page * ROWS_A_PAGE + at;
+        const place = Number(key.slice(1)) * ROWS_A_PAGE + at;
+        const index = key.startsWith("e") ? total - 1 - place : place;
         if (editing?.row === index) return;
         records[at] = { ...records[at], ...record };
         for (const field of columns) proposed.delete(`${record.id}:${field.slug}`);

@@ -82,6 +82,15 @@ const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
 /** The field types a calendar places records by. */
 const DATE_TYPES: ReadonlySet<string> = new Set(["date", "created_time", "updated_time"]);
 
+/** A view's sort as the listing's `sort` parameter; the listing's own default (newest first) without one. */
+const sortOfView = (view: ViewView | undefined) => {
+  const [first] = view?.config.sorts ?? [];
+  return first ? `${first.direction === "desc" ? "-" : ""}${first.fieldSlug}` : "-createdAt";
+};
+
+/** The same order backwards (every key of the listing's order turns with it, so a page from the end is the start's mirror). */
+const reversed = (sort: string) => (sort.startsWith("-") ? sort.slice(1) : `-${sort}`);
+
 /** The tabs over a base: its grid, then each saved view. */
 function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined): HTMLElement {
   const tab = (href: string, name: string, selected: boolean, kind?: string) =>
@@ -167,10 +176,10 @@ async function basePage(ctx: Context): Promise<Node> {
       })
     : recordGrid({
         base,
-        load: (page) =>
+        load: (page, fromEnd) =>
           api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
             "GET",
-            `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort, include: "none", linkedNames: true, ...filter })}`,
+            `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort: fromEnd ? reversed(sort ?? sortOfView(view)) : sort, include: "none", linkedNames: true, ...filter })}`,
           ),
         sort,
         sortBy: (next) => ctx.go(here({ sort: next })),
