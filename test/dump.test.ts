@@ -179,6 +179,18 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       expect(held()).toEqual({ nodes: 1, records: 0 });
       expect((await call("/api/v1/dump/import/commit", { sessionId })).status).toBe(404);
 
+      // Rows that name another space's rows (here, records put into Eve's base) are refused whole.
+      const eveKey = await third.key(stranger.id, "write");
+      const eveBase = await createBase(third, eveKey, "diary", [{ slug: "title", name: "Title", type: "text" }]);
+      const table = async (name: string) => (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: name, limit: 2000 } })).body.rows;
+      const intruding = (await call("/api/v1/dump/import/begin")).body.sessionId;
+      for (const name of ["nodes", "bases", "baseFields"]) await call("/api/v1/dump/import/tables", { sessionId: intruding, table: name, rows: await table(name) });
+      await call("/api/v1/dump/import/tables", { sessionId: intruding, table: "records", rows: (await table("records")).map((row: Record<string, unknown>) => ({ ...row, base_id: eveBase.id })) });
+      const intrusion = await call("/api/v1/dump/import/commit", { sessionId: intruding });
+      expect([intrusion.status, intrusion.body.error]).toEqual([400, expect.stringContaining(`a base (${eveBase.id})`)]);
+      expect(held()).toEqual({ nodes: 1, records: 0 });
+      expect((await third.call("GET", "/api/v1/records?baseId=diary", { key: eveKey })).body.records).toEqual([]);
+
       // Bytes that are not what their key says.
       const second = (await call("/api/v1/dump/import/begin")).body.sessionId;
       await call("/api/v1/dump/import/tables", { sessionId: second, table: "attachmentBlobs", rows: [{ storageKey: "0".repeat(64), base64: "aGVsbG8=" }] });

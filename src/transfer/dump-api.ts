@@ -250,7 +250,7 @@ function refusedRow(error: unknown, table: string, row: Row): ApiError {
 }
 
 /** Loads the session's rows into the space, in one write: the root folder becomes the dump's, ids are kept, users matched by e-mail. */
-function loadStaged(tx: Tx, spaceId: string, dir: string, password: string, actor: AuditActor): { rows: number; warnings: string[] } {
+function loadStaged(tx: Tx, spaceId: string, dir: string, password: string, actor: AuditActor, sentFiles: Set<string>): { rows: number; warnings: string[] } {
   const refusal = notEmpty(tx, spaceId);
   if (refusal) throw spaceNotEmpty(refusal);
   const sqlite = tx.store.sqlite;
@@ -273,9 +273,43 @@ function loadStaged(tx: Tx, spaceId: string, dir: string, password: string, acto
       if (table === "webhook_rules") rules++;
     }
   }
+  const foreign = foreignReferences(tx, spaceId, sentFiles);
+  if (foreign) throw badRequest(`The import names ${foreign}, which is not part of it: rows may only name the space's own rows, and files sent with them.`);
   forgetBases(tx);
   recordAudit(tx, { action: "space.imported", actor, spaceId, targetType: "space", targetId: spaceId, metadata: { rows } });
   return { rows, warnings: rules > 0 ? [`${rules} webhook rule(s) loaded disabled, without their secrets: enter each secret again and enable the rule.`] : [] };
+}
+
+/**
+ * Each reference the loaded rows make that leaves the space, as "a <what> (<id>)", or null. A
+ * foreign key only says a row exists, not whose it is: a record naming another space's base, a
+ * link to another space's record, or an asset naming a stored file its rows did not bring would
+ * reach into another space.
+ */
+const FOREIGN_CHECKS: [what: string, sql: string][] = [
+  ["parent node", `SELECT n."parent_id" FROM "nodes" n JOIN "nodes" p ON p."id" = n."parent_id" WHERE n."space_id" = ?1 AND p."space_id" != ?1`],
+  ["base's node", `SELECT b."node_id" FROM "bases" b JOIN "nodes" n ON n."id" = b."node_id" WHERE b."space_id" = ?1 AND n."space_id" != ?1`],
+  ["base", `SELECT t."base_id" FROM "records" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
+      UNION ALL SELECT t."base_id" FROM "views" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
+      UNION ALL SELECT t."base_id" FROM "commits" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
+      UNION ALL SELECT t."base_id" FROM "change_requests" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
+      UNION ALL SELECT t."base_id" FROM "webhook_rules" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
+      UNION ALL SELECT t."base_id" FROM "record_links" t JOIN "bases" b ON b."id" = t."base_id" OR b."id" = t."target_base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1`],
+  ["node", `SELECT t."node_id" FROM "change_requests" t JOIN "nodes" n ON n."id" = t."node_id" WHERE t."space_id" = ?1 AND n."space_id" != ?1`],
+  ["record", `SELECT l."source_record_id" FROM "record_links" l JOIN "records" r ON r."id" = l."source_record_id" OR r."id" = l."target_record_id" WHERE l."space_id" = ?1 AND r."space_id" != ?1
+      UNION ALL SELECT c."record_id" FROM "commits" c JOIN "records" r ON r."id" = c."record_id" WHERE c."space_id" = ?1 AND r."space_id" != ?1`],
+  ["change request", `SELECT o."change_request_id" FROM "operations" o JOIN "change_requests" c ON c."id" = o."change_request_id" JOIN "bases" b ON b."id" = o."base_id" WHERE c."space_id" = ?1 AND b."space_id" != ?1`],
+];
+
+function foreignReferences(tx: Tx, spaceId: string, sentFiles: ReadonlySet<string>): string | null {
+  for (const [what, query] of FOREIGN_CHECKS) {
+    const row = tx.store.sqlite.query<Record<string, string>, [string]>(`${query} LIMIT 1`).values(spaceId)[0];
+    if (row) return `a ${what} (${row[0]})`;
+  }
+  // A file the import did not bring but this instance stores belongs to someone else's asset.
+  const files = tx.store.sqlite.query<{ hash: string }, [string]>(`SELECT DISTINCT "content_hash" AS "hash" FROM "assets" WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL`).all(spaceId);
+  const borrowed = files.find((file) => !sentFiles.has(file.hash) && existsSync(contentPath(tx.config.dataDir, file.hash)));
+  return borrowed ? `a stored file (${borrowed.hash})` : null;
 }
 
 /** Commits a session: its files checked against their hashes and stored, then its rows loaded in one transaction. The session ends either way: a refused import is begun again. */
@@ -291,7 +325,7 @@ export async function commitDumpImport(ctx: AppContext, spaceId: string, session
   }
   const password = await unusablePassword();
   try {
-    const { warnings } = await write(ctx, (tx) => loadStaged(tx, spaceId, dir, password, actor));
+    const { warnings } = await write(ctx, (tx) => loadStaged(tx, spaceId, dir, password, actor, new Set(blobs)));
     const missing = ctx.store.sqlite
       .query<{ id: string; hash: string }, [string]>(`SELECT "id", "content_hash" AS "hash" FROM "assets" WHERE "space_id" = ?1 AND "status" = 'ready' AND "content_hash" IS NOT NULL`)
       .all(spaceId)
