@@ -56,7 +56,7 @@ const recordCreate = (loaded: LoadedBase, values: Record<string, unknown>): Prop
  */
 export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
-  if (records.length === 1) return proposeCreates(ctx, who, loaded, [recordCreate(loaded, checkRecordInput(ctx, loaded, records[0].fields, "create"))], review);
+  if (records.length === 1) return proposeBaseRecords(ctx, who, loaded, [recordCreate(loaded, checkRecordInput(ctx, loaded, records[0].fields, "create"))], review);
   const ops: ProposedOperation[] = [];
   const errors: (FieldError & { index: number })[] = [];
   records.forEach((record, index) => {
@@ -65,11 +65,11 @@ export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, 
     ops.push(recordCreate(loaded, checked.values));
   });
   if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${records.length} records.`);
-  return proposeCreates(ctx, who, loaded, ops, review);
+  return proposeBaseRecords(ctx, who, loaded, ops, review);
 }
 
-/** Record operations of one base as one change request, under the base's review policy. */
-function proposeCreates(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Promise<Proposed> {
+/** Record operations (creates or updates) of one base as one change request, under the base's review policy. */
+function proposeBaseRecords(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Promise<Proposed> {
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
 }
 
@@ -97,7 +97,7 @@ export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: st
     return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: checked.values };
   });
   if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${updates.length} updates.`);
-  return proposeCreates(ctx, who, loaded, ops, review);
+  return proposeBaseRecords(ctx, who, loaded, ops, review);
 }
 
 export type RecordChange =

@@ -11,7 +11,7 @@ import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
 import { loadDump, writeDump } from "../transfer/dump";
 import { EXPORT_FORMATS, type ExportFormat, exportParts } from "../transfer/export";
 import { checkedUpload, commitImport, type ImportResult, importNewBase, NO_BASE, previewImport } from "../transfer/import";
-import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../transfer/parse";
+import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../transfer/formats";
 import { CliError, openContext, parseFlags, required } from "./common";
 
 /** `basalt export`: a base's records (optionally through a view) to a file or standard output, as the API's export writes them. */

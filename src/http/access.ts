@@ -82,11 +82,15 @@ function requireSpaceAccess(space: SpaceScope, access: SpaceAccess, body: unknow
   }
 }
 
+const cookiesOf = (request: Request) => {
+  const header = request.headers.get("cookie");
+  return header ? new Bun.CookieMap(header) : null;
+};
+
 /** The caller of a request. Reads `request.headers`, always present, rather than the parsed `headers` Elysia may skip. */
-function actorOf(ctx: AppContext, request: Request): Actor {
+function actorOf(ctx: AppContext, request: Request, cookies = cookiesOf(request)): Actor {
   const header = (name: string) => request.headers.get(name) ?? undefined;
-  const cookies = header("cookie");
-  const token = cookies ? (new Bun.CookieMap(cookies).get(SESSION_COOKIE) ?? null) : null;
+  const token = cookies?.get(SESSION_COOKIE) ?? null;
   const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
   const { credential } = actor;
   if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", credential.csrfToken)) {
@@ -103,9 +107,10 @@ export const SPACE_COOKIE = "basalt_space";
 
 /** The caller and the space of section 2.3 a request acts in, or the 401/403 of one that may not. */
 export function grantedSpace(ctx: AppContext, request: Request, required: SpaceAccess, body?: unknown): { actor: Actor; space: SpaceScope } {
-  const actor = actorOf(ctx, request);
-  const cookies = actor.credential.type === "session" ? request.headers.get("cookie") : null;
-  const space = resolveSpace(ctx, actor, spaceHeader(request) ?? (cookies ? (new Bun.CookieMap(cookies).get(SPACE_COOKIE) ?? undefined) : undefined));
+  const cookies = cookiesOf(request);
+  const actor = actorOf(ctx, request, cookies);
+  const chosen = actor.credential.type === "session" ? (cookies?.get(SPACE_COOKIE) ?? undefined) : undefined;
+  const space = resolveSpace(ctx, actor, spaceHeader(request) ?? chosen);
   requireSpaceAccess(space, required, body);
   return { actor, space };
 }

@@ -82,6 +82,8 @@ function envelope(error: ApiError) {
 }
 
 const started = new WeakMap<Request, number>();
+/** The requests answered by a stream that stays open (`STREAMS`), decided once when each arrives. */
+const streams = new WeakSet<Request>();
 
 /** SQLite's answer when the disk (or the database's size limit) is full: the write rolled back, nothing else is wrong. */
 const isDiskFull = (error: unknown): boolean => (error as { code?: string } | null)?.code === "SQLITE_FULL";
@@ -152,7 +154,7 @@ const uploadOf = (request: Request) => {
 
 /** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
 const STREAMS = new Set(["/api/v1/events/stream"]);
-const counted = (request: Request) => request.method !== "GET" || !STREAMS.has(urlPath(request.url));
+const isStream = (request: Request) => request.method === "GET" && STREAMS.has(urlPath(request.url));
 
 /** The 413 for a file past `--max-import`. */
 export const uploadRefusal = (max: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most an import reads (the operator sets it with --max-import).`);
@@ -211,7 +213,8 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     })
     .onRequest(({ request, set }) => {
       started.set(request, performance.now());
-      if (counted(request)) ctx.requests.inFlight++;
+      if (isStream(request)) streams.add(request);
+      else ctx.requests.inFlight++;
       const origin = request.headers.get("origin");
       if (origin !== null) {
         Object.assign(set.headers, CORS_HEADERS, { "access-control-allow-origin": origin, vary: "Origin" });
@@ -233,7 +236,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       return parseJsonBody(text);
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
-      if (counted(request)) ctx.requests.inFlight--;
+      if (!streams.has(request)) ctx.requests.inFlight--;
       const start = started.get(request);
       const ms = start === undefined ? 0 : performance.now() - start;
       ctx.log.info(`${request.method} ${path} ${set.status ?? 200} ${ms.toFixed(2)}ms`);

@@ -97,16 +97,10 @@ const SESSION_HOURS = 24;
 const sessionsDir = (ctx: AppContext) => join(ctx.config.dataDir, "dump-imports");
 const sessionDir = (ctx: AppContext, id: string) => join(sessionsDir(ctx), id);
 
+/** The space's open session `id`, or the 404 of one that is not (a made-up id never reaches the disk). */
 function readSession(ctx: AppContext, spaceId: string, id: string): Session {
-  const missing = notFound(`No import session ${id} is open in this space.`);
-  if (!SESSION_ID.test(id)) throw missing;
-  let session: Session;
-  try {
-    session = JSON.parse(readFileSync(join(sessionDir(ctx, id), "session.json"), "utf8")) as Session;
-  } catch {
-    throw missing;
-  }
-  if (session.spaceId !== spaceId) throw missing;
+  const session = SESSION_ID.test(id) ? readSessionFile(ctx, id) : null;
+  if (!session || session.spaceId !== spaceId) throw notFound(`No import session ${id} is open in this space.`);
   return session;
 }
 

@@ -12,7 +12,8 @@ import { EMAIL_PATTERN, slugify } from "../formats";
 import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
 import { uploadRefusal } from "../http/plumbing";
 import { Nullable } from "../http/schemas";
-import { CsvReader, type ImportFormat, type ImportRow, jsonLine, jsonRows } from "./parse";
+import type { ImportFormat } from "./formats";
+import { CsvReader, type ImportRow, jsonLine, jsonRows } from "./parse";
 
 /**
  * An import's bounds. Merged at once, its rows are proposed in change requests of `part` rows (one

@@ -1,8 +1,6 @@
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
 
-export const IMPORT_FORMATS = ["csv", "json", "jsonl"] as const;
-export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** One row of a file: where it starts (1-based line of the file; for a JSON array, the item's place) and its values by column. */
 export interface ImportRow {
@@ -10,14 +8,6 @@ export interface ImportRow {
   values: Record<string, unknown>;
 }
 
-/** What a file is read as, from its declared type or its name. */
-export function formatOf(contentType: string, fileName = ""): ImportFormat | null {
-  const media = contentType.split(";")[0].trim().toLowerCase();
-  if (media === "text/csv" || media === "text/tab-separated-values" || /\.(csv|tsv|txt)$/i.test(fileName)) return "csv";
-  if (media === "application/x-ndjson" || media === "application/jsonl" || media === "application/x-jsonlines" || /\.(jsonl|ndjson)$/i.test(fileName)) return "jsonl";
-  if (media === "application/json" || /\.json$/i.test(fileName)) return "json";
-  return null;
-}
 
 /** The delimiters a CSV may use; the header line's most frequent one (outside quotes) wins. */
 const DELIMITERS = [",", ";", "\t", "|"] as const;

@@ -10,7 +10,7 @@ import { nestedQuery, oneString } from "../http/query";
 import { Nullable, queryParameter, WholeNumber } from "../http/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "./export";
 import { checkedUpload, commitImport, ImportPreviewSchema, ImportResultSchema, importNewBase, NO_BASE, previewImport } from "./import";
-import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./parse";
+import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./formats";
 import { abortDumpImport, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "./dump-api";
 import { actingAs } from "../auth/actor";
 

@@ -1,5 +1,6 @@
 import type { BaseView } from "../../content/bases";
 import type { ImportPreview, ImportResult } from "../../transfer/import";
+import { formatOf } from "../../transfer/formats";
 import { query, send } from "./api";
 import { type Child, fill, h } from "./dom";
 import { card, checkbox, failureText, link, shown, table } from "./ui";
@@ -10,13 +11,6 @@ const FORMATS = [
   { format: "jsonl", label: "JSON lines" },
 ] as const;
 
-/** The format of a file the person chose, by its type or its name's ending. */
-function formatOf(file: File): string | undefined {
-  if (/\.jsonl$|\.ndjson$/i.test(file.name) || file.type === "application/x-ndjson") return "jsonl";
-  if (/\.json$/i.test(file.name) || file.type === "application/json") return "json";
-  if (/\.(csv|tsv|txt)$/i.test(file.name) || file.type.startsWith("text/")) return "csv";
-  return undefined;
-}
 
 /** Saves an answer's bytes as a file of the person's (the export is read with the session and space headers, which a plain link cannot send). */
 async function download(path: string, fileName: string): Promise<void> {
@@ -66,8 +60,8 @@ export function transferCard(base: BaseView, viewId: string | undefined, canProp
   const chosen = () => {
     const file = picker.files?.[0];
     if (!file) throw new Error("Choose a file first.");
-    const format = formatOf(file);
-    return { file, format };
+    // The server's own rule, told the file's name too (a body carries only its type).
+    return { file, format: formatOf(file.type, file.name) ?? undefined };
   };
   const creating = () => (createFields?.querySelector("input") as HTMLInputElement | undefined)?.checked === true;
   const upload = (file: File, format: string | undefined, extra: Record<string, string | boolean | undefined>) =>

@@ -157,39 +157,37 @@ async function basePage(ctx: Context): Promise<Node> {
   const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && DATE_TYPES.has(candidate.type)) : undefined;
   const through = (extra: Record<string, string | number | undefined>) =>
     api<{ records: RecordView[] }>("GET", `/records${query({ baseId: base.id, viewId: view?.id, limit: CARDS_AT_ONCE, include: "none", ...extra })}`).then((page) => page.records);
-  const content = view?.type === "gallery"
-    ? gallery(base, base.fields.find((candidate) => candidate.slug === view.config.coverFieldSlug), () => through({}))
-    : dated
-      ? calendar(base, dated, ctx.query.get("month"), (month) => `/admin/bases/${base.id}${query({ view: view?.id, month })}`, (from, to) =>
-          through({ "filters[0][fieldSlug]": dated.slug, "filters[0][operator]": "gte", "filters[0][value]": from, "filters[1][fieldSlug]": dated.slug, "filters[1][operator]": "lte", "filters[1][value]": `${to}T23:59:59.999Z` }),
-        )
-      : stackedBy
-    ? kanbanBoard({
-        base,
-        field: stackedBy,
-        canPropose,
-        load: (choice) =>
-          api<{ records: RecordView[] }>(
-            "GET",
-            `/records${query({ baseId: base.id, viewId: view!.id, limit: CARDS_A_COLUMN, include: "none", "filters[0][fieldSlug]": stackedBy.slug, "filters[0][operator]": choice === null ? "isEmpty" : "eq", "filters[0][value]": choice ?? undefined })}`,
-          ).then((page) => page.records),
-      })
-    : recordGrid({
-        base,
-        load: (page, fromEnd) =>
-          api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
-            "GET",
-            `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort: fromEnd ? reversed(sort ?? sortOfView(view)) : sort, include: "none", linkedNames: true, ...filter })}`,
-          ),
-        sort,
-        sortBy: (next) => ctx.go(here({ sort: next })),
-        openHref: (id) => here({ record: id }),
-        filterBy: (slug) => {
-          filterForm.querySelector<HTMLSelectElement>("select[name=field]")!.value = slug;
-          filterForm.querySelector<HTMLInputElement>("input[name=value]")!.focus();
-        },
-        canPropose,
-      });
+  /** The records as the view shows them: a gallery, a calendar, a kanban board, or the grid. */
+  const drawn = () => {
+    if (view?.type === "gallery") return gallery(base, base.fields.find((candidate) => candidate.slug === view.config.coverFieldSlug), () => through({}));
+    if (dated) {
+      const month = (from: string, to: string) =>
+        through({ "filters[0][fieldSlug]": dated.slug, "filters[0][operator]": "gte", "filters[0][value]": from, "filters[1][fieldSlug]": dated.slug, "filters[1][operator]": "lte", "filters[1][value]": `${to}T23:59:59.999Z` });
+      return calendar(base, dated, ctx.query.get("month"), (shown) => here({ month: shown }), month);
+    }
+    if (stackedBy) {
+      const column = (choice: string | null) =>
+        through({ limit: CARDS_A_COLUMN, "filters[0][fieldSlug]": stackedBy.slug, "filters[0][operator]": choice === null ? "isEmpty" : "eq", "filters[0][value]": choice ?? undefined });
+      return kanbanBoard({ base, field: stackedBy, canPropose, load: column });
+    }
+    return recordGrid({
+      base,
+      load: (page, fromEnd) =>
+        api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
+          "GET",
+          `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort: fromEnd ? reversed(sort ?? sortOfView(view)) : sort, include: "none", linkedNames: true, ...filter })}`,
+        ),
+      sort,
+      sortBy: (next) => ctx.go(here({ sort: next })),
+      openHref: (id) => here({ record: id }),
+      filterBy: (slug) => {
+        filterForm.querySelector<HTMLSelectElement>("select[name=field]")!.value = slug;
+        filterForm.querySelector<HTMLInputElement>("input[name=value]")!.focus();
+      },
+      canPropose,
+    });
+  };
+  const content = drawn();
   ctx.onLive(content.live);
   const filterForm = h(
     "form",
