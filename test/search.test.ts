@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SEARCHED_TYPES } from "../src/content/field-types";
 import { optimizeStatistics } from "../src/db/client";
+import { write } from "../src/db/tx";
 import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -70,6 +71,38 @@ describe("search across a space", () => {
     expect(await found("query=sheep")).toEqual([ids.numbers]);
   });
 
+  test("the index takes a transaction's entries at its COMMIT: a write rolled back to its savepoint leaves none", async () => {
+    const sqlite = server.ctx.store.sqlite;
+    const setTitle = (tx: { store: { sqlite: typeof sqlite } }, id: string, title: string) =>
+      tx.store.sqlite.run(`UPDATE "records" SET "data" = json_set("data", '$.title', ?1) WHERE "id" = ?2`, [title, id]);
+    const titles = Object.fromEntries(Object.entries(ids).map(([name, id]) => [name, (sqlite.query(`SELECT json_extract("data", '$.title') AS t FROM "records" WHERE "id" = ?1`).get(id) as { t: string }).t]));
+    // Three writes of one batch: the second rolls back; the third changes a record twice.
+    const writes = [
+      write(server.ctx, (tx) => setTitle(tx, ids.attention, "Wombat")),
+      write(server.ctx, (tx) => {
+        setTitle(tx, ids.bert, "Kangaroo");
+        throw new Error("rolled back");
+      }),
+      write(server.ctx, (tx) => {
+        setTitle(tx, ids.tokyo, "Koala");
+        setTitle(tx, ids.tokyo, "Platypus");
+      }),
+    ];
+    expect((await Promise.allSettled(writes)).map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await found("query=wombat")).toEqual([ids.attention]);
+    expect(await found("query=need")).toEqual([]);
+    expect(await found("query=kangaroo")).toEqual([]);
+    expect(await found("query=bert")).toEqual([ids.bert]);
+    expect(await found("query=koala")).toEqual([]);
+    expect(await found("query=platypus")).toEqual([ids.tokyo]);
+    expect(sqlite.query(`SELECT count(*) AS n FROM "record_search_staged"`).get()).toEqual({ n: 0 });
+    await write(server.ctx, (tx) => {
+      for (const [name, title] of Object.entries(titles)) setTitle(tx, ids[name], title);
+    });
+    expect(await found("query=need")).toEqual([ids.attention]);
+    expect(await found("query=platypus")).toEqual([]);
+  });
+
   test("names of folders and bases come first; offset and hasMore page through both", async () => {
     await createBase(server, ws.write, "attention-notes", [{ slug: "title", name: "Title", type: "text" }]);
     const all = (await search("query=attention")).body.results;
@@ -118,7 +151,7 @@ describe("search across a space", () => {
     for (const { stat } of stats) expect(Number(stat.split(" ")[0])).toBeGreaterThanOrEqual(1_000_000);
   });
 
-  test("the triggers index exactly the searched field types", () => {
+  test("the index and its update trigger read exactly the searched field types", () => {
     const triggers = server.ctx.store.sqlite.query("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'records_search_%'").all() as { sql: string }[];
     expect(triggers.length).toBe(3);
     for (const { sql } of triggers.filter((trigger) => trigger.sql.includes("INSERT"))) {

@@ -1,3 +1,4 @@
+import { SEARCHED_TYPES as INDEXED_TYPES } from "../db/search-index";
 import { attachmentIds, checkAttachmentOptions } from "../assets/values";
 import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
@@ -43,8 +44,8 @@ export const primaryField = <F extends { type: string }>(fields: readonly F[]): 
 /** Text that is a document of its own kind, edited as a block: stored as given, never rendered as HTML by Basalt. */
 export const DOCUMENT_TYPES: readonly FieldType[] = ["longtext", "markdown", "html", "code", "yaml"];
 
-/** The field types whose values full-text search reads (the triggers of migrations/0017 list the same). */
-export const SEARCHED_TYPES: readonly FieldType[] = ["text", "longtext", "markdown", "html", "code", "yaml", "email", "url"];
+/** The field types whose values full-text search reads: the search index's own list. */
+export const SEARCHED_TYPES: readonly FieldType[] = INDEXED_TYPES;
 
 /** The languages whose `code` values are parsed on write (others are any string). */
 const PARSED_LANGUAGES: Record<string, (text: string) => unknown> = { json: JSON.parse, yaml: (text) => Bun.YAML.parse(text) };

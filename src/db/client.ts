@@ -5,6 +5,7 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
 import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
+import { flushStagedSearch, stagedSearchFlusher } from "./search-index";
 import { WriteQueue } from "./write-queue";
 
 /** Drizzle without a schema object: the code builds its queries from the tables it imports, so the store imports no domain (the tables are listed for drizzle-kit by drizzle.config.ts). */
@@ -44,7 +45,7 @@ export function openStore(path: string): Store {
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of PRAGMAS) sqlite.run(pragma);
   if (path !== ":memory:") makePrivate(...databaseFiles(path));
-  return { sqlite, db: drizzle(sqlite), writes: new WriteQueue(sqlite) };
+  return { sqlite, db: drizzle(sqlite), writes: new WriteQueue(sqlite, stagedSearchFlusher(sqlite)) };
 }
 
 /**
@@ -88,7 +89,8 @@ export const SCHEMA_VERSION = Math.max(0, ...MIGRATIONS.map((migration) => migra
  * A database migrated by a later version holds migrations this one does not know: drizzle would
  * apply nothing and the server would run against tables it does not understand. It stops instead.
  */
-const hasMigrationsTable = (store: Store) => store.sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() != null;
+const hasTable = (store: Store, name: string) => store.sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1").get(name) != null;
+const hasMigrationsTable = (store: Store) => hasTable(store, "__drizzle_migrations");
 
 function refuseNewerDatabase(store: Store, migrations: typeof MIGRATIONS): void {
   if (!hasMigrationsTable(store)) return;
@@ -138,6 +140,8 @@ export function migrate(store: Store, migrations: typeof MIGRATIONS = MIGRATIONS
   }
   dropRetiredFieldIndexes(store);
   requireTriggers(store);
+  // A migration that rewrites records stages their search entries as any write does; they reach the index here.
+  if (hasTable(store, "record_search_staged")) store.sqlite.transaction(() => flushStagedSearch(store.sqlite))();
   return applied() - before;
 }
 

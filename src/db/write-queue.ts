@@ -64,7 +64,14 @@ export class WriteQueue {
   onSlowBatch: (ms: number, writes: number, lockWaitMs: number) => void = () => undefined;
   private lockWaitMs = 0;
 
-  constructor(private readonly sqlite: Database) {}
+  /**
+   * `beforeCommit` runs in each transaction after its writes, before its COMMIT (the store brings
+   * the search index up to date there); a failure fails the COMMIT.
+   */
+  constructor(
+    private readonly sqlite: Database,
+    private readonly beforeCommit: () => void = () => undefined,
+  ) {}
 
   write<T>(work: (scope: TxScope) => Settled<T>): Promise<T> {
     if (this.running) return this.join(this.running, work) as Promise<T>;
@@ -154,6 +161,7 @@ export class WriteQueue {
       outcomes.push(outcome);
     }
     try {
+      this.beforeCommit();
       this.sqlite.run("COMMIT");
     } catch (error) {
       if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");

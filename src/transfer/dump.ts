@@ -5,6 +5,7 @@ import { contentPath, filesDir } from "../assets/storage";
 import type { Store } from "../db/client";
 import { SCHEMA_VERSION } from "../db/client";
 import { makePrivate, privateDir } from "../db/files";
+import { flushStagedSearch } from "../db/search-index";
 import { newId } from "../db/ids";
 
 /**
@@ -242,6 +243,7 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
     }
     const broken = sqlite.query("PRAGMA foreign_key_check").all();
     if (broken.length > 0) throw new Error(`${path} holds rows whose references are missing (${broken.length}); it is not loaded.`);
+    flushStagedSearch(sqlite);
     sqlite.run("COMMIT");
   } catch (error) {
     sqlite.run("ROLLBACK");
