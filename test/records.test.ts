@@ -344,12 +344,17 @@ describe("listing", () => {
   });
 
   test("the lean shape: include= names what to add to the values, fields= picks slugs; the full shape stays the default", async () => {
+    const [, second] = (await server.call("GET", "/api/v1/records?baseId=papers&limit=2", { key: ws.read })).body.records;
+    const edit = await server.call("POST", `/api/v1/records/${second.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { tags: ["ml", "db"] } } });
+    expect(edit.status).toBe(201);
     const full = (await server.call("GET", "/api/v1/records?baseId=papers&limit=20", { key: ws.read })).body;
     const lean = (await server.call("GET", "/api/v1/records?baseId=papers&limit=20&include=none", { key: ws.read })).body;
     expect(full.records[0].base.slug).toBe("papers");
     expect(full.records[0].headCommit.payload).toEqual(full.records[0].fields);
     expect(lean.nextCursor).toBe(full.nextCursor);
     expect(lean.records).toEqual(full.records.map(({ base: _, headCommit: __, ...rest }: Record<string, unknown>) => rest));
+    // The edited record shows its head's parent in either shape.
+    expect(lean.records[1]).toMatchObject({ id: second.id, parentCommitId: second.headCommitId });
     expect(JSON.stringify(lean).length * 4).toBeLessThan(JSON.stringify(full).length);
 
     const picked = (await server.call("GET", "/api/v1/records?baseId=papers&limit=2&sort=title&include=headCommit&fields=title,year", { key: ws.read })).body.records;

@@ -116,11 +116,14 @@ function requireShapeFields(loaded: LoadedBase, shape: RecordShape): void {
 /** A head commit as records show it: its payload is the record's field map, so it is not read. */
 export type CommitHead = Omit<CommitRow, "payload">;
 
+/** What a record shows of its head commit: all of it, or (the lean shape) only its parent. */
+type HeadOfRecord = CommitHead | { id?: undefined; parentCommitId: string | null };
+
 /** A record as the API shows it; `base` is one view shared by the records of a page. */
 export function recordView(
   row: RecordRow,
   loaded: LoadedBase,
-  head: CommitHead | undefined,
+  head: HeadOfRecord | undefined,
   people: Map<string, UserRef>,
   base: BaseView,
   linked: Record<string, unknown> | undefined,
@@ -139,7 +142,7 @@ export function recordView(
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     archivedAt: row.archivedAt,
-    ...(shape.headCommit ? { headCommit: head ? commitView({ ...head, payload: fields }, people) : null } : {}),
+    ...(shape.headCommit ? { headCommit: head?.id !== undefined ? commitView({ ...head, payload: fields }, people) : null } : {}),
     parentRecordId: null,
     parentCommitId: head?.parentCommitId ?? null,
     ...(shape.base ? { base } : {}),
@@ -179,11 +182,13 @@ const HEAD_COLUMNS = Object.entries(headColumns);
 const AUTHOR_COLUMNS = Object.entries(authorColumns);
 
 /**
- * A record read as an array (its columns, then its head commit's from `headAt`, then the author's),
- * as the API shows it: decoded column by column, which costs less than drizzle's mapping of joined rows.
+ * A record read as an array (its columns, then its head commit's from `headAt`, then the author's;
+ * `lean`: then only the head's parent), as the API shows it: decoded column by column, which costs
+ * less than drizzle's mapping of joined rows.
  */
-function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number, shape: RecordShape): RecordView {
+function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number, shape: RecordShape, lean = false): RecordView {
   const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
+  if (lean) return recordView(row, loaded, { parentCommitId: values[headAt] as string | null }, people, base, linked.get(row.id), now, shape);
   const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
   const authorAt = headAt + HEAD_COLUMNS.length;
   if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
@@ -550,6 +555,16 @@ const pageRows = (ctx: AppContext, plan: SortPlan) =>
       .leftJoin(users, eq(users.id, commits.authorId)),
   );
 
+/** `pageRows` for a shape without head commits: of the head, only its parent (which a record shows), and no author. */
+const leanPageRows = (ctx: AppContext, plan: SortPlan) =>
+  compiledRows(ctx.store, `lean page rows|${plan.key}`, () =>
+    ctx.db
+      .select({ row: records, sortValue: sql`${plan.expression}`, parentCommitId: commits.parentCommitId, place: sql<number>`"page"."key"` })
+      .from(sql`json_each(${sql.placeholder("rowids")}) AS "page"`)
+      .innerJoin(records, sql`"records"."rowid" = "page"."value"`)
+      .leftJoin(commits, eq(commits.id, records.headCommitId)),
+  );
+
 /** SQLite's plan for a listing: which index answers its filters and sort (for tests and operators). */
 export function explainListing(ctx: AppContext, loaded: LoadedBase, query: ListingQuery): string[] {
   const { build, params } = listingStatement(ctx, loaded, query);
@@ -567,13 +582,15 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   noteFieldsQueried(ctx, queriedFields(loaded, query, statement.plan));
   const rowids = compiledRows(ctx.store, statement.key, statement.build)(statement.params).map((values) => values[0]);
   const page: unknown[][] = new Array(Math.min(rowids.length, query.limit));
-  for (const values of pageRows(ctx, statement.plan)({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
+  const shape = query.shape ?? FULL_SHAPE;
+  const rows = shape.headCommit ? pageRows(ctx, statement.plan) : leanPageRows(ctx, statement.plan);
+  for (const values of rows({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
   const people = new Map<string, UserRef>();
   const base = baseView(loaded);
   const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
   // Each row holds its sort value after the record's columns.
   const now = ctx.clock.now();
-  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now, query.shape ?? FULL_SHAPE));
+  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now, shape, !shape.headCommit));
   const last = page.at(-1);
   if (rowids.length <= query.limit || !last) return { records: views, nextCursor: null };
   const sortValue = last[RECORD_COLUMNS.length];
