@@ -7,7 +7,7 @@ import { write } from "../db/tx";
 import { ApiError, conflict, forbidden, notFound } from "../http/errors";
 import { Timestamp } from "../http/schemas";
 import { type AssetRow, assets } from "./schema";
-import { removeContent, storeStream, servedType } from "./storage";
+import { removeContent, servedType, storeStream, type Upload } from "./storage";
 import { allows } from "./values";
 
 export const AssetSchema = t.Object(
@@ -62,7 +62,7 @@ export function findAsset(ctx: AppContext, spaceId: string, assetId: string): As
  * `POST /assets`: a file in one request, stored as its bytes arrive and ready at once. Nothing is
  * written to the database until every byte is stored.
  */
-export async function uploadAsset(ctx: AppContext, spaceId: string, userId: string, file: { fileName?: string; declaredType: string; body: ReadableStream<Uint8Array> }): Promise<AssetView> {
+export async function uploadAsset(ctx: AppContext, spaceId: string, userId: string, file: { fileName?: string; declaredType: string; body: Upload }): Promise<AssetView> {
   const max = ctx.config.maxFileBytes;
   const stored = await storeStream(ctx.config.dataDir, file.body, max, tooLarge(max));
   const row = await insertAsset(ctx, spaceId, userId, {
@@ -100,7 +100,7 @@ function uploadersAsset(row: AssetRow, userId: string): AssetRow {
 }
 
 /** `PUT /assets/{id}/upload`: the bytes of a pending asset, as they arrive (again replaces them, until it is confirmed). */
-export async function putAssetBytes(ctx: AppContext, spaceId: string, userId: string, assetId: string, body: ReadableStream<Uint8Array>): Promise<AssetView> {
+export async function putAssetBytes(ctx: AppContext, spaceId: string, userId: string, assetId: string, body: Upload): Promise<AssetView> {
   const before = uploadersAsset(findAsset(ctx, spaceId, assetId), userId);
   if (before.status !== "pending") throw conflict(`Asset ${assetId} is confirmed; its bytes no longer change.`, { reason: "ASSET_READY" });
   const max = ctx.config.maxFileBytes;

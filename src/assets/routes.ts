@@ -23,10 +23,10 @@ async function uploadedFile(request: Request, fileName: string | undefined) {
   if (contentType.toLowerCase().startsWith("multipart/form-data")) {
     const part = (await request.formData().catch(() => null))?.get("file");
     if (!(part instanceof File)) throw badRequest("A multipart upload sends the file in a part named file.");
-    return { fileName: fileName ?? part.name, declaredType: part.type || "application/octet-stream", body: part.stream() };
+    return { fileName: fileName ?? part.name, declaredType: part.type || "application/octet-stream", body: part };
   }
   if (!request.body) throw badRequest("Send the file as the request's body.");
-  return { fileName, declaredType: contentType, body: request.body };
+  return { fileName, declaredType: contentType, body: request };
 }
 
 /** One `bytes=` range of a file of `size` bytes, as [first, last]; null when none was asked; 416 when it cannot be served. */
@@ -90,7 +90,7 @@ export function assetRoutes(ctx: AppContext) {
     )
     .put("/assets/:assetId/upload", async ({ space, actor, params, request }) => {
       if (!request.body) throw badRequest("Send the file as the request's body.");
-      return putAssetBytes(ctx, space.space.id, actor.user.id, params.assetId, request.body);
+      return putAssetBytes(ctx, space.space.id, actor.user.id, params.assetId, request);
     }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, level: "changeRequest", detail: { requestBody: FILE_BODY } })
     .post("/assets/confirmations", ({ space, actor, body }) => confirmAsset(ctx, space.space.id, actor.user.id, body.assetId), {
       answers: { 200: AssetSchema, 409: ["ASSET_EMPTY"] },

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { type Static, t } from "elysia";
-import { writeTemporary } from "../assets/storage";
+import { type Upload, uploadStream, writeTemporary } from "../assets/storage";
 import { atLeast } from "../auth/levels";
 import { type NodeChange, type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecords } from "../changes/proposals";
 import { findBase } from "../content/bases";
@@ -430,9 +430,9 @@ async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limi
 }
 
 /** A preview: the file read once, as it arrives, and nothing written. */
-export async function previewImport(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: ReadableStream<Uint8Array> }, createFields: boolean): Promise<ImportPreview> {
+export async function previewImport(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: Upload }, createFields: boolean): Promise<ImportPreview> {
   const plan = new ImportPlan(ctx, loaded, file.format, { mode: "preview", createFields });
-  await readInto(plan, file.body, ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
+  await readInto(plan, uploadStream(file.body), ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
   return plan.preview();
 }
 
@@ -441,7 +441,7 @@ export async function previewImport(ctx: AppContext, loaded: LoadedBase, file: {
  * `--max-import`), read once to check it, then handed to `then` with a way to read it again; the
  * temporary file is removed however it ends. Memory holds a chunk and a part, not the file.
  */
-export async function checkedUpload<T>(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: ReadableStream<Uint8Array> }, createFields: boolean, then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>): Promise<T> {
+export async function checkedUpload<T>(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: Upload }, createFields: boolean, then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>): Promise<T> {
   const limit = ctx.config.maxImportBytes;
   const spool = await writeTemporary(ctx.config.dataDir, file.body, limit, () => uploadRefusal(limit));
   try {

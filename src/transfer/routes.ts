@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
+import type { Upload } from "../assets/storage";
 import { proposer, RECORD_QUERY, recordListing } from "../content/routes";
 import type { AppContext } from "../context";
 import { access } from "../http/access";
@@ -52,15 +53,15 @@ const booleanParam = (name: string, value: unknown) => optionalBoolean(name, val
 const reviewOf = (raw: Record<string, unknown>) => ({ message: oneString("message", raw.message), autoMerge: optionalBoolean("autoMerge", raw.autoMerge) });
 
 /** The file an import reads: the body itself, or the `file` part of a multipart upload, and how to read it. */
-async function uploadedFile(request: Request, named: string | undefined): Promise<{ format: ImportFormat; body: ReadableStream<Uint8Array> }> {
+async function uploadedFile(request: Request, named: string | undefined): Promise<{ format: ImportFormat; body: Upload }> {
   if (named !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(named)) throw badRequest(`format must be one of ${IMPORT_FORMATS.join(", ")}.`);
   const contentType = request.headers.get("content-type") ?? "";
-  let file: { type: string; name: string; body: ReadableStream<Uint8Array> | null };
+  let file: { type: string; name: string; body: Upload | null };
   if (contentType.toLowerCase().startsWith("multipart/form-data")) {
     const part = (await request.formData().catch(() => null))?.get("file");
     if (!(part instanceof File)) throw badRequest("A multipart import sends the file in a part named file.");
-    file = { type: part.type, name: part.name, body: part.stream() };
-  } else file = { type: contentType, name: "", body: request.body };
+    file = { type: part.type, name: part.name, body: part };
+  } else file = { type: contentType, name: "", body: request.body ? request : null };
   const format = (named as ImportFormat | undefined) ?? formatOf(file.type, file.name);
   if (!format) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the file as text/csv, application/json (an array of objects) or application/x-ndjson, or say which with format=.");
   if (!file.body) throw badRequest("Send the file as the request's body.");
