@@ -1,5 +1,5 @@
-import { SEARCHED_TYPES as INDEXED_TYPES } from "../db/search-index";
 import { attachmentIds, checkAttachmentOptions } from "../assets/values";
+import { SEARCHED_TYPES as INDEXED_TYPES } from "../db/search-index";
 import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
