@@ -1,6 +1,31 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { Statement } from "bun:sqlite";
+import { Database, Statement } from "bun:sqlite";
 import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
+
+/**
+ * Statements run while `counted` is a number. Bun keeps a statement's methods on the statement
+ * itself, so each statement this file's servers make (they open their databases after this) has
+ * them wrapped.
+ */
+let counted: number | null = null;
+const wrapped = new WeakSet<object>();
+for (const method of ["query", "prepare"] as const) {
+  const original = Database.prototype[method] as (this: Database, ...args: unknown[]) => Statement;
+  (Database.prototype as any)[method] = function (this: Database, ...args: unknown[]) {
+    const statement = original.apply(this, args);
+    if (wrapped.has(statement)) return statement;
+    wrapped.add(statement);
+    for (const name of ["all", "get", "values", "run", "iterate"]) {
+      let inner = (statement as any)[name] as (...values: unknown[]) => unknown;
+      const counting = (...values: unknown[]) => {
+        if (counted !== null) counted++;
+        return inner.apply(statement, values);
+      };
+      Object.defineProperty(statement, name, { configurable: true, get: () => counting, set: (fn) => (inner = fn) });
+    }
+    return statement;
+  };
+}
 
 let server: TestServer;
 let ws: Workspace;
@@ -348,28 +373,51 @@ describe("lookups and rollups", () => {
     expect((await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records: rows } })).status).toBe(201);
 
     const statementsFor = async (limit: number) => {
-      let count = 0;
-      const methods = ["all", "get", "values", "run", "iterate"] as const;
-      const originals = methods.map((name) => Statement.prototype[name]);
-      methods.forEach((name, i) => {
-        (Statement.prototype as any)[name] = function (this: Statement, ...args: unknown[]) {
-          count++;
-          return (originals[i] as any).apply(this, args);
-        };
-      });
+      counted = 0;
       try {
         const page = await server.call("GET", `/api/v1/records?baseId=papers&limit=${limit}`, { key: ws.read });
         expect(page.body.records).toHaveLength(limit);
         expect(page.body.records.every((r: any) => r.fields.count === r.fields.authors.length && r.fields.names.length === r.fields.authors.length)).toBe(true);
+        return counted;
       } finally {
-        methods.forEach((name, i) => ((Statement.prototype as any)[name] = originals[i]));
+        counted = null;
       }
-      return count;
     };
-    await statementsFor(10);
-    const few = await statementsFor(10);
-    const many = await statementsFor(100);
+    // Each measured page follows a write, so no record's linked values are kept from a read before.
+    const afterAWrite = async (limit: number) => {
+      await create("authors", { name: "Someone" });
+      return statementsFor(limit);
+    };
+    await afterAWrite(10);
+    const few = await afterAWrite(10);
+    const many = await afterAWrite(100);
     expect(many).toBe(few);
     expect(many).toBeLessThan(15);
+    // Read again with nothing changed, the page reads no links: every record's values are kept.
+    expect(await statementsFor(100)).toBeLessThan(many);
+  });
+
+  test("kept linked values never outlive a change: in this server, or committed by another connection", async () => {
+    await withLookups();
+    const ada = await create("authors", { name: "Ada", born: 1815 });
+    const paper = await create("papers", { title: "P", authors: [ada.id] });
+    const page = async () => (await server.call("GET", "/api/v1/records?baseId=papers", { key: ws.read })).body.records[0].fields;
+    expect(await page()).toMatchObject({ names: ["Ada"], born_sum: 1815 });
+    expect(await page()).toMatchObject({ names: ["Ada"], born_sum: 1815 });
+    await update(ada.id, { name: "Ada Lovelace" });
+    expect(await page()).toMatchObject({ names: ["Ada Lovelace"], born_sum: 1815 });
+    expect(await links(paper.id)).toHaveLength(1);
+    const other = new Database(server.dbPath);
+    try {
+      other.run(`UPDATE "records" SET "data" = json_set("data", '$.born', 1816) WHERE "id" = ?1`, [ada.id]);
+    } finally {
+      other.close();
+    }
+    expect(await page()).toMatchObject({ names: ["Ada Lovelace"], born_sum: 1816 });
+    const archive = await server.call("POST", `/api/v1/records/${ada.id}/change-requests`, { key: ws.write, body: { operation: "delete" } });
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${archive.body.id}/merge`, { key: ws.write });
+    expect(await page()).toMatchObject({ authors: [], names: [], born_sum: 0 });
+    expect(await links(paper.id)).toEqual([]);
   });
 });

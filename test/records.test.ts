@@ -373,6 +373,21 @@ describe("listing", () => {
     expect((await server.call("GET", `/api/v1/records/${picked[0].id}?fields=colour`, { key: ws.read })).status).toBe(400);
   });
 
+  test("a page's JSON holds the shared base whole in every record, and every key of the answer", async () => {
+    const full = await server.call("GET", "/api/v1/records?baseId=papers&limit=3", { key: ws.read });
+    expect(full.text).toBe(JSON.stringify(JSON.parse(full.text)));
+    expect(Object.keys(full.body)).toEqual(["records", "nextCursor"]);
+    const [base] = (await server.call("GET", "/api/v1/bases", { key: ws.read })).body.filter((b: { slug: string }) => b.slug === "papers");
+    for (const record of full.body.records) expect(record.base).toEqual(full.body.records[0].base);
+    expect(full.body.records[0].base).toMatchObject({ id: base.id, slug: "papers", fields: base.fields });
+    const numbered = await server.call("GET", "/api/v1/records/page?baseId=papers&pageSize=2&linkedNames=true", { key: ws.read });
+    expect(numbered.text).toBe(JSON.stringify(JSON.parse(numbered.text)));
+    expect(Object.keys(numbered.body)).toEqual(["records", "total", "totalPages", "page", "pageSize", "linkedRecords"]);
+    expect(numbered.body.records.map((record: { base: { slug: string } }) => record.base.slug)).toEqual(["papers", "papers"]);
+    const empty = await server.call("GET", "/api/v1/records/page?baseId=papers&page=1000&pageSize=100", { key: ws.read });
+    expect(empty.body).toMatchObject({ records: [], page: 1000 });
+  });
+
   test("bad queries are 400: unknown field, operator, number, cursor, limit, missing base id", async () => {
     for (const query of [
       "baseId=papers&filters[0][fieldSlug]=nope&filters[0][operator]=eq&filters[0][value]=1",

@@ -15,7 +15,7 @@ import type { FilterOperator } from "./field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
 import { holdsMany } from "./field-types";
 import { computeFormulas, hasFormulas, storedFormulas } from "./formulas";
-import { hasLinkedFields, idsOf, type LinkedValues, linkedValues, type RecordLinkView, recordLinkViews, recordNames, writeLinks } from "./links";
+import { hasLinkedFields, idsOf, type LinkedValues, linkedValues, type RecordLinkView, recordLinksJson, recordLinkViews, recordNames, writeLinks } from "./links";
 import { bases, commits, NODE_STATUSES, records, type RecordStatus } from "./schema";
 
 export type RecordRow = typeof records.$inferSelect;
@@ -149,6 +149,30 @@ export function recordView(
   };
 }
 
+/**
+ * A page's answer (`{ records, ... }`, records first) as the JSON text `JSON.stringify` writes for
+ * it, with the base the records share written once and copied into each: a base with its fields is
+ * most of a full record's bytes (2 of 3 KB for a base of nine fields), and writing it again for
+ * every record was most of a page's JSON (docs/performance.md, "Linked data"). Relies on
+ * `recordView` putting `base` last.
+ */
+export function pageJson<A extends { records: RecordView[] }>(answer: A): string {
+  const texts = new Map<BaseView, string>();
+  const parts = answer.records.map((record) => {
+    const base = record.base;
+    if (base === undefined) return JSON.stringify(record);
+    let text = texts.get(base);
+    if (text === undefined) texts.set(base, (text = JSON.stringify(base)));
+    // A property set to undefined is left out, and the object keeps its shape (a delete would not).
+    record.base = undefined;
+    const own = JSON.stringify(record);
+    record.base = base;
+    return `${own.slice(0, -1)},"base":${text}}`;
+  });
+  const rest = JSON.stringify({ ...answer, records: undefined });
+  return `{"records":[${parts.join(",")}]${rest === "{}" ? "" : `,${rest.slice(1, -1)}`}}`;
+}
+
 const headColumns = {
   id: commits.id,
   spaceId: commits.spaceId,
@@ -218,6 +242,12 @@ export function getRecord(ctx: AppContext, spaceId: string, recordId: string, sh
 export function linksOfRecord(ctx: AppContext, spaceId: string, recordId: string): RecordLinkView[] {
   const row = findRecord(ctx, spaceId, recordId);
   return recordLinkViews(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
+}
+
+/** `linksOfRecord` as JSON text, for `GET /records/{id}/links` (see `recordLinksJson`). */
+export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: string): string {
+  const row = findRecord(ctx, spaceId, recordId);
+  return recordLinksJson(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
 }
 
 /** A record just written, as the API shows it: its links and lookups read in the same write. */

@@ -17,7 +17,7 @@ import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../htt
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "./nodes";
 import { RecordLinkSchema } from "./links";
-import { countRecords, FULL_SHAPE, getRecord, linkedNamesOf, linksOfRecord, listRecords, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
+import { countRecords, FULL_SHAPE, getRecord, linkedNamesOf, linksOfRecordJson, listRecords, pageJson, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 import { VIEW_TYPES } from "./schema";
@@ -97,6 +97,9 @@ const now = (ctx: AppContext) => iso(ctx.clock.now());
 
 
 /** The bracketed query of the record listing, parsed by hand, shown in the OpenAPI document. */
+
+/** An answer already written as JSON text, sent as Elysia sends the objects it writes. */
+const jsonAnswer = (text: string) => new Response(text, { headers: { "content-type": "application/json;charset=utf-8" } });
 export const RECORD_QUERY = [
   queryParameter("baseId", "The base (id or slug); may be left out when viewId is given.", true),
   queryParameter("viewId", "A view of the base: its filters apply with the query's, and its sort unless the query has one."),
@@ -380,7 +383,7 @@ export function contentRoutes(ctx: AppContext) {
         const raw = nestedQuery(request.url);
         const { loaded, query } = recordListing(ctx, space.space.id, raw);
         const page = listRecords(ctx, loaded, query);
-        return wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, page.records) } : page;
+        return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, page.records) } : page));
       },
       { answers: { 200: RecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY, LINKED_NAMES_QUERY] } },
     )
@@ -392,7 +395,7 @@ export function contentRoutes(ctx: AppContext) {
         const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
         const answer = numberedPage(ctx, loaded, query, page, pageSize);
-        return wantsLinkedNames(raw) ? { ...answer, linkedRecords: linkedNamesOf(ctx, loaded, answer.records) } : answer;
+        return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...answer, linkedRecords: linkedNamesOf(ctx, loaded, answer.records) } : answer));
       },
       { answers: { 200: NumberedRecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY, LINKED_NAMES_QUERY] } },
     )
@@ -438,7 +441,7 @@ export function contentRoutes(ctx: AppContext) {
       level: "read",
       query: t.Object(ShapeParams),
     })
-    .get("/records/:recordId/links", ({ space, params }) => linksOfRecord(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(RecordLinkSchema) }, level: "read" })
+    .get("/records/:recordId/links", ({ space, params }) => jsonAnswer(linksOfRecordJson(ctx, space.space.id, params.recordId)), { answers: { 200: t.Array(RecordLinkSchema) }, level: "read" })
     .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(CommitSchema) }, level: "read" })
     .post(
       "/records/:recordId/change-requests",
