@@ -482,6 +482,11 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByText("The diagram needs a caption.").waitFor();
     // A formula is shown, not edited; the linked record's page says what links to it.
     expect(await page.getByRole("definition").innerText()).toBe("NOTES ON THE ENGINE");
+    // Another client's comment draws the page again in place; the keyboard stays on the control it was on.
+    await page.getByRole("button", { name: "Save changes" }).focus();
+    expect((await server.call("POST", "/api/v1/comments", { key: write, body: { subjectType: "record", subjectId: essay.id, body: "Seen from elsewhere." } })).status).toBe(201);
+    await page.getByText("Seen from elsewhere.").waitFor({ timeout: 2000 });
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Save changes");
     await page.goto(`${server.url}/admin/records/${saved.fields.writers[0]}`);
     await page.getByRole("heading", { name: "Ada Lovelace" }).waitFor();
     await page.getByRole("link", { name: "Notes on the engine" }).waitFor();

@@ -27,7 +27,9 @@ export function followEvents(onEvent: (event: LiveEvent) => void): () => void {
       if (session.space) headers["x-basalt-space"] = session.space;
       if (lastId) headers["last-event-id"] = lastId;
       const response = await fetch("/api/v1/events/stream", { headers, credentials: "same-origin", signal: stopper.signal });
-      if (!response.ok || !response.body) return;
+      // Not allowed (signed out, or no longer a member): stop. Anything else (a restart's 503) is tried again.
+      if (response.status === 401 || response.status === 403) return;
+      if (!response.ok || !response.body) throw new Error(`the stream answered ${response.status}`);
       attempt = 0;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";

@@ -28,7 +28,11 @@ let live: { space: string | null; stop(): void } | null = null;
 let redraw: ReturnType<typeof setTimeout> | null = null;
 /** What the screen shown applies itself (`Context.onLive`); emptied when another is drawn. */
 let listeners: ((event: LiveEvent) => void)[] = [];
-/** When the screen was last drawn from fresh answers, and when the first event not yet shown came. */
+/**
+ * When the screen was last drawn from fresh answers, and when the last event it should show came:
+ * a redraw already waiting is skipped only if the screen was drawn after every such event (an
+ * event that came while one waited was lost when this kept the first event's time).
+ */
 let drawnAt = 0;
 let changedAt = 0;
 
@@ -151,7 +155,7 @@ function onLiveEvent(event: LiveEvent): void {
   if (event.type === "reset" || event.type.startsWith("change_request.")) void countToReview();
   for (const listener of listeners) listener(event);
   if (shown && (event.type === "reset" || shown.screen.live?.(event, shown.context))) {
-    if (!redraw) changedAt = performance.now();
+    changedAt = performance.now();
     drawAgainSoon();
   }
 }
@@ -176,6 +180,21 @@ function drawAgainSoon(): void {
     redraw = null;
     void route({ inPlace: true });
   }, 150);
+}
+
+/**
+ * The control the keyboard is on inside the screen, as a way to put it back on the same control of
+ * a screen drawn again in place (another client's write must not throw a keyboard user out of a
+ * grid's header or a list): the same tag, role and name, the same one of those in order.
+ */
+function focusedControl(): (() => void) | null {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || active === main || !main.contains(active)) return null;
+  const name = (node: Element) => `${node.getAttribute("role") ?? ""}|${node.getAttribute("aria-label") ?? node.getAttribute("name") ?? node.textContent?.trim() ?? ""}`;
+  const wanted = name(active);
+  const alike = () => [...main.querySelectorAll<HTMLElement>(active.tagName)].filter((node) => name(node) === wanted);
+  const place = alike().indexOf(active);
+  return () => alike()[place]?.focus({ preventScroll: true });
 }
 
 /** Counts the screens asked for: a screen whose answers come after a newer one was asked for is dropped, not drawn over it. */
@@ -226,12 +245,15 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
     const view = await screen.render(context);
     if (!current()) return;
     const scrolled = window.scrollY;
+    const refocus = options.inPlace ? focusedControl() : null;
     fill(main, view);
     shown = { screen, context };
     listeners = heard;
     drawnAt = began;
-    if (options.inPlace) window.scrollTo(0, scrolled);
-    else (main.querySelector<HTMLElement>("[data-focus]") ?? main.querySelector<HTMLElement>("h1"))?.focus();
+    if (options.inPlace) {
+      window.scrollTo(0, scrolled);
+      refocus?.();
+    } else (main.querySelector<HTMLElement>("[data-focus]") ?? main.querySelector<HTMLElement>("h1"))?.focus();
   } catch (failure) {
     if (current()) fill(main, h("div", { class: "screen" }, h("h1", { tabindex: "-1" }, screen.title), notice("error", failureText(failure))));
   }
