@@ -28,7 +28,7 @@ export interface Stored {
 export type Upload = Request | Blob | ReadableStream<Uint8Array>;
 
 /** An upload's bytes as a stream, for a reader that takes them as they come. */
-export const uploadStream = (body: Upload): ReadableStream<Uint8Array> => (body instanceof Request ? body.body! : body instanceof Blob ? body.stream() : body);
+export const uploadStream = (body: Upload): ReadableStream<Uint8Array> => (body instanceof Request ? (body.body ?? new Blob().stream()) : body instanceof Blob ? body.stream() : body);
 
 /** The length an upload declares before any of it is read; null when it declares none. */
 function declaredLength(body: Upload): number | null {
@@ -92,7 +92,7 @@ export async function writeTemporary(dataDir: string, body: Upload, max: number,
   try {
     const length = declaredLength(body);
     if (length !== null && length > max) throw tooLarge();
-    const size = length === null ? await writeChunks(fd, body instanceof Request ? body.body : (body as ReadableStream<Uint8Array>), max, tooLarge) : await writeDeclared(fd, body as Request | Blob);
+    const size = length === null ? await writeChunks(fd, uploadStream(body), max, tooLarge) : await writeDeclared(fd, body as Request | Blob);
     if (length !== null && size !== length) throw new Error(`the upload ended after ${size} of its ${length} bytes`);
     return { path, size };
   } catch (error) {
@@ -106,9 +106,9 @@ export async function writeTemporary(dataDir: string, body: Upload, max: number,
 /** A body of declared length, written to the file by Bun. */
 const writeDeclared = (fd: number, body: Request | Blob): Promise<number> => Bun.write(Bun.file(fd), body instanceof Blob ? new Response(body) : body);
 
-async function writeChunks(fd: number, body: ReadableStream<Uint8Array> | null, max: number, tooLarge: () => Error): Promise<number> {
+async function writeChunks(fd: number, body: ReadableStream<Uint8Array>, max: number, tooLarge: () => Error): Promise<number> {
   let size = 0;
-  for await (const chunk of body ?? []) {
+  for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > max) throw tooLarge();
     for (let written = 0; written < chunk.byteLength; ) written += writeSync(fd, chunk, written);

@@ -564,12 +564,12 @@ const KEPT_LINKS = 200;
  */
 export function recordLinksJson(ctx: AppContext, loaded: LoadedBase, recordId: string): string {
   const cache = keptFor(ctx.store.sqlite).linksJson;
-  if (!cache.open()) return JSON.stringify(recordLinkViews(ctx, loaded, recordId));
-  const kept = cache.get(recordId);
+  const open = cache.open();
+  const kept = open ? cache.get(recordId) : undefined;
   if (kept !== undefined) return kept;
   const views = recordLinkViews(ctx, loaded, recordId);
   const json = JSON.stringify(views);
-  if (views.length <= KEPT_LINKS) cache.set(recordId, json);
+  if (open && views.length <= KEPT_LINKS) cache.set(recordId, json);
   return json;
 }
 
