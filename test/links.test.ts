@@ -179,6 +179,56 @@ describe("relation fields", () => {
     expect((await server.call("GET", `/api/v1/records/${foreign.id}/links`, { key: ws.read })).status).toBe(404);
   });
 
+  test("a bad id is refused however the create is made: waiting for review, with an idempotency key, or in bulk (naming its record)", async () => {
+    await papersAndAuthors();
+    const ada = await create("authors", { name: "Ada" });
+    const unknown = "rec_00000000000000000000";
+    const before = { links: linkCount(), requests: (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM change_requests").get() as { n: number }).n };
+    const proposed = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Q", authors: [unknown] } } });
+    expect(proposed.status).toBe(400);
+    expect(proposed.body.error).toContain(`${unknown}, which is not a record of the base "authors"`);
+    const keyed = await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Q", authors: [ada.id, unknown] }, idempotencyKey: "k1" } });
+    expect(keyed.status).toBe(400);
+    expect(keyed.body.data.errors).toEqual([expect.objectContaining({ slug: "authors", type: "relation" })]);
+    const bulk = await server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records: [{ title: "A", authors: [ada.id] }, { title: "B", authors: [unknown] }, { title: "C", authors: [unknown] }] } });
+    expect(bulk.status).toBe(400);
+    expect(bulk.body.data.errors.map((error: { index: number }) => error.index)).toEqual([1, 2]);
+    expect(linkCount()).toBe(before.links);
+    expect((server.ctx.store.sqlite.query("SELECT count(*) AS n FROM change_requests").get() as { n: number }).n).toBe(before.requests);
+  });
+
+  test("a linked record whose list is full refuses a new link, naming it, and nothing is written", async () => {
+    const authors = await createBase(server, ws.write, "authors", AUTHOR_FIELDS);
+    await createBase(server, ws.write, "papers", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "lead", name: "Lead author", type: "relation", options: { targetBaseId: authors.id, multiple: false } },
+    ]);
+    const ada = await create("authors", { name: "Ada" });
+    const alan = await create("authors", { name: "Alan" });
+    const led = await create("papers", { title: "Led", lead: alan.id });
+    const free = await create("papers", { title: "Free" });
+    // A paper holds one lead: Ada cannot take a paper Alan leads, even alongside one that is free.
+    const taken = await update(ada.id, { papers: [free.id, led.id] });
+    expect(taken.status).toBe(400);
+    expect(taken.body.error).toContain(`${led.id} already links to a record through lead, which holds one record`);
+    expect(taken.body.data.errors).toEqual([expect.objectContaining({ slug: "papers", type: "relation" })]);
+    expect((await record(ada.id)).fields.papers).toEqual([]);
+    expect((await record(free.id)).fields.lead).toBeNull();
+    expect((await record(led.id)).fields.lead).toBe(alan.id);
+
+    // A list of many holds at most 1000 links, counted on the linked record's side too.
+    await server.call("POST", "/api/v1/bases/authors/fields", { key: ws.write, body: { slug: "cites", name: "Cites", type: "relation", options: { targetBaseId: authors.id } } });
+    const citing = await server.call("POST", "/api/v1/bases/authors/records/bulk-change-request", { key: ws.write, body: { records: Array.from({ length: 1000 }, (_, i) => ({ name: `A${i}`, cites: [ada.id] })) } });
+    expect(citing.status).toBe(201);
+    const inverse = (await base("authors")).fields.find((field: { type: string; slug: string }) => field.type === "relation" && field.slug !== "cites" && field.slug !== "papers").slug;
+    expect((await record(ada.id)).fields[inverse]).toHaveLength(1000);
+    const links = linkCount();
+    const more = await server.call("POST", "/api/v1/bases/authors/change-requests", { key: ws.write, body: { fields: { name: "One more", cites: [alan.id, ada.id] } } });
+    expect(more.status).toBe(400);
+    expect(more.body.error).toContain(`${ada.id} already holds 1000 links in ${inverse}`);
+    expect(linkCount()).toBe(links);
+  });
+
   test("an archived record drops out of the links that point at it, and comes back on restore", async () => {
     await papersAndAuthors();
     const ada = await create("authors", { name: "Ada" });

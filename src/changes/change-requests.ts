@@ -3,7 +3,7 @@ import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { Actor } from "../auth/actor";
-import { atLeast } from "../auth/levels";
+import { atLeast, type Level } from "../auth/levels";
 import { findBase, type LoadedBase } from "../content/bases";
 import { checkRecordInput } from "../content/links";
 import { findRecord, RecordSchema, type RecordView, getRecord } from "../content/records";
@@ -72,6 +72,10 @@ const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, 
 
 const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequests).where(eq(changeRequests.id, id)).get()!;
 
+/** Whether a proposal is merged in the write that stores it: asked for (or not refused) at write or more. */
+export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge" | "reviewAlways">): boolean =>
+  !review.reviewAlways && review.autoMerge !== false && atLeast(level, "write");
+
 /**
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
  * the same transaction. A repeated idempotency key (per base and user) answers the first result.
@@ -79,7 +83,7 @@ const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequ
  * stands for the change request and its operation (`direct.ts`).
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
-  const autoMerge = !p.reviewAlways && p.autoMerge !== false && atLeast(p.scope.level, "write");
+  const autoMerge = mergesAtOnce(p.scope.level, p);
   const direct = autoMerge && !p.idempotencyKey && p.operations.length === 1 && p.operations[0].kind === "record_create";
   const directCommitId = direct ? newId("cmt") : null;
   const at = iso(ctx.clock.now());

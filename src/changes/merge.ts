@@ -102,8 +102,8 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const values = checkRecordInput(tx, loaded, change.payload, "create");
       // Merged in the write that proposed it, unchanged: the proposal's commit becomes the record's first, not a copy of it.
       const adopted = op.createdAt === at && same(values, change.payload) ? op.headCommitId : null;
-      const { row, commit } = insertRecord(tx, loaded, values, by, adopted);
-      const record = writtenView(tx, loaded, row, commit, m.people);
+      const { row, commit, links } = insertRecord(tx, loaded, values, by, adopted);
+      const record = writtenView(tx, loaded, row, commit, m.people, links);
       recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
       return { record };
     }
@@ -112,7 +112,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const current = findRecord(tx, spaceId, op.targetRecordId!);
       if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
       const ours = currentFields(tx, loaded, current);
-      const theirs = checkRecordInput(tx, loaded, change.payload, "update", () => ours);
+      const theirs = checkRecordInput(tx, loaded, change.payload, "update", { current: () => ours });
       // Nothing moved since the proposal, so the record now is its base: its head commit may still
       // hold a deleted field's value under a slug that a new field took.
       const base = current.headCommitId === op.baseCommitId ? ours : (baseOfUpdate(tx, op) ?? ours);

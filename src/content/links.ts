@@ -228,19 +228,29 @@ function resolveAttachmentValues(ctx: AppContext, loaded: LoadedBase, checked: {
   }
 }
 
+/**
+ * How a record's values are checked: `current` is the record's values now (for an update);
+ * `linkIds: false` leaves the ids of relation values to the merge in the same write, which checks
+ * them in its transaction.
+ */
+export interface InputCheck {
+  current?: () => Record<string, unknown>;
+  linkIds?: boolean;
+}
+
 /** Every error of a record's values as a client gave them: each value's own, then its links'. */
-export function recordInputErrors(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", current?: () => Record<string, unknown>) {
+export function recordInputErrors(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", { current, linkIds = true }: InputCheck = {}) {
   const checked = recordValueErrors(loaded.fields, input, mode);
   resolveAttachmentValues(ctx, loaded, checked);
-  if (!loaded.fields.some(isRelation)) return checked;
+  if (!linkIds || !loaded.fields.some(isRelation)) return checked;
   const wrong = new Set(checked.errors.map((error) => error.slug));
   const linked = Object.fromEntries(Object.entries(checked.values).filter(([slug]) => !wrong.has(slug)));
   return { values: checked.values, errors: [...checked.errors, ...linkErrors(ctx, loaded, linked, current)] };
 }
 
 /** `recordInputErrors`, throwing the 400 when any value is wrong. */
-export function checkRecordInput(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", current?: () => Record<string, unknown>): Record<string, unknown> {
-  const { values, errors } = recordInputErrors(ctx, loaded, input, mode, current);
+export function checkRecordInput(ctx: AppContext, loaded: LoadedBase, input: Record<string, unknown>, mode: "create" | "update", check?: InputCheck): Record<string, unknown> {
+  const { values, errors } = recordInputErrors(ctx, loaded, input, mode, check);
   if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values: ${errors.map((e) => e.message).join(" ")}`);
   return values;
 }

@@ -250,9 +250,14 @@ export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: st
   return recordLinksJson(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
 }
 
-/** A record just written, as the API shows it: its links and lookups read in the same write. */
-export function writtenView(ctx: AppContext, loaded: LoadedBase, row: RecordRow, head: CommitHead, people: Map<string, UserRef>): RecordView {
-  return recordView(row, loaded, head, people, baseView(loaded), linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id), ctx.clock.now());
+/**
+ * A record just written, as the API shows it: its links and lookups read in the same write. A new
+ * record's links are the ids it was given (`given`, checked in this write), so without lookups to
+ * read there is nothing to read.
+ */
+export function writtenView(ctx: AppContext, loaded: LoadedBase, row: RecordRow, head: CommitHead, people: Map<string, UserRef>, given?: Record<string, unknown>): RecordView {
+  const linked = given && !loaded.fields.some((field) => field.type === "lookup") ? given : linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id);
+  return recordView(row, loaded, head, people, baseView(loaded), linked, ctx.clock.now());
 }
 
 /** A record's values as stored and linked (not looked up): what a merge compares and a commit keeps. */
@@ -752,7 +757,7 @@ function storedFormulaValues(row: RecordRow, fieldRows: FieldRow[]): Record<stri
  * same values) becomes it. A commit's payload is read from the record's data while it is the head,
  * unless the record has links, which its data does not hold.
  */
-export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adoptedCommitId: string | null = null): { row: RecordRow; commit: CommitRow } {
+export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adoptedCommitId: string | null = null): { row: RecordRow; commit: CommitRow; links: Record<string, unknown> | undefined } {
   const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
   const { data, links, linked } = splitLinked(loaded, values);
   const row: RecordRow = {
@@ -777,7 +782,7 @@ export function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, 
   row.headCommitId = commit.id;
   insertRow(tx, records, row);
   if (links) writeLinks(tx, loaded, row.id, links, commit.id, by.at, true);
-  return { row, commit };
+  return { row, commit, links: links ?? undefined };
 }
 
 const moveRecordHead = preparedWrite((db) =>
