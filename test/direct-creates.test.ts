@@ -38,6 +38,9 @@ describe("a direct create's change request", () => {
     expect(directCr.operations[0].headCommit).toMatchObject({ id: direct.headCommitId, operationId: directCr.operations[0].id, payload: direct.fields, message: "from the field notes" });
     expect((await server.call("GET", `/api/v1/change-requests/${directCr.id}`, { key: ws.read })).body).toEqual({ ...directCr, comments: [] });
     expect(direct.headCommit.operationId).toBe(directCr.operations[0].id);
+    // The create's answer is the record as it reads afterwards, its head commit included.
+    const { materialized: _, ...answered } = direct;
+    expect((await server.call("GET", `/api/v1/records/${direct.id}`, { key: ws.read })).body).toEqual(answered);
     expect([stored("change_requests", directCr.id), stored("operations", directCr.operations[0].id)]).toEqual([{ n: 0 }, { n: 0 }]);
     expect([stored("change_requests", keptCr.id), stored("operations", keptCr.operations[0].id)]).toEqual([{ n: 1 }, { n: 1 }]);
     const history = (await server.call("GET", `/api/v1/records/${direct.id}/history`, { key: ws.read })).body;

@@ -17,7 +17,7 @@ import { ApiError, badRequest, conflict, forbidden, notFound } from "../http/err
 import { JsonObject, Nullable, WholeNumber } from "../http/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
-import { checkBaseCommit, insertCommit, type UserRef } from "../content/commits";
+import { checkBaseCommit, type CommitRow, insertCommit, type UserRef } from "../content/commits";
 import { directCount, directCounts, directIds, directOfRecord, directOperations, directPage, findDirect, newestFirst } from "./direct";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
@@ -116,6 +116,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
     if (!direct) insertRow(tx, changeRequests, cr);
+    const heads: CommitRow[] = [];
     const rows: OperationRow[] = p.operations.map((op, position) => {
       const id = directCommitId ? directIds(directCommitId).operationId : newId("opr");
       const own = directCommitId ? { id: directCommitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot } : undefined;
@@ -133,6 +134,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         payload: op.payload,
         createdAt: at,
       }, own);
+      heads.push(commit);
       return {
         id,
         changeRequestId: cr.id,
@@ -154,7 +156,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     if (!direct) for (const row of rows) insertRow(tx, operations, row);
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     const author = authorOf(p.actor);
-    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author }]))) : null;
+    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]))) : null;
     return { changeRequest: cr, outcome };
   });
 }

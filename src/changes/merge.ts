@@ -10,7 +10,7 @@ import { createView, setViewStatus, updateView } from "../content/views";
 import type { AppContext, Tx } from "../context";
 import { ApiError, conflict } from "../http/errors";
 import { recordEvent, snapshot } from "../events/outbox";
-import { findRecordCommit, loadCommits, type UserRef, userRefs } from "../content/commits";
+import { type CommitRow, findRecordCommit, loadCommits, type UserRef, userRefs } from "../content/commits";
 import { type FieldValues, type MergeConflict, type OperationChange, storedChange } from "./operations";
 import { changeRequests, operations } from "./schema";
 
@@ -54,10 +54,11 @@ export function threeWay(
   return { values, conflicts };
 }
 
-/** What an operation proposes now: its head commit's change, and who wrote that commit. */
+/** What an operation proposes now: its head commit's change, who wrote that commit, and the commit when it is at hand. */
 export interface Proposed {
   change: OperationChange;
   author: UserRef;
+  head?: CommitRow;
 }
 
 interface MergeContext {
@@ -91,7 +92,7 @@ function parentOf(m: MergeContext, target: { parentNodeId?: string; parentNodeRe
 type Applied = { record?: RecordView; nodeId?: string; baseId?: string; viewId?: string };
 
 /** Applies one operation; answers the record it produced, if any. */
-function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed): Applied {
+function apply(m: MergeContext, op: OperationRow, { change, author, head }: Proposed): Applied {
   const { tx, cr, at } = m;
   const by = { actorId: author.id, operationId: op.id, message: (cr.sourceMeta.message as string | undefined) ?? null, at };
   const spaceId = cr.spaceId;
@@ -101,7 +102,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author }: Proposed):
       const loaded = baseOf(m, op.baseId!);
       const values = checkRecordInput(tx, loaded, change.payload, "create");
       // Merged in the write that proposed it, unchanged: the proposal's commit becomes the record's first, not a copy of it.
-      const adopted = op.createdAt === at && same(values, change.payload) ? op.headCommitId : null;
+      const adopted = head && op.createdAt === at && same(values, change.payload) ? head : null;
       const { row, commit, links } = insertRecord(tx, loaded, values, by, adopted);
       const record = writtenView(tx, loaded, row, commit, m.people, links);
       recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
@@ -239,7 +240,7 @@ function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Prop
   return new Map(
     ops.map((op) => {
       const head = heads.get(op.headCommitId);
-      return [op.id, { change: storedChange(op.kind, head?.payload ?? {}), author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? "") }];
+      return [op.id, { change: storedChange(op.kind, head?.payload ?? {}), author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? ""), head }];
     }),
   );
 }
