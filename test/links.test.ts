@@ -48,6 +48,16 @@ async function papersAndAuthors() {
   return { authors, papers };
 }
 
+/** Authors, and papers with one lead author each (papers.lead, holding one record <-> authors.papers). */
+async function papersWithLead() {
+  const authors = await createBase(server, ws.write, "authors", AUTHOR_FIELDS);
+  const papers = await createBase(server, ws.write, "papers", [
+    { slug: "title", name: "Title", type: "text" },
+    { slug: "lead", name: "Lead author", type: "relation", options: { targetBaseId: authors.id, multiple: false } },
+  ]);
+  return { authors, papers };
+}
+
 const create = async (base: string, fields: Record<string, unknown>, key = ws.write) => {
   const reply = await server.call("POST", `/api/v1/bases/${base}/change-requests`, { key, body: { fields } });
   if (reply.status !== 201) throw new Error(`create failed: ${reply.status} ${reply.text}`);
@@ -119,11 +129,7 @@ describe("relation fields", () => {
   });
 
   test("the inverse side is written like any field, and a one-record relation holds an id", async () => {
-    const authors = await createBase(server, ws.write, "authors", AUTHOR_FIELDS);
-    await createBase(server, ws.write, "papers", [
-      { slug: "title", name: "Title", type: "text" },
-      { slug: "lead", name: "Lead author", type: "relation", options: { targetBaseId: authors.id, multiple: false } },
-    ]);
+    await papersWithLead();
     const ada = await create("authors", { name: "Ada" });
     const one = await create("papers", { title: "One", lead: ada.id });
     const two = await create("papers", { title: "Two" });
@@ -198,11 +204,7 @@ describe("relation fields", () => {
   });
 
   test("a linked record whose list is full refuses a new link, naming it, and nothing is written", async () => {
-    const authors = await createBase(server, ws.write, "authors", AUTHOR_FIELDS);
-    await createBase(server, ws.write, "papers", [
-      { slug: "title", name: "Title", type: "text" },
-      { slug: "lead", name: "Lead author", type: "relation", options: { targetBaseId: authors.id, multiple: false } },
-    ]);
+    const { authors } = await papersWithLead();
     const ada = await create("authors", { name: "Ada" });
     const alan = await create("authors", { name: "Alan" });
     const led = await create("papers", { title: "Led", lead: alan.id });
