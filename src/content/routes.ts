@@ -26,6 +26,8 @@ import { getView, listViews, throughView, ViewConfigSchema, ViewSchema } from ".
 const Json = t.Record(t.String(), t.Unknown());
 const Message = t.Optional(t.String({ maxLength: 10_000 }));
 const Review = { message: Message, autoMerge: t.Optional(t.Boolean()) };
+/** A key repeated by the same caller on the same base answers the first result instead of proposing again. */
+const IdempotencyKey = t.Optional(t.String({ minLength: 1, maxLength: 200 }));
 const FieldDefinition = t.Object({ slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json) });
 const ReviewPolicy = t.Object({ kind: t.Optional(t.Literal("single")), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) });
 const Status = oneOf(["active", "archived"]);
@@ -332,7 +334,7 @@ export function contentRoutes(ctx: AppContext) {
         const proposed = await proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
         return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
       },
-      { answers: { 201: Materialized(RecordSchema), 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }) },
+      { answers: { 201: Materialized(RecordSchema), 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: IdempotencyKey, ...Review }) },
     )
     .post(
       "/bases/:baseId/records/bulk-change-request",
@@ -344,7 +346,7 @@ export function contentRoutes(ctx: AppContext) {
       {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
         level: "changeRequest",
-        body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: t.Optional(t.String({ minLength: 1, maxLength: 200 })), ...Review }),
+        body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: IdempotencyKey, ...Review }),
       },
     )
     .post(
