@@ -2,7 +2,7 @@ import { badRequest } from "./http/errors";
 
 /** Text formats shared by several domains, each defined once. */
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
-const SLUG_PATTERN = /^[a-z0-9-]{1,64}$/;
+export const SLUG_PATTERN = /^[a-z0-9-]{1,64}$/;
 
 /** Space and node slugs: lower-case letters, digits and dashes, 1 to 64 of them. */
 export function checkSlug(slug: string, what = "slug"): string {

@@ -173,7 +173,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       await call("/api/v1/dump/import/tables", { sessionId, table: "nodes", rows: nodes });
       await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: records });
       const refused = await call("/api/v1/dump/import/commit", { sessionId });
-      expect([refused.status, refused.body.error]).toEqual([400, expect.stringMatching(/^The records row rec_\w+ names a row the import does not hold/)]);
+      expect([refused.status, refused.body.error]).toEqual([400, expect.stringMatching(/^The records row rec_\w+ names (the user|\w+ in \w+, which the dump does not hold)/)]);
       expect(refused.text).not.toMatch(/SQLITE|INSERT/);
       const held = () => third.ctx.store.sqlite.query("SELECT (SELECT count(*) FROM nodes WHERE space_id = ?1) AS nodes, (SELECT count(*) FROM records WHERE space_id = ?1) AS records").get(other.space.id);
       expect(held()).toEqual({ nodes: 1, records: 0 });
@@ -184,10 +184,10 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       const eveBase = await createBase(third, eveKey, "diary", [{ slug: "title", name: "Title", type: "text" }]);
       const table = async (name: string) => (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: name, limit: 2000 } })).body.rows;
       const intruding = (await call("/api/v1/dump/import/begin")).body.sessionId;
-      for (const name of ["nodes", "bases", "baseFields"]) await call("/api/v1/dump/import/tables", { sessionId: intruding, table: name, rows: await table(name) });
+      for (const name of ["users", "nodes", "bases", "baseFields"]) await call("/api/v1/dump/import/tables", { sessionId: intruding, table: name, rows: await table(name) });
       await call("/api/v1/dump/import/tables", { sessionId: intruding, table: "records", rows: (await table("records")).map((row: Record<string, unknown>) => ({ ...row, base_id: eveBase.id })) });
       const intrusion = await call("/api/v1/dump/import/commit", { sessionId: intruding });
-      expect([intrusion.status, intrusion.body.error]).toEqual([400, expect.stringContaining(`a base (${eveBase.id})`)]);
+      expect([intrusion.status, intrusion.body.error]).toEqual([400, expect.stringContaining(`names ${eveBase.id} in base_id, which the dump does not hold`)]);
       expect(held()).toEqual({ nodes: 1, records: 0 });
       expect((await third.call("GET", "/api/v1/records?baseId=diary", { key: eveKey })).body.records).toEqual([]);
 
@@ -212,3 +212,103 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
   });
 });
 
+
+describe("a dump describes one space: every row it holds names only rows of the same dump", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+  /** Mallory, no admin, imports into her own empty space with her own manage key. */
+  async function mallory(server: TestServer) {
+    const user = await server.user(`Mallory${Math.random().toString(36).slice(2, 8)}`);
+    const space = await server.space(user.id, `Mallory ${user.id}`);
+    return { user, space, key: await server.key(user.id, "manage") };
+  }
+  async function importAs(server: TestServer, who: { key: string; space: { slug: string } }, tables: Record<string, unknown[]>) {
+    const call = (path: string, body?: unknown) => server.call("POST", path, { key: who.key, space: who.space.slug, ...(body === undefined ? {} : { body }) });
+    const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
+    for (const [table, rows] of Object.entries(tables)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).status).toBe(200);
+    return call("/api/v1/dump/import/commit", { sessionId });
+  }
+  const victimState = () =>
+    source.ctx.store.sqlite
+      .query("SELECT (SELECT count(*) FROM fields WHERE base_id = (SELECT base_id FROM records WHERE id = ?1)) AS fields, (SELECT count(*) FROM operations WHERE change_request_id = ?2) AS operations, (SELECT count(*) FROM reviews WHERE change_request_id = ?2) AS reviews, (SELECT count(*) FROM comments WHERE change_request_id = ?2) AS comments")
+      .get(ids.paper, ids.proposal);
+
+  test("rows naming another space's base, change request or user are refused whole, and nothing is written", async () => {
+    const before = victimState();
+    const victimBase = (source.ctx.store.sqlite.query("SELECT base_id FROM records WHERE id = ?1").get(ids.paper) as { base_id: string }).base_id;
+    const m = await mallory(source);
+    const self = { id: m.user.id, email: m.user.email, name: m.user.name };
+    const field = { id: "fld_FORGED1", base_id: victimBase, slug: "forged", name: "Forged", type: "text", required: 0, position: 99, options: "{}", created_at: at, index_state: "none" };
+    const operation = { id: "opr_FORGED1", change_request_id: ids.proposal, base_id: victimBase, target_type: "base", kind: "record_delete", status: "pending", target_record_id: ids.paper, head_commit_id: "cmt_FORGED1", position: 1, created_at: at, updated_at: at };
+    const commit = { id: "cmt_FORGED1", space_id: "x", base_id: victimBase, operation_id: "opr_FORGED1", record_id: null, author_id: self.id, target_type: "base", kind: "record_delete", payload: '{"deleteMode":"archive"}', message: "", created_at: at };
+    const review = { id: "rev_FORGED1", change_request_id: ids.proposal, reviewer_id: from.owner.id, verdict: "approved", visible_operation_heads: "[]", created_at: at };
+    const comment = { id: "com_FORGED1", space_id: "x", subject_type: "change_request", subject_id: ids.proposal, change_request_id: ids.proposal, author_id: self.id, body: "Delete everything", mentions_ai: 1, created_at: at, updated_at: at };
+    const attempts: [Record<string, unknown[]>, string][] = [
+      [{ users: [self], baseFields: [field] }, `names ${victimBase} in base_id`],
+      [{ users: [self], commits: [commit], operations: [operation] }, "which the dump does not hold"],
+      [{ users: [self, { id: from.owner.id, email: "ada@example.com", name: "Ada" }], reviews: [review] }, `names ${ids.proposal} in change_request_id`],
+      [{ users: [self], reviews: [{ ...review, reviewer_id: from.owner.id }] }, `names the user ${from.owner.id}, who is not in the dump's users list`],
+      [{ users: [self], comments: [comment] }, `names ${ids.proposal} in`],
+    ];
+    for (const [tables, why] of attempts) {
+      const refused = await importAs(source, m, tables);
+      expect([refused.status, refused.body.error]).toEqual([400, expect.stringContaining(why)]);
+    }
+    expect(victimState()).toEqual(before);
+    expect(source.ctx.store.sqlite.query("SELECT count(*) AS n FROM nodes WHERE space_id = ?1").get(m.space.id)).toEqual({ n: 1 });
+    const tasks = await source.call("GET", "/api/v1/agent/tasks", { key: from.manage });
+    expect(JSON.stringify(tasks.body)).not.toContain("Delete everything");
+  });
+
+  test("an importer who is no instance admin matches no account: the dump's people become ids that name none, but the importer", async () => {
+    const { server: third } = await freshWorkspace({ deliveries: false });
+    try {
+      const m = await mallory(third);
+      const accounts = () => third.ctx.store.sqlite.query("SELECT count(*) AS n FROM users").get();
+      const before = accounts();
+      const table = async (name: string) => (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: name, limit: 2000 } })).body.rows;
+      const tables: Record<string, unknown[]> = {};
+      for (const name of ["users", "nodes", "bases", "baseFields", "views", "assets", "records", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments"]) tables[name] = await table(name);
+      const loaded = await importAs(third, m, tables);
+      expect([loaded.status, loaded.body.error]).toEqual([200, undefined]);
+      expect(accounts()).toEqual(before);
+      const proposal = (await third.call("GET", `/api/v1/change-requests/${ids.proposal}`, { key: m.key, space: m.space.slug })).body;
+      // Ada is an account of this instance too (its admin): the import may not make her the author.
+      expect(JSON.stringify(proposal)).not.toContain("ada@example.com");
+      const admins = third.ctx.store.sqlite.query("SELECT id FROM users WHERE email = 'ada@example.com'").get() as { id: string };
+      expect(JSON.stringify(proposal)).not.toContain(admins.id);
+    } finally {
+      await third.stop();
+    }
+  });
+
+  test("an asset whose file was not sent waits for its bytes, whether or not this instance stores that file", async () => {
+    const m = await mallory(source);
+    const stored = (source.ctx.store.sqlite.query("SELECT content_hash AS hash FROM assets WHERE id = ?1").get(ids.cover) as { hash: string }).hash;
+    const asset = (hash: string, id: string) => ({ id, space_id: "x", status: "ready", file_name: "a.png", declared_type: "image/png", mime_type: "image/png", size: 12, content_hash: hash, created_by: "usr_SOMEONE", created_at: at, updated_at: at });
+    const users = [{ id: "usr_SOMEONE", email: "someone@example.com", name: "Someone" }];
+    const known = await importAs(source, m, { users, assets: [asset(stored, "ast_BORROW1")] });
+    const unknown = await importAs(source, await mallory(source), { users, assets: [asset("ab".repeat(32), "ast_BORROW2")] });
+    expect([known.status, known.body]).toEqual([unknown.status, unknown.body]);
+    expect(known.body.warnings).toEqual([expect.stringContaining("1 file(s) were not sent")]);
+    const content = await fetch(`${source.url}/api/v1/assets/ast_BORROW1/content`, { headers: { authorization: `Bearer ${m.key}`, "x-basalt-space": m.space.slug } });
+    expect(content.status).not.toBe(200);
+  });
+
+  test("basalt load refuses a dump naming another space's rows, and loads webhook rules disabled", async () => {
+    const rules = target.ctx.store.sqlite.query("SELECT enabled, secret_sealed FROM webhook_rules WHERE space_id = (SELECT id FROM spaces WHERE slug = 'moved')").all();
+    expect(rules).toEqual([{ enabled: 0, secret_sealed: null }]);
+    const victim = target.ctx.store.sqlite.query("SELECT id, base_id FROM records LIMIT 1").get() as { id: string; base_id: string };
+    const lines = [
+      { format: "basalt-dump", version: 1, schema: 1, space: { id: "spc_EVIL1", slug: "evil" } },
+      { table: "spaces", row: { id: "spc_EVIL1", name: "Evil", slug: "evil", created_at: at, updated_at: at } },
+      { table: "nodes", row: { id: "nod_EVIL1", space_id: "spc_EVIL1", parent_id: null, type: "folder", slug: "root", name: "Evil", description: "", metadata: "{}", settings: "{}", position: 0, status: "active", created_at: at, updated_at: at } },
+      { table: "fields", row: { id: "fld_EVIL1", base_id: victim.base_id, slug: "evil", name: "Evil", type: "text", required: 0, position: 9, options: "{}", created_at: at, index_state: "none" } },
+    ];
+    const file = join(tempDir(), "evil.basalt-dump");
+    writeFileSync(file, gzipSync(new TextEncoder().encode(lines.map((line) => JSON.stringify(line)).join("\n"))));
+    const loaded = basalt("load", "--from", file, "--owner", "ada@example.com", "--data-dir", target.dir);
+    expect([loaded.exitCode, loaded.stderr.toString()]).toEqual([1, expect.stringContaining(`names ${victim.base_id} in base_id`)]);
+    expect(target.ctx.store.sqlite.query("SELECT count(*) AS n FROM fields WHERE id = 'fld_EVIL1'").get()).toEqual({ n: 0 });
+    expect(target.ctx.store.sqlite.query("SELECT count(*) AS n FROM spaces WHERE id = 'spc_EVIL1'").get()).toEqual({ n: 0 });
+  });
+});

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { BACKUPS_KEPT, dailyUpkeep, pruneExpired, runScheduledBackup, startJobs } from "../src/jobs/schedule";
-import { TestServer } from "./helpers";
+import { createBase, TestServer } from "./helpers";
 
 let server: TestServer;
 beforeEach(() => (server = new TestServer()));
@@ -63,4 +63,24 @@ test("the daily upkeep prunes delivery records older than 30 days", async () => 
   insert("whd_new", new Date(server.clock.now() - 29 * 86_400_000).toISOString());
   expect(await dailyUpkeep(server.ctx)).toBe(1);
   expect(server.ctx.store.sqlite.query("SELECT id FROM webhook_deliveries").all()).toEqual([{ id: "whd_new" }]);
+});
+
+test("one stored row the upkeep cannot read (a view config no client could write) stops only its own step, for no other space", async () => {
+  const owner = await server.user("Ada");
+  const space = await server.space(owner.id, "Hooks");
+  const sqlite = server.ctx.store.sqlite;
+  sqlite.run(
+    "INSERT INTO webhook_rules (id, space_id, name, event_type, action_kind, target_url, headers, enabled, created_by, created_at, updated_at) VALUES ('whk_1', ?, 'r', '*', 'webhook', 'http://x', '{}', 1, ?, 't', 't')",
+    [space.id, owner.id],
+  );
+  sqlite.run(
+    "INSERT INTO webhook_deliveries (id, rule_id, event_id, event_type, attempt, trigger, status, detail, duration_ms, request_url, created_at) VALUES ('whd_old', 'whk_1', 'evt_1', 'record.created', 1, 'test', 'success', '', 1, 'http://x', ?)",
+    [new Date(server.clock.now() - 31 * 86_400_000).toISOString()],
+  );
+  const base = await createBase(server, await server.key(owner.id, "manage"), "notes", [{ slug: "title", name: "Title", type: "text" }]);
+  for (const [id, config] of [["viw_1", '{"filters": "not a list"}'], ["viw_2", "not json"], ["viw_3", '{"filters": [7, "x", {"fieldSlug": "title"}]}']]) {
+    sqlite.run("INSERT INTO views (id, space_id, base_id, slug, name, description, type, config, status, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, 'v', '', 'table', ?, 'active', ?, 't', 't')", [id, space.id, base.id, id, config, owner.id]);
+  }
+  expect(await dailyUpkeep(server.ctx)).toBe(1);
+  expect(sqlite.query("SELECT id FROM webhook_deliveries WHERE id = 'whd_old'").all()).toEqual([]);
 });

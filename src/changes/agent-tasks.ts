@@ -45,7 +45,7 @@ export function agentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor): Ag
   const mentions = ctx.db
     .select()
     .from(comments)
-    .where(and(inArray(comments.changeRequestId, sentBack.map((row) => row.id)), eq(comments.mentionsAi, true)))
+    .where(and(eq(comments.spaceId, scope.space.id), inArray(comments.changeRequestId, sentBack.map((row) => row.id)), eq(comments.mentionsAi, true)))
     .orderBy(asc(comments.id))
     .all();
   for (const mention of mentions) asked.set(mention.changeRequestId!, [...(asked.get(mention.changeRequestId!) ?? []), commentView(mention)]);

@@ -3,7 +3,7 @@ import type { AppContext, Tx } from "../context";
 import { writeInBackground } from "../db/tx";
 import { type FieldRow, forgetBases } from "./bases";
 import { isIndexable } from "./field-sql";
-import { fields, records, views } from "./schema";
+import { fields, records } from "./schema";
 
 /**
  * When a field gets an index (its values in `field_values`, which listings walk and seek) and when
@@ -76,11 +76,14 @@ export function noteFieldsQueried(ctx: AppContext, queried: FieldRow[]): void {
 
 /** The fields every active view filters or sorts by (by the id the view saved), which keep their indexes. */
 function fieldsViewsName(ctx: AppContext): Set<string> {
-  const named = new Set<string>();
-  for (const { config } of ctx.db.select({ config: views.config }).from(views).where(eq(views.status, "active")).all()) {
-    for (const ref of [...config.filters, ...config.sorts]) if (ref.fieldId) named.add(ref.fieldId);
-  }
-  return named;
+  // Read in SQL, tolerating any stored shape: a view row no client could have written must not stop the upkeep.
+  const ids = ctx.store.sqlite
+    .query<{ id: string }, []>(
+      `SELECT DISTINCT json_extract(item."value", '$.fieldId') AS "id" FROM "views" v, json_each(v."config") part, json_each(part."value") item
+       WHERE v."status" = 'active' AND json_valid(v."config") AND json_type(v."config") = 'object' AND part."key" IN ('filters', 'sorts') AND part."type" = 'array' AND item."type" = 'object'`,
+    )
+    .all();
+  return new Set(ids.map((row) => row.id).filter((id) => typeof id === "string"));
 }
 
 /** Daily: indexes no listing used for `unusedMs`, and no view names, are dropped (by the upkeep, a batch a step). Answers how many. */

@@ -10,7 +10,7 @@ import { sessions } from "../auth/schema";
 import { SESSION_IDLE_MS } from "../auth/sessions";
 import { DAY_MS, iso } from "../clock";
 import { databasePath } from "../config";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { optimizeStatistics } from "../db/client";
 import { backupDatabase, privateDir } from "../db/files";
 import { write } from "../db/tx";
@@ -50,27 +50,41 @@ export function pruneExpired(ctx: AppContext): Promise<void> {
 /**
  * Daily: delivery records older than 30 days, the events they could redeliver (those already read
  * by the delivery loop and with no job left), indexes nothing has used for 30 days (`content/indexes.ts`), assets and files nothing names
- * (`assets/assets.ts`), and `PRAGMA optimize`.
+ * (`assets/assets.ts`), and `PRAGMA optimize`. Each step is a write of its own, and one that fails
+ * (a stored row it cannot read) is logged while the others still run: one space's bad row must not
+ * stop the upkeep of every space. Answers how many delivery records were pruned.
  */
-export function dailyUpkeep(ctx: AppContext): Promise<number> {
+export async function dailyUpkeep(ctx: AppContext): Promise<number> {
   const cutoff = iso(ctx.clock.now() - DELIVERY_LOG_DAYS * DAY_MS);
-  return write(ctx, (tx) => {
-    const pruned = tx.db.delete(webhookDeliveries).where(lt(webhookDeliveries.createdAt, cutoff)).returning({ id: webhookDeliveries.id }).all().length;
-    tx.db
-      .delete(events)
-      .where(
-        and(
-          lt(events.createdAt, cutoff),
-          lte(events.seq, sql`coalesce((SELECT ${outboxCursor.seq} FROM ${outboxCursor}), 0)`),
-          notExists(tx.db.select({ one: sql`1` }).from(webhookJobs).where(eq(webhookJobs.eventSeq, events.seq))),
-        ),
-      )
-      .run();
-    dropUnusedIndexes(tx);
-    removeUnusedAssets(tx);
-    optimizeStatistics(tx.store.sqlite);
-    return pruned;
-  });
+  let pruned = 0;
+  const steps: [string, (tx: Tx) => unknown][] = [
+    ["delivery log", (tx) => (pruned = tx.db.delete(webhookDeliveries).where(lt(webhookDeliveries.createdAt, cutoff)).returning({ id: webhookDeliveries.id }).all().length)],
+    [
+      "delivered events",
+      (tx) =>
+        tx.db
+          .delete(events)
+          .where(
+            and(
+              lt(events.createdAt, cutoff),
+              lte(events.seq, sql`coalesce((SELECT ${outboxCursor.seq} FROM ${outboxCursor}), 0)`),
+              notExists(tx.db.select({ one: sql`1` }).from(webhookJobs).where(eq(webhookJobs.eventSeq, events.seq))),
+            ),
+          )
+          .run(),
+    ],
+    ["unused indexes", dropUnusedIndexes],
+    ["unused files", removeUnusedAssets],
+    ["statistics", (tx) => optimizeStatistics(tx.store.sqlite)],
+  ];
+  for (const [name, step] of steps) {
+    try {
+      await write(ctx, (tx) => void step(tx));
+    } catch (error) {
+      ctx.log.error(`daily upkeep: ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return pruned;
 }
 
 export const DELIVERY_LOG_DAYS = 30;

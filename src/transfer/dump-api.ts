@@ -3,13 +3,13 @@ import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileS
 import { join } from "node:path";
 import { t } from "elysia";
 import { type AuditActor, recordAudit } from "../audit/audit";
-import { contentPath } from "../assets/storage";
 import type { AppContext, Tx } from "../context";
 import { forgetBases } from "../content/bases";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { ApiError, badRequest, conflict, notFound } from "../http/errors";
-import { DUMP_TABLES, type DumpUser, insertDumpRow, storeCheckedFile, unusablePassword, userMatcher, usersNamed, withoutSecrets } from "./dump";
+import { exported, storeCheckedFile, unusablePassword, usersNamed } from "./dump";
+import { DUMP_TABLES, DumpLoader, type DumpPeople, DumpRefusal } from "./dump-rows";
 
 /**
  * Busabase's dump routes over a space's tables: raw rows a page at a time out, and an import
@@ -72,7 +72,7 @@ export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTabl
     rows = ctx.store.sqlite.query<Row, [string, string, number]>(`SELECT t.* FROM ${from} AND t."id" > ?2 ORDER BY t."id" LIMIT ?3`).all(spaceId, after, limit + 1);
   }
   const more = rows.length > limit;
-  const page = rows.slice(0, limit).map((row) => (table ? withoutSecrets(table, row) : row));
+  const page = rows.slice(0, limit).map((row) => (table ? exported(table, row) : row));
   return { rows: page, nextCursor: more ? cursorOf(String(page[page.length - 1].id)) : null };
 }
 
@@ -243,88 +243,57 @@ function refusedRow(error: unknown, table: string, row: Row): ApiError {
   return badRequest(`The ${table} row ${row.id} cannot be loaded: ${code || "a value of the wrong kind"}.`);
 }
 
-/** Loads the session's rows into the space, in one write: the root folder becomes the dump's, ids are kept, users matched by e-mail. */
-function loadStaged(tx: Tx, spaceId: string, dir: string, password: string, actor: AuditActor, sentFiles: Set<string>): { rows: number; warnings: string[] } {
+/**
+ * Loads the session's rows into the space, in one write, through the one validator of dump rows
+ * (`dump-rows.ts`): the root folder becomes the dump's, ids are kept, and the dump's people are
+ * matched to accounts only when an instance admin imports it.
+ */
+function loadStaged(tx: Tx, spaceId: string, dir: string, people: DumpPeople, actor: AuditActor, sentFiles: Set<string>): { warnings: string[] } {
   const refusal = notEmpty(tx, spaceId);
   if (refusal) throw spaceNotEmpty(refusal);
   const sqlite = tx.store.sqlite;
-  const users = userMatcher(sqlite, password, new Date(tx.clock.now()).toISOString());
-  for (const user of stagedRows(dir, "users")) users.add(user as DumpUser);
-  const nodes = parentsFirst([...stagedRows(dir, "nodes")]);
-  if (nodes.some((node) => node.parent_id === null || node.parent_id === undefined)) sqlite.query(`DELETE FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).run(spaceId);
-  let rows = 0;
+  const loader = new DumpLoader(sqlite, spaceId, people, new Date(tx.clock.now()).toISOString());
   let rules = 0;
-  for (const { table } of DUMP_TABLES) {
-    if (table === "spaces") continue;
-    for (const staged of table === "nodes" ? nodes : stagedRows(dir, table)) {
-      const row = withoutSecrets(table, Object.hasOwn(staged, "space_id") ? { ...staged, space_id: spaceId } : staged);
-      try {
-        insertDumpRow(sqlite, table, row, users.remap);
-      } catch (error) {
-        throw refusedRow(error, table, row);
+  let unsent = 0;
+  try {
+    for (const user of stagedRows(dir, "users")) loader.addUser(user);
+    const nodes = parentsFirst([...stagedRows(dir, "nodes")]);
+    if (nodes.some((node) => node.parent_id === null || node.parent_id === undefined)) sqlite.query(`DELETE FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).run(spaceId);
+    for (const { table } of DUMP_TABLES) {
+      if (table === "spaces") continue;
+      for (const row of table === "nodes" ? nodes : stagedRows(dir, table)) {
+        try {
+          loader.addRow(table, row);
+        } catch (error) {
+          throw error instanceof DumpRefusal ? error : refusedRow(error, table, row);
+        }
+        if (table === "webhook_rules") rules++;
       }
-      rows++;
-      if (table === "webhook_rules") rules++;
     }
+    unsent = loader.finish(sentFiles);
+  } catch (error) {
+    throw error instanceof DumpRefusal ? badRequest(`${error.message} The import loads nothing.`) : error;
   }
-  const foreign = foreignReferences(tx, spaceId, sentFiles);
-  if (foreign) throw badRequest(`The import names ${foreign}, which is not part of it: rows may only name the space's own rows, and files sent with them.`);
   forgetBases(tx);
-  recordAudit(tx, { action: "space.imported", actor, spaceId, targetType: "space", targetId: spaceId, metadata: { rows } });
-  return { rows, warnings: rules > 0 ? [`${rules} webhook rule(s) loaded disabled, without their secrets: enter each secret again and enable the rule.`] : [] };
-}
-
-/**
- * Each reference the loaded rows make that leaves the space, as "a <what> (<id>)", or null. A
- * foreign key only says a row exists, not whose it is: a record naming another space's base, a
- * link to another space's record, or an asset naming a stored file its rows did not bring would
- * reach into another space.
- */
-const FOREIGN_CHECKS: [what: string, sql: string][] = [
-  ["parent node", `SELECT n."parent_id" FROM "nodes" n JOIN "nodes" p ON p."id" = n."parent_id" WHERE n."space_id" = ?1 AND p."space_id" != ?1`],
-  ["base's node", `SELECT b."node_id" FROM "bases" b JOIN "nodes" n ON n."id" = b."node_id" WHERE b."space_id" = ?1 AND n."space_id" != ?1`],
-  ["base", `SELECT t."base_id" FROM "records" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
-      UNION ALL SELECT t."base_id" FROM "views" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
-      UNION ALL SELECT t."base_id" FROM "commits" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
-      UNION ALL SELECT t."base_id" FROM "change_requests" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
-      UNION ALL SELECT t."base_id" FROM "webhook_rules" t JOIN "bases" b ON b."id" = t."base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1
-      UNION ALL SELECT t."base_id" FROM "record_links" t JOIN "bases" b ON b."id" = t."base_id" OR b."id" = t."target_base_id" WHERE t."space_id" = ?1 AND b."space_id" != ?1`],
-  ["node", `SELECT t."node_id" FROM "change_requests" t JOIN "nodes" n ON n."id" = t."node_id" WHERE t."space_id" = ?1 AND n."space_id" != ?1`],
-  ["record", `SELECT l."source_record_id" FROM "record_links" l JOIN "records" r ON r."id" = l."source_record_id" OR r."id" = l."target_record_id" WHERE l."space_id" = ?1 AND r."space_id" != ?1
-      UNION ALL SELECT c."record_id" FROM "commits" c JOIN "records" r ON r."id" = c."record_id" WHERE c."space_id" = ?1 AND r."space_id" != ?1`],
-  ["change request", `SELECT o."change_request_id" FROM "operations" o JOIN "change_requests" c ON c."id" = o."change_request_id" JOIN "bases" b ON b."id" = o."base_id" WHERE c."space_id" = ?1 AND b."space_id" != ?1`],
-];
-
-function foreignReferences(tx: Tx, spaceId: string, sentFiles: ReadonlySet<string>): string | null {
-  for (const [what, query] of FOREIGN_CHECKS) {
-    const row = tx.store.sqlite.query<Record<string, string>, [string]>(`${query} LIMIT 1`).values(spaceId)[0];
-    if (row) return `a ${what} (${row[0]})`;
-  }
-  // A file the import did not bring but this instance stores belongs to someone else's asset.
-  const files = tx.store.sqlite.query<{ hash: string }, [string]>(`SELECT DISTINCT "content_hash" AS "hash" FROM "assets" WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL`).all(spaceId);
-  const borrowed = files.find((file) => !sentFiles.has(file.hash) && existsSync(contentPath(tx.config.dataDir, file.hash)));
-  return borrowed ? `a stored file (${borrowed.hash})` : null;
+  recordAudit(tx, { action: "space.imported", actor, spaceId, targetType: "space", targetId: spaceId, metadata: { rows: loader.rows } });
+  const warnings = [
+    ...(rules > 0 ? [`${rules} webhook rule(s) loaded disabled, without their secrets: enter each secret again and enable the rule.`] : []),
+    ...(unsent > 0 ? [`${unsent} file(s) were not sent (attachmentBlobs): they wait, pending, for their bytes.`] : []),
+  ];
+  return { warnings };
 }
 
 /** Commits a session: its files checked against their hashes and stored, then its rows loaded in one transaction. The session ends either way: a refused import is begun again. */
-export async function commitDumpImport(ctx: AppContext, spaceId: string, sessionId: string, actor: AuditActor): Promise<{ ok: boolean; warnings: string[] }> {
+export async function commitDumpImport(ctx: AppContext, spaceId: string, sessionId: string, actor: AuditActor, user: { id: string; email: string; admin: boolean }): Promise<{ ok: boolean; warnings: string[] }> {
   readSession(ctx, spaceId, sessionId);
   const dir = sessionDir(ctx, sessionId);
-  const blobs = existsSync(join(dir, "blobs")) ? readdirSync(join(dir, "blobs")) : [];
-  for (const hash of blobs) {
-    if (!(await storeCheckedFile(ctx.config.dataDir, join(dir, "blobs", hash), hash))) {
-      rmSync(dir, { recursive: true, force: true });
-      throw badRequest(`The bytes sent for ${hash} do not have that SHA-256: the import loads nothing (begin again).`);
-    }
-  }
-  const password = await unusablePassword();
   try {
-    const { warnings } = await write(ctx, (tx) => loadStaged(tx, spaceId, dir, password, actor, new Set(blobs)));
-    const missing = ctx.store.sqlite
-      .query<{ id: string; hash: string }, [string]>(`SELECT "id", "content_hash" AS "hash" FROM "assets" WHERE "space_id" = ?1 AND "status" = 'ready' AND "content_hash" IS NOT NULL`)
-      .all(spaceId)
-      .filter((asset) => !existsSync(contentPath(ctx.config.dataDir, asset.hash)));
-    if (missing.length > 0) warnings.push(`${missing.length} file(s) were not sent (attachmentBlobs): ${missing.slice(0, 5).map((asset) => asset.id).join(", ")}${missing.length > 5 ? ", …" : ""}.`);
+    const blobs = existsSync(join(dir, "blobs")) ? readdirSync(join(dir, "blobs")) : [];
+    for (const hash of blobs) {
+      if (!(await storeCheckedFile(ctx.config.dataDir, join(dir, "blobs", hash), hash))) throw badRequest(`The bytes sent for ${hash} do not have that SHA-256: the import loads nothing (begin again).`);
+    }
+    const people: DumpPeople = user.admin ? { accounts: true, password: await unusablePassword() } : { accounts: false, self: user };
+    const { warnings } = await write(ctx, (tx) => loadStaged(tx, spaceId, dir, people, actor, new Set(blobs)));
     return { ok: true, warnings };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,8 @@ import type { Store } from "../db/client";
 import { SCHEMA_VERSION } from "../db/client";
 import { makePrivate, privateDir } from "../db/files";
 import { flushStagedSearch } from "../db/search-index";
-import { newId } from "../db/ids";
+import { SLUG_PATTERN } from "../formats";
+import { DUMP_TABLES, DumpLoader, DumpRefusal, type DumpUser, secretless } from "./dump-rows";
 
 /**
  * A space's dump: gzip of JSON lines. The first line is the header (format, version, the schema it
@@ -18,87 +19,25 @@ import { newId } from "../db/ids";
 export const DUMP_FORMAT = "basalt-dump";
 export const DUMP_VERSION = 1;
 
-/**
- * Each table of a space, in an order that satisfies their references, and where its rows are
- * (`t` is the table; `?1` is the space id). Webhook rules travel without a secret: the sealed
- * secret is left out and header values emptied, and a loaded rule waits, disabled, for its secret.
- */
-export const DUMP_TABLES: { table: string; from: string }[] = [
-  { table: "spaces", from: `"spaces" t WHERE t."id" = ?1` },
-  { table: "nodes", from: `"nodes" t WHERE t."space_id" = ?1` },
-  { table: "bases", from: `"bases" t WHERE t."space_id" = ?1` },
-  { table: "fields", from: `"fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1` },
-  { table: "deleted_fields", from: `"deleted_fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1` },
-  { table: "views", from: `"views" t WHERE t."space_id" = ?1` },
-  { table: "assets", from: `"assets" t WHERE t."space_id" = ?1` },
-  { table: "records", from: `"records" t WHERE t."space_id" = ?1` },
-  { table: "commits", from: `"commits" t WHERE t."space_id" = ?1` },
-  { table: "record_links", from: `"record_links" t WHERE t."space_id" = ?1` },
-  { table: "change_requests", from: `"change_requests" t WHERE t."space_id" = ?1` },
-  { table: "operations", from: `"operations" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1` },
-  { table: "reviews", from: `"reviews" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1` },
-  { table: "comments", from: `"comments" t WHERE t."space_id" = ?1` },
-  { table: "audit_events", from: `"audit_events" t WHERE t."space_id" = ?1` },
-  { table: "webhook_rules", from: `"webhook_rules" t WHERE t."space_id" = ?1` },
-];
 const everyRow = (from: string) => `SELECT t.* FROM ${from}`;
-
-const USER_ID = /^usr_[0-9A-Za-z]+$/;
 const FILE_PART = 768 * 1024;
 
-/** The user ids a row names, anywhere in it (JSON columns included). */
-function userIds(value: unknown, into: Set<string>): void {
-  if (typeof value === "string") {
-    if (USER_ID.test(value)) into.add(value);
-    else if (value.startsWith("{") || value.startsWith("[")) for (const id of value.match(/usr_[0-9A-Za-z]+/g) ?? []) into.add(id);
-  }
-}
+/** A row as a dump carries it: a webhook rule without its secret. */
+export const exported = (table: string, row: Record<string, unknown>) => (table === "webhook_rules" ? secretless(row) : row);
 
-export const withoutSecrets = (table: string, row: Record<string, unknown>) =>
-  table !== "webhook_rules"
-    ? row
-    : { ...row, secret_sealed: null, enabled: 0, disabled_reason: "Loaded from a dump: enter the secret again (PATCH the rule) and enable it.", headers: JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(String(row.headers))).map((name) => [name, ""]))) };
-
-export type DumpUser = { id: string; email: string; name: string };
-
-/** The users the space's rows name anywhere (authors, reviewers, members of its history): id, e-mail and name, never a password. */
+/**
+ * The people who share the space: its members, and those its rows name as actors (authors,
+ * reviewers, creators): id, e-mail and name, never a password. Ids in free text (a record's values)
+ * are not people of the space, so a value cannot turn any user id into an e-mail.
+ */
 export function usersNamed(store: Store, spaceId: string): DumpUser[] {
-  const named = new Set<string>();
-  for (const { from } of DUMP_TABLES) for (const row of store.sqlite.query(everyRow(from)).iterate(spaceId) as Iterable<Record<string, unknown>>) for (const value of Object.values(row)) userIds(value, named);
-  return store.sqlite.query<DumpUser, [string]>(`SELECT "id", "email", "name" FROM "users" WHERE "id" IN (SELECT "value" FROM json_each(?1)) ORDER BY "id"`).all(JSON.stringify([...named]));
+  const actors = DUMP_TABLES.flatMap(({ from, names }) => Object.entries(names).filter(([, target]) => target === "users").map(([column]) => `SELECT t."${column}" AS "id" FROM ${from}`));
+  const members = `SELECT "user_id" AS "id" FROM "members" WHERE "space_id" = ?1`;
+  return store.sqlite.query<DumpUser, [string]>(`SELECT "id", "email", "name" FROM "users" WHERE "id" IN (${[members, ...actors].join(" UNION ")}) ORDER BY "id"`).all(spaceId);
 }
 
 /** A password no one knows, for the accounts a loaded history names, until an admin gives them one. */
 export const unusablePassword = () => Bun.password.hash(randomBytes(24).toString("hex"), { algorithm: "argon2id" });
-
-/**
- * The users of a dump matched to this instance's: the user of the same e-mail here, or one made
- * (with `password`, which no one knows) under the dump's id, or a new one when that id is taken.
- * `remap` rewrites the user ids a value names.
- */
-export function userMatcher(sqlite: Store["sqlite"], password: string, now: string) {
-  const userMap = new Map<string, string>();
-  return {
-    add(user: DumpUser): void {
-      const here = sqlite.query(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(user.email) as { id: string } | null;
-      if (here) return void userMap.set(user.id, here.id);
-      const id = sqlite.query(`SELECT 1 FROM "users" WHERE "id" = ?1`).get(user.id) ? newId("usr") : user.id;
-      sqlite.query(`INSERT INTO "users" ("id", "email", "name", "password_hash", "admin", "banned", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, 0, 0, ?5, ?5)`).run(id, user.email, user.name, password, now);
-      userMap.set(user.id, id);
-    },
-    remap(value: unknown): unknown {
-      if (typeof value !== "string" || userMap.size === 0) return value;
-      if (USER_ID.test(value)) return userMap.get(value) ?? value;
-      return value.startsWith("{") || value.startsWith("[") ? value.replace(/usr_[0-9A-Za-z]+/g, (id) => userMap.get(id) ?? id) : value;
-    },
-  };
-}
-
-/** Inserts one row of a dump's table as it is (ids kept), its values passed through `remap`. */
-export function insertDumpRow(sqlite: Store["sqlite"], table: string, row: Record<string, unknown>, remap: (value: unknown) => unknown): void {
-  const columns = Object.keys(row);
-  sqlite.query(`INSERT INTO "${table}" (${columns.map((column) => `"${column.replace(/"/g, "")}"`).join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`).run(...(columns.map((column) => remap(row[column])) as never[]));
-}
 
 /** The dump's lines, one string each, read from the database a table at a time. */
 function* dumpLines(store: Store, dataDir: string, spaceId: string): Generator<string> {
@@ -106,7 +45,7 @@ function* dumpLines(store: Store, dataDir: string, spaceId: string): Generator<s
   const space = sqlite.query(`SELECT * FROM "spaces" WHERE "id" = ?1`).get(spaceId);
   yield JSON.stringify({ format: DUMP_FORMAT, version: DUMP_VERSION, schema: SCHEMA_VERSION, space, madeAt: new Date().toISOString() });
   for (const user of usersNamed(store, spaceId)) yield JSON.stringify({ user });
-  for (const { table, from } of DUMP_TABLES) for (const row of sqlite.query(everyRow(from)).iterate(spaceId) as Iterable<Record<string, unknown>>) yield JSON.stringify({ table, row: withoutSecrets(table, row) });
+  for (const { table, from } of DUMP_TABLES) for (const row of sqlite.query(everyRow(from)).iterate(spaceId) as Iterable<Record<string, unknown>>) yield JSON.stringify({ table, row: exported(table, row) });
   const hashes = sqlite.query(`SELECT DISTINCT "content_hash" AS hash FROM "assets" WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL`).all(spaceId) as { hash: string }[];
   for (const { hash } of hashes) {
     const path = contentPath(dataDir, hash);
@@ -210,20 +149,17 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
 
   const files = new Map<string, { path: string; fd: number }>();
   const now = new Date().toISOString();
-  const users = userMatcher(sqlite, await unusablePassword(), now);
-  let rows = 0;
+  const loader = new DumpLoader(sqlite, spaceId, { accounts: true, password: await unusablePassword() }, now);
   sqlite.run("PRAGMA foreign_keys = OFF");
   sqlite.run("BEGIN IMMEDIATE");
   try {
     for await (const line of lines) {
       if (line === "") continue;
-      const entry = JSON.parse(line) as { user?: { id: string; email: string; name: string }; table?: string; row?: Record<string, unknown>; file?: string; data?: string };
-      if (entry.user) users.add(entry.user);
-      else if (entry.table && entry.row) {
-        if (!DUMP_TABLES.some(({ table }) => table === entry.table)) throw new Error(`${path} holds rows of a table "${entry.table}" this version does not load.`);
-        insertDumpRow(sqlite, entry.table, entry.table === "spaces" && slug ? { ...entry.row, slug } : entry.row, users.remap);
-        rows++;
-      } else if (entry.file && entry.data !== undefined && /^[0-9a-f]{64}$/.test(entry.file)) {
+      const entry = JSON.parse(line) as { user?: unknown; table?: string; row?: Record<string, unknown>; file?: string; data?: string };
+      if (entry.user) loader.addUser(entry.user);
+      else if (entry.table === "spaces" && entry.row) insertSpace(sqlite, spaceId, entry.row, slug, now);
+      else if (entry.table && entry.row) loader.addRow(entry.table, entry.row);
+      else if (entry.file && entry.data !== undefined && /^[0-9a-f]{64}$/.test(entry.file)) {
         let file = files.get(entry.file);
         if (!file) {
           privateDir(join(filesDir(dataDir), "tmp"));
@@ -235,6 +171,7 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
         for (let written = 0; written < bytes.byteLength; ) written += writeSync(file.fd, bytes, written);
       }
     }
+    loader.finish(new Set(files.keys()));
     sqlite.query(`INSERT INTO "members" ("space_id", "user_id", "role", "created_at") VALUES (?1, ?2, 'owner', ?3) ON CONFLICT DO UPDATE SET "role" = 'owner'`).run(spaceId, ownerRow.id, now);
     for (const [hash, file] of files) {
       closeSync(file.fd);
@@ -251,9 +188,18 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
       if (file.fd >= 0) closeSync(file.fd);
       rmSync(file.path, { force: true });
     }
-    throw error instanceof SyntaxError ? new Error(`${path} holds a line that is not JSON; it is not loaded.`) : error;
+    if (error instanceof SyntaxError) throw new Error(`${path} holds a line that is not JSON; it is not loaded.`);
+    throw error instanceof DumpRefusal ? new Error(`${path} is not loaded: ${error.message}`) : error;
   } finally {
     sqlite.run("PRAGMA foreign_keys = ON");
   }
-  return { spaceId, rows, files: files.size };
+  return { spaceId, rows: loader.rows, files: files.size };
+}
+
+/** The dump's space row, under the id its header gives and the slug asked for: its name and slug, nothing else. */
+function insertSpace(sqlite: Store["sqlite"], spaceId: string, row: Record<string, unknown>, slug: string | undefined, now: string): void {
+  const name = typeof row.name === "string" && row.name !== "" ? row.name : "Loaded space";
+  const chosen = slug ?? (typeof row.slug === "string" ? row.slug : "");
+  if (!SLUG_PATTERN.test(chosen)) throw new DumpRefusal(`The space's slug ${JSON.stringify(chosen)} is not one a space may have; choose one with --slug.`);
+  sqlite.query(`INSERT INTO "spaces" ("id", "name", "slug", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, ?4)`).run(spaceId, name, chosen, now);
 }

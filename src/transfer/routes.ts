@@ -151,7 +151,7 @@ export function transferRoutes(ctx: AppContext) {
         rows: t.Array(t.Record(t.String(), t.Unknown()), { maxItems: MAX_DUMP_ROWS }),
       }),
     })
-    .post("/dump/import/commit", ({ space, actor, body }) => commitDumpImport(ctx, space.space.id, body.sessionId, actingAs(actor)), {
+    .post("/dump/import/commit", ({ space, actor, body }) => commitDumpImport(ctx, space.space.id, body.sessionId, actingAs(actor), actor.user), {
       answers: { 200: t.Object({ ok: t.Boolean(), warnings: t.Array(t.String()) }), 404: [], 409: ["SPACE_NOT_EMPTY", "ALREADY_LOADED"] },
       level: "manage",
       body: SessionBody,

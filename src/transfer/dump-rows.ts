@@ -1,0 +1,324 @@
+import { Value } from "@sinclair/typebox/value";
+import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../changes/schema";
+import { directIds } from "../changes/direct";
+import { checkFieldOptions, type FieldDefinition, type FieldType, FIELD_TYPES, recordValueErrors } from "../content/field-types";
+import { NODE_STATUSES, NODE_TYPES, OPERATION_KINDS, TARGET_TYPES, VIEW_TYPES } from "../content/schema";
+import { ViewConfigSchema } from "../content/views";
+import type { Store } from "../db/client";
+import { newId } from "../db/ids";
+
+/**
+ * The one validator of a dump's rows, shared by `basalt load` and the HTTP import: a dump may only
+ * describe one space, so every reference in every row must resolve to a row of the same dump (a
+ * foreign key only says that a row exists, not whose it is), every user it names must be in its
+ * users list, and each row must have a shape the API itself writes. Rows are checked as they are
+ * inserted (inside the load's one transaction); references to rows that come later are settled by
+ * `finish`, which refuses the dump when any is left. A refusal is a `DumpRefusal`, which the HTTP
+ * import answers as a 400 and the command prints.
+ */
+export class DumpRefusal extends Error {}
+
+const USERS = "users";
+type Target = "nodes" | "bases" | "fields" | "views" | "assets" | "records" | "commits" | "change_requests" | "operations" | typeof USERS;
+
+interface DumpTable {
+  table: string;
+  /** Where the space's rows are: `t` is the table, `?1` the space id. */
+  from: string;
+  /** Each column that names another row, and the table that row must be in (in the same dump). */
+  names: Record<string, Target>;
+  /** Columns whose value is one of a closed list. */
+  oneOf?: Record<string, readonly string[]>;
+}
+
+/**
+ * Each table of a space, in an order that satisfies their references. Webhook rules travel without
+ * a secret: the sealed secret is left out and header values emptied, and a loaded rule waits,
+ * disabled, for its secret.
+ */
+export const DUMP_TABLES: DumpTable[] = [
+  { table: "spaces", from: `"spaces" t WHERE t."id" = ?1`, names: {} },
+  { table: "nodes", from: `"nodes" t WHERE t."space_id" = ?1`, names: { parent_id: "nodes" }, oneOf: { type: NODE_TYPES, status: NODE_STATUSES } },
+  { table: "bases", from: `"bases" t WHERE t."space_id" = ?1`, names: { node_id: "nodes" } },
+  { table: "fields", from: `"fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
+  { table: "deleted_fields", from: `"deleted_fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
+  { table: "views", from: `"views" t WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS }, oneOf: { type: VIEW_TYPES, status: NODE_STATUSES } },
+  { table: "assets", from: `"assets" t WHERE t."space_id" = ?1`, names: { created_by: USERS }, oneOf: { status: ["pending", "ready"] } },
+  { table: "records", from: `"records" t WHERE t."space_id" = ?1`, names: { base_id: "bases", head_commit_id: "commits", created_by: USERS, updated_by: USERS }, oneOf: { status: NODE_STATUSES } },
+  {
+    table: "commits",
+    from: `"commits" t WHERE t."space_id" = ?1`,
+    names: { base_id: "bases", node_id: "nodes", operation_id: "operations", record_id: "records", parent_commit_id: "commits", author_id: USERS },
+    oneOf: { kind: OPERATION_KINDS, target_type: TARGET_TYPES },
+  },
+  { table: "record_links", from: `"record_links" t WHERE t."space_id" = ?1`, names: { field_id: "fields", source_record_id: "records", target_record_id: "records", base_id: "bases", target_base_id: "bases", commit_id: "commits" } },
+  { table: "change_requests", from: `"change_requests" t WHERE t."space_id" = ?1`, names: { base_id: "bases", node_id: "nodes", submitted_by: USERS }, oneOf: { status: CHANGE_STATUSES, target_type: TARGET_TYPES } },
+  {
+    table: "operations",
+    from: `"operations" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`,
+    names: { change_request_id: "change_requests", base_id: "bases", node_id: "nodes", target_record_id: "records", base_commit_id: "commits", head_commit_id: "commits", target_view_id: "views" },
+    oneOf: { kind: OPERATION_KINDS, status: OPERATION_STATUSES, target_type: TARGET_TYPES },
+  },
+  { table: "reviews", from: `"reviews" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`, names: { change_request_id: "change_requests", reviewer_id: USERS }, oneOf: { verdict: VERDICTS } },
+  { table: "comments", from: `"comments" t WHERE t."space_id" = ?1`, names: { record_id: "records", change_request_id: "change_requests", operation_id: "operations", commit_id: "commits", author_id: USERS }, oneOf: { subject_type: COMMENT_SUBJECTS } },
+  { table: "audit_events", from: `"audit_events" t WHERE t."space_id" = ?1`, names: { actor_id: USERS, base_id: "bases" } },
+  { table: "webhook_rules", from: `"webhook_rules" t WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS } },
+];
+
+const COMMENT_SUBJECT_TABLE: Record<(typeof COMMENT_SUBJECTS)[number], Target> = { record: "records", change_request: "change_requests", operation: "operations", commit: "commits" };
+/** The ids an operation's payload (of a node, field or view change) names, by key. */
+const PAYLOAD_NAMES: Record<string, Target> = { nodeId: "nodes", parentNodeId: "nodes", fieldId: "fields", viewId: "views" };
+const RECORD_KINDS = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
+const USER_ID = /^usr_[0-9A-Za-z]+$/;
+const USER_IDS = /usr_[0-9A-Za-z]+/g;
+
+export type DumpUser = { id: string; email: string; name: string };
+type Row = Record<string, unknown>;
+
+/**
+ * Who a dump's people become here. An instance admin (and the operator's `basalt load`) matches
+ * them to the accounts of the same e-mail, or makes accounts no one can sign in to; anyone else
+ * maps each of them to an id that names no account (as a deleted person's rows do), except the
+ * importer's own e-mail, which is the importer.
+ */
+export type DumpPeople = { accounts: true; password: string } | { accounts: false; self: { id: string; email: string } };
+
+export class DumpLoader {
+  /** The ids of the dump's rows, by table. */
+  private readonly ids = new Map<string, Set<string>>();
+  private readonly pending: { table: string; id: string; column: string; target: Target; value: string }[] = [];
+  private readonly userMap = new Map<string, string>();
+  private readonly fieldsByBase = new Map<string, FieldDefinition[]>();
+  private readonly goneSlugs = new Map<string, Set<string>>();
+  private readonly recordChecks: { id: string; baseId: string; data: Row }[] = [];
+  rows = 0;
+
+  constructor(
+    private readonly sqlite: Store["sqlite"],
+    private readonly spaceId: string,
+    private readonly people: DumpPeople,
+    private readonly now: string,
+  ) {}
+
+  /** One person of the dump's users list. */
+  addUser(user: unknown): void {
+    const { id, email, name } = (user ?? {}) as Partial<DumpUser>;
+    if (typeof id !== "string" || !USER_ID.test(id) || typeof email !== "string" || typeof name !== "string") throw new DumpRefusal("A user of the dump is not { id, email, name }.");
+    if (this.userMap.has(id)) throw new DumpRefusal(`The user ${id} is listed twice.`);
+    const address = email.trim().toLowerCase();
+    if (!this.people.accounts) return void this.userMap.set(id, address === this.people.self.email.toLowerCase() ? this.people.self.id : newId("usr"));
+    const here = this.sqlite.query<{ id: string }, [string]>(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(address);
+    if (here) return void this.userMap.set(id, here.id);
+    const made = this.sqlite.query(`SELECT 1 FROM "users" WHERE "id" = ?1`).get(id) ? newId("usr") : id;
+    this.sqlite.query(`INSERT INTO "users" ("id", "email", "name", "password_hash", "admin", "banned", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, 0, 0, ?5, ?5)`).run(made, address, name, this.people.password, this.now);
+    this.userMap.set(id, made);
+  }
+
+  /** Checks one row of `table`, puts it in the space (its ids kept, its people mapped) and inserts it. */
+  addRow(table: string, given: Row): void {
+    const spec = DUMP_TABLES.find((entry) => entry.table === table);
+    if (!spec || table === "spaces") throw new DumpRefusal(`The dump holds rows of a table "${table}" this version does not load.`);
+    const id = given.id;
+    if (typeof id !== "string" || !/^[a-z]{3}_[0-9A-Za-z]+$/.test(id)) throw new DumpRefusal(`A ${table} row has no id of Basalt's form.`);
+    const refuse = (why: string) => new DumpRefusal(`The ${table} row ${id} ${why}.`);
+    const row: Row = Object.hasOwn(given, "space_id") ? { ...given, space_id: this.spaceId } : { ...given };
+    for (const [column, allowed] of Object.entries(spec.oneOf ?? {})) if (!allowed.includes(row[column] as string)) throw refuse(`has a ${column} that is not one of ${allowed.join(", ")}`);
+    for (const [column, target] of Object.entries(spec.names)) {
+      const value = row[column];
+      if (value === null || value === undefined) continue;
+      if (typeof value !== "string") throw refuse(`has a ${column} that is not an id`);
+      if (target === USERS) row[column] = this.person(value, refuse);
+      else this.expect(table, id, column, target, value);
+    }
+    for (const column of JSON_COLUMNS[table] ?? []) if (typeof row[column] === "string") row[column] = this.peopleInText(row[column] as string);
+    this.checkShape(table, id, row, refuse);
+    const columns = Object.keys(row);
+    this.sqlite.query(`INSERT INTO "${table}" (${columns.map((column) => `"${column.replace(/"/g, "")}"`).join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`).run(...(columns.map((column) => row[column]) as never[]));
+    // A deleted field's id is still named by the history that deleted it.
+    this.remember(table === "deleted_fields" ? "fields" : table, id);
+    // A direct create's commit stands for its change request and operation (`changes/direct.ts`).
+    if (table === "commits" && row.source_attribution !== null && row.source_attribution !== undefined) {
+      const direct = directIds(id);
+      this.remember("change_requests", direct.changeRequestId);
+      this.remember("operations", direct.operationId);
+    }
+    this.rows++;
+  }
+
+  /**
+   * Settles what was left for later: each reference resolved in the dump, each record's values
+   * valid for its base, one root folder. A file the dump did not bring waits, pending, for its
+   * bytes, whether or not this instance stores a file of that hash: an import must not tell.
+   * Answers how many files wait.
+   */
+  finish(sentFiles: ReadonlySet<string>): number {
+    this.refuseUnresolved();
+    for (const record of this.recordChecks) {
+      const fields = this.fieldsByBase.get(record.baseId) ?? [];
+      const gone = this.goneSlugs.get(record.baseId) ?? new Set();
+      const current = Object.fromEntries(Object.entries(record.data).filter(([slug]) => !gone.has(slug)));
+      const { errors } = recordValueErrors(fields, current, "update");
+      if (errors.length > 0) throw new DumpRefusal(`The records row ${record.id} holds values its base refuses: ${errors.map((error) => error.message).join(" ")}`);
+      for (const field of fields) if (field.type === "attachment") for (const asset of idsIn(current[field.slug])) this.expect("records", record.id, `data.${field.slug}`, "assets", asset);
+      if (fields.some((field) => field.type === "relation" && current[field.slug] !== undefined)) throw new DumpRefusal(`The records row ${record.id} holds relation values in its data; links travel as record_links rows.`);
+    }
+    this.refuseUnresolved();
+    const roots = this.sqlite.query<{ n: number }, [string]>(`SELECT count(*) AS "n" FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).get(this.spaceId)!.n;
+    if (roots !== 1) throw new DumpRefusal(`The dump's nodes have ${roots} root folders; a space has exactly one.`);
+    return this.sqlite
+      .query(`UPDATE "assets" SET "status" = 'pending', "content_hash" = NULL WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL AND "content_hash" NOT IN (SELECT "value" FROM json_each(?2))`)
+      .run(this.spaceId, JSON.stringify([...sentFiles])).changes;
+  }
+
+  private refuseUnresolved(): void {
+    const missing = this.pending.find((ref) => !this.ids.get(ref.target)?.has(ref.value));
+    if (missing) throw new DumpRefusal(`The ${missing.table} row ${missing.id} names ${missing.value} in ${missing.column}, which the dump does not hold: rows may only name rows of the same dump.`);
+  }
+
+  private remember(target: string, id: string): void {
+    let set = this.ids.get(target);
+    if (!set) this.ids.set(target, (set = new Set()));
+    set.add(id);
+  }
+
+  private expect(table: string, id: string, column: string, target: Target, value: string): void {
+    if (!this.ids.get(target)?.has(value)) this.pending.push({ table, id, column, target, value });
+  }
+
+  /** The person a user id of the dump is here; an id its users list does not hold is refused. */
+  private person(id: string, refuse: (why: string) => Error): string {
+    const mapped = this.userMap.get(id);
+    if (mapped === undefined) throw refuse(`names the user ${id}, who is not in the dump's users list`);
+    return mapped;
+  }
+
+  /** User ids inside the server's own JSON (attributions, audit details): those of the users list are mapped, any other becomes an id that names no account. */
+  private peopleInText(text: string): string {
+    return text.replace(USER_IDS, (id) => {
+      let mapped = this.userMap.get(id);
+      if (mapped === undefined) this.userMap.set(id, (mapped = newId("usr")));
+      return mapped;
+    });
+  }
+
+  /** The shapes the API writes, and the references inside JSON columns. */
+  private checkShape(table: string, id: string, row: Row, refuse: (why: string) => Error): void {
+    switch (table) {
+      case "nodes":
+        if (row.parent_id === null && row.type !== "folder") throw refuse("is a root that is not a folder");
+        return;
+      case "fields": {
+        const options = parsed(row.options, refuse, "options");
+        const type = row.type as FieldType;
+        try {
+          checkFieldOptions(type, options);
+        } catch (error) {
+          throw refuse(`has options its type refuses (${(error as Error).message})`);
+        }
+        if (type === "relation") {
+          if (typeof options.targetBaseId !== "string") throw refuse("is a relation without options.targetBaseId");
+          this.expect(table, id, "options.targetBaseId", "bases", options.targetBaseId);
+          if (typeof options.inverseFieldId === "string") this.expect(table, id, "options.inverseFieldId", "fields", options.inverseFieldId);
+        }
+        const baseId = row.base_id as string;
+        const list = this.fieldsByBase.get(baseId) ?? [];
+        list.push({ slug: String(row.slug), type, required: Boolean(row.required), options });
+        this.fieldsByBase.set(baseId, list);
+        return;
+      }
+      case "deleted_fields": {
+        const gone = this.goneSlugs.get(row.base_id as string) ?? new Set<string>();
+        gone.add(String(row.slug));
+        this.goneSlugs.set(row.base_id as string, gone);
+        return;
+      }
+      case "views":
+        if (!Value.Check(ViewConfigSchema, parsed(row.config, refuse, "config"))) throw refuse("has a config the API refuses");
+        return;
+      case "records":
+        this.recordChecks.push({ id, baseId: row.base_id as string, data: parsed(row.data, refuse, "data") });
+        return;
+      case "commits":
+      case "operations": {
+        // A proposal's commits name their operation, whose target is the record; a record's states name the record.
+        const kind = row.kind as string;
+        if (RECORD_KINDS.has(kind) && (row.base_id === null || row.base_id === undefined)) throw refuse(`is a ${kind} without a base`);
+        if (table === "operations" && RECORD_KINDS.has(kind) && kind !== "record_create" && (row.target_record_id === null || row.target_record_id === undefined)) throw refuse(`is a ${kind} without a record`);
+        if (table === "commits" && row.payload !== null && row.payload !== undefined) this.checkPayload(table, id, kind, parsed(row.payload, refuse, "payload"));
+        return;
+      }
+      case "comments": {
+        const target = COMMENT_SUBJECT_TABLE[row.subject_type as (typeof COMMENT_SUBJECTS)[number]];
+        if (typeof row.subject_id !== "string") throw refuse("has no subject");
+        this.expect(table, id, "subject_id", target, row.subject_id);
+        return;
+      }
+      case "audit_events":
+        // Keys are not carried: the key that acted is one of another instance.
+        row.actor_key_id = null;
+        return;
+      case "webhook_rules":
+        Object.assign(row, secretless(row));
+        return;
+    }
+  }
+
+  /** The ids a proposal's payload names: nodes, fields and views of its change, and the records and files of its values. */
+  private checkPayload(table: string, id: string, kind: string, payload: Row): void {
+    if (!RECORD_KINDS.has(kind)) {
+      for (const [key, target] of Object.entries(PAYLOAD_NAMES)) if (typeof payload[key] === "string") this.expect(table, id, `payload.${key}`, target, payload[key] as string);
+      if (Array.isArray(payload.fieldIds)) for (const fieldId of payload.fieldIds) this.expect(table, id, "payload.fieldIds", "fields", String(fieldId));
+      return;
+    }
+    for (const value of Object.values(payload)) {
+      for (const ref of idsIn(value)) {
+        if (ref.startsWith("rec_")) this.expect(table, id, "payload", "records", ref);
+        else if (ref.startsWith("ast_")) this.expect(table, id, "payload", "assets", ref);
+      }
+    }
+  }
+}
+
+/** Columns of JSON the server writes, whose user ids are mapped (payloads and records' values are people's text, left as written). */
+const JSON_COLUMNS: Record<string, string[]> = {
+  nodes: ["metadata", "settings"],
+  commits: ["source_attribution", "review_policy_snapshot"],
+  change_requests: ["source_attribution", "source_meta", "review_policy_snapshot", "merge_summary"],
+  reviews: ["visible_operation_heads"],
+  audit_events: ["metadata"],
+  bases: ["review_policy"],
+};
+
+/** Record ids and file ids a value names: a relation's id or list, an attachment's list of ids or objects with an id. */
+function idsIn(value: unknown): string[] {
+  const items = Array.isArray(value) ? value : [value];
+  return items.flatMap((item) => (typeof item === "string" ? [item] : typeof item === "object" && item !== null && typeof (item as { id?: unknown }).id === "string" ? [(item as { id: string }).id] : []));
+}
+
+function parsed(text: unknown, refuse: (why: string) => Error, column: string): Row {
+  let value: unknown;
+  try {
+    value = typeof text === "string" ? JSON.parse(text) : undefined;
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw refuse(`has a ${column} that is not a JSON object`);
+  return value as Row;
+}
+
+/** A webhook rule as a dump carries it and loads it: no secret, header values emptied, disabled until its secret is entered again. */
+export function secretless(row: Row): Row {
+  let headers: Record<string, unknown> = {};
+  try {
+    headers = JSON.parse(String(row.headers)) ?? {};
+  } catch {
+    headers = {};
+  }
+  return {
+    ...row,
+    secret_sealed: null,
+    enabled: 0,
+    disabled_reason: "Loaded from a dump: enter the secret again (PATCH the rule) and enable it.",
+    headers: JSON.stringify(Object.fromEntries(Object.keys(headers).map((name) => [name, ""]))),
+  };
+}
