@@ -36,3 +36,14 @@ export function requireWithin(limits: Limits, limit: keyof Limits, wouldBe: numb
     max,
   });
 }
+
+/**
+ * The most one value may hold, in bytes: a stored value (whatever route or import writes it) and a
+ * computed one (a lookup's linked values, a formula's text) alike, since a page of records is read
+ * and answered whole.
+ */
+export const MAX_VALUE_BYTES = 256 * 1024;
+export const MAX_VALUE_SIZE = "256 KB";
+
+/** Whether text is longer than `MAX_VALUE_BYTES` in UTF-8 (counted only when it could be). */
+export const textTooLarge = (text: string): boolean => text.length > MAX_VALUE_BYTES || (text.length > MAX_VALUE_BYTES / 3 && Buffer.byteLength(text) > MAX_VALUE_BYTES);

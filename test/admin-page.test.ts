@@ -346,6 +346,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(await grid.getByRole("separator", { name: "Resize Pages" }).getAttribute("aria-valuenow")).toBe("142");
     await grid.getByRole("button", { name: "Genre", exact: true }).focus();
     await page.keyboard.press("Alt+ArrowLeft");
+    // The move redraws the grid; wait for the drawing rather than reading the one before it.
+    await page.waitForFunction(() => [...document.querySelectorAll('[role="columnheader"]')].map((cell) => (cell as HTMLElement).innerText).join("|") === "Open|Title|Pages|Genre|Read", null, { timeout: 5000 }).catch(() => undefined);
     expect(await grid.getByRole("columnheader").allInnerTexts()).toEqual(["Open", "Title", "Pages", "Genre", "Read"]);
     expect(await first.getByRole("gridcell").nth(2).innerText()).toBe("novel");
     await page.reload();

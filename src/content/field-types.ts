@@ -3,6 +3,7 @@ import { SEARCHED_TYPES as INDEXED_TYPES } from "../db/search-index";
 import { EMAIL_PATTERN } from "../formats";
 import { badRequest } from "../http/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
+import { MAX_VALUE_SIZE, textTooLarge } from "../limits";
 import type { FormulaType } from "./formula";
 
 export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation", "attachment"] as const;
@@ -133,9 +134,12 @@ function relationValue(field: FieldDefinition, value: unknown): { value: unknown
   return { value: unique[0] ?? null };
 }
 
+const TOO_LARGE = { error: `holds more than ${MAX_VALUE_SIZE}, the most one value may` };
+
 /** Checks one value against its field; answers the stored form, or an error message. */
 function normalize(field: FieldDefinition, value: unknown): { value: unknown } | { error: string } {
   if (value === null) return { value: null };
+  if (typeof value === "string" ? textTooLarge(value) : typeof value === "object" && field.type === "json" && textTooLarge(JSON.stringify(value))) return TOO_LARGE;
   switch (field.type) {
     case "text":
     case "longtext":

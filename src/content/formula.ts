@@ -1,3 +1,5 @@
+import { MAX_VALUE_SIZE, textTooLarge } from "../limits";
+
 /**
  * The formula language of `formula` fields: parsed once into a tree by the small recursive-descent
  * parser below (never `eval`), checked for types against the fields it reads, then evaluated per
@@ -560,6 +562,12 @@ function arithmetic(op: string, left: Value, right: Value): Value {
  * A checked formula's value for one record, whose values (by slug) `valueOf` answers; any error
  * within (division by zero, a value that is not a date) makes it null, never a failed read.
  */
+/** A text a formula makes is bounded like a stored value: past it the formula's value is null, as for any error while it runs. */
+const bounded = (value: Value): Value => {
+  if (typeof value === "string" && textTooLarge(value)) throw new RuntimeError(`A formula's text may hold at most ${MAX_VALUE_SIZE}.`);
+  return value;
+};
+
 export function evaluateFormula(tree: FormulaTree, type: FormulaType, valueOf: (slug: string) => unknown, now: number): unknown {
   const run = (node: Node): Value => {
     switch (node.kind) {
@@ -573,14 +581,14 @@ export function evaluateFormula(tree: FormulaTree, type: FormulaType, valueOf: (
       }
       case "binary": {
         const [left, right] = [run(node.left), run(node.right)];
-        if (node.op === "&") return toText(left) + toText(right);
+        if (node.op === "&") return bounded(toText(left) + toText(right));
         if (ARITHMETIC.has(node.op)) return arithmetic(node.op, left, right);
         return compare(node.op, left, right);
       }
       case "call": {
         // IF reads only the branch it takes, so an error in the other one does not matter.
         if (node.name === "IF") return truthy(run(node.args[0])) ? run(node.args[1]) : node.args[2] ? run(node.args[2]) : null;
-        return FUNCTIONS[node.name].run!(node.args.map(run), now);
+        return bounded(FUNCTIONS[node.name].run!(node.args.map(run), now));
       }
     }
   };

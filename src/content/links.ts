@@ -9,7 +9,7 @@ import { StampedCache } from "../db/stamped-cache";
 import { newId } from "../db/ids";
 import { ApiError, badRequest, conflict } from "../http/errors";
 import { Timestamp, WholeNumber } from "../http/schemas";
-import { requireWithin } from "../limits";
+import { MAX_VALUE_BYTES, requireWithin } from "../limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "./bases";
 import { isComputedAtRead } from "./field-sql";
 import { type FieldError, holdsMany, isFreeFieldSlug, invalidValues, isEmpty, lookupOf, MAX_LINKS, primaryField, type Rollup, recordValueErrors } from "./field-types";
@@ -383,8 +383,8 @@ function lookupPlans(ctx: AppContext, loaded: LoadedBase) {
  * every record, first (measured: 45 ms instead of 0.3 for a record with 100 links). Rows are put
  * in list order here: a sort in SQL cost a third of the read.
  */
-const linkRows = (far: "none" | "data" | "all") => {
-  const columns = { none: "", data: `, o."data"`, all: `, o."data", o."created_at", o."updated_at", o."created_by", o."updated_by", o."auto_number"` }[far];
+const linkRows = (far: "none" | "columns") => {
+  const columns = far === "none" ? "" : `, o."created_at", o."updated_at", o."created_by", o."updated_by", o."auto_number"`;
   return `SELECT 0, l."field_id", l."source_record_id", l."target_record_id", l."position"${columns} FROM json_each(?2) fi CROSS JOIN json_each(?1) p
       CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."source_record_id" = p."value"
       CROSS JOIN "records" o ON o."id" = l."target_record_id" AND o."status" = 'active'
@@ -393,29 +393,44 @@ const linkRows = (far: "none" | "data" | "all") => {
       CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."target_record_id" = p."value"
       CROSS JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'`;
 };
-const LINK_ROWS = { none: linkRows("none"), data: linkRows("data"), all: linkRows("all") };
+const LINK_ROWS = { none: linkRows("none"), columns: linkRows("columns") };
 /** The field types a lookup reads from a linked record's own columns rather than its data. */
 const COLUMN_TYPES: ReadonlySet<string> = new Set(["created_time", "updated_time", "created_by", "updated_by", "auto_number"]);
 
-type LinkRow = [side: number, ownerId: string, near: string, far: string, place: number, data?: string, createdAt?: number, updatedAt?: number, createdBy?: string, updatedBy?: string, autoNumber?: number];
+type LinkRow = [side: number, ownerId: string, near: string, far: string, place: number, createdAt?: number, updatedAt?: number, createdBy?: string, updatedBy?: string, autoNumber?: number];
+
+/**
+ * The stored values lookups read, of each linked record once (however many records of the page
+ * link to it), and only the fields they read: a linked record's whole data, read for each link,
+ * multiplied its text by the links (issue 35).
+ */
+function lookedUpValues(ctx: AppContext, rows: LinkRow[], slugs: string[]): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  if (slugs.length === 0 || rows.length === 0) return out;
+  // Slugs match FIELD_SLUG_PATTERN (letters, digits, _ and -), so each is a safe JSON path key.
+  const columns = slugs.map((slug) => `o."data" -> '$."${slug}"'`).join(", ");
+  const far = [...new Set(rows.map((row) => row[3]))];
+  for (const [id, ...values] of ctx.store.sqlite.query<unknown[], [string]>(`SELECT o."id", ${columns} FROM json_each(?1) i CROSS JOIN "records" o ON o."id" = i."value"`).values(JSON.stringify(far)) as [string, ...(string | null)[]][]) {
+    out.set(id, values.map((value) => (value === null ? null : JSON.parse(value))));
+  }
+  return out;
+}
 
 /** A linked record's value of the field a lookup reads: stored in its data, or kept by the record itself. */
-function farValue(row: LinkRow, parsed: Map<string, Record<string, unknown>>, field: FieldRow): unknown {
+function farValue(row: LinkRow, looked: Map<string, unknown[]>, slugs: string[], field: FieldRow): unknown {
   switch (field.type) {
     case "created_time":
-      return records.createdAt.mapFromDriverValue(row[6]!);
+      return records.createdAt.mapFromDriverValue(row[5]!);
     case "updated_time":
-      return records.updatedAt.mapFromDriverValue(row[7]!);
+      return records.updatedAt.mapFromDriverValue(row[6]!);
     case "created_by":
-      return row[8];
+      return row[7];
     case "updated_by":
-      return row[9];
+      return row[8];
     case "auto_number":
-      return row[10];
+      return row[9];
   }
-  let data = parsed.get(row[3]);
-  if (!data) parsed.set(row[3], (data = JSON.parse(row[5]!) as Record<string, unknown>));
-  return data[field.slug] ?? null;
+  return looked.get(row[3])?.[slugs.indexOf(field.slug)] ?? null;
 }
 
 /**
@@ -468,9 +483,10 @@ function readLinkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string
     slugs[owns ? 0 : 1].set(ownerId, field.slug);
   }
   const plans = lookups.length > 0 ? lookupPlans(ctx, loaded) : [];
-  const parsed = new Map<string, Record<string, unknown>>();
-  const far = plans.length === 0 ? "none" : plans.some((plan) => COLUMN_TYPES.has(plan.looked.type)) ? "all" : "data";
+  const far = plans.some((plan) => COLUMN_TYPES.has(plan.looked.type)) ? "columns" : "none";
   const rows = ctx.store.sqlite.query<unknown, [string, string, string]>(LINK_ROWS[far]).values(JSON.stringify(recordIds), JSON.stringify(owned), JSON.stringify(inverse)) as LinkRow[];
+  const lookedSlugs = [...new Set(plans.filter((plan) => !COLUMN_TYPES.has(plan.looked.type)).map((plan) => plan.looked.slug))];
+  const looked = lookedUpValues(ctx, rows, lookedSlugs);
   // Each record's rows of each field, put in list order (a lookup reads the linked records' columns from them).
   const held = new Map<string, Record<string, LinkRow[]>>();
   for (const row of rows) {
@@ -490,25 +506,40 @@ function readLinkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string
     }
     for (const plan of plans) {
       const list = firstOrAll(lists[plan.relation.slug] ?? none, plan.options.limit);
-      values[plan.field.slug] = rollUp(plan.options.rollup, list.map((row) => farValue(row, parsed, plan.looked)));
+      values[plan.field.slug] = rollUp(plan.options.rollup, list.map((row) => farValue(row, looked, lookedSlugs, plan.looked)));
     }
   }
   return out;
 }
 
+/** The last item of a lookup's list (or text) cut at `MAX_VALUE_BYTES`. */
+export const TRUNCATED = "…";
+
 const firstOrAll = <T>(items: T[], limit: "all" | "first") => (limit === "first" ? items.slice(0, 1) : items);
 
-/** Rolls the looked-up values (one per linked record, in link order) into the lookup's value. */
+/**
+ * Rolls the looked-up values (one per linked record, in link order) into the lookup's value. The
+ * values a list or a text gathers are bounded like a stored value (`MAX_VALUE_BYTES`): past it the
+ * rest is left out and the value ends with `TRUNCATED`, so a read never multiplies stored text.
+ */
 export function rollUp(rollup: Rollup, looked: unknown[]): unknown {
   if (rollup === "count") return looked.length;
   const values: unknown[] = [];
+  let bytes = 0;
+  let cut = false;
+  const gather = (item: unknown) => {
+    if (cut || isEmpty(item)) return;
+    const size = typeof item === "string" ? item.length : typeof item === "object" ? JSON.stringify(item).length : 8;
+    if (bytes + size > MAX_VALUE_BYTES) return void (cut = true);
+    bytes += size + 2;
+    values.push(item);
+  };
   for (const value of looked) {
-    if (Array.isArray(value)) {
-      for (const item of value) if (!isEmpty(item)) values.push(item);
-    } else if (!isEmpty(value)) values.push(value);
+    if (Array.isArray(value)) for (const item of value) gather(item);
+    else gather(value);
   }
-  if (rollup === "values") return values;
-  if (rollup === "concatenate") return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join(", ");
+  if (rollup === "values") return cut ? [...values, TRUNCATED] : values;
+  if (rollup === "concatenate") return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join(", ") + (cut ? `, ${TRUNCATED}` : "");
   const numbers = values.filter((value): value is number => typeof value === "number");
   switch (rollup) {
     case "sum":
