@@ -92,6 +92,9 @@ export interface ServeFlags {
   "max-fields-per-base"?: string;
   "max-folder-depth"?: string;
   "max-metadata"?: string;
+  "max-streams-per-key"?: string;
+  "max-streams-per-user"?: string;
+  "max-streams"?: string;
 }
 
 /** The operator's limits: a whole number from 1 each (`--max-metadata` a size), a flag winning over its variable. */

@@ -88,6 +88,7 @@ export interface AppContext {
 
 export function createContext(store: Store, config: Config, clock: Clock, log: Logger): AppContext {
   const minute = 60_000;
+  const eventStream = new EventHub(() => (store.sqlite.query<{ seq: number }, []>(`SELECT "seq" FROM "sqlite_sequence" WHERE "name" = 'events'`).get()?.seq ?? 0), config.limits);
   const ctx: AppContext = {
     instanceId: crypto.randomUUID(),
     store,
@@ -95,7 +96,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     clock,
     config,
     log,
-    keyCache: new KeyCache(),
+    keyCache: new KeyCache(() => eventStream.recheck()),
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
     secretBox: new SecretBox(config),
@@ -111,7 +112,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },
-    eventStream: new EventHub(() => (store.sqlite.query<{ seq: number }, []>(`SELECT "seq" FROM "sqlite_sequence" WHERE "name" = 'events'`).get()?.seq ?? 0)),
+    eventStream,
   };
   return ctx;
 }

@@ -12,9 +12,13 @@ export interface Limits {
   folderDepth: number;
   /** A node's metadata as JSON, in bytes, after every merge into it. */
   metadataBytes: number;
+  /** Open event streams: each holds a connection (a file descriptor) for as long as it lasts. */
+  streamsPerKey: number;
+  streamsPerUser: number;
+  streams: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { spacesPerUser: 100, basesPerSpace: 1000, fieldsPerBase: 500, folderDepth: 32, metadataBytes: 64 * 1024 };
+export const DEFAULT_LIMITS: Limits = { spacesPerUser: 100, basesPerSpace: 1000, fieldsPerBase: 500, folderDepth: 32, metadataBytes: 64 * 1024, streamsPerKey: 16, streamsPerUser: 64, streams: 2000 };
 
 /** Each limit's flag and variable, and how its refusal reads. */
 export const LIMIT_SETTINGS: Record<keyof Limits, { flag: string; env: string; says: (max: number) => string }> = {
@@ -23,6 +27,9 @@ export const LIMIT_SETTINGS: Record<keyof Limits, { flag: string; env: string; s
   fieldsPerBase: { flag: "max-fields-per-base", env: "BASALT_MAX_FIELDS_PER_BASE", says: (max) => `A base holds at most ${max} fields` },
   folderDepth: { flag: "max-folder-depth", env: "BASALT_MAX_FOLDER_DEPTH", says: (max) => `Nodes sit at most ${max} folders deep` },
   metadataBytes: { flag: "max-metadata", env: "BASALT_MAX_METADATA", says: (max) => `A node's metadata holds at most ${max} bytes of JSON` },
+  streamsPerKey: { flag: "max-streams-per-key", env: "BASALT_MAX_STREAMS_PER_KEY", says: (max) => `One key or session holds at most ${max} open event streams` },
+  streamsPerUser: { flag: "max-streams-per-user", env: "BASALT_MAX_STREAMS_PER_USER", says: (max) => `One account holds at most ${max} open event streams` },
+  streams: { flag: "max-streams", env: "BASALT_MAX_STREAMS", says: (max) => `The server holds at most ${max} open event streams` },
 };
 
 /** Refuses what would take `limit` past its maximum: a 409 that names the limit and how to raise it. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EventHub } from "../src/events/stream";
+import { DEFAULT_LIMITS } from "../src/limits";
 import { createBase, freshWorkspace, TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -101,7 +102,7 @@ describe("GET /api/v1/events/stream", () => {
 
   test("a client whose last event came before this process kept events (a restart) is told to read the state again", () => {
     // The outbox was at seq 10 when this process first looked.
-    const hub = new EventHub(() => 10);
+    const hub = new EventHub(() => 10, DEFAULT_LIMITS);
     const frames: string[] = [];
     const subscriber = { spaceId: "spc_A", send: (frame: Uint8Array) => (frames.push(new TextDecoder().decode(frame)), true), stillAllowed: () => true, close() {} };
     hub.subscribe(subscriber, 3);
@@ -112,7 +113,7 @@ describe("GET /api/v1/events/stream", () => {
     hub.closeAll();
   });
 
-  test("no credential is a 401; a revoked key's stream ends at the next heartbeat", async () => {
+  test("no credential is a 401; a revoked key's stream ends within a second, without waiting for a heartbeat", async () => {
     const anonymous = await server.call("GET", "/api/v1/events/stream");
     expect([anonymous.status, anonymous.body.code]).toEqual([401, "UNAUTHORIZED"]);
     const key = await server.key(ws.owner.id, "read");
@@ -121,9 +122,52 @@ describe("GET /api/v1/events/stream", () => {
     const session = await server.signIn("ada@example.com");
     const keyId = (await server.call("GET", "/api/v1/api-keys", { session })).body.find((listed: { prefix: string }) => key.startsWith(listed.prefix))?.id;
     expect((await server.call("DELETE", `/api/v1/api-keys/${keyId}`, { session })).status).toBe(200);
-    server.ctx.eventStream.beat();
     for (const began = performance.now(); !stream.ended() && performance.now() - began < 1000; ) await Bun.sleep(5);
     expect(stream.ended()).toBe(true);
     expect(server.ctx.eventStream.size).toBeLessThan(open);
+  });
+
+  test("a member removed from the space stops reading its stream within a second", async () => {
+    const bob = await server.user(`Bob${Date.now()}`);
+    const session = await server.signIn("ada@example.com");
+    expect((await server.call("POST", `/api/v1/spaces/${ws.space.id}/members`, { session, body: { email: bob.email, role: "viewer" } })).status).toBeLessThan(300);
+    const stream = await subscribe(await server.key(bob.id, "read"));
+    expect((await server.call("DELETE", `/api/v1/spaces/${ws.space.id}/members/${bob.id}`, { session })).status).toBe(200);
+    for (const began = performance.now(); !stream.ended() && performance.now() - began < 1000; ) await Bun.sleep(5);
+    expect(stream.ended()).toBe(true);
+  });
+});
+
+describe("open streams are bounded per key, per account and per server", () => {
+  test("past each share, 429 LIMIT_REACHED naming it; the server answers everyone else, and a closed stream frees its place", async () => {
+    const capped = new TestServer({ deliveries: false, flags: { "max-streams-per-key": "2", "max-streams-per-user": "3", "max-streams": "4" } });
+    try {
+      const ada = await capped.user("Ada", { admin: true });
+      await capped.space(ada.id, "Lab");
+      const [first, second] = [await capped.key(ada.id, "read"), await capped.key(ada.id, "read")];
+      const open = (key: string) => fetch(`${capped.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` } });
+      const held: Response[] = [await open(first), await open(first)];
+      const refusedKey = await open(first);
+      expect([refusedKey.status, (await refusedKey.json()).data]).toEqual([429, { reason: "LIMIT_REACHED", limit: "streamsPerKey", max: 2 }]);
+      held.push(await open(second));
+      const refusedUser = await open(second);
+      expect([refusedUser.status, (await refusedUser.json()).data]).toEqual([429, { reason: "LIMIT_REACHED", limit: "streamsPerUser", max: 3 }]);
+      const grace = await capped.user("Grace");
+      await capped.space(grace.id, "Other");
+      const graceKey = await capped.key(grace.id, "read");
+      held.push(await open(graceKey));
+      const refusedServer = await open(graceKey);
+      expect([refusedServer.status, (await refusedServer.json()).data]).toEqual([429, { reason: "LIMIT_REACHED", limit: "streams", max: 4 }]);
+      expect(held.map((response) => response.status)).toEqual([200, 200, 200, 200]);
+      expect((await capped.call("GET", "/api/v1/spaces", { key: graceKey })).status).toBe(200);
+      await held[0].body!.cancel();
+      for (const began = performance.now(); capped.ctx.eventStream.size > 3 && performance.now() - began < 1000; ) await Bun.sleep(5);
+      const again = await open(graceKey);
+      expect(again.status).toBe(200);
+      await again.body!.cancel();
+      for (const response of held.slice(1)) await response.body!.cancel();
+    } finally {
+      await capped.stop();
+    }
   });
 });

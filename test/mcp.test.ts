@@ -195,3 +195,18 @@ test("an agent waits for its space's events with wait_for_events, never another 
   await client.close();
 });
 
+test("a wait_for_events whose key is deleted meanwhile ends within a second, answering no events", async () => {
+  const key = await server.key(ws.owner.id, "read");
+  const client = await connect(key);
+  const start = JSON.parse(text(await client.callTool({ name: "wait_for_events", arguments: {} })));
+  const began = performance.now();
+  const waiting = client.callTool({ name: "wait_for_events", arguments: { after: start.lastEventId, timeoutSeconds: 30 } });
+  await Bun.sleep(50);
+  const session = await server.signIn("ada@example.com");
+  const keyId = (await server.call("GET", "/api/v1/api-keys", { session })).body.find((listed: { prefix: string }) => key.startsWith(listed.prefix))?.id;
+  expect((await server.call("DELETE", `/api/v1/api-keys/${keyId}`, { session })).status).toBe(200);
+  const answer = (await waiting) as { isError?: boolean };
+  expect(performance.now() - began).toBeLessThan(1500);
+  expect(answer.isError).toBe(true);
+  await client.close().catch(() => undefined);
+});

@@ -20,9 +20,9 @@ import { getRecord, linksOfRecord, listRecords, type RecordShape, recordsWithVal
 import { VIEW_TYPES } from "../content/schema";
 import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
-import { access, spaceHeader } from "../http/access";
+import { access, grantedSpace, spaceHeader } from "../http/access";
 import { answers } from "../http/openapi";
-import { ApiError, badRequest } from "../http/errors";
+import { ApiError, badRequest, forbidden } from "../http/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { VERSION } from "../version";
 
@@ -185,8 +185,10 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
       const hub = ctx.eventStream;
       const from = after ?? hub.latest();
       let events = hub.since(scope.space.id, from);
-      if (events?.length === 0 && (timeoutSeconds ?? 0) > 0) {
-        await hub.next(scope.space.id, (timeoutSeconds ?? 0) * 1000);
+      // Woken by an event, or by access taken away anywhere (`recheck`): the credential is checked again before anything is answered.
+      for (const until = performance.now() + (timeoutSeconds ?? 0) * 1000; events?.length === 0 && performance.now() < until; ) {
+        await hub.next(scope.space.id, until - performance.now());
+        if (grantedSpace(ctx, request, "read").space.space.id !== scope.space.id) throw forbidden("This credential no longer reads the space.");
         events = hub.since(scope.space.id, from);
       }
       if (events === null) return { reset: true, events: [], lastEventId: hub.latest() };

@@ -20,6 +20,9 @@ const MAX_ENTRIES = 10_000;
 export class KeyCache {
   private readonly entries = new Map<string, CachedKey>();
 
+  /** `onForget` runs after a key or its owner changed (deleted, banned, lowered): what reads on with it, such as open streams, checks again. */
+  constructor(private readonly onForget: () => void = () => undefined) {}
+
   get(hash: string): CachedKey | undefined {
     return this.entries.get(hash);
   }
@@ -31,9 +34,11 @@ export class KeyCache {
 
   forgetKey(keyId: string): void {
     for (const [hash, entry] of this.entries) if (entry.key.id === keyId) this.entries.delete(hash);
+    this.onForget();
   }
 
   forgetUser(userId: string): void {
     for (const [hash, entry] of this.entries) if (entry.user.id === userId) this.entries.delete(hash);
+    this.onForget();
   }
 }

@@ -57,5 +57,6 @@ export function findSession(ctx: AppContext, token: string): ActiveSession | nul
 
 export function deleteSession(tx: Tx, tokenHash: string): { success: true } {
   tx.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+  tx.afterCommit(() => tx.eventStream.recheck());
   return { success: true };
 }

@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { access, grantedSpace } from "../http/access";
-import { badRequest } from "../http/errors";
+import { ApiError, badRequest } from "../http/errors";
+import { LIMIT_SETTINGS } from "../limits";
 import { answers, mediaAnswer } from "../http/openapi";
 import { queryParameter } from "../http/schemas";
 
@@ -20,8 +21,13 @@ export function eventRoutes(ctx: AppContext) {
     .use(answers)
     .get(
       "/events/stream",
-      ({ space, request }) => {
+      ({ space, request, actor }) => {
         const spaceId = space.space.id;
+        const holder = { credential: actor.credential.type === "api_key" ? actor.credential.key.id : actor.credential.type === "session" ? actor.credential.tokenHash : "operator", user: actor.user.id };
+        const refused = ctx.eventStream.refusal(holder);
+        if (refused) {
+          throw new ApiError(429, "TOO_MANY_REQUESTS", `${LIMIT_SETTINGS[refused.limit].says(refused.max)}; close one first (a browser tab needs one). The operator sets the limit with --${LIMIT_SETTINGS[refused.limit].flag}.`, { reason: "LIMIT_REACHED", limit: refused.limit, max: refused.max }, { "retry-after": "10" });
+        }
         // Checked again at each heartbeat: a key revoked or a member removed stops reading the space within seconds.
         const stillAllowed = () => {
           try {
@@ -30,15 +36,16 @@ export function eventRoutes(ctx: AppContext) {
             return false;
           }
         };
-        const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed);
+        const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder);
         return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" } });
       },
       {
         answers: {
           200: mediaAnswer(
             { "text/event-stream": t.String() },
-            "The space's events as they commit: `id` is the outbox sequence, `event` the event type, `data` the webhook body ({ id, type, timestamp, spaceId, baseId, data }); a comment every 8 s; `event: reset` when events a reconnecting client missed are no longer kept.",
+            "The space's events as they commit: `id` is the outbox sequence, `event` the event type, `data` the webhook body ({ id, type, timestamp, spaceId, baseId, data }); a comment every 8 s; `event: reset` when events a reconnecting client missed are no longer kept. A key or session holds at most 16 open streams, an account 64, the server 2,000 (the operator's --max-streams-per-key, --max-streams-per-user, --max-streams): past them, 429 LIMIT_REACHED.",
           ),
+          429: ["LIMIT_REACHED"],
         },
         level: "read",
         detail: {

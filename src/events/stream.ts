@@ -11,9 +11,23 @@ import { eventBody, type OutgoingEvent } from "./catalogue";
 /** A committed event: one of the outbox, so it has its `seq`. */
 export type LiveEvent = OutgoingEvent & { seq: number };
 
+/** Who holds a stream: its credential (a key's id, a session's hash) and its account, each with a bounded number of streams. */
+export interface StreamHolder {
+  credential: string;
+  user: string;
+}
+
+/** How many streams one credential, one account and the whole server may hold (`Limits`). */
+export interface StreamCaps {
+  streamsPerKey: number;
+  streamsPerUser: number;
+  streams: number;
+}
+
 /** A subscriber: where its frames go (answering false once it cannot take more), and whether its credential still reads the space. */
 export interface Subscriber {
   spaceId: string;
+  holder?: StreamHolder;
   send(frame: Uint8Array): boolean;
   stillAllowed(): boolean;
   close(): void;
@@ -35,7 +49,8 @@ const MAX_QUEUED = 1000;
 const eventFrame = (event: LiveEvent) => `id: ${event.seq}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`;
 
 const encoder = new TextEncoder();
-const frameOf = (kept: Kept) => (kept.frame ??= encoder.encode(eventFrame(kept.event)));
+/** What the kept frames may hold in all: events of large records must not hold memory after their listeners leave. */
+const KEPT_BYTES = 64 * 1024 * 1024;
 const PING = encoder.encode(": ping\n\n");
 
 export class EventHub {
@@ -49,9 +64,57 @@ export class EventHub {
   /** Those waiting for the next event of a space (`next`, the MCP tool's long poll). */
   private readonly waiting = new Map<string, Set<() => void>>();
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  /** Open streams by credential and by account. */
+  private readonly held = new Map<string, number>();
+  private total = 0;
+  private recheckDue = false;
+  /** Bytes of the frames kept, bounded by `KEPT_BYTES`. */
+  private keptBytes = 0;
 
   /** `lastSeq` answers the outbox's last seq, read once: events before this process started are not kept. */
-  constructor(private readonly lastSeq: () => number) {}
+  constructor(
+    private readonly lastSeq: () => number,
+    private readonly caps: StreamCaps,
+  ) {}
+
+  /**
+   * Why `holder` may not open one more stream, or null: past its credential's, its account's or
+   * the server's share. Every stream holds a connection, so an idle client could otherwise take
+   * every file descriptor the process has, and then no one would be answered.
+   */
+  refusal(holder: StreamHolder): { limit: keyof StreamCaps; max: number } | null {
+    if ((this.held.get(`k ${holder.credential}`) ?? 0) >= this.caps.streamsPerKey) return { limit: "streamsPerKey", max: this.caps.streamsPerKey };
+    if ((this.held.get(`u ${holder.user}`) ?? 0) >= this.caps.streamsPerUser) return { limit: "streamsPerUser", max: this.caps.streamsPerUser };
+    if (this.total >= this.caps.streams) return { limit: "streams", max: this.caps.streams };
+    return null;
+  }
+
+  private count(holder: StreamHolder | undefined, by: 1 | -1): void {
+    this.total += by;
+    if (!holder) return;
+    for (const key of [`k ${holder.credential}`, `u ${holder.user}`]) {
+      const n = (this.held.get(key) ?? 0) + by;
+      if (n > 0) this.held.set(key, n);
+      else this.held.delete(key);
+    }
+  }
+
+  /**
+   * Checks every stream's credential now, and wakes every long poll to check its own: a key
+   * deleted, a member removed or a session ended stops reading at once, not at the next heartbeat.
+   * Called after the commit that took access away; the checks of one turn are made once.
+   */
+  recheck(): void {
+    if (this.recheckDue) return;
+    this.recheckDue = true;
+    setTimeout(() => {
+      this.recheckDue = false;
+      for (const set of [...this.subscribers.values()]) for (const subscriber of [...set]) if (!subscriber.stillAllowed()) this.unsubscribe(subscriber);
+      const waiting = [...this.waiting.values()];
+      this.waiting.clear();
+      for (const set of waiting) for (const wake of set) wake();
+    }, 0);
+  }
 
   private startingFloor(): number {
     this.floor ??= this.lastSeq();
@@ -64,7 +127,7 @@ export class EventHub {
     this.floor ??= event.seq - 1;
     const kept: Kept = { event };
     this.kept.push(kept);
-    if (this.kept.length > KEPT_EVENTS) this.floor = this.kept.shift()!.event.seq;
+    if (this.kept.length > KEPT_EVENTS) this.drop();
     const waiters = this.waiting.get(event.spaceId);
     if (waiters) {
       this.waiting.delete(event.spaceId);
@@ -85,10 +148,26 @@ export class EventHub {
    * stream costs the same for one frame as for twenty, and a batch of commits publishes together
    * (measured: 200 subscribers of 500 events a second, one write per event each, kept a core busy).
    */
+  /** The kept event's frame, made once for all its subscribers. */
+  private frameOf(kept: Kept): Uint8Array {
+    if (kept.frame) return kept.frame;
+    kept.frame = encoder.encode(eventFrame(kept.event));
+    this.keptBytes += kept.frame.byteLength;
+    while (this.keptBytes > KEPT_BYTES && this.kept.length > 1) this.drop();
+    return kept.frame;
+  }
+
+  /** Forgets the oldest kept event: a client that last saw one before it is told to reload. */
+  private drop(): void {
+    const oldest = this.kept.shift()!;
+    this.floor = oldest.event.seq;
+    if (oldest.frame) this.keptBytes -= oldest.frame.byteLength;
+  }
+
   private flush(): void {
     this.flushDue = false;
     for (const [spaceId, events] of this.pending) {
-      const frames = events.map(frameOf);
+      const frames = events.map((kept) => this.frameOf(kept));
       const chunk = frames.length === 1 ? frames[0] : Buffer.concat(frames);
       for (const subscriber of this.subscribers.get(spaceId) ?? []) if (!subscriber.send(chunk)) this.unsubscribe(subscriber);
     }
@@ -105,11 +184,12 @@ export class EventHub {
     this.flush();
     if (lastEventId !== null) {
       if (lastEventId < floor) subscriber.send(encoder.encode(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`));
-      for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId) subscriber.send(frameOf(kept));
+      for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId) subscriber.send(this.frameOf(kept));
     }
     let set = this.subscribers.get(subscriber.spaceId);
     if (!set) this.subscribers.set(subscriber.spaceId, (set = new Set()));
     set.add(subscriber);
+    this.count(subscriber.holder, 1);
     this.heartbeat ??= setInterval(() => this.beat(), HEARTBEAT_MS);
     return () => this.unsubscribe(subscriber);
   }
@@ -119,7 +199,7 @@ export class EventHub {
    * its events. A client that stops reading is dropped once `MAX_QUEUED` frames wait for it, so a
    * slow reader costs bounded memory; it reconnects with `Last-Event-ID`.
    */
-  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean): ReadableStream<Uint8Array> {
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder): ReadableStream<Uint8Array> {
     let unsubscribe = () => undefined as void;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -127,6 +207,7 @@ export class EventHub {
         unsubscribe = this.subscribe(
           {
             spaceId,
+            holder,
             stillAllowed,
             send(frame) {
               if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return false;
@@ -191,10 +272,14 @@ export class EventHub {
     const set = this.subscribers.get(subscriber.spaceId);
     if (!set?.delete(subscriber)) return;
     if (set.size === 0) this.subscribers.delete(subscriber.spaceId);
+    this.count(subscriber.holder, -1);
     subscriber.close();
-    if (this.subscribers.size === 0 && this.heartbeat) {
-      clearInterval(this.heartbeat);
+    if (this.subscribers.size === 0) {
+      if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = null;
+      // No one listens: the frames are made again for whoever comes back.
+      for (const kept of this.kept) kept.frame = undefined;
+      this.keptBytes = 0;
     }
   }
 

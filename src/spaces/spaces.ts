@@ -26,8 +26,11 @@ export type SpaceView = Static<typeof SpaceSchema>;
 
 const spaceView = (space: SpaceRow, role: Role): SpaceView => ({ id: space.id, name: space.name, slug: space.slug, role, createdAt: space.createdAt });
 
-/** Called by every write to spaces or members (see `CommittedCache`). */
-const forgetMemberships = (tx: Tx): void => tx.memberships.invalidate(tx);
+/** Called by every write to spaces or members (see `CommittedCache`); open streams check their access again once it commits. */
+const forgetMemberships = (tx: Tx): void => {
+  tx.memberships.invalidate(tx);
+  tx.afterCommit(() => tx.eventStream.recheck());
+};
 
 const duplicateSlug = (slug: string) => `A space with the slug "${slug}" already exists.`;
 
