@@ -27,7 +27,7 @@ describe("bases", () => {
   test("archiving a base (Busabase's lifecycle route) always waits for review; restoring it may merge at once", async () => {
     await createBase(server, ws.write);
     const lifecycle = (operation: string, key = ws.write, extra: Record<string, unknown> = {}) => server.call("POST", "/api/v1/bases/papers/lifecycle/change-requests", { key, body: { operation, ...extra } });
-    expect((await lifecycle("archive", ws.write, { autoMerge: true })).body).toMatchObject({ code: "BAD_REQUEST", error: expect.stringContaining("always waits for review") });
+    expect((await lifecycle("archive", ws.write, { autoMerge: true })).body).toMatchObject({ code: "BAD_REQUEST", error: expect.stringContaining("`autoMerge: true` is not accepted here: archiving a Base") });
     expect((await lifecycle("delete")).status).toBe(400);
     expect((await lifecycle("archive", ws.read)).status).toBe(403);
     const archive = await lifecycle("archive", ws.write, { message: "done with it" });

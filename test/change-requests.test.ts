@@ -263,7 +263,7 @@ describe("three-way merge", () => {
     await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Edited" } } });
     const fields = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields;
     const year = fields.find((field: { slug: string }) => field.slug === "year");
-    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: year.id, autoMerge: true } });
+    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: year.id } });
     expect(removed.body.status).toBe("merged");
     await server.fieldUpkeep.settled();
     expect((await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "year", name: "Year", type: "text" } })).status).toBe(200);

@@ -7,7 +7,7 @@ import { atLeast, type Level } from "../auth/levels";
 import { findBase, type LoadedBase } from "../content/bases";
 import { checkRecordInput } from "../content/links";
 import { findRecord, RecordSchema, type RecordView, getRecord } from "../content/records";
-import type { ReviewPolicy, SourceAttribution, TargetType } from "../content/schema";
+import type { OperationKind, ReviewPolicy, SourceAttribution, TargetType } from "../content/schema";
 import { iso } from "../clock";
 import type { AppContext } from "../context";
 import { insertRow, preparedFor } from "../db/client";
@@ -59,8 +59,27 @@ export interface Proposal {
   idempotencyKey?: string;
   /** Omitted: merge at once with write or more. `false` forces review; `true` without write waits too. */
   autoMerge?: boolean;
-  /** Deletes and restores always wait for review. */
-  reviewAlways?: boolean;
+  /** Why this proposal always waits for review, besides what its operations' kinds say (`AUTO_MERGE_REFUSED`): archiving a base. */
+  reviewAlways?: string;
+}
+
+/**
+ * The operations that destroy or rewrite values (Busabase's rule, contract §2.5): `autoMerge: true`
+ * is refused with a 400 giving the reason, never merged and never quietly sent to review. Those
+ * marked `waits` also wait for review when the flag is left out; a field delete, which API.md lets
+ * a write-level client make at once, does not.
+ */
+export const AUTO_MERGE_REFUSED: Partial<Record<OperationKind, { reason: string; waits: boolean }>> = {
+  record_delete: { reason: "archiving a record removes user content from every listing, so it always requires review. Omit the flag.", waits: true },
+  record_restore: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
+  base_convert_field: { reason: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.", waits: true },
+  base_delete_field: { reason: "deleting a field soft-deletes its stored values with it, so it requires review. Omit the flag.", waits: false },
+};
+
+/** Why the proposal may not ask for `autoMerge: true`, and whether it waits for review anyway. */
+function refusedAutoMerge(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<ProposedOperation, "kind">[] }): { reason: string; waits: boolean } | undefined {
+  if (p.reviewAlways !== undefined) return { reason: p.reviewAlways, waits: true };
+  return (p.operations ?? []).map((op) => AUTO_MERGE_REFUSED[op.kind]).find((rule) => rule !== undefined);
 }
 
 export interface Proposed {
@@ -73,8 +92,8 @@ const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, 
 const loadRow = (ctx: AppContext, id: string) => ctx.db.select().from(changeRequests).where(eq(changeRequests.id, id)).get()!;
 
 /** Whether a proposal is merged in the write that stores it: asked for (or not refused) at write or more. */
-export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge" | "reviewAlways">): boolean =>
-  !review.reviewAlways && review.autoMerge !== false && atLeast(level, "write");
+export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> & Partial<Pick<Proposal, "operations" | "reviewAlways">>): boolean =>
+  !refusedAutoMerge(review)?.waits && review.autoMerge !== false && atLeast(level, "write");
 
 /**
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
@@ -83,6 +102,8 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge" | 
  * stands for the change request and its operation (`direct.ts`).
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
+  const refused = refusedAutoMerge(p);
+  if (refused && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${refused.reason}`));
   const autoMerge = mergesAtOnce(p.scope.level, p);
   const direct = autoMerge && !p.idempotencyKey && p.operations.length === 1 && p.operations[0].kind === "record_create";
   const directCommitId = direct ? newId("cmt") : null;

@@ -127,7 +127,7 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
   } else {
     op = { ...target, kind: "record_restore", payload: {} };
   }
-  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op], reviewAlways: change.operation !== "update" }));
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }
 
 export type NodeChange =
@@ -198,11 +198,12 @@ export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: Node
  * or restore. Archiving hides the base's records from every listing, so it always waits for review
  * (Busabase's rule): `autoMerge: true` is refused for it.
  */
+const BASE_ARCHIVE_REVIEW = "archiving a Base removes it and every record in it from every listing at once, so it always requires review. Omit the flag.";
+
 export function proposeBaseLifecycle(ctx: AppContext, who: Proposer, baseRef: string, operation: "archive" | "restore", review: Review): Promise<Proposed> {
-  if (operation === "archive" && review.autoMerge === true) throw badRequest("Archiving a base always waits for review: autoMerge cannot be true.");
   const loaded = findBase(ctx, who.scope.space.id, baseRef, { archived: true });
   const op = nodeOperation(ctx, who.scope.space.id, { kind: operation === "archive" ? "delete" : "restore", nodeId: loaded.node.id }, new Set());
-  return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: op.nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: [op], reviewAlways: operation === "archive" }));
+  return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: op.nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: [op], reviewAlways: operation === "archive" ? BASE_ARCHIVE_REVIEW : undefined }));
 }
 
 export type FieldChange =
@@ -242,8 +243,7 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
 export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(ctx, loaded, change) };
-  // A conversion rewrites every record's value, so it always waits for review (Busabase's rule).
-  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op], reviewAlways: change.operation === "convert" }));
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }
 
 export type ViewChange =

@@ -78,8 +78,8 @@ const FieldChange = variants([
 
 const RecordChange = variants([
   t.Object({ operation: t.Literal("update"), fields: Json, baseCommitId: t.Optional(t.String()), ...Review }),
-  t.Object({ operation: t.Literal("delete"), deleteMode: t.Optional(t.Literal("archive")), message: Message }),
-  t.Object({ operation: t.Literal("restore"), message: Message }),
+  t.Object({ operation: t.Literal("delete"), deleteMode: t.Optional(t.Literal("archive")), ...Review }),
+  t.Object({ operation: t.Literal("restore"), ...Review }),
 ]);
 
 const ViewFields = { name: t.Optional(Name), type: t.Optional(oneOf(VIEW_TYPES)), description: t.Optional(t.String({ maxLength: 10_000 })), config: t.Optional(ViewConfigSchema) };
