@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "bun";
 import { BUN, createBase, freshWorkspace, REPO, TestServer, tempDir, type Workspace } from "./helpers";
@@ -310,5 +310,38 @@ describe("a dump describes one space: every row it holds names only rows of the 
     expect([loaded.exitCode, loaded.stderr.toString()]).toEqual([1, expect.stringContaining(`names ${victim.base_id} in base_id`)]);
     expect(target.ctx.store.sqlite.query("SELECT count(*) AS n FROM fields WHERE id = 'fld_EVIL1'").get()).toEqual({ n: 0 });
     expect(target.ctx.store.sqlite.query("SELECT count(*) AS n FROM spaces WHERE id = 'spc_EVIL1'").get()).toEqual({ n: 0 });
+  });
+});
+
+describe("every file a command writes is new, 0600, never over a file or through a link, and whole", () => {
+  test("dump, export and backup refuse a planted link or an existing file, and leave nothing half-written", () => {
+    const dir = tempDir();
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "someone else's file");
+    const planted = join(dir, "planted");
+    symlinkSync(victim, planted);
+    const commands = [
+      ["dump", "--space", "research", "--out"],
+      ["export", "--space", "research", "--base", "papers", "--out"],
+    ];
+    for (const command of commands) {
+      for (const out of [planted, victim]) {
+        const refused = basalt(...command, out, "--data-dir", source.dir);
+        expect([refused.exitCode, refused.stderr.toString()]).toEqual([1, expect.stringContaining("already exists")]);
+      }
+      const fresh = join(dir, `fresh-${command[0]}`);
+      // What a command killed midway left beside its file is cleared when the next one starts.
+      writeFileSync(join(dir, `.fresh-${command[0]}.0123456789ab.partial`), "cut short");
+      expect(basalt(...command, fresh, "--data-dir", source.dir).exitCode).toBe(0);
+      expect(statSync(fresh).mode & 0o777).toBe(0o600);
+    }
+    expect(readFileSync(victim, "utf8")).toBe("someone else's file");
+    expect(readdirSync(dir).filter((name) => name.endsWith(".partial"))).toEqual([]);
+    const elsewhere = join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(dir, "copy.db.files"));
+    const backup = basalt("backup", "--out", join(dir, "copy.db"), "--data-dir", source.dir);
+    expect([backup.exitCode, backup.stderr.toString()]).toEqual([1, expect.stringContaining("already exists")]);
+    expect(readdirSync(elsewhere)).toEqual([]);
   });
 });

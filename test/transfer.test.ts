@@ -70,6 +70,19 @@ describe("export", () => {
     expect(rows[0][5]).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
+  test("CSV: every cell that is not a number is made safe, a linked record's name and a file's too", async () => {
+    await createBase(server, ws.write, "signers", [{ slug: "name", name: "Name", type: "text" }]);
+    await createBase(server, ws.write, "letters", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "signers", name: "Signers", type: "relation", options: { targetBaseSlug: "signers" } },
+    ]);
+    const evil = await create("signers", { name: '=HYPERLINK("http://evil","x")' });
+    await create("letters", { title: "Plain", signers: [evil] });
+    const reply = await server.call("GET", "/api/v1/bases/letters/export?format=csv", { key: ws.read });
+    const [, row] = parseCsv(reply.text);
+    expect(row.slice(1, 3)).toEqual(["Plain", `'=HYPERLINK("http://evil","x")`]);
+  });
+
   test("JSON and JSON lines keep values as stored, relation values as ids", async () => {
     const json = await exported("format=json&sort=year");
     expect(json.status).toBe(200);

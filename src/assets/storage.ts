@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, linkSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { makePrivate, privateDir } from "../db/files";
+import { makePrivate, occupied, privateDir } from "../db/files";
 
 /** Where a data directory keeps its files: one per content hash, under its first two hex digits. */
 export const filesDir = (dataDir: string) => join(dataDir, "files");
@@ -182,6 +182,8 @@ function placeFile(from: string, to: string): void {
  * `<backup>.files/<hash[0..2]>/<hash>`. Answers how many, and the hashes the data directory lacks.
  */
 export function backupFiles(dataDir: string, backup: string): { copied: number; missing: string[] } {
+  // A new backup's folder of files is new too: one found there (a planted link) is never written through.
+  if (occupied(backupFilesDir(backup))) throw new Error(`${backupFilesDir(backup)} already exists; a backup's files go into a new folder.`);
   const missing: string[] = [];
   let copied = 0;
   for (const hash of namedHashes(backup)) {

@@ -1,10 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Actor } from "../auth/actor";
 import { findUserByEmail } from "../auth/users";
 import { sourceAttribution } from "../changes/change-requests";
 import { findBase } from "../content/bases";
 import { closeStore } from "../db/client";
+import { writePrivately } from "../db/files";
 import { recordListing } from "../content/routes";
 import { scopeOf } from "../spaces/resolve";
 import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
@@ -25,14 +26,20 @@ export async function exportCommand(args: string[]): Promise<void> {
     const space = listSpacesWithOwners(ctx).find((candidate) => candidate.id === spaceRef || candidate.slug === spaceRef);
     if (!space) throw new CliError(`No space has the id or slug ${spaceRef}.`);
     const { loaded, query } = recordListing(ctx, space.id, { baseId: required(flags, "base"), viewId: flags.view, sort: flags.sort });
-    const sink = flags.out ? Bun.file(resolve(flags.out)).writer() : Bun.stdout.writer();
-    for (const parts = exportParts(ctx, loaded, query, format, space.id); ; ) {
-      const part = parts.next();
-      if (part.done) break;
-      sink.write(part.value);
-      await sink.flush();
+    const parts = exportParts(ctx, loaded, query, format, space.id);
+    if (flags.out) {
+      // Like every file a command writes: new, 0600, never over a file or through a link, whole or not at all.
+      await writePrivately(resolve(flags.out), async (fd) => {
+        for (let part = parts.next(); !part.done; part = parts.next()) for (let bytes = Buffer.from(part.value), written = 0; written < bytes.byteLength; ) written += writeSync(fd, bytes, written);
+      });
+    } else {
+      const sink = Bun.stdout.writer();
+      for (let part = parts.next(); !part.done; part = parts.next()) {
+        sink.write(part.value);
+        await sink.flush();
+      }
+      await sink.end();
     }
-    await sink.end();
     if (flags.out) console.error(`Wrote the records of ${loaded.node.slug} as ${format} to ${resolve(flags.out)}.`);
   } finally {
     await closeStore(ctx.store);

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, constants, existsSync, linkSync, lstatSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /**
@@ -24,7 +24,7 @@ export function makePrivate(...files: string[]): void {
 export const privateFilesFromNowOn = (): void => void process.umask(0o077);
 
 /** Whether anything, a dangling link included, is at `path` (`existsSync` follows links). */
-function occupied(path: string): boolean {
+export function occupied(path: string): boolean {
   try {
     lstatSync(path);
     return true;
@@ -52,6 +52,35 @@ function publishPrivately(out: string, fill: (temp: string) => void): void {
   try {
     fill(temp);
     chmodSync(temp, 0o600);
+    linkSync(temp, out);
+  } catch (error) {
+    if ((error as { code?: string }).code === "EEXIST") throw new Error(`${out} already exists; choose a new file.`);
+    throw error;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/**
+ * `publishPrivately` for a file written over time (an export, a dump): `fill` writes to the open
+ * temporary file, and `out` appears only when it is whole, so a command killed midway leaves no
+ * truncated file under the name; what such a kill left beside `out` is removed when the next
+ * write to it starts.
+ */
+export async function writePrivately(out: string, fill: (fd: number) => Promise<void>): Promise<void> {
+  const prefix = `.${basename(out)}.`;
+  if (existsSync(dirname(out))) for (const name of readdirSync(dirname(out))) if (name.startsWith(prefix) && name.endsWith(".partial")) rmSync(join(dirname(out), name), { force: true });
+  if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
+  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
+  const temp = privateTempBeside(out);
+  try {
+    const fd = openSync(temp, constants.O_WRONLY | constants.O_NOFOLLOW);
+    try {
+      await fill(fd);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     linkSync(temp, out);
   } catch (error) {
     if ((error as { code?: string }).code === "EEXIST") throw new Error(`${out} already exists; choose a new file.`);

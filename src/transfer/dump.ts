@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { contentPath, filesDir } from "../assets/storage";
 import type { Store } from "../db/client";
 import { SCHEMA_VERSION } from "../db/client";
-import { makePrivate, privateDir } from "../db/files";
+import { privateDir, writePrivately } from "../db/files";
 import { flushStagedSearch } from "../db/search-index";
 import { SLUG_PATTERN } from "../formats";
 import { DUMP_TABLES, DumpLoader, DumpRefusal, type DumpUser, secretless } from "./dump-rows";
@@ -60,9 +60,8 @@ function* dumpLines(store: Store, dataDir: string, spaceId: string): Generator<s
   }
 }
 
-/** Writes a space's dump to `out` (0600), gzipped as it is made. Answers how many rows and files. */
+/** Writes a space's dump to `out` (0600, never over a file or through a link, whole or not at all), gzipped as it is made. Answers how many rows and files. */
 export async function writeDump(store: Store, dataDir: string, spaceId: string, out: string): Promise<{ lines: number }> {
-  if (existsSync(out)) throw new Error(`${out} already exists; a dump never overwrites a file.`);
   let lines = 0;
   const encoder = new TextEncoder();
   const source = dumpLines(store, dataDir, spaceId);
@@ -73,16 +72,9 @@ export async function writeDump(store: Store, dataDir: string, spaceId: string, 
       else (lines++, controller.enqueue(encoder.encode(`${next.value}\n`)));
     },
   }).pipeThrough<Uint8Array>(new CompressionStream("gzip"));
-  const fd = openSync(out, "wx", 0o600);
-  try {
+  await writePrivately(out, async (fd) => {
     for await (const chunk of body) for (let written = 0; written < chunk.byteLength; ) written += writeSync(fd, chunk, written);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(out, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  makePrivate(out);
+  });
   return { lines };
 }
 

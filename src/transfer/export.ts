@@ -36,17 +36,23 @@ function csvCell(value: string): string {
   return /[",\r\n]/.test(value) || value !== value.trim() ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-/** A value as one CSV cell's text: lists joined with ", ", objects as JSON, linked records by their primary value (else their id), files by name. */
+/**
+ * A value as one CSV cell's text: lists joined with ", ", objects as JSON, linked records by their
+ * primary value (else their id), files by name. Every text that is not a number is made safe the
+ * same way, whatever made it: a linked record's name or a file's is text someone typed too.
+ */
 function csvText(value: unknown, field: FieldRow | null, names: Record<string, string | null>): string {
   if (value === null || value === undefined) return "";
-  if (field?.type === "relation") {
-    const ids = Array.isArray(value) ? value : [value];
-    return ids.map((id) => names[String(id)] ?? String(id)).join(", ");
-  }
-  if (field?.type === "attachment" && Array.isArray(value)) return csvText(value.map((file) => (file as { fileName: string }).fileName).join(", "), null, names);
-  if (typeof value === "string") return FORMULA_START.test(value) ? `'${value}` : value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value) && value.every((item) => typeof item === "string" || typeof item === "number")) return csvText(value.join(", "), null, names);
+  const text = cellText(value, field, names);
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+function cellText(value: unknown, field: FieldRow | null, names: Record<string, string | null>): string {
+  if (field?.type === "relation") return (Array.isArray(value) ? value : [value]).map((id) => names[String(id)] ?? String(id)).join(", ");
+  if (field?.type === "attachment" && Array.isArray(value)) return value.map((file) => (file as { fileName: string }).fileName).join(", ");
+  if (typeof value === "string") return value;
+  if (Array.isArray(value) && value.every((item) => typeof item === "string" || typeof item === "number")) return value.join(", ");
   return JSON.stringify(value);
 }
 
