@@ -25,7 +25,7 @@ const record = async (id: string) => (await server.call("GET", `/api/v1/records/
 /** `filter("total", "gt", 20)` as the listing's query. */
 const filter = (slug: string, operator: string, value?: unknown) => `filters[0][fieldSlug]=${slug}&filters[0][operator]=${operator}${value === undefined ? "" : `&filters[0][value]=${encodeURIComponent(String(value))}`}`;
 const list = (query: string) => server.call("GET", `/api/v1/records?baseId=orders&${query}`, { key: ws.read });
-const fieldChange = (base: string, body: Record<string, unknown>) => server.call("POST", `/api/v1/bases/${base}/fields/change-requests`, { key: ws.write, body: { ...body, autoMerge: true } });
+const fieldChange = (base: string, body: Record<string, unknown>) => server.call("POST", `/api/v1/bases/${base}/fields/change-requests`, { key: ws.write, body: { ...body, ...(body.operation === "delete" ? {} : { autoMerge: true }) } });
 const addFormula = (base: string, slug: string, expression: string) => fieldChange(base, { operation: "create", slug, name: slug, type: "formula", options: { formula: { expression } } });
 const fieldOf = async (base: string, slug: string) => (await server.call("GET", `/api/v1/bases/${base}`, { key: ws.read })).body.fields.find((f: any) => f.slug === slug);
 

@@ -155,7 +155,7 @@ describe("indexed filters and sorts", () => {
     const valuesOf = (fieldId: string) => (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM field_values WHERE field_id = ?").get(fieldId) as { n: number }).n;
     const before = schemaObjects();
     expect(valuesOf(venue.id)).toBe(rows.length);
-    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: venue.id, autoMerge: true } });
+    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: venue.id } });
     expect(removed.body.status).toBe("merged");
     await server.fieldUpkeep.settled();
     expect(valuesOf(venue.id)).toBe(0);

@@ -16,6 +16,7 @@ Commands:
         [--webhook-allow LIST] [--backup-cron EXPR]
         [--max-spaces-per-user 100] [--max-bases-per-space 1000] [--max-fields-per-base 500]
         [--max-folder-depth 32] [--max-metadata 64kb]
+        [--max-streams-per-key 16] [--max-streams-per-user 64] [--max-streams 2000]
                                migrate, then serve the API, /admin and /api/v1/docs
   users create --email E --name N --password P [--admin]
   users list
