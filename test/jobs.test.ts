@@ -47,6 +47,22 @@ test("the hourly prune removes expired device requests and idle sessions", async
   expect([count("device_requests"), count("sessions")]).toEqual([0, 0]);
 });
 
+test("the hourly prune removes dump import sessions begun more than an hour ago, with what they hold", async () => {
+  const owner = await server.user("Ada");
+  const space = await server.space(owner.id, "Empty");
+  const key = await server.key(owner.id, "manage");
+  const begun = (await server.call("POST", "/api/v1/dump/import/begin", { key, space: space.slug })).body.sessionId as string;
+  await server.call("POST", "/api/v1/dump/import/tables", { key, space: space.slug, body: { sessionId: begun, table: "attachmentBlobs", rows: [{ storageKey: "0".repeat(64), base64: Buffer.alloc(4096).toString("base64") }] } });
+  const sessions = () => readdirSync(join(server.dir, "dump-imports"));
+  await pruneExpired(server.ctx);
+  expect(sessions()).toEqual([begun]);
+  server.clock.advance(61 * 60_000);
+  await pruneExpired(server.ctx);
+  expect(sessions()).toEqual([]);
+  const gone = await server.call("POST", "/api/v1/dump/import/commit", { key, space: space.slug, body: { sessionId: begun } });
+  expect(gone.status).toBe(404);
+});
+
 test("the daily upkeep prunes delivery records older than 30 days", async () => {
   const owner = await server.user("Ada");
   const space = await server.space(owner.id, "Hooks");

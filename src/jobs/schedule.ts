@@ -15,6 +15,7 @@ import { optimizeStatistics } from "../db/client";
 import { backupDatabase, privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { events } from "../events/schema";
+import { pruneImportSessions } from "../transfer/dump-api";
 import { outboxCursor, webhookDeliveries, webhookJobs } from "../webhooks/schema";
 
 /** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
@@ -35,11 +36,13 @@ export function runScheduledBackup(ctx: AppContext): string {
 }
 
 /**
- * Hourly: expired device requests and sessions idle past their lifetime; and `PRAGMA optimize`,
+ * Hourly: expired device requests, sessions idle past their lifetime and dump import sessions
+ * begun more than an hour ago; and `PRAGMA optimize`,
  * which re-analyzes a table once it has grown or shrunk tenfold, so the planner's choice between a
  * field's index and the creation-order index follows the data.
  */
 export function pruneExpired(ctx: AppContext): Promise<void> {
+  pruneImportSessions(ctx);
   return write(ctx, (tx) => {
     pruneDeviceRequests(tx);
     tx.db.delete(sessions).where(lt(sessions.lastSeenAt, iso(tx.clock.now() - SESSION_IDLE_MS))).run();

@@ -92,8 +92,8 @@ interface Session {
 }
 
 const SESSION_ID = /^dmp_[0-9a-f]{48}$/;
-/** A session no one committed or aborted is removed when another begins after this long. */
-const SESSION_HOURS = 24;
+/** A session no one committed or aborted is removed after this long: by the hourly prune, or when another begins. */
+const SESSION_MINUTES = 60;
 const sessionsDir = (ctx: AppContext) => join(ctx.config.dataDir, "dump-imports");
 const sessionDir = (ctx: AppContext, id: string) => join(sessionsDir(ctx), id);
 
@@ -121,20 +121,30 @@ function notEmpty(ctx: Pick<AppContext, "store">, spaceId: string): string | nul
 
 const spaceNotEmpty = (message: string) => conflict(message, { reason: "SPACE_NOT_EMPTY" });
 
-/** Opens an import session for an empty space; one begun before for the space, and any left for a day, are removed. */
+/**
+ * Opens an import session for an empty space. A space holds one at a time (one begun before for it
+ * is removed), so what sessions hold is bounded by the spaces, each by `--max-import`.
+ */
 export function beginDumpImport(ctx: AppContext, spaceId: string, userId: string): { sessionId: string } {
   const refusal = notEmpty(ctx, spaceId);
   if (refusal) throw spaceNotEmpty(refusal);
-  privateDir(sessionsDir(ctx));
-  const stale = ctx.clock.now() - SESSION_HOURS * 3600_000;
-  for (const id of readdirSync(sessionsDir(ctx))) {
-    const session = SESSION_ID.test(id) ? readSessionFile(ctx, id) : null;
-    if (!session || session.spaceId === spaceId || Date.parse(session.createdAt) < stale) rmSync(sessionDir(ctx, id), { recursive: true, force: true });
-  }
+  pruneImportSessions(ctx, spaceId);
   const sessionId = `dmp_${randomBytes(24).toString("hex")}`;
   privateDir(sessionDir(ctx, sessionId));
   saveSession(ctx, sessionId, { spaceId, userId, createdAt: new Date(ctx.clock.now()).toISOString(), bytes: 0 });
   return { sessionId };
+}
+
+/** Removes the sessions begun more than an hour ago (and, with `spaceId`, that space's own); answers how many. Run hourly. */
+export function pruneImportSessions(ctx: AppContext, spaceId?: string): number {
+  if (!existsSync(sessionsDir(ctx))) return 0;
+  const stale = ctx.clock.now() - SESSION_MINUTES * 60_000;
+  let removed = 0;
+  for (const id of readdirSync(sessionsDir(ctx))) {
+    const session = SESSION_ID.test(id) ? readSessionFile(ctx, id) : null;
+    if (!session || session.spaceId === spaceId || Date.parse(session.createdAt) < stale) (rmSync(sessionDir(ctx, id), { recursive: true, force: true }), removed++);
+  }
+  return removed;
 }
 
 function readSessionFile(ctx: AppContext, id: string): Session | null {
