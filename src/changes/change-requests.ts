@@ -69,7 +69,7 @@ export interface Proposal {
  * marked `waits` also wait for review when the flag is left out; a field delete, which API.md lets
  * a write-level client make at once, does not.
  */
-export const AUTO_MERGE_REFUSED: Partial<Record<OperationKind, { reason: string; waits: boolean }>> = {
+const AUTO_MERGE_REFUSED: Partial<Record<OperationKind, { reason: string; waits: boolean }>> = {
   record_delete: { reason: "archiving a record removes user content from every listing, so it always requires review. Omit the flag.", waits: true },
   record_restore: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
   base_convert_field: { reason: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.", waits: true },

@@ -558,16 +558,16 @@ function arithmetic(op: string, left: Value, right: Value): Value {
   return result;
 }
 
-/**
- * A checked formula's value for one record, whose values (by slug) `valueOf` answers; any error
- * within (division by zero, a value that is not a date) makes it null, never a failed read.
- */
 /** A text a formula makes is bounded like a stored value: past it the formula's value is null, as for any error while it runs. */
 const bounded = (value: Value): Value => {
   if (typeof value === "string" && textTooLarge(value)) throw new RuntimeError(`A formula's text may hold at most ${MAX_VALUE_SIZE}.`);
   return value;
 };
 
+/**
+ * A checked formula's value for one record, whose values (by slug) `valueOf` answers; any error
+ * within (division by zero, a value that is not a date) makes it null, never a failed read.
+ */
 export function evaluateFormula(tree: FormulaTree, type: FormulaType, valueOf: (slug: string) => unknown, now: number): unknown {
   const run = (node: Node): Value => {
     switch (node.kind) {

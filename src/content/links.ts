@@ -513,7 +513,7 @@ function readLinkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string
 }
 
 /** The last item of a lookup's list (or text) cut at `MAX_VALUE_BYTES`. */
-export const TRUNCATED = "…";
+const TRUNCATED = "…";
 
 const firstOrAll = <T>(items: T[], limit: "all" | "first") => (limit === "first" ? items.slice(0, 1) : items);
 

@@ -641,7 +641,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
  * (256 KB, stored or computed), but a page of them times its lookups is not. A page that would pass
  * it ends early (always with one record at least), and its cursor goes on from there.
  */
-export const PAGE_VALUE_BUDGET = 8 * 1024 * 1024;
+const PAGE_VALUE_BUDGET = 8 * 1024 * 1024;
 
 /** How many of the page's records fit `PAGE_VALUE_BUDGET`. */
 function withinPageBudget(views: { fields: Record<string, unknown> }[]): number {

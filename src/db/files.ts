@@ -40,22 +40,34 @@ function privateTempBeside(out: string): string {
   return temp;
 }
 
+/** Refuses a target that is taken (by a file or a link, even a dangling one) or has no directory to go in. */
+function requireFreeTarget(out: string): void {
+  if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
+  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
+}
+
+/** Links a filled temporary file in at `out`: the link fails, rather than writing through it, if anything took the name meanwhile. */
+function linkInto(temp: string, out: string): void {
+  try {
+    linkSync(temp, out);
+  } catch (error) {
+    if ((error as { code?: string }).code === "EEXIST") throw new Error(`${out} already exists; choose a new file.`);
+    throw error;
+  }
+}
+
 /**
  * Writes a file at `out` by filling a private temporary file beside it and then linking it in:
  * `out` appears whole and 0600, and if anything (a file, a link) took its place meanwhile, the link
  * fails rather than writing through it.
  */
 function publishPrivately(out: string, fill: (temp: string) => void): void {
-  if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
-  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
+  requireFreeTarget(out);
   const temp = privateTempBeside(out);
   try {
     fill(temp);
     chmodSync(temp, 0o600);
-    linkSync(temp, out);
-  } catch (error) {
-    if ((error as { code?: string }).code === "EEXIST") throw new Error(`${out} already exists; choose a new file.`);
-    throw error;
+    linkInto(temp, out);
   } finally {
     rmSync(temp, { force: true });
   }
@@ -70,8 +82,7 @@ function publishPrivately(out: string, fill: (temp: string) => void): void {
 export async function writePrivately(out: string, fill: (fd: number) => Promise<void>): Promise<void> {
   const prefix = `.${basename(out)}.`;
   if (existsSync(dirname(out))) for (const name of readdirSync(dirname(out))) if (name.startsWith(prefix) && name.endsWith(".partial")) rmSync(join(dirname(out), name), { force: true });
-  if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
-  if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
+  requireFreeTarget(out);
   const temp = privateTempBeside(out);
   try {
     const fd = openSync(temp, constants.O_WRONLY | constants.O_NOFOLLOW);
@@ -81,10 +92,7 @@ export async function writePrivately(out: string, fill: (fd: number) => Promise<
     } finally {
       closeSync(fd);
     }
-    linkSync(temp, out);
-  } catch (error) {
-    if ((error as { code?: string }).code === "EEXIST") throw new Error(`${out} already exists; choose a new file.`);
-    throw error;
+    linkInto(temp, out);
   } finally {
     rmSync(temp, { force: true });
   }

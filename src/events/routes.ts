@@ -28,7 +28,7 @@ export function eventRoutes(ctx: AppContext) {
         if (refused) {
           throw new ApiError(429, "TOO_MANY_REQUESTS", `${LIMIT_SETTINGS[refused.limit].says(refused.max)}; close one first (a browser tab needs one). The operator sets the limit with --${LIMIT_SETTINGS[refused.limit].flag}.`, { reason: "LIMIT_REACHED", limit: refused.limit, max: refused.max }, { "retry-after": "10" });
         }
-        // Checked again at each heartbeat: a key revoked or a member removed stops reading the space within seconds.
+        // Checked again at each heartbeat, and at once after a commit that takes access away (`EventHub.recheck`).
         const stillAllowed = () => {
           try {
             return grantedSpace(ctx, request, "read").space.space.id === spaceId;

@@ -12,13 +12,13 @@ import { eventBody, type OutgoingEvent } from "./catalogue";
 export type LiveEvent = OutgoingEvent & { seq: number };
 
 /** Who holds a stream: its credential (a key's id, a session's hash) and its account, each with a bounded number of streams. */
-export interface StreamHolder {
+interface StreamHolder {
   credential: string;
   user: string;
 }
 
 /** How many streams one credential, one account and the whole server may hold (`Limits`). */
-export interface StreamCaps {
+interface StreamCaps {
   streamsPerKey: number;
   streamsPerUser: number;
   streams: number;
