@@ -389,3 +389,27 @@ describe("bulk updates: many records of a base in one change request", () => {
     }
   });
 });
+
+describe("direct writes and their base commit", () => {
+  test("concurrent updates without baseCommitId each apply to the head they find: every one 2xx and merged", async () => {
+    const record = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Start", year: 2000 } } })).body;
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.manage, body: { operation: "update", fields: { title: `Edit ${i}` } } })));
+    expect(replies.map((reply) => [reply.status, reply.body.materialized])).toEqual(replies.map(() => [201, true]));
+    const history = (await server.call("GET", `/api/v1/records/${record.id}/history`, { key: ws.read })).body;
+    expect(history).toHaveLength(21);
+  });
+
+  test("a direct update on a stale baseCommitId that changed the same field is a 409 naming the conflict, and stores nothing", async () => {
+    const record = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Start", year: 2000 } } })).body;
+    await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Theirs" } } });
+    const proposals = () => server.ctx.store.sqlite.query("SELECT count(*) AS n FROM change_requests").get();
+    const before = proposals();
+    const stale = await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Mine" }, baseCommitId: record.headCommitId } });
+    expect([stale.status, stale.body.reason, stale.body.data.conflict]).toEqual([409, "MERGE_CONFLICT", { recordId: record.id, fields: ["title"] }]);
+    expect(proposals()).toEqual(before);
+    expect((await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read })).body.fields.title).toBe("Theirs");
+    // A stale base that changed other fields merges.
+    const other = await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { year: 2001 }, baseCommitId: record.headCommitId } });
+    expect([other.status, other.body.materialized, other.body.fields]).toEqual([201, true, expect.objectContaining({ title: "Theirs", year: 2001 })]);
+  });
+});

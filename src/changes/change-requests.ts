@@ -166,7 +166,8 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         status: "pending",
         targetRecordId: op.targetRecordId ?? null,
         targetViewId: op.targetViewId ?? null,
-        baseCommitId: op.baseCommitId ?? null,
+        // An update that names no base commit is made on the record's head as this write finds it: a direct write applies to what is there, never to what was there when the request was read.
+        baseCommitId: op.baseCommitId ?? (op.kind === "record_update" && op.targetRecordId ? findRecord(tx, cr.spaceId, op.targetRecordId).headCommitId : null),
         headCommitId: commit.id,
         deleteMode: op.deleteMode ?? null,
         position,
@@ -178,6 +179,8 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     const author = authorOf(p.actor);
     const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]))) : null;
+    // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.
+    if (outcome && !outcome.merged) throw conflict("The record changed since the baseCommitId you sent: nothing was written. Read it again and send its headCommitId.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict });
     return { changeRequest: cr, outcome };
   });
 }

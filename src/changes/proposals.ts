@@ -103,7 +103,7 @@ export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: st
     if (record.baseId !== loaded.base.id) throw badRequest(`updates[${index}]: ${update.recordId} is not a record of the base "${loaded.node.slug}".`);
     const checked = recordInputErrors(ctx, loaded, update.fields, "update", { current: () => currentFields(ctx, loaded, record) });
     for (const error of checked.errors) errors.push({ index, ...error });
-    const baseCommitId = update.baseCommitId === undefined ? record.headCommitId : checkBaseCommit(ctx, record.id, update.baseCommitId);
+    const baseCommitId = update.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, update.baseCommitId);
     return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: checked.values };
   });
   if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${updates.length} updates.`);
@@ -121,7 +121,7 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
   let op: ProposedOperation;
   if (change.operation === "update") {
-    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? record.headCommitId : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: checkRecordInput(ctx, loaded, change.fields, "update", { current: () => currentFields(ctx, loaded, record) }) };
+    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: checkRecordInput(ctx, loaded, change.fields, "update", { current: () => currentFields(ctx, loaded, record) }) };
   } else if (change.operation === "delete") {
     op = { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } };
   } else {
