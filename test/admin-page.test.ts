@@ -292,6 +292,13 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await first.getByRole("gridcell").first().click();
     await page.keyboard.press("ArrowRight");
     await page.keyboard.press("Enter");
+    // Text the field's type refuses keeps the stored value and says why.
+    const pagesBefore = (await server.call("GET", "/api/v1/records?baseId=books&limit=1", { key: write })).body.records[0].fields.pages;
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("many");
+    await page.keyboard.press("Enter");
+    await page.getByRole("alert").filter({ hasText: 'Pages keeps its value: "many" is not a number.' }).waitFor();
+    expect((await server.call("GET", "/api/v1/records?baseId=books&limit=1", { key: write })).body.records[0].fields.pages).toBe(pagesBefore);
     await page.keyboard.press("Control+A");
     await page.keyboard.type("321");
     await page.keyboard.press("Enter");

@@ -81,17 +81,22 @@ function cellEditor(field: FieldView, value: unknown): HTMLInputElement | HTMLSe
     const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name);
     return h("select", { "aria-label": label }, h("option", { value: "" }, "—"), ...choices.map((choice) => h("option", { value: choice, selected: choice === value }, choice)));
   }
-  const type = field.type === "number" ? "number" : field.type === "date" ? "date" : field.type === "email" ? "email" : field.type === "url" ? "url" : "text";
+  // A number is typed as text and read here: a browser's number input answers "" for text it cannot read, which would clear the cell.
+  const type = field.type === "date" ? "date" : field.type === "email" ? "email" : field.type === "url" ? "url" : "text";
   const text = value === null || value === undefined ? "" : field.type === "date" && typeof value === "string" ? value.slice(0, 10) : String(value);
-  return h("input", { type, value: text, "aria-label": label, step: field.type === "number" ? "any" : undefined });
+  return h("input", { type, value: text, "aria-label": label, inputmode: field.type === "number" ? "decimal" : undefined });
 }
 
-/** What an editor holds, as the field's value ("" is none). */
-function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElement): unknown {
+/** What an editor holds, as the field's value ("" is none), or why the field's type refuses it: the cell then keeps its value. */
+function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElement): { value: unknown } | { refused: string } {
   const raw = editor.value.trim();
-  if (raw === "") return null;
-  if (field.type === "number") return Number(raw);
-  return field.type === "longtext" ? editor.value : raw;
+  if (editor instanceof HTMLInputElement && !editor.validity.valid) return { refused: `${field.name} keeps its value: ${editor.validationMessage || `that is not a ${field.type}`}` };
+  if (raw === "") return { value: null };
+  if (field.type === "number") {
+    const number = Number(raw.replace(",", "."));
+    return Number.isFinite(number) ? { value: number } : { refused: `${field.name} keeps its value: "${raw}" is not a number.` };
+  }
+  return { value: field.type === "longtext" ? editor.value : raw };
 }
 
 /** A person's layout of a base's grid: the columns' order and widths, kept in this browser. */
@@ -420,9 +425,10 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       } else if (key === "Enter" || key === "Tab") {
         event.preventDefault();
         event.stopPropagation();
-        const value = editedValue(field, editor);
+        const edited = editedValue(field, editor);
+        if ("refused" in edited) return void say(h("span", { class: "error", role: "alert" }, edited.refused));
         const moveTo = key === "Tab" ? { row, col: col + ((event as KeyboardEvent).shiftKey ? -1 : 1) } : { row: row + 1, col };
-        void save(row, col, value).then((saved) => saved && focusCell(moveTo.row, moveTo.col));
+        void save(row, col, edited.value).then((saved) => saved && focusCell(moveTo.row, moveTo.col));
       }
     });
   }
@@ -583,7 +589,9 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   });
   proposeBulk.addEventListener("click", async () => {
     const field = fieldOfBulk();
-    const value = editedValue(field, bulkEditor);
+    const edited = editedValue(field, bulkEditor);
+    if ("refused" in edited) return void say(h("span", { class: "error", role: "alert" }, edited.refused));
+    const value = edited.value;
     proposeBulk.disabled = true;
     say("Saving…");
     try {
