@@ -111,13 +111,24 @@ const MIN_WIDTH = 60;
 const NARROW = new Set(["number", "checkbox", "date", "rating", "percent", "currency", "auto_number", "select"]);
 const layoutKey = (baseId: string) => `basalt.grid.${baseId}`;
 
+/**
+ * Each base's layout, one object for the page's life: a grid drawn again in place (another
+ * client's write) is built while the one it replaces still takes the keyboard, and both must see
+ * the same widths and order, or a press made meanwhile is lost.
+ */
+const layouts = new Map<string, Layout>();
+
 function readLayout(baseId: string): Layout {
+  let layout = layouts.get(baseId);
+  if (layout) return layout;
   try {
     const saved = JSON.parse(localStorage.getItem(layoutKey(baseId)) ?? "{}") as Partial<Layout>;
-    return { order: Array.isArray(saved.order) ? saved.order.map(String) : [], widths: typeof saved.widths === "object" && saved.widths ? saved.widths : {} };
+    layout = { order: Array.isArray(saved.order) ? saved.order.map(String) : [], widths: typeof saved.widths === "object" && saved.widths ? saved.widths : {} };
   } catch {
-    return { order: [], widths: {} };
+    layout = { order: [], widths: {} };
   }
+  layouts.set(baseId, layout);
+  return layout;
 }
 
 const saveLayout = (baseId: string, layout: Layout) => localStorage.setItem(layoutKey(baseId), JSON.stringify(layout));
@@ -253,6 +264,11 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         { once: true },
       );
       event.preventDefault();
+    });
+    // Put back on this edge after a redraw, it shows what a press on the edge it replaced made.
+    edge.addEventListener("focus", () => {
+      edge.setAttribute("aria-valuenow", String(widthOf(field)));
+      sizeColumns();
     });
     edge.addEventListener("keydown", (event) => {
       const key = (event as KeyboardEvent).key;
