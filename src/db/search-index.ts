@@ -6,19 +6,37 @@ export const SEARCHED_TYPES = ["text", "longtext", "markdown", "html", "code", "
 const ENTRY_TEXT = `SELECT group_concat(json_extract(r."data", '$."' || f."slug" || '"'), ' ') FROM "fields" f WHERE f."base_id" = r."base_id" AND f."type" IN (${SEARCHED_TYPES.map((type) => `'${type}'`).join(", ")})`;
 
 /**
+ * The tag a space's words carry in the index: a fixed-length hash of its id, so that a space's
+ * terms are a range of their own and a query reads only its space's terms and rows (FTS5 cannot be
+ * told which rows to look in; it can be asked for terms). Two spaces sharing a tag would only read
+ * each other's terms; which records a search answers is decided by the query's join on the space.
+ */
+export const spaceTag = (spaceId: string): string => `s${Bun.hash.wyhash(spaceId).toString(36).padStart(13, "0")}`;
+
+/** Text as the index holds it: each word (as FTS5's unicode61 tokenizer finds words) after its space's tag. */
+const tagged = (text: string, tag: string): string => text.normalize("NFKC").replace(/[\p{L}\p{N}\p{Co}]+/gu, (word) => tag + word);
+
+/**
  * Brings the search entries of the records this transaction touched (noted by the triggers of
- * migrations/0024) up to date, in three statements whatever their number: the entries the index
- * held go, then each touched record that is active now gets its entry from its values as they
- * stand. Runs in the transaction, before its COMMIT and outside any savepoint, so FTS5 writes each
+ * migrations/0024) up to date, whatever their number: the entries the index held go (one
+ * statement), then each touched record that is active now gets its entry from its values as they
+ * stand, its words tagged with its space (`spaceTag`). Runs in the transaction, before its COMMIT and outside any savepoint, so FTS5 writes each
  * transaction's words once, and a record written twice is indexed once: every COMMIT of a write to
  * `records` runs it first (the write queue's, a dump's load, the migrations').
  */
 export function flushStagedSearch(sqlite: Database): void {
   if (!sqlite.query(`SELECT 1 FROM "record_search_staged" LIMIT 1`).get()) return;
   sqlite.query(`DELETE FROM "record_search" WHERE rowid IN (SELECT "record_rowid" FROM "record_search_staged" WHERE "indexed")`).run();
-  sqlite
-    .query(`INSERT INTO "record_search"(rowid, "text") SELECT r.rowid, (${ENTRY_TEXT}) FROM "record_search_staged" s CROSS JOIN "records" r ON r.rowid = s."record_rowid" WHERE r."status" = 'active'`)
-    .run();
+  const entries = sqlite.query(`SELECT r.rowid, r."space_id", (${ENTRY_TEXT}) FROM "record_search_staged" s CROSS JOIN "records" r ON r.rowid = s."record_rowid" WHERE r."status" = 'active'`).values() as [number, string, string | null][];
+  if (entries.length > 0) {
+    const insert = sqlite.query<unknown, [number, string | null]>(`INSERT INTO "record_search"(rowid, "text") VALUES (?1, ?2)`);
+    const tags = new Map<string, string>();
+    for (const [rowid, spaceId, text] of entries) {
+      let tag = tags.get(spaceId);
+      if (tag === undefined) tags.set(spaceId, (tag = spaceTag(spaceId)));
+      insert.run(rowid, text === null ? null : tagged(text, tag));
+    }
+  }
   sqlite.query(`DELETE FROM "record_search_staged"`).run();
 }
 

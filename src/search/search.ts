@@ -7,6 +7,7 @@ import { searchNodes } from "../content/nodes";
 import { bases, nodes, records } from "../content/schema";
 import type { AppContext } from "../context";
 import { compiledRows } from "../db/client";
+import { spaceTag } from "../db/search-index";
 import { badRequest } from "../http/errors";
 import { oneOf, Timestamp } from "../http/schemas";
 
@@ -42,10 +43,11 @@ export function searchTerms(query: string): string[] {
 }
 
 /**
- * The FTS5 query: each word a prefix of a word of the text. Words are quoted, so nothing in them
- * is syntax. The index holds every space's records; the join to `records` keeps the caller's.
+ * The FTS5 query: each word a prefix of a word of the space's text (its words carry the space's
+ * tag, `spaceTag`), so it reads the space's own terms only. Words are quoted, so nothing in them is
+ * syntax. The join to `records` keeps the caller's space whatever the index holds.
  */
-const matchOf = (terms: string[]) => terms.map((term) => `"${term}"*`).join(" AND ");
+const matchOf = (spaceId: string, terms: string[]) => terms.map((term) => `"${spaceTag(spaceId)}${term}"*`).join(" AND ");
 
 /**
  * Matching active records of active bases, most relevant first (bm25): the
@@ -82,7 +84,7 @@ function snippetOf(values: string[], terms: string[]): string {
 }
 
 function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit: number, offset: number): SearchResult[] {
-  const rows = recordHits(ctx)({ match: matchOf(terms), spaceId, limit, offset });
+  const rows = recordHits(ctx)({ match: matchOf(spaceId, terms), spaceId, limit, offset });
   return rows.map(([id, baseId, data, updatedAt]) => {
     const loaded = findBaseOrNull(ctx, spaceId, baseId as string);
     const values = JSON.parse(data as string) as Record<string, unknown>;
