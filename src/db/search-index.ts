@@ -13,8 +13,11 @@ const ENTRY_TEXT = `SELECT group_concat(json_extract(r."data", '$."' || f."slug"
  */
 export const spaceTag = (spaceId: string): string => `s${Bun.hash.wyhash(spaceId).toString(36).padStart(13, "0")}`;
 
-/** Text as the index holds it: each word (as FTS5's unicode61 tokenizer finds words) after its space's tag. */
-const tagged = (text: string, tag: string): string => text.normalize("NFKC").replace(/[\p{L}\p{N}\p{Co}]+/gu, (word) => tag + word);
+/** A word as FTS5's unicode61 tokenizer finds words: letters, digits and private-use characters. */
+const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
+
+/** Text as the index holds it: each word after its space's tag. */
+const tagged = (text: string, tag: string): string => text.normalize("NFKC").replace(WORD, `${tag}$&`);
 
 /**
  * Brings the search entries of the records this transaction touched (noted by the triggers of
