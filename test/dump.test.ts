@@ -59,6 +59,7 @@ describe("moving a space between machines", () => {
       expect(await read(target, to.read, "moved", path)).toEqual(JSON.parse(here));
     };
     await same("/api/v1/records?baseId=papers&include=none");
+    await same("/api/v1/records/count?baseId=papers");
     await same(`/api/v1/records/${ids.paper}/history`);
     await same(`/api/v1/records/${ids.paper}/links`);
     await same(`/api/v1/records/${ids.ada}`);
@@ -131,6 +132,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
         expect(await read(third, other.read, "research", path)).toEqual(JSON.parse(there));
       };
       await same("/api/v1/records?baseId=papers&include=none");
+      await same("/api/v1/records/count?baseId=papers");
       await same(`/api/v1/records/${ids.paper}/history`);
       await same(`/api/v1/records/${ids.paper}/links`);
       await same(`/api/v1/change-requests/${ids.proposal}`);

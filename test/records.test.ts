@@ -235,11 +235,17 @@ describe("records", () => {
     expect(archived.body).toMatchObject({ status: "archived", archivedAt: expect.any(String) });
     expect((await server.call("GET", "/api/v1/records?baseId=papers", { key: ws.read })).body.records).toHaveLength(0);
     expect((await server.call("GET", "/api/v1/records?baseId=papers&status=archived", { key: ws.read })).body.records).toHaveLength(1);
+    // The kept counts follow the archive: what a scan of the base finds.
+    const counted = async (status: string) => (await server.call("GET", `/api/v1/records/count?baseId=papers&status=${status}`, { key: ws.read })).body.total;
+    const scanned = (status: string) => (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM records r JOIN bases b ON b.id = r.base_id JOIN nodes n ON n.id = b.node_id WHERE n.slug = 'papers' AND n.space_id = ?1 AND r.status = ?2").get(ws.space.id, status) as { n: number }).n;
+    expect([await counted("active"), await counted("archived")]).toEqual([scanned("active"), scanned("archived")]);
+    expect(await counted("archived")).toBe(1);
 
     const restore = await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "restore" } });
     await server.call("POST", `/api/v1/change-requests/${restore.body.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
     await server.call("POST", `/api/v1/change-requests/${restore.body.id}/merge`, { key: ws.write });
     expect((await server.call("GET", `/api/v1/records/get?recordId=${record.id}`, { key: ws.read })).body).toMatchObject({ status: "active", archivedAt: null });
+    expect([await counted("active"), await counted("archived")]).toEqual([scanned("active"), 0]);
     const related = await server.call("GET", `/api/v1/records/${record.id}/change-requests`, { key: ws.read });
     expect(related.body.map((cr: { id: string }) => cr.id)).toEqual([restore.body.id, deletion.body.id, expect.stringMatching(/^crq_/)]);
     const history = await server.call("GET", `/api/v1/records/${record.id}/history`, { key: ws.read });

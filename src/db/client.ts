@@ -112,7 +112,7 @@ function dropRetiredFieldIndexes(store: Store): void {
 }
 
 /** The triggers that keep `field_values` and `dropped_fields` (migrations/0010); a migration that rebuilds their table drops them. */
-const TRIGGERS = ["field_values_after_insert", "field_values_after_update", "field_values_after_delete", "dropped_fields_after_delete"];
+const TRIGGERS = ["field_values_after_insert", "field_values_after_update", "field_values_after_delete", "dropped_fields_after_delete", "record_counts_after_insert", "record_counts_after_update", "record_counts_after_delete"];
 
 function requireTriggers(store: Store): void {
   if (!store.sqlite.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'field_values'").get()) return;
