@@ -10,7 +10,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { contentPath } from "../src/assets/storage";
+import { contentPath } from "../src/db/content-files";
 import { benchHarness, benchServer, REPO, type WrkResult } from "./harness";
 
 process.env.BASALT_MAX_FILE = "256mb";

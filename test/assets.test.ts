@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { contentPath } from "../src/assets/storage";
+import { contentPath } from "../src/db/content-files";
 import { dailyUpkeep } from "../src/jobs/schedule";
 import { BUN, createBase, freePort, freshWorkspace, REPO, TestServer, tempDir, type Workspace, workspace } from "./helpers";
 

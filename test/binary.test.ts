@@ -181,6 +181,9 @@ describe("the single executable", () => {
     expect([refused.exitCode, refused.stderr.toString()]).toEqual([1, expect.stringContaining("Another basalt serve is already using")]);
     running.process.kill("SIGTERM");
     await running.process.exited;
+    const replaced = new Database(join(cwd, "basalt-data", "basalt.db"), { readonly: true });
+    const lastSeen = (replaced.query("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as { seq: number }).seq;
+    replaced.close();
     const restored = cli("restore", "--from", join(cwd, "under-load.db"));
     expect(restored.exitCode).toBe(0);
     expect(restored.stdout.toString()).toContain("the database it replaced is kept as");
@@ -189,6 +192,18 @@ describe("the single executable", () => {
     expect(count.total).toBe(inSnapshot.size);
     expect(count.total).toBeGreaterThanOrEqual(beforeBackup.length);
     expect(count.total).toBeLessThanOrEqual(afterBackup);
+    // A client that saw events before the restore is told to read the state again, and no event id repeats.
+    const aborter = new AbortController();
+    const stream = await fetch(`${again.url}/api/v1/events/stream`, { headers: { ...headers, "last-event-id": String(lastSeen) }, signal: aborter.signal });
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("event: reset")) text += (await reader.read()).value ?? "";
+    await post(`${again.url}/api/v1/bases/papers/change-requests`, { fields: { title: "after the restore" } }, headers);
+    while (!text.includes("event: record.created")) text += (await reader.read()).value ?? "";
+    aborter.abort();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+    expect(ids.length).toBeGreaterThan(0);
+    expect(Math.min(...ids)).toBeGreaterThan(lastSeen);
     again.process.kill("SIGTERM");
     await again.process.exited;
     writeFileSync(join(cwd, "not-a-database.db"), "hello");

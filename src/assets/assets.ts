@@ -7,7 +7,7 @@ import { write } from "../db/tx";
 import { ApiError, conflict, forbidden, notFound } from "../http/errors";
 import { Timestamp } from "../http/schemas";
 import { type AssetRow, assets } from "./schema";
-import { removeContent, servedType, storeStream, type Upload } from "./storage";
+import { servedType, storeStream, type Upload } from "./storage";
 import { allows } from "./values";
 
 export const AssetSchema = t.Object(
@@ -65,15 +65,19 @@ export function findAsset(ctx: AppContext, spaceId: string, assetId: string): As
 export async function uploadAsset(ctx: AppContext, spaceId: string, userId: string, file: { fileName?: string; declaredType: string; body: Upload }): Promise<AssetView> {
   const max = ctx.config.maxFileBytes;
   const stored = await storeStream(ctx.config.dataDir, file.body, max, tooLarge(max));
-  const row = await insertAsset(ctx, spaceId, userId, {
-    status: "ready",
-    fileName: safeFileName(file.fileName),
-    declaredType: file.declaredType,
-    mimeType: servedType(file.declaredType, stored.head),
-    size: stored.size,
-    contentHash: stored.hash,
-  });
-  return assetView(row);
+  try {
+    const row = await insertAsset(ctx, spaceId, userId, {
+      status: "ready",
+      fileName: safeFileName(file.fileName),
+      declaredType: file.declaredType,
+      mimeType: servedType(file.declaredType, stored.head),
+      size: stored.size,
+      contentHash: stored.hash,
+    });
+    return assetView(row);
+  } finally {
+    stored.landed();
+  }
 }
 
 /** A new asset of the space, written with its id and times. */
@@ -106,7 +110,8 @@ export async function putAssetBytes(ctx: AppContext, spaceId: string, userId: st
   const max = ctx.config.maxFileBytes;
   const stored = await storeStream(ctx.config.dataDir, body, max, tooLarge(max));
   const changes = { size: stored.size, contentHash: stored.hash, mimeType: servedType(before.declaredType, stored.head), updatedAt: iso(ctx.clock.now()) };
-  await write(ctx, (tx) => tx.db.update(assets).set(changes).where(and(eq(assets.id, assetId), eq(assets.status, "pending"))).run());
+  // The bytes it replaces are noted by the update (migrations/0027) and removed once it commits.
+  await write(ctx, (tx) => tx.db.update(assets).set(changes).where(and(eq(assets.id, assetId), eq(assets.status, "pending"))).run()).finally(stored.landed);
   return assetView({ ...before, ...changes });
 }
 
@@ -151,8 +156,8 @@ export const UNUSED_ASSET_GRACE_MS = DAY_MS;
 
 /**
  * Daily: the assets that no record's attachment value and no open proposal names, a day or more
- * after they were made, go; and a stored file goes once no asset names its bytes (after the write
- * commits). A deleted attachment field's values no longer count. Answers how many assets went.
+ * after they were made, go; and a stored file goes once no asset names its bytes (the store removes
+ * it after the write commits, `db/content-files.ts`). A deleted attachment field's values no longer count. Answers how many assets went.
  */
 export function removeUnusedAssets(tx: Tx): number {
   const sqlite = tx.store.sqlite;
@@ -171,11 +176,7 @@ export function removeUnusedAssets(tx: Tx): number {
     .all()
     .filter((asset) => !referenced.has(asset.id));
   if (unused.length === 0) return 0;
+  // Their bytes are noted by the delete (migrations/0027) and removed once it commits, when no other asset names them.
   tx.db.delete(assets).where(inArray(assets.id, unused.map((asset) => asset.id))).run();
-  const hashes = [...new Set(unused.map((asset) => asset.hash).filter((hash): hash is string => hash !== null))];
-  const kept = new Set(tx.db.select({ hash: assets.contentHash }).from(assets).where(inArray(assets.contentHash, hashes)).all().map((row) => row.hash));
-  tx.afterCommit(() => {
-    for (const hash of hashes) if (!kept.has(hash)) removeContent(tx.config.dataDir, hash);
-  });
   return unused.length;
 }

@@ -7,7 +7,8 @@ import { answers, mediaAnswer } from "../http/openapi";
 import { nestedQuery, oneString } from "../http/query";
 import { queryParameter } from "../http/schemas";
 import { AssetSchema, assetView, confirmAsset, createUploadUrl, findAsset, putAssetBytes, uploadAsset } from "./assets";
-import { contentPath, INLINE_IMAGES } from "./storage";
+import { contentPath } from "../db/content-files";
+import { INLINE_IMAGES } from "./storage";
 
 const FILE_BODY: OpenAPIV3.RequestBodyObject = {
   required: true,

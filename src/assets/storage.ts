@@ -3,11 +3,9 @@ import { randomBytes } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, linkSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { contentPath, filesDir, holdLanding, tmpDir } from "../db/content-files";
 import { makePrivate, occupied, privateDir } from "../db/files";
 
-/** Where a data directory keeps its files: one per content hash, under its first two hex digits. */
-export const filesDir = (dataDir: string) => join(dataDir, "files");
-export const contentPath = (dataDir: string, hash: string) => join(filesDir(dataDir), hash.slice(0, 2), hash);
 
 /** How many first bytes are kept for telling the file's type. */
 const HEAD = 16;
@@ -16,6 +14,8 @@ export interface Stored {
   hash: string;
   size: number;
   head: Uint8Array;
+  /** Called once the write that names the bytes has settled: until then nothing removes them (`holdLanding`). */
+  landed: () => void;
 }
 
 /**
@@ -47,11 +47,12 @@ export async function storeStream(dataDir: string, body: Upload, max: number, to
   const { path: tmp, size } = await writeTemporary(dataDir, body, max, tooLarge);
   try {
     const { hash, head } = await digestFile(tmp);
+    const landed = holdLanding(hash);
     const path = contentPath(dataDir, hash);
     privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
     if (existsSync(path)) rmSync(tmp);
     else renameSync(tmp, path);
-    return { hash, size, head: head.subarray(0, Math.min(size, HEAD)) };
+    return { hash, size, head: head.subarray(0, Math.min(size, HEAD)), landed };
   } catch (error) {
     rmSync(tmp, { force: true });
     throw error;
@@ -85,9 +86,8 @@ async function digestFile(path: string): Promise<{ hash: string; head: Uint8Arra
  * file removed and `tooLarge` thrown). The caller removes the file it gets.
  */
 export async function writeTemporary(dataDir: string, body: Upload, max: number, tooLarge: () => Error): Promise<{ path: string; size: number }> {
-  const tmpDir = join(filesDir(dataDir), "tmp");
-  privateDir(tmpDir);
-  const path = join(tmpDir, randomBytes(12).toString("hex"));
+  privateDir(tmpDir(dataDir));
+  const path = join(tmpDir(dataDir), randomBytes(12).toString("hex"));
   const fd = openSync(path, "w", 0o600);
   try {
     const length = declaredLength(body);
@@ -115,9 +115,6 @@ async function writeChunks(fd: number, body: ReadableStream<Uint8Array>, max: nu
   }
   return size;
 }
-
-/** Removes a stored file (when no asset names its hash any more). */
-export const removeContent = (dataDir: string, hash: string) => rmSync(contentPath(dataDir, hash), { force: true });
 
 const startsWith = (head: Uint8Array, bytes: number[], at = 0) => bytes.every((byte, i) => head[at + i] === byte);
 const ascii = (text: string) => [...text].map((char) => char.charCodeAt(0));

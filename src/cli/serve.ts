@@ -9,6 +9,7 @@ import { closeStore, migrate, openStore, optimizeStatistics, startCheckpointer }
 import { lockDataDir } from "../db/files";
 import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
+import { sweepContent } from "../db/content-files";
 import { LIMIT_SETTINGS } from "../limits";
 import { VERSION } from "../version";
 import { DeliveryLoop } from "../webhooks/worker";
@@ -36,6 +37,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   const lock = lockDataDir(config.dataDir);
   const store = openStore(databasePath(config.dataDir));
   const applied = migrate(store);
+  // What a crash left: noted files not yet removed, temporary files and unnamed files over an hour old.
+  sweepContent(store.sqlite, config.dataDir, Date.now());
   // SQLite's advice for a long-lived connection: analyze what has changed enough since the last run.
   optimizeStatistics(store.sqlite, "PRAGMA optimize = 0x10002");
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);

@@ -5,6 +5,7 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
 import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
+import { unnamedContentRemover } from "./content-files";
 import { flushStagedSearch, stagedSearchFlusher } from "./search-index";
 import { WriteQueue } from "./write-queue";
 
@@ -45,7 +46,8 @@ export function openStore(path: string): Store {
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of PRAGMAS) sqlite.run(pragma);
   if (path !== ":memory:") makePrivate(...databaseFiles(path));
-  return { sqlite, db: drizzle(sqlite), writes: new WriteQueue(sqlite, stagedSearchFlusher(sqlite)) };
+  const dataDir = path === ":memory:" ? null : dirname(path);
+  return { sqlite, db: drizzle(sqlite), writes: new WriteQueue(sqlite, stagedSearchFlusher(sqlite), dataDir === null ? undefined : unnamedContentRemover(sqlite, dataDir)) };
 }
 
 /**
@@ -112,7 +114,7 @@ function dropRetiredFieldIndexes(store: Store): void {
 }
 
 /** The triggers that keep `field_values` and `dropped_fields` (migrations/0010); a migration that rebuilds their table drops them. */
-const TRIGGERS = ["field_values_after_insert", "field_values_after_update", "field_values_after_delete", "dropped_fields_after_delete", "record_counts_after_insert", "record_counts_after_update", "record_counts_after_delete"];
+const TRIGGERS = ["field_values_after_insert", "field_values_after_update", "field_values_after_delete", "dropped_fields_after_delete", "record_counts_after_insert", "record_counts_after_update", "record_counts_after_delete", "assets_unnamed_after_delete", "assets_unnamed_after_update"];
 
 function requireTriggers(store: Store): void {
   if (!store.sqlite.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'field_values'").get()) return;

@@ -148,6 +148,41 @@ export function backupDatabase(source: string, out: string): void {
  * in: a damaged database is the usual reason to restore, and SQLite cannot read one to copy it.
  * Answers where the replaced database was kept, or null when there was none.
  */
+/** How far each AUTOINCREMENT sequence of a database has reached (none when it has no such table). */
+function sequences(path: string): { name: string; seq: number }[] {
+  const db = new Database(path);
+  try {
+    return db.query("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_sequence'").get() ? (db.query("SELECT name, seq FROM sqlite_sequence").all() as { name: string; seq: number }[]) : [];
+  } catch {
+    return [];
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A restored database hands out no number its replaced one already did: each AUTOINCREMENT
+ * sequence goes on past the larger of the two, leaving one unused. The live stream's event ids are
+ * the outbox's sequence and a server starting keeps no event at or before it, so every client that
+ * saw an event before the restore is told to read the state again (`reset`), never shown new
+ * events under ids it already saw.
+ */
+function continueSequences(path: string, handedOut: { name: string; seq: number }[]): void {
+  if (handedOut.length === 0) return;
+  const db = new Database(path);
+  try {
+    if (!db.query("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_sequence'").get()) return;
+    db.transaction(() => {
+      for (const { name, seq } of handedOut) {
+        const updated = db.query("UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1").run(name, seq + 1).changes;
+        if (updated === 0 && db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1").get(name)) db.query("INSERT INTO sqlite_sequence (name, seq) VALUES (?1, ?2)").run(name, seq + 1);
+      }
+    })();
+  } finally {
+    db.close();
+  }
+}
+
 export function restoreDatabase(backup: string, dataDir: string, now: number): string | null {
   if (!existsSync(backup)) throw new Error(`There is no backup at ${backup}.`);
   const check = new Database(backup, { readonly: true });
@@ -167,8 +202,10 @@ export function restoreDatabase(backup: string, dataDir: string, now: number): s
       copyPrivately(path, kept);
       if (existsSync(`${path}-wal`)) copyPrivately(`${path}-wal`, `${kept}-wal`);
     }
+    const handedOut = kept ? sequences(path) : [];
     for (const file of databaseFiles(path)) rmSync(file, { force: true });
     copyPrivately(backup, path);
+    continueSequences(path, handedOut);
     return kept;
   } finally {
     lock.release();

@@ -66,11 +66,15 @@ export class WriteQueue {
 
   /**
    * `beforeCommit` runs in each transaction after its writes, before its COMMIT (the store brings
-   * the search index up to date there); a failure fails the COMMIT.
+   * the search index up to date there); a failure fails the COMMIT. `afterCommit` runs after each
+   * COMMIT, before any write settles or the next begins (the store removes the files the batch
+   * left unnamed there); a failure of it is left for the sweep that retries it, never failing a
+   * write already durable.
    */
   constructor(
     private readonly sqlite: Database,
     private readonly beforeCommit: () => void = () => undefined,
+    private readonly afterCommit: () => void = () => undefined,
   ) {}
 
   write<T>(work: (scope: TxScope) => Settled<T>): Promise<T> {
@@ -168,6 +172,11 @@ export class WriteQueue {
       if (batch.length === 1) this.settle(batch[0], { ok: false, error, scope: outcomes[0].scope });
       else for (const item of batch) this.runTransaction([item]);
       return;
+    }
+    try {
+      this.afterCommit();
+    } catch {
+      // What it did not do stays noted in the database: the next sweep does it.
     }
     batch.forEach((item, i) => this.settle(item, outcomes[i]));
   }

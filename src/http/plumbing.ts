@@ -85,8 +85,13 @@ const started = new WeakMap<Request, number>();
 /** The requests answered by a stream that stays open (`STREAMS`), decided once when each arrives. */
 const streams = new WeakSet<Request>();
 
-/** SQLite's answer when the disk (or the database's size limit) is full: the write rolled back, nothing else is wrong. */
-const isDiskFull = (error: unknown): boolean => (error as { code?: string } | null)?.code === "SQLITE_FULL";
+/**
+ * A full disk, however it was met: SQLite's answer (the write rolled back), or the file system's
+ * while an upload, an import or a dump's file was written (each removes its temporary file on
+ * failure). Nothing else is wrong, and nothing was kept.
+ */
+const DISK_FULL = new Set(["SQLITE_FULL", "ENOSPC", "EDQUOT"]);
+const isDiskFull = (error: unknown): boolean => DISK_FULL.has((error as { code?: string } | null)?.code ?? "");
 
 export interface KnownRoute {
   method: string;

@@ -12,6 +12,7 @@ import { DAY_MS, iso } from "../clock";
 import { databasePath } from "../config";
 import type { AppContext, Tx } from "../context";
 import { optimizeStatistics } from "../db/client";
+import { sweepContent } from "../db/content-files";
 import { backupDatabase, privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { events } from "../events/schema";
@@ -53,7 +54,7 @@ export function pruneExpired(ctx: AppContext): Promise<void> {
 /**
  * Daily: delivery records older than 30 days, the events they could redeliver (those already read
  * by the delivery loop and with no job left), indexes nothing has used for 30 days (`content/indexes.ts`), assets and files nothing names
- * (`assets/assets.ts`), and `PRAGMA optimize`. Each step is a write of its own, and one that fails
+ * (`assets/assets.ts`), files a crash left behind (`db/content-files.ts`), and `PRAGMA optimize`. Each step is a write of its own, and one that fails
  * (a stored row it cannot read) is logged while the others still run: one space's bad row must not
  * stop the upkeep of every space. Answers how many delivery records were pruned.
  */
@@ -78,6 +79,8 @@ export async function dailyUpkeep(ctx: AppContext): Promise<number> {
     ],
     ["unused indexes", dropUnusedIndexes],
     ["unused files", removeUnusedAssets],
+    // Files are dated by the file system's clock; the sweep runs after the COMMIT, before the next write.
+    ["files left behind", (tx) => tx.afterCommit(() => sweepContent(tx.store.sqlite, tx.config.dataDir, Date.now()))],
     ["statistics", (tx) => optimizeStatistics(tx.store.sqlite)],
   ];
   for (const [name, step] of steps) {

@@ -5,6 +5,7 @@ import { t } from "elysia";
 import { type AuditActor, recordAudit } from "../audit/audit";
 import type { AppContext, Tx } from "../context";
 import { forgetBases } from "../content/bases";
+import { removeUnnamed } from "../db/content-files";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { ApiError, badRequest, conflict, notFound } from "../http/errors";
@@ -297,15 +298,23 @@ function loadStaged(tx: Tx, spaceId: string, dir: string, people: DumpPeople, ac
 export async function commitDumpImport(ctx: AppContext, spaceId: string, sessionId: string, actor: AuditActor, user: { id: string; email: string; admin: boolean }): Promise<{ ok: boolean; warnings: string[] }> {
   readSession(ctx, spaceId, sessionId);
   const dir = sessionDir(ctx, sessionId);
+  const blobs = existsSync(join(dir, "blobs")) ? readdirSync(join(dir, "blobs")) : [];
+  const holds: (() => void)[] = [];
+  let loaded = false;
   try {
-    const blobs = existsSync(join(dir, "blobs")) ? readdirSync(join(dir, "blobs")) : [];
     for (const hash of blobs) {
-      if (!(await storeCheckedFile(ctx.config.dataDir, join(dir, "blobs", hash), hash))) throw badRequest(`The bytes sent for ${hash} do not have that SHA-256: the import loads nothing (begin again).`);
+      const landed = await storeCheckedFile(ctx.config.dataDir, join(dir, "blobs", hash), hash);
+      if (!landed) throw badRequest(`The bytes sent for ${hash} do not have that SHA-256: the import loads nothing (begin again).`);
+      holds.push(landed);
     }
     const people: DumpPeople = user.admin ? { accounts: true, password: await unusablePassword() } : { accounts: false, self: user };
     const { warnings } = await write(ctx, (tx) => loadStaged(tx, spaceId, dir, people, actor, new Set(blobs)));
+    loaded = true;
     return { ok: true, warnings };
   } finally {
+    for (const release of holds) release();
+    // A refused import keeps none of the bytes it stored that no asset names.
+    if (!loaded) removeUnnamed(ctx.store.sqlite, ctx.config.dataDir, blobs);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { contentPath, filesDir } from "../assets/storage";
+import { contentPath, filesDir, holdLanding, tmpDir } from "../db/content-files";
 import type { Store } from "../db/client";
 import { SCHEMA_VERSION } from "../db/client";
 import { privateDir, writePrivately } from "../db/files";
@@ -78,15 +78,20 @@ export async function writeDump(store: Store, dataDir: string, spaceId: string, 
   return { lines };
 }
 
-/** Moves a file written to the store's temporary directory to its place, if its bytes have the SHA-256 `hash`; answers whether they had. */
-export async function storeCheckedFile(dataDir: string, tmp: string, hash: string): Promise<boolean> {
+/**
+ * Moves a file written to the store's temporary directory to its place, if its bytes have the
+ * SHA-256 `hash`; answers null when they had not, else the release of its hold (`holdLanding`),
+ * called once the load that names it has settled.
+ */
+export async function storeCheckedFile(dataDir: string, tmp: string, hash: string): Promise<(() => void) | null> {
   const hasher = new Bun.CryptoHasher("sha256");
   for await (const chunk of Bun.file(tmp).stream()) hasher.update(chunk);
-  if (hasher.digest("hex") !== hash) return false;
+  if (hasher.digest("hex") !== hash) return null;
+  const landed = holdLanding(hash);
   privateDir(join(filesDir(dataDir), hash.slice(0, 2)));
   if (existsSync(contentPath(dataDir, hash))) rmSync(tmp);
   else renameSync(tmp, contentPath(dataDir, hash));
-  return true;
+  return landed;
 }
 
 /** What a dump may unpack to: a bound against a file that inflates without end (a "zip bomb"). */
@@ -154,8 +159,8 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
       else if (entry.file && entry.data !== undefined && /^[0-9a-f]{64}$/.test(entry.file)) {
         let file = files.get(entry.file);
         if (!file) {
-          privateDir(join(filesDir(dataDir), "tmp"));
-          const tmp = join(filesDir(dataDir), "tmp", randomBytes(12).toString("hex"));
+          privateDir(tmpDir(dataDir));
+          const tmp = join(tmpDir(dataDir), randomBytes(12).toString("hex"));
           file = { path: tmp, fd: openSync(tmp, "w", 0o600) };
           files.set(entry.file, file);
         }
@@ -168,7 +173,10 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
     for (const [hash, file] of files) {
       closeSync(file.fd);
       file.fd = -1;
-      if (!(await storeCheckedFile(dataDir, file.path, hash))) throw new Error(`${path} holds a file whose bytes do not match its hash ${hash}; it is not loaded.`);
+      const landed = await storeCheckedFile(dataDir, file.path, hash);
+      if (!landed) throw new Error(`${path} holds a file whose bytes do not match its hash ${hash}; it is not loaded.`);
+      // This command is the only writer of its store: the bytes are kept from here on, until the sweep finds them unnamed.
+      landed();
     }
     const broken = sqlite.query("PRAGMA foreign_key_check").all();
     if (broken.length > 0) throw new Error(`${path} holds rows whose references are missing (${broken.length}); it is not loaded.`);
