@@ -40,8 +40,13 @@ function privateTempBeside(out: string): string {
   return temp;
 }
 
-/** Refuses a target that is taken (by a file or a link, even a dangling one) or has no directory to go in. */
+/**
+ * Refuses a target that is taken (by a file or a link, even a dangling one) or has no directory to
+ * go in; first removes what an earlier write to the same name, killed midway, left beside it.
+ */
 function requireFreeTarget(out: string): void {
+  const prefix = `.${basename(out)}.`;
+  if (existsSync(dirname(out))) for (const name of readdirSync(dirname(out))) if (name.startsWith(prefix) && name.endsWith(".partial")) rmSync(join(dirname(out), name), { force: true });
   if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
   if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
 }
@@ -76,12 +81,9 @@ function publishPrivately(out: string, fill: (temp: string) => void): void {
 /**
  * `publishPrivately` for a file written over time (an export, a dump): `fill` writes to the open
  * temporary file, and `out` appears only when it is whole, so a command killed midway leaves no
- * truncated file under the name; what such a kill left beside `out` is removed when the next
- * write to it starts.
+ * truncated file under the name (what it left beside `out` goes when the next write to it starts).
  */
 export async function writePrivately(out: string, fill: (fd: number) => Promise<void>): Promise<void> {
-  const prefix = `.${basename(out)}.`;
-  if (existsSync(dirname(out))) for (const name of readdirSync(dirname(out))) if (name.startsWith(prefix) && name.endsWith(".partial")) rmSync(join(dirname(out), name), { force: true });
   requireFreeTarget(out);
   const temp = privateTempBeside(out);
   try {
