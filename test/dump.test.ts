@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "bun";
+import { DUMP_TABLES } from "../src/transfer/dump-rows";
 import { BUN, createBase, freshWorkspace, REPO, TestServer, tempDir, type Workspace } from "./helpers";
 
 let source: TestServer;
@@ -349,5 +350,33 @@ describe("every file a command writes is new, 0600, never over a file or through
     const backup = basalt("backup", "--out", join(dir, "copy.db"), "--data-dir", source.dir);
     expect([backup.exitCode, backup.stderr.toString()]).toEqual([1, expect.stringContaining("already exists")]);
     expect(readdirSync(elsewhere)).toEqual([]);
+  });
+});
+
+describe("an export pages by key", () => {
+  test("every table's page resumes after the last key through the table's key index: no sort, no scan of the table", () => {
+    const sqlite = source.ctx.store.sqlite;
+    sqlite.run("ANALYZE");
+    for (const { table, from, key = ["id"] } of DUMP_TABLES) {
+      if (table === "spaces") continue;
+      const columns = key.map((column) => `t."${column}"`).join(", ");
+      const plan = (sqlite.query(`EXPLAIN QUERY PLAN SELECT t.* FROM ${from} AND (${columns}) > (${key.map(() => "'a'").join(", ")}) ORDER BY ${columns} LIMIT 500`).all("spc_x") as { detail: string }[]).map((row) => row.detail);
+      expect([table, plan.join(" | ")]).toEqual([table, expect.not.stringMatching(/TEMP B-TREE|^SCAN t\b/)]);
+      expect([table, plan[0]]).toEqual([table, expect.stringMatching(/^SEARCH t USING (PRIMARY KEY|INDEX sqlite_autoindex)/)]);
+    }
+  });
+
+  test("the users table is read once for its pages while nothing changes, and each page holds the next people", async () => {
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "users", limit: 1, ...(cursor ? { cursor } : {}) } })).body;
+      all.push(...page.rows.map((row: { id: string }) => row.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(all).toEqual([...all].sort());
+    expect(all).toContain(from.owner.id);
+    const bad = await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "recordLinks", cursor: Buffer.from('["x"]').toString("base64url") } });
+    expect(bad.status).toBe(400);
   });
 });

@@ -9,8 +9,9 @@ import { removeUnnamed } from "../db/content-files";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { ApiError, badRequest, conflict, notFound } from "../http/errors";
+import { StampedCache } from "../db/stamped-cache";
 import { exported, storeCheckedFile, unusablePassword, usersNamed } from "./dump";
-import { DUMP_TABLES, DumpLoader, type DumpPeople, DumpRefusal } from "./dump-rows";
+import { DUMP_TABLES, DumpLoader, type DumpPeople, DumpRefusal, type DumpUser } from "./dump-rows";
 
 /**
  * Busabase's dump routes over a space's tables: raw rows a page at a time out, and an import
@@ -53,28 +54,55 @@ export const DumpRowsSchema = t.Array(t.Record(t.String(), t.Unknown()), { descr
 
 // ---- export ----
 
-const cursorOf = (id: string) => Buffer.from(id).toString("base64url");
-function idAfter(cursor: string | undefined): string {
-  if (cursor === undefined) return "";
-  const id = Buffer.from(cursor, "base64url").toString();
-  if (!/^[a-z]{3}_[0-9A-Za-z]+$/.test(id)) throw badRequest("cursor is not one this route gave.");
-  return id;
+/** A page's cursor: the key of the last row it held (`DUMP_TABLES[].key`). */
+const cursorOf = (key: string[]) => Buffer.from(JSON.stringify(key)).toString("base64url");
+function keyAfter(cursor: string | undefined, length: number): string[] | null {
+  if (cursor === undefined) return null;
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, "base64url").toString());
+  } catch {
+    key = null;
+  }
+  if (!Array.isArray(key) || key.length !== length || !key.every((part) => typeof part === "string" && /^[a-z]{3}_[0-9A-Za-z]+$/.test(part))) throw badRequest("cursor is not one this route gave.");
+  return key;
 }
 
-/** One page of a table's rows of the space, in id order, and the cursor of the next (null at the end). Webhook rules come without their secrets. */
+/** The space's people, kept until the database changes: each page of `users` would otherwise read the whole space again. */
+const keptUsers = new WeakMap<AppContext["store"]["sqlite"], StampedCache<string, DumpUser[]>>();
+function peopleOf(ctx: AppContext, spaceId: string): DumpUser[] {
+  let cache = keptUsers.get(ctx.store.sqlite);
+  if (!cache) keptUsers.set(ctx.store.sqlite, (cache = new StampedCache(ctx.store.sqlite, 16)));
+  if (!cache.open()) return usersNamed(ctx.store, spaceId);
+  let users = cache.get(spaceId);
+  if (!users) cache.set(spaceId, (users = usersNamed(ctx.store, spaceId)));
+  return users;
+}
+
+/**
+ * One page of a table's rows of the space, in key order, and the cursor of the next (null at the
+ * end). A page resumes after the last key through the table's key index: it costs its own rows,
+ * whichever page it is. Webhook rules come without their secrets.
+ */
 export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTableName, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
-  const after = idAfter(cursor);
   const table = DUMP_TABLE_NAMES[name];
+  if (table === null) return { rows: [], nextCursor: null };
+  const spec = table === "users" ? null : DUMP_TABLES.find((entry) => entry.table === table)!;
+  const key = spec?.key ?? ["id"];
+  const after = keyAfter(cursor, key.length);
   let rows: Row[];
-  if (table === null) rows = [];
-  else if (table === "users") rows = usersNamed(ctx.store, spaceId).filter((user) => user.id > after).slice(0, limit + 1);
-  else {
-    const { from } = DUMP_TABLES.find((entry) => entry.table === table)!;
-    rows = ctx.store.sqlite.query<Row, [string, string, number]>(`SELECT t.* FROM ${from} AND t."id" > ?2 ORDER BY t."id" LIMIT ?3`).all(spaceId, after, limit + 1);
+  if (spec === null) {
+    const people = peopleOf(ctx, spaceId);
+    const start = after === null ? 0 : people.findIndex((user) => user.id > after[0]);
+    rows = start < 0 ? [] : people.slice(start, start + limit + 1);
+  } else {
+    const columns = key.map((column) => `t."${column}"`).join(", ");
+    const resume = after === null ? "" : ` AND (${columns}) > (${key.map((_, i) => `?${i + 3}`).join(", ")})`;
+    rows = ctx.store.sqlite.query<Row, (string | number)[]>(`SELECT t.* FROM ${spec.from}${resume} ORDER BY ${columns} LIMIT ?2`).all(spaceId, limit + 1, ...(after ?? []));
   }
   const more = rows.length > limit;
-  const page = rows.slice(0, limit).map((row) => (table ? exported(table, row) : row));
-  return { rows: page, nextCursor: more ? cursorOf(String(page[page.length - 1].id)) : null };
+  const page = rows.slice(0, limit).map((row) => exported(table, row));
+  return { rows: page, nextCursor: more ? cursorOf(key.map((column) => String(page[page.length - 1][column]))) : null };
 }
 
 // ---- import sessions ----

@@ -23,8 +23,14 @@ type Target = "nodes" | "bases" | "fields" | "views" | "assets" | "records" | "c
 
 interface DumpTable {
   table: string;
-  /** Where the space's rows are: `t` is the table, `?1` the space id. */
+  /**
+   * Where the space's rows are: `t` is the table, `?1` the space id. Read in the order of `key`
+   * through the table's own key index (`INDEXED BY`), so an export page starts where the last one
+   * ended and never sorts the space.
+   */
   from: string;
+  /** The columns a page is ordered and resumed by (the table's primary key); `id` when not given. */
+  key?: string[];
   /** Each column that names another row, and the table that row must be in (in the same dump). */
   names: Record<string, Target>;
   /** Columns whose value is one of a closed list. */
@@ -38,31 +44,31 @@ interface DumpTable {
  */
 export const DUMP_TABLES: DumpTable[] = [
   { table: "spaces", from: `"spaces" t WHERE t."id" = ?1`, names: {} },
-  { table: "nodes", from: `"nodes" t WHERE t."space_id" = ?1`, names: { parent_id: "nodes" }, oneOf: { type: NODE_TYPES, status: NODE_STATUSES } },
-  { table: "bases", from: `"bases" t WHERE t."space_id" = ?1`, names: { node_id: "nodes" } },
-  { table: "fields", from: `"fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
-  { table: "deleted_fields", from: `"deleted_fields" t JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
-  { table: "views", from: `"views" t WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS }, oneOf: { type: VIEW_TYPES, status: NODE_STATUSES } },
-  { table: "assets", from: `"assets" t WHERE t."space_id" = ?1`, names: { created_by: USERS }, oneOf: { status: ["pending", "ready"] } },
-  { table: "records", from: `"records" t WHERE t."space_id" = ?1`, names: { base_id: "bases", head_commit_id: "commits", created_by: USERS, updated_by: USERS }, oneOf: { status: NODE_STATUSES } },
+  { table: "nodes", from: `"nodes" t INDEXED BY sqlite_autoindex_nodes_1 WHERE t."space_id" = ?1`, names: { parent_id: "nodes" }, oneOf: { type: NODE_TYPES, status: NODE_STATUSES } },
+  { table: "bases", from: `"bases" t INDEXED BY sqlite_autoindex_bases_1 WHERE t."space_id" = ?1`, names: { node_id: "nodes" } },
+  { table: "fields", from: `"fields" t INDEXED BY sqlite_autoindex_fields_1 CROSS JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
+  { table: "deleted_fields", from: `"deleted_fields" t INDEXED BY sqlite_autoindex_deleted_fields_1 CROSS JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
+  { table: "views", from: `"views" t INDEXED BY sqlite_autoindex_views_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS }, oneOf: { type: VIEW_TYPES, status: NODE_STATUSES } },
+  { table: "assets", from: `"assets" t INDEXED BY sqlite_autoindex_assets_1 WHERE t."space_id" = ?1`, names: { created_by: USERS }, oneOf: { status: ["pending", "ready"] } },
+  { table: "records", from: `"records" t INDEXED BY sqlite_autoindex_records_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", head_commit_id: "commits", created_by: USERS, updated_by: USERS }, oneOf: { status: NODE_STATUSES } },
   {
     table: "commits",
-    from: `"commits" t WHERE t."space_id" = ?1`,
+    from: `"commits" t INDEXED BY sqlite_autoindex_commits_1 WHERE t."space_id" = ?1`,
     names: { base_id: "bases", node_id: "nodes", operation_id: "operations", record_id: "records", parent_commit_id: "commits", author_id: USERS },
     oneOf: { kind: OPERATION_KINDS, target_type: TARGET_TYPES },
   },
-  { table: "record_links", from: `"record_links" t WHERE t."space_id" = ?1`, names: { field_id: "fields", source_record_id: "records", target_record_id: "records", base_id: "bases", target_base_id: "bases", commit_id: "commits" } },
-  { table: "change_requests", from: `"change_requests" t WHERE t."space_id" = ?1`, names: { base_id: "bases", node_id: "nodes", submitted_by: USERS }, oneOf: { status: CHANGE_STATUSES, target_type: TARGET_TYPES } },
+  { table: "record_links", from: `"record_links" t WHERE t."space_id" = ?1`, key: ["field_id", "source_record_id", "target_record_id"], names: { field_id: "fields", source_record_id: "records", target_record_id: "records", base_id: "bases", target_base_id: "bases", commit_id: "commits" } },
+  { table: "change_requests", from: `"change_requests" t INDEXED BY sqlite_autoindex_change_requests_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", node_id: "nodes", submitted_by: USERS }, oneOf: { status: CHANGE_STATUSES, target_type: TARGET_TYPES } },
   {
     table: "operations",
-    from: `"operations" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`,
+    from: `"operations" t INDEXED BY sqlite_autoindex_operations_1 CROSS JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`,
     names: { change_request_id: "change_requests", base_id: "bases", node_id: "nodes", target_record_id: "records", base_commit_id: "commits", head_commit_id: "commits", target_view_id: "views" },
     oneOf: { kind: OPERATION_KINDS, status: OPERATION_STATUSES, target_type: TARGET_TYPES },
   },
-  { table: "reviews", from: `"reviews" t JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`, names: { change_request_id: "change_requests", reviewer_id: USERS }, oneOf: { verdict: VERDICTS } },
-  { table: "comments", from: `"comments" t WHERE t."space_id" = ?1`, names: { record_id: "records", change_request_id: "change_requests", operation_id: "operations", commit_id: "commits", author_id: USERS }, oneOf: { subject_type: COMMENT_SUBJECTS } },
-  { table: "audit_events", from: `"audit_events" t WHERE t."space_id" = ?1`, names: { actor_id: USERS, base_id: "bases" } },
-  { table: "webhook_rules", from: `"webhook_rules" t WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS } },
+  { table: "reviews", from: `"reviews" t INDEXED BY sqlite_autoindex_reviews_1 CROSS JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`, names: { change_request_id: "change_requests", reviewer_id: USERS }, oneOf: { verdict: VERDICTS } },
+  { table: "comments", from: `"comments" t INDEXED BY sqlite_autoindex_comments_1 WHERE t."space_id" = ?1`, names: { record_id: "records", change_request_id: "change_requests", operation_id: "operations", commit_id: "commits", author_id: USERS }, oneOf: { subject_type: COMMENT_SUBJECTS } },
+  { table: "audit_events", from: `"audit_events" t INDEXED BY sqlite_autoindex_audit_events_1 WHERE t."space_id" = ?1`, names: { actor_id: USERS, base_id: "bases" } },
+  { table: "webhook_rules", from: `"webhook_rules" t INDEXED BY sqlite_autoindex_webhook_rules_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS } },
 ];
 
 const COMMENT_SUBJECT_TABLE: Record<(typeof COMMENT_SUBJECTS)[number], Target> = { record: "records", change_request: "change_requests", operation: "operations", commit: "commits" };
