@@ -63,3 +63,43 @@ test("a conflict writes change_request.conflict and no record event", async () =
   expect(events().filter((e) => e.type === "record.updated").length).toBe(updatesBefore);
   expect(events().at(-1)).toMatchObject({ type: "change_request.conflict", data: { changeRequestId: proposal.id, conflict: { recordId: record.id, fields: ["title"] } } });
 });
+
+test("a change that alters other records' derived values sends records.recomputed naming them, batched per base and bounded", async () => {
+  await createBase(server, ws.write, "people", [
+    { slug: "name", name: "Name", type: "text" },
+    { slug: "score", name: "Score", type: "number" },
+  ]);
+  const tasks = await createBase(server, ws.write, "tasks", [
+    { slug: "title", name: "Title", type: "text" },
+    { slug: "owner", name: "Owner", type: "relation", options: { targetBaseSlug: "people", multiple: false } },
+  ]);
+  const people = (await server.call("GET", "/api/v1/bases/people", { key: ws.read })).body;
+  await server.call("POST", "/api/v1/bases/tasks/fields", { key: ws.write, body: { slug: "owner_score", name: "Owner score", type: "lookup", options: { lookup: { relationFieldSlug: "owner", targetFieldSlug: "score" } } } });
+  const create = async (base: string, fields: Record<string, unknown>) => (await server.call("POST", `/api/v1/bases/${base}/change-requests`, { key: ws.write, body: { fields } })).body.id as string;
+  const recomputed = () => events().filter((e) => e.type === "records.recomputed");
+  const ada = await create("people", { name: "Ada", score: 1 });
+  const mine = [await create("tasks", { title: "One", owner: ada }), await create("tasks", { title: "Two", owner: ada })];
+  // A new link changes the other side's relation value: Ada's.
+  expect(recomputed().at(-1)).toMatchObject({ baseId: people.id, data: { recordIds: [ada], count: 1, truncated: false } });
+  await create("tasks", { title: "Nobody's" });
+
+  const before = recomputed().length;
+  await server.call("POST", `/api/v1/records/${ada}/change-requests`, { key: ws.write, body: { operation: "update", fields: { score: 5 } } });
+  const after = recomputed().slice(before);
+  expect(after).toHaveLength(1);
+  expect(after[0]).toMatchObject({ baseId: tasks.id, data: { count: 2, truncated: false } });
+  expect([...after[0].data.recordIds].sort()).toEqual([...mine].sort());
+  expect((await server.call("GET", `/api/v1/records/${mine[0]}`, { key: ws.read })).body.fields.owner_score).toEqual([5]);
+
+  // A merge whose changes reach more records than one event names: the first 1,000, and how many in all.
+  const grace = await create("people", { name: "Grace", score: 1 });
+  for (const owner of [ada, grace]) {
+    await server.call("POST", "/api/v1/bases/tasks/records/bulk-change-request", { key: ws.write, body: { records: Array.from({ length: 600 }, (_, i) => ({ title: `T${i}`, owner })) } });
+  }
+  const mark = recomputed().length;
+  const bulk = await server.call("POST", "/api/v1/bases/people/records/bulk-update-change-request", { key: ws.write, body: { updates: [ada, grace].map((recordId) => ({ recordId, fields: { score: 9 } })) } });
+  expect(bulk.body.status).toBe("merged");
+  const bounded = recomputed().slice(mark);
+  expect(bounded).toHaveLength(1);
+  expect([bounded[0].data.recordIds.length, bounded[0].data.count, bounded[0].data.truncated]).toEqual([1000, 1202, true]);
+});

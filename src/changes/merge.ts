@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import { preparedWrite } from "../db/client";
 import { findBase, type LoadedBase } from "../content/bases";
 import { addField, createBaseForNode, deleteField, reorderFields, updateField } from "../content/field-changes";
-import { checkRecordInput, linkLists } from "../content/links";
+import { checkRecordInput, linkLists, recordsDerivingFrom } from "../content/links";
 import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
 import { currentFields, findRecord, insertRecord, type RecordView, writeRecord, writtenView } from "../content/records";
 import { createView, setViewStatus, updateView } from "../content/views";
@@ -69,7 +69,21 @@ interface MergeContext {
   refs: Map<string, string>;
   bases: Map<string, LoadedBase>;
   people: Map<string, UserRef>;
+  /** The records whose derived values the merge's record changes alter, by base (`recordsDerivingFrom`). */
+  derived: Map<string, Set<string>>;
 }
+
+/** Adds what a record's change alters in other records to the merge's account of them. */
+function noteDerived(m: MergeContext, loaded: LoadedBase, before: Record<string, unknown> | null, after: Record<string, unknown> | null, valuesChanged: boolean): void {
+  for (const [baseId, ids] of recordsDerivingFrom(m.tx, loaded, before, after, valuesChanged)) {
+    const noted = m.derived.get(baseId);
+    if (noted) for (const id of ids) noted.add(id);
+    else m.derived.set(baseId, ids);
+  }
+}
+
+/** How many record ids one `records.recomputed` event names; past it the event says how many there were. */
+export const RECOMPUTED_IDS = 1000;
 
 /** The base an operation changes; one archived since the proposal refuses the merge (409), as the change request still exists. */
 function baseOf(m: MergeContext, baseId: string): LoadedBase {
@@ -106,6 +120,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author, head }: Prop
       const { row, commit, links } = insertRecord(tx, loaded, values, by, adopted);
       const record = writtenView(tx, loaded, row, commit, m.people, links);
       recordEvent(tx, "record.created", origin, { record: snapshot(record), changeRequestId: cr.id });
+      noteDerived(m, loaded, null, values, true);
       return { record };
     }
     case "record_update": {
@@ -123,6 +138,7 @@ function apply(m: MergeContext, op: OperationRow, { change, author, head }: Prop
       const previous = Object.fromEntries(changedFields.map((slug) => [slug, ours[slug]]));
       const record = writtenView(tx, loaded, row, commit, m.people);
       recordEvent(tx, "record.updated", origin, { record: snapshot(record), changeRequestId: cr.id, previous, changedFields });
+      noteDerived(m, loaded, ours, { ...ours, ...values }, changedFields.length > 0);
       return { record };
     }
     case "record_delete":
@@ -131,6 +147,9 @@ function apply(m: MergeContext, op: OperationRow, { change, author, head }: Prop
       const current = findRecord(tx, spaceId, op.targetRecordId!);
       const archive = change.kind === "record_delete";
       if ((current.status === "archived") === archive) throw conflict(`The record is already ${current.status}.`, { reason: "RECORD_STATE" });
+      // An archived record drops out of every value and lookup that names it, and comes back with it.
+      const linked = currentFields(tx, loaded, current);
+      noteDerived(m, loaded, archive ? linked : null, archive ? null : linked, true);
       const { row, commit } = writeRecord(tx, current, loaded, { data: current.data, status: archive ? "archived" : "active", archivedAt: archive ? at : null }, by, change.kind);
       const record = writtenView(tx, loaded, row, commit, m.people);
       recordEvent(tx, archive ? "record.deleted" : "record.restored", origin, { record: snapshot(record), changeRequestId: cr.id });
@@ -263,7 +282,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     return { merged: false, conflict: found };
   }
   const people = new Map([...proposed.values()].map(({ author }) => [author.id, author]));
-  const m: MergeContext = { tx, cr, at, refs: new Map(), bases: new Map(), people };
+  const m: MergeContext = { tx, cr, at, refs: new Map(), bases: new Map(), people, derived: new Map() };
   const records: RecordView[] = [];
   const viewIds: string[] = [];
   let nodeId = cr.nodeId;
@@ -296,5 +315,9 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: {} });
   markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
   recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
+  for (const [derivedBase, ids] of m.derived) {
+    const named = [...ids].slice(0, RECOMPUTED_IDS);
+    recordEvent(tx, "records.recomputed", { spaceId: cr.spaceId, baseId: derivedBase, at }, { recordIds: named, count: ids.size, truncated: ids.size > named.length, changeRequestId: cr.id });
+  }
   return { merged: true, recordIds, records, viewIds };
 }

@@ -35,6 +35,32 @@ export const targetBaseOf = (field: FieldRow) => field.options.targetBaseId as s
 
 export const isRelation = (field: Pick<FieldRow, "type">) => field.type === "relation";
 
+/**
+ * The records whose derived values a change of one record alters, by base: those whose link to it
+ * came or went (their side of the relation changed), and, when its values or its being active
+ * changed, every record linked to it whose base reads it when read (a lookup through that
+ * relation, or a formula computed when read). `before` and `after` are its field maps (null when
+ * it did not exist, or does not any more).
+ */
+export function recordsDerivingFrom(ctx: AppContext, loaded: LoadedBase, before: Record<string, unknown> | null, after: Record<string, unknown> | null, valuesChanged: boolean): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const relation of loaded.fields.filter(isRelation)) {
+    const far = findBaseOrNull(ctx, loaded.base.spaceId, targetBaseOf(relation));
+    if (!far) continue;
+    const inverse = far.fields.find((field) => field.id === relation.options.inverseFieldId);
+    const reads = far.fields.some((field) => (field.type === "lookup" && inverse !== undefined && lookupOf(field.options).relationFieldSlug === inverse.slug) || (field.type === "formula" && isComputedAtRead(field)));
+    const was = new Set(idsOf(before?.[relation.slug]));
+    const is = new Set(idsOf(after?.[relation.slug]));
+    for (const id of new Set([...was, ...is])) {
+      if (was.has(id) === is.has(id) && !(reads && valuesChanged)) continue;
+      let ids = out.get(far.base.id);
+      if (!ids) out.set(far.base.id, (ids = new Set()));
+      ids.add(id);
+    }
+  }
+  return out;
+}
+
 /** A relation value as the list of ids it holds. */
 export const idsOf = (value: unknown): string[] => (Array.isArray(value) ? (value as string[]) : typeof value === "string" ? [value] : []);
 

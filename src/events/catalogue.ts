@@ -4,6 +4,7 @@ export const EVENT_TYPES = [
   "record.updated",
   "record.deleted",
   "record.restored",
+  "records.recomputed",
   "change_request.created",
   "change_request.approved",
   "change_request.changes_requested",

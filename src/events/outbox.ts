@@ -21,6 +21,8 @@ export interface EventPayloads extends Record<EventType, unknown> {
   "record.updated": RecordChange & { previous: Record<string, unknown>; changedFields: string[] };
   "record.deleted": RecordChange;
   "record.restored": RecordChange;
+  /** Records of `baseId` whose derived values (a relation's other side, a lookup, a formula computed when read) a merge in another record changed: at most `RECOMPUTED_IDS` of them named, `count` in all. */
+  "records.recomputed": { recordIds: string[]; count: number; truncated: boolean; changeRequestId: string };
   "change_request.created": { changeRequestId: string; operationCount: number; submittedBy: string };
   "change_request.approved": { changeRequestId: string; reviewerId: string };
   "change_request.changes_requested": { changeRequestId: string; reviewerId: string };

@@ -645,6 +645,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   return {
     node: h("div", { class: "grid-frame" }, status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
+      // Rows whose lookups or links another record's change altered: read again if any is loaded.
+      if (event.type === "records.recomputed" && event.baseId === base.id) {
+        const named = new Set(event.data.recordIds as string[]);
+        if ([...pages.values()].some((records) => records.some((row) => named.has(row.id)))) reread();
+        return;
+      }
       const record = event.data.record as RecordView | undefined;
       if (!record || event.baseId !== base.id) return;
       if (event.type === "record.created" || event.type === "record.deleted" || event.type === "record.restored") {
