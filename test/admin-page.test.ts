@@ -419,11 +419,18 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
 
   test("an import previews its columns and reports a bad row by its line, imports nothing until fixed; an export downloads the base", async () => {
     const write = await sessionKey("write");
-    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "shelf", name: "Shelf", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "pages", name: "Pages", type: "number" }] } });
+    const shelf = (await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "shelf", name: "Shelf", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "pages", name: "Pages", type: "number" }] } })).body;
+    // An earlier import the server's stop cut short, as `serve` marks it when it starts again.
+    const at = new Date().toISOString();
+    server.ctx.store.sqlite.run(
+      "INSERT INTO imports (id, space_id, base_id, created_by, idempotency_key, status, row_count, rows_merged, change_requests, reason, created_at, updated_at) VALUES ('imp_CUT', ?, ?, 'usr_x', 'k', 'failed', 30000, 12250, '[]', 'The server stopped while this import ran.', ?, ?)",
+      [(server.ctx.store.sqlite.query("SELECT space_id FROM bases WHERE id = ?1").get(shelf.id) as { space_id: string }).space_id, shelf.id, at, at],
+    );
     const page = await newPage();
     await signIn(page, "/admin/data");
     await page.getByRole("link", { name: "Shelf" }).click();
     await page.getByRole("grid", { name: "Shelf records" }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "An import of 30,000 rows stopped after 12,250: The server stopped while this import ran." }).waitFor();
     const file = (text: string) => ({ name: "shelf.csv", mimeType: "text/csv", buffer: Buffer.from(text) });
 
     await page.getByLabel("File to import").setInputFiles(file("title,pages\nDune,412\nEmma,many\nKim,368\n"));

@@ -193,7 +193,7 @@ describe("import", () => {
 
     const proposed = await upload("books", "message=From%20the%20library", "title,pages\nA,1\nB,2\n", "text/csv", ws.propose);
     expect(proposed.status).toBe(201);
-    expect(proposed.body).toEqual({ rowCount: 2, changeRequests: [{ id: expect.stringMatching(/^crq_/), status: "in_review", operationCount: 2 }] });
+    expect(proposed.body).toEqual({ importId: expect.stringMatching(/^imp_/), rowCount: 2, changeRequests: [{ id: expect.stringMatching(/^crq_/), status: "in_review", operationCount: 2 }] });
     const waiting = await server.call("GET", `/api/v1/change-requests/${proposed.body.changeRequests[0].id}`, { key: ws.read });
     expect(waiting.body).toMatchObject({ sourceMeta: { message: "From the library" }, operationCount: 2 });
     expect(await count("books")).toBe(0);
@@ -273,7 +273,7 @@ describe("import", () => {
     expect(made.status).toBe(201);
     expect(made.body.base).toMatchObject({ slug: "people", name: "People" });
     expect(made.body.base.fields.map((field: { slug: string; type: string }) => [field.slug, field.type])).toEqual([["name", "text"], ["born", "number"], ["field", "select"]]);
-    expect(made.body.import).toEqual({ rowCount: 4, changeRequests: [{ id: expect.any(String), status: "merged", operationCount: 4 }] });
+    expect(made.body.import).toEqual({ importId: expect.stringMatching(/^imp_/), rowCount: 4, changeRequests: [{ id: expect.any(String), status: "merged", operationCount: 4 }] });
     const people = (await server.call("GET", "/api/v1/records?baseId=people&sort=born&include=none", { key: ws.read })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
     expect(people[0]).toEqual({ name: "Ada", born: 1815, field: "maths" });
     expect((await make("")).status).toBe(400);

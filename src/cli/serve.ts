@@ -11,6 +11,7 @@ import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
 import { sweepContent } from "../db/content-files";
 import { LIMIT_SETTINGS } from "../limits";
+import { failInterruptedImports } from "../transfer/import-jobs";
 import { VERSION } from "../version";
 import { DeliveryLoop } from "../webhooks/worker";
 import { CliError, parseFlags } from "./common";
@@ -43,6 +44,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   optimizeStatistics(store.sqlite, "PRAGMA optimize = 0x10002");
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
   const ctx = createContext(store, config, systemClock, consoleLogger);
+  await failInterruptedImports(ctx);
   store.writes.onSlowBatch = (ms, writes, lockWaitMs) =>
     consoleLogger.info(`slow write: the writer was held ${ms.toFixed(0)} ms by ${writes} write(s), ${lockWaitMs.toFixed(0)} ms of it waiting for the database's write lock (a checkpoint)`);
   const app = createApp(ctx);

@@ -65,6 +65,8 @@ export const SUMMARIES: Record<string, string> = {
   "POST /api/v1/bases/:baseId/fields/convert/preview": "What converting a field to another type would do, before any change",
   "GET /api/v1/search": "Search the space's records and the names of its folders and bases",
   "GET /api/v1/bases/:baseId/export": "Export a base's records as CSV, JSON or JSON lines",
+  "GET /api/v1/bases/:baseId/imports": "List a base's imports and how far each went",
+  "GET /api/v1/imports/:importId": "Read an import: running, done, or failed with the rows it merged",
   "POST /api/v1/bases/:baseId/imports": "Import records from a CSV, JSON or JSON lines file (preview, or one change request)",
   "POST /api/v1/imports": "Make a new base from a file: a field per column, then its rows",
   "GET /api/v1/events/stream": "Live events of the space as Server-Sent Events (resume with Last-Event-ID)",

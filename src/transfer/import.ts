@@ -13,6 +13,7 @@ import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
 import { uploadRefusal } from "../http/plumbing";
 import { Nullable } from "../http/schemas";
 import type { ImportFormat } from "./formats";
+import { endImportJob, type ImportJob, partKey, recordImportPart, startImportJob } from "./import-jobs";
 import { CsvReader, type ImportRow, jsonLine, jsonRows } from "./parse";
 
 /**
@@ -52,6 +53,7 @@ export type ImportPreview = Static<typeof ImportPreviewSchema>;
 
 export const ImportResultSchema = t.Object(
   {
+    importId: t.String({ description: "The import's job: GET /api/v1/imports/{id} reads how far it went." }),
     rowCount: t.Integer(),
     changeRequests: t.Array(t.Object({ id: t.String(), status: t.String(), operationCount: t.Integer() }), {
       description: `In the file's order: parts of ${IMPORT_BOUNDS.part} rows merged at once, or one change request waiting for review; read each with GET /change-requests/{id}.`,
@@ -299,8 +301,24 @@ const newFields = (columns: Column[]) => columns.map((column) => ({ slug: newSlu
  * each part merged before the next is read; waiting for review, as one change request of at most
  * `IMPORT_BOUNDS.review` rows.
  */
-export async function commitImport(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, baseId: string, review: { message?: string; autoMerge?: boolean }): Promise<ImportResult> {
+export async function commitImport(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, baseId: string, review: ImportReview): Promise<ImportResult> {
   requireImportable(checked);
+  const { job, done } = await startImportJob(ctx, { spaceId: who.scope.space.id, userId: who.actor.user.id }, baseId, review.idempotencyKey, checked.rowCount);
+  if (done) return { importId: job.id, rowCount: job.rowCount, changeRequests: job.changeRequests };
+  try {
+    const result = await importParts(ctx, who, checked, reread, baseId, review, job);
+    await endImportJob(ctx, job);
+    return result;
+  } catch (error) {
+    await endImportJob(ctx, job, error);
+    throw error;
+  }
+}
+
+/** What an import is proposed with; `idempotencyKey` names its job (`import-jobs.ts`). */
+export type ImportReview = { message?: string; autoMerge?: boolean; idempotencyKey?: string };
+
+async function importParts(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, baseId: string, review: ImportReview, job: ImportJob): Promise<ImportResult> {
   const mergesAtOnce = atLeast(who.scope.level, "write") && review.autoMerge !== false;
   if (checked.rowCount > IMPORT_BOUNDS.review && !mergesAtOnce) {
     throw badRequest(`The file has ${checked.rowCount.toLocaleString("en")} rows; an import waiting for review holds at most ${IMPORT_BOUNDS.review.toLocaleString("en")} (one change request). Split the file, or import it with write, which merges it in parts.`);
@@ -315,10 +333,14 @@ export async function commitImport(ctx: AppContext, who: Proposer, checked: Impo
   const plan = new ImportPlan(ctx, findBase(ctx, who.scope.space.id, baseId), checked.format, { mode: "commit", createFields: false });
   const changeRequests: ImportResult["changeRequests"] = [];
   const propose = async (rows: Record<string, unknown>[]) => {
-    const from = changeRequests.length * part + 1;
+    const n = changeRequests.length;
+    const from = n * part + 1;
     const message = checked.rowCount > part ? `${review.message ?? "Import"} (rows ${from}-${from + rows.length - 1} of ${checked.rowCount})` : review.message;
-    const { changeRequest } = await proposeRecords(ctx, who, baseId, rows.map((fields) => ({ fields })), { ...review, message });
-    changeRequests.push({ id: changeRequest.id, status: changeRequest.status, operationCount: rows.length });
+    // A part merged before (the same file sent again with the same key) answers its change request, and merges nothing twice.
+    const { changeRequest } = await proposeRecords(ctx, who, baseId, rows.map((fields) => ({ fields })), { message, autoMerge: review.autoMerge, idempotencyKey: partKey(job, n) });
+    const proposed = { id: changeRequest.id, status: changeRequest.status, operationCount: rows.length };
+    changeRequests.push(proposed);
+    await recordImportPart(ctx, job, n, proposed);
   };
   const pacer = new Pacer(ctx.requests);
   const proposeParts = async (all: boolean) => {
@@ -331,7 +353,7 @@ export async function commitImport(ctx: AppContext, who: Proposer, checked: Impo
   };
   await readInto(plan, reread(), ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes), () => proposeParts(false));
   await proposeParts(true);
-  return { rowCount: checked.rowCount, changeRequests };
+  return { importId: job.id, rowCount: checked.rowCount, changeRequests };
 }
 
 /** A base for reading a file that will become a new base: no fields yet, so every column is one to create. */
@@ -341,7 +363,7 @@ export const NO_BASE = { base: { id: "" }, node: {}, fields: [] } as unknown as 
  * A new base from a file, in one call (write): the base with a field per column, of the type its
  * values fit, then its rows, as `commitImport` proposes them.
  */
-export async function importNewBase(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, base: { name: string; slug?: string; parentNodeId?: string }, review: { message?: string; autoMerge?: boolean }) {
+export async function importNewBase(ctx: AppContext, who: Proposer, checked: ImportPlan, reread: () => ReadableStream<Uint8Array>, base: { name: string; slug?: string; parentNodeId?: string }, review: ImportReview) {
   requireImportable(checked);
   requireWrite(who, "A base made from a file");
   const create: NodeChange = { kind: "create", nodeType: "base", name: base.name, slug: base.slug ?? slugify(base.name, "imported"), parentNodeId: base.parentNodeId, fields: newFields(checked.columns) };

@@ -10,7 +10,8 @@ import { answers, mediaAnswer } from "../http/openapi";
 import { nestedQuery, oneString } from "../http/query";
 import { Nullable, queryParameter, WholeNumber } from "../http/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "./export";
-import { checkedUpload, commitImport, ImportPreviewSchema, ImportResultSchema, importNewBase, NO_BASE, previewImport } from "./import";
+import { checkedUpload, commitImport, ImportPreviewSchema, ImportResultSchema, type ImportReview, importNewBase, NO_BASE, previewImport } from "./import";
+import { getImportJob, ImportJobSchema, listImportJobs } from "./import-jobs";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "./formats";
 import { abortDumpImport, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "./dump-api";
 import { actingAs } from "../auth/actor";
@@ -26,6 +27,7 @@ const IMPORT_QUERY = [
   queryParameter("format", `${IMPORT_FORMATS.join(", ")}: how to read the file when its Content-Type does not say.`),
   queryParameter("message", "The change request's message."),
   queryParameter("autoMerge", "false: wait for review even with write."),
+  queryParameter("idempotencyKey", "Names the import's job, as the Idempotency-Key header does: the same file sent again with the same key merges only the parts not merged before (an import cut short is finished, a finished one is answered again)."),
 ];
 
 /** An import's body: the file itself, or a multipart upload's `file` part. */
@@ -50,7 +52,12 @@ function optionalBoolean(name: string, value: unknown): boolean | undefined {
 const booleanParam = (name: string, value: unknown) => optionalBoolean(name, value) ?? false;
 
 /** The change request's message, and autoMerge=false to wait for review even with write. */
-const reviewOf = (raw: Record<string, unknown>) => ({ message: oneString("message", raw.message), autoMerge: optionalBoolean("autoMerge", raw.autoMerge) });
+/** How an import is proposed: its message, autoMerge, and the key that names its job (the `Idempotency-Key` header, or `idempotencyKey`). */
+function reviewOf(raw: Record<string, unknown>, request: Request): ImportReview {
+  const idempotencyKey = request.headers.get("idempotency-key") ?? oneString("idempotencyKey", raw.idempotencyKey);
+  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey)) throw badRequest("The Idempotency-Key is 1 to 200 visible ASCII characters.");
+  return { message: oneString("message", raw.message), autoMerge: optionalBoolean("autoMerge", raw.autoMerge), idempotencyKey };
+}
 
 /** The file an import reads: the body itself, or the `file` part of a multipart upload, and how to read it. */
 async function uploadedFile(request: Request, named: string | undefined): Promise<{ format: ImportFormat; body: Upload }> {
@@ -121,14 +128,20 @@ export function transferRoutes(ctx: AppContext) {
         if (booleanParam("preview", raw.preview)) return previewImport(ctx, loaded, file, createFields);
         const who = proposer(space, actor, request);
         set.status = 201;
-        return checkedUpload(ctx, loaded, file, createFields, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, reviewOf(raw)));
+        return checkedUpload(ctx, loaded, file, createFields, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, reviewOf(raw, request)));
       },
       {
-        answers: { 200: ImportPreviewSchema, 201: ImportResultSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING", "BASE_CHANGED"] },
+        answers: { 200: ImportPreviewSchema, 201: ImportResultSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING", "BASE_CHANGED", "IMPORT_RUNNING"] },
         level: "changeRequest",
         detail: { parameters: IMPORT_QUERY, requestBody: FILE_BODY },
       },
     )
+    .get("/bases/:baseId/imports", ({ space, params }) => listImportJobs(ctx, findBase(ctx, space.space.id, params.baseId).base.id), {
+      answers: { 200: t.Array(ImportJobSchema) },
+      level: "read",
+      detail: { description: "The base's imports, newest first (at most 20), each with how far it went: running, done, or failed with its reason." },
+    })
+    .get("/imports/:importId", ({ space, params }) => getImportJob(ctx, space.space.id, params.importId), { answers: { 200: ImportJobSchema }, level: "read" })
     .post("/dump/export/tables", ({ space, body }) => exportTablePage(ctx, space.space.id, body.table, body.cursor, body.limit ?? 500), {
       answers: { 200: t.Object({ rows: DumpRowsSchema, nextCursor: Nullable(t.String()) }) },
       level: "manage",
@@ -170,7 +183,7 @@ export function transferRoutes(ctx: AppContext) {
         const file = await uploadedFile(request, oneString("format", raw.format));
         const who = proposer(space, actor, request);
         const base = { name, slug: oneString("slug", raw.slug), parentNodeId: oneString("parentNodeId", raw.parentNodeId) };
-        const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, base, reviewOf(raw)));
+        const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, base, reviewOf(raw, request)));
         set.status = 201;
         return { base: baseView(findBase(ctx, space.space.id, made.baseId)), import: made.imported };
       },
@@ -182,7 +195,7 @@ export function transferRoutes(ctx: AppContext) {
             queryParameter("name", "The new base's name.", true),
             queryParameter("slug", "Its slug; default: from the name."),
             queryParameter("parentNodeId", "The folder it goes in; default: the root."),
-            ...IMPORT_QUERY.filter((parameter) => ["format", "message", "autoMerge"].includes(parameter.name)),
+            ...IMPORT_QUERY.filter((parameter) => ["format", "message", "autoMerge", "idempotencyKey"].includes(parameter.name)),
           ],
           requestBody: FILE_BODY,
         },

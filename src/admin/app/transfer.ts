@@ -1,7 +1,8 @@
 import type { BaseView } from "../../content/bases";
 import type { ImportPreview, ImportResult } from "../../transfer/import";
 import { formatOf } from "../../transfer/formats";
-import { query, send } from "./api";
+import type { ImportJob } from "../../transfer/import-jobs";
+import { api, query, send } from "./api";
 import { type Child, fill, h } from "./dom";
 import { card, checkbox, failureText, link, shown, table } from "./ui";
 
@@ -84,7 +85,11 @@ export function transferCard(base: BaseView, viewId: string | undefined, canProp
     try {
       const { file, format } = chosen();
       say("Importing…");
-      const answer = (await (await upload(file, format, {})).json()) as ImportResult;
+      // The same file chosen again after its import was cut short takes up that job (what it merged is not merged twice); otherwise a new one.
+      const sameFile = `file:${encodeURIComponent(file.name).slice(0, 100)}:${file.size}:${file.lastModified}:`;
+      const unfinished = (await api<ImportJob[]>("GET", `/bases/${base.id}/imports`)).find((job) => job.status === "failed" && job.idempotencyKey.startsWith(sameFile));
+      const idempotencyKey = unfinished?.idempotencyKey ?? `${sameFile}${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
+      const answer = (await (await upload(file, format, { idempotencyKey })).json()) as ImportResult;
       const waiting = answer.changeRequests.filter((cr) => cr.status !== "merged");
       say(
         h(
@@ -99,7 +104,19 @@ export function transferCard(base: BaseView, viewId: string | undefined, canProp
       say(h("p", { class: "error", role: "alert" }, failureText(failure)));
     }
   });
+  void api<ImportJob[]>("GET", `/bases/${base.id}/imports`).then(([latest]) => {
+    if (latest?.status === "failed" && status.childNodes.length === 0) say(cutShort(latest));
+  }, () => undefined);
   return card("Data in and out", exports, h("div", { class: "import" }, h("label", {}, "Import a CSV, JSON or JSON lines file "), picker, createFields, h("div", { class: "actions" }, preview, commit)), status);
+}
+
+/** The base's last import stopped before its end: how far it went, why, and how to finish it. */
+function cutShort(job: ImportJob): Child {
+  return h(
+    "p",
+    { class: "error", role: "alert" },
+    `An import of ${job.rowCount.toLocaleString()} rows stopped after ${job.rowsMerged.toLocaleString()}: ${job.reason ?? "it did not finish"} Choose the same file and Import again to finish it; the rows already imported are not imported twice.`,
+  );
 }
 
 /** What a preview shows: the columns and where each goes, the first rows, and every error by line. */
