@@ -312,6 +312,13 @@ describe("import", () => {
       ["[1,2]", "application/json", 400, "Item 1 is not an object"],
       ["title\nA\n", "application/xml", 415, "text/csv"],
       ["title\n", "text/csv", 400, "no rows"],
+      // A JSON array is read an item at a time: each error names its item, and no row may be a file's worth.
+      ['[{"title":"a"},{"title":', "application/json", 400, "the array is not closed"],
+      ['[{"title":"a"}] {}', "application/json", 400, "more after the array's end"],
+      ['[{"title":"a"},{"title" "b"}]', "application/json", 400, "item 2"],
+      [`[{"title":"a"},{"title":"${"x".repeat(9 * 1024 * 1024)}"}]`, "application/json", 400, "Item 2 is longer than 8,388,608 characters"],
+      [`{"title":"${"x".repeat(9 * 1024 * 1024)}"}\n`, "application/x-ndjson", 400, "Line 1 is longer than 8,388,608 characters"],
+      [`title\n"${"x".repeat(9 * 1024 * 1024)}"\n`, "text/csv", 400, "The cell of line 2 is longer than"],
     ];
     for (const [body, type, status, message] of cases) {
       const reply = await upload("books", "", body, type);

@@ -14,7 +14,7 @@ import { uploadRefusal } from "../http/plumbing";
 import { Nullable } from "../http/schemas";
 import type { ImportFormat } from "./formats";
 import { endImportJob, type ImportJob, partKey, recordImportPart, startImportJob } from "./import-jobs";
-import { CsvReader, type ImportRow, jsonLine, jsonRows } from "./parse";
+import { CsvReader, type ImportRow, JsonArrayReader, jsonLine, MAX_ROW_CHARS, rowTooLong } from "./parse";
 
 /**
  * An import's bounds. Merged at once, its rows are proposed in change requests of `part` rows (one
@@ -397,14 +397,14 @@ class Pacer {
 
 /**
  * Reads a file into the plan as it arrives, a chunk at a time: decoded as UTF-8 (a BOM dropped,
- * invalid bytes a 400 naming where), CSV and JSON lines row by row, a JSON array whole (within
- * the same size bound). Past `limit` bytes it stops with `tooLarge`.
+ * invalid bytes a 400 naming where), CSV, JSON lines and a JSON array's items row by row: no
+ * file is ever held or parsed whole. Past `limit` bytes it stops with `tooLarge`.
  */
 async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limit: number, tooLarge: () => ApiError, afterChunk?: () => Promise<void>): Promise<void> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const csv = plan.format === "csv" ? new CsvReader(plan.maxColumns) : null;
+  const json = plan.format === "json" ? new JsonArrayReader() : null;
   let headerRead = false;
-  let json = "";
   let pendingLine = "";
   let line = 1;
   let size = 0;
@@ -424,11 +424,13 @@ async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limi
   };
   const take = async (text: string, last: boolean) => {
     if (csv) await takeCsv(csv.push(text));
-    else if (plan.format === "jsonl") {
+    else if (json) await takeRows(json.push(text));
+    else {
       const lines = (pendingLine + text).split("\n");
       pendingLine = last ? "" : lines.pop()!;
+      if (pendingLine.length > MAX_ROW_CHARS) throw rowTooLong(`Line ${line + lines.length}`);
       await takeRows(lines.map((each) => jsonLine(each, line++)).filter((row): row is ImportRow => row !== null));
-    } else json += text;
+    }
   };
   const decode = (bytes?: Uint8Array) => {
     try {
@@ -447,7 +449,7 @@ async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array>, limi
   if (csv) {
     await takeCsv(csv.end());
     plan.delimiter = csv.delimiter;
-  } else if (plan.format === "json") await takeRows(jsonRows(json));
+  } else json?.end();
   await afterChunk?.();
 }
 

@@ -62,6 +62,7 @@ export class CsvReader {
       this.held = "";
     }
     for (const char of text) this.step(char);
+    if (this.cell.length > MAX_ROW_CHARS) throw rowTooLong(`The cell of line ${this.rowLine}`);
     return this.rows.splice(0);
   }
 
@@ -142,21 +143,90 @@ function rowObject(value: unknown, where: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** A JSON array of objects: the row's "line" is the item's place, from 1. */
-export function jsonRows(text: string): ImportRow[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw badRequest(`The file is not valid JSON: ${(error as Error).message}`);
+/** The most one item of a JSON array, or one line of JSON lines, may hold: a row, not a file. */
+export const MAX_ROW_CHARS = 8 * 1024 * 1024;
+
+export const rowTooLong = (where: string) => badRequest(`${where} is longer than ${MAX_ROW_CHARS.toLocaleString("en")} characters: a row that large is no record.`);
+
+/**
+ * A JSON array of objects read as it arrives: each item is cut out of the text at its end (its
+ * brackets counted outside strings) and parsed alone, so a file is never parsed, nor held, whole.
+ * An item's "line" is its place in the array, from 1.
+ */
+export class JsonArrayReader {
+  private state: "before" | "items" | "after" = "before";
+  private item = "";
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private count = 0;
+
+  push(text: string): ImportRow[] {
+    const rows: ImportRow[] = [];
+    let start = 0;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (this.state === "before") {
+        if (code === 0x5b) (this.state = "items"), (start = i + 1);
+        else if (!isSpace(code)) throw badRequest("A JSON import is an array of objects, one per record.");
+        continue;
+      }
+      if (this.state === "after") {
+        if (!isSpace(code)) throw badRequest("The file is not valid JSON: there is more after the array's end.");
+        continue;
+      }
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (code === 0x5c) this.escaped = true;
+        else if (code === 0x22) this.inString = false;
+        continue;
+      }
+      if (code === 0x22) this.inString = true;
+      else if (code === 0x7b || code === 0x5b) this.depth++;
+      else if (code === 0x7d) this.depth--;
+      else if (code === 0x5d && this.depth > 0) this.depth--;
+      else if (this.depth === 0 && (code === 0x2c || code === 0x5d)) {
+        this.item += text.slice(start, i);
+        start = i + 1;
+        const row = this.finishItem(code === 0x5d);
+        if (row) rows.push(row);
+        if (code === 0x5d) this.state = "after";
+      }
+    }
+    if (this.state === "items") {
+      this.item += text.slice(start);
+      if (this.item.length > MAX_ROW_CHARS) throw rowTooLong(`Item ${this.count + 1}`);
+    }
+    return rows;
   }
-  if (!Array.isArray(parsed)) throw badRequest("A JSON import is an array of objects, one per record.");
-  return parsed.map((item, index) => ({ line: index + 1, values: rowObject(item, `Item ${index + 1}`) }));
+
+  /** At the end of the file: the array must have closed. */
+  end(): void {
+    if (this.state !== "after") throw badRequest(this.state === "before" ? "The file is not valid JSON: it is empty." : "The file is not valid JSON: the array is not closed.");
+  }
+
+  private finishItem(last: boolean): ImportRow | null {
+    const text = this.item;
+    this.item = "";
+    // `[]`, or `[ ... ]` closing after a trailing item: nothing more to read.
+    if (last && text.trim() === "" && this.count === 0) return null;
+    this.count++;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw badRequest(`The file is not valid JSON: item ${this.count}: ${(error as Error).message}`);
+    }
+    return { line: this.count, values: rowObject(parsed, `Item ${this.count}`) };
+  }
 }
+
+const isSpace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09 || code === 0xfeff;
 
 /** One JSON object per line; blank lines are skipped. */
 export function jsonLine(text: string, line: number): ImportRow | null {
   if (text.trim() === "") return null;
+  if (text.length > MAX_ROW_CHARS) throw rowTooLong(`Line ${line}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
