@@ -69,8 +69,11 @@ export interface AppContext {
   deliveries: { wake(): void; inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> };
   /** What listings asked of fields' indexes (`content/indexes.ts`): when each unindexed field was asked for, when each index was last noted as used. */
   indexDemand: { asked: Map<string, number[]>; touched: Map<string, number> };
-  /** Wakes the field upkeep (indexes to fill, deleted fields to clear; a no-op until one is started). */
-  fieldUpkeep: { wake(): void };
+  /**
+   * The field upkeep (indexes to fill, deleted fields to clear; no-ops until one is started):
+   * `wake` it, or wait (at most `ms`) until fields being indexed are ready.
+   */
+  fieldUpkeep: { wake(): void; whenIndexed(fieldIds: string[], ms: number): Promise<void> };
   limits: {
     loginFailures: RateLimiter;
     /** Failed logins per account from any address: past a few, its checks are paced (never locked). */
@@ -102,7 +105,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     secretBox: new SecretBox(config),
     webhookTargets: new TargetGuard(config.webhookAllow),
     deliveries: { wake: () => undefined, inTurn: (_spaceId, attempt) => attempt() },
-    fieldUpkeep: { wake: () => undefined },
+    fieldUpkeep: { wake: () => undefined, whenIndexed: () => Promise.resolve() },
     indexDemand: { asked: new Map(), touched: new Map() },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),

@@ -312,3 +312,24 @@ describe("indexes follow the queries", () => {
     }
   });
 });
+
+describe("an index asked for under load", () => {
+  test("a listing that finds its sort's index being filled waits for it (bounded), then reads it: it is answered from a ready index", async () => {
+    const { server: busy, ws: own } = await freshWorkspace({ deliveries: false });
+    try {
+      await createBase(busy, own.write, "big", [{ slug: "n", name: "N", type: "number" }]);
+      for (let part = 0; part < 30; part++) {
+        await busy.call("POST", "/api/v1/bases/big/records/bulk-change-request", { key: own.write, body: { records: Array.from({ length: 1000 }, (_, i) => ({ n: (part * 1000 + i) % 977 })) } });
+      }
+      const state = () => (busy.ctx.store.sqlite.query("SELECT index_state AS s FROM fields WHERE slug = 'n'").get() as { s: string }).s;
+      const sorted = () => busy.call("GET", "/api/v1/records?baseId=big&sort=-n&limit=5", { key: own.read });
+      // Three listings ask for the index; the fourth finds it being filled.
+      for (let i = 0; i < 3; i++) expect((await sorted()).status).toBe(200);
+      const fourth = await sorted();
+      expect([fourth.status, state()]).toEqual([200, "ready"]);
+      expect(fourth.body.records.map((record: { fields: { n: number } }) => record.fields.n)).toEqual([976, 976, 976, 976, 976]);
+    } finally {
+      await busy.stop();
+    }
+  }, 60_000);
+});

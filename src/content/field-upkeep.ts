@@ -100,10 +100,38 @@ export class FieldUpkeep {
 
   constructor(private readonly ctx: AppContext) {}
 
+  /** Listings waiting for fields being indexed: each is told once none of its fields is building, or when its time is up. */
+  private readonly waiting = new Set<{ fieldIds: string[]; done: () => void }>();
+
   start(): this {
     this.ctx.fieldUpkeep.wake = () => this.wake();
+    this.ctx.fieldUpkeep.whenIndexed = (fieldIds, ms) => this.whenIndexed(fieldIds, ms);
     this.wake();
     return this;
+  }
+
+  /** Resolves once none of `fieldIds` is being indexed (they are ready, or no longer asked for), or after `ms`. */
+  whenIndexed(fieldIds: string[], ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waiter = {
+        fieldIds,
+        done: () => {
+          clearTimeout(timer);
+          this.waiting.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.done, ms);
+      this.waiting.add(waiter);
+      this.wake();
+    });
+  }
+
+  /** Tells the waiters whose fields are no longer building. */
+  private answerWaiting(): void {
+    if (this.waiting.size === 0) return;
+    const building = new Set(this.ctx.db.select({ id: fields.id }).from(fields).where(eq(fields.indexState, "building")).all().map((row) => row.id));
+    for (const waiter of [...this.waiting]) if (!waiter.fieldIds.some((id) => building.has(id))) waiter.done();
   }
 
   wake(): void {
@@ -123,7 +151,11 @@ export class FieldUpkeep {
 
   private async run(): Promise<void> {
     try {
-      while (!this.stopped && (await write(this.ctx, (tx) => this.step(tx)))) await new Promise((resolve) => setImmediate(resolve));
+      while (!this.stopped && (await write(this.ctx, (tx) => this.step(tx)))) {
+        this.answerWaiting();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.answerWaiting();
     } catch (error) {
       this.ctx.log.error(`field upkeep: ${error instanceof Error ? error.message : String(error)}; trying again in 1 s`);
       this.timer = setTimeout(() => this.wake(), 1000);

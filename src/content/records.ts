@@ -459,6 +459,13 @@ function queriedFields(loaded: LoadedBase, query: RecordQuery, plan: SortPlan | 
   return plan?.field ? [...filtered, plan.field] : filtered;
 }
 
+/** The fields a listing filters by a range or sorts by that are being indexed now (the listing may wait for them). */
+export function fieldsBeingIndexed(loaded: LoadedBase, query: RecordQuery): string[] {
+  return queriedFields(loaded, query, sortPlan(loaded.fields, query.sort))
+    .filter((field) => field.indexState === "building")
+    .map((field) => field.id);
+}
+
 /** A field whose values `field_values` holds completely (not while it is being filled). */
 const isIndexed = (field: FieldRow) => field.indexState === "ready";
 

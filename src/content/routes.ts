@@ -17,7 +17,7 @@ import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../htt
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "./bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "./nodes";
 import { RecordLinkSchema } from "./links";
-import { countRecords, FULL_SHAPE, getRecord, linkedNamesOf, linksOfRecordJson, listRecords, pageJson, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
+import { countRecords, fieldsBeingIndexed, FULL_SHAPE, getRecord, linkedNamesOf, linksOfRecordJson, listRecords, pageJson, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "./records";
 import type { SpaceScope } from "../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "./field-types";
 import { VIEW_TYPES } from "./schema";
@@ -174,6 +174,22 @@ export function recordListing(ctx: AppContext, spaceId: string, raw: Record<stri
   if (!viewId && !query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
   const listing = viewId ? throughView(ctx, spaceId, viewId, query.baseId, query) : { loaded: findBase(ctx, spaceId, query.baseId!), query };
   return { loaded: listing.loaded, query: { ...listing.query, shape: recordShape(raw) } };
+}
+
+/**
+ * How long a listing waits for an index being filled for its filter or sort: meanwhile it takes no
+ * turn of the server's thread, so the fill (which has the writer to itself between listings) ends
+ * sooner, and the listing then seeks instead of sorting the base. Past it, it reads without.
+ */
+export const INDEX_WAIT_MS = 5000;
+
+/** `recordListing`, after waiting (at most `INDEX_WAIT_MS`) for the indexes its filter or sort will use that are being filled. */
+export async function readyListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
+  const listing = recordListing(ctx, spaceId, raw);
+  const building = fieldsBeingIndexed(listing.loaded, listing.query);
+  if (building.length === 0) return listing;
+  await ctx.fieldUpkeep.whenIndexed(building, INDEX_WAIT_MS);
+  return recordListing(ctx, spaceId, raw);
 }
 
 /** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */
@@ -381,9 +397,9 @@ export function contentRoutes(ctx: AppContext) {
     )
     .get(
       "/records",
-      ({ space, request }) => {
+      async ({ space, request }) => {
         const raw = nestedQuery(request.url);
-        const { loaded, query } = recordListing(ctx, space.space.id, raw);
+        const { loaded, query } = await readyListing(ctx, space.space.id, raw);
         const page = listRecords(ctx, loaded, query);
         return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, page.records) } : page));
       },
@@ -391,9 +407,9 @@ export function contentRoutes(ctx: AppContext) {
     )
     .get(
       "/records/page",
-      ({ space, request }) => {
+      async ({ space, request }) => {
         const raw = nestedQuery(request.url);
-        const { loaded, query } = recordListing(ctx, space.space.id, raw);
+        const { loaded, query } = await readyListing(ctx, space.space.id, raw);
         const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
         const answer = numberedPage(ctx, loaded, query, page, pageSize);
@@ -403,8 +419,8 @@ export function contentRoutes(ctx: AppContext) {
     )
     .get(
       "/records/count",
-      ({ space, request }) => {
-        const { loaded, query } = recordListing(ctx, space.space.id, nestedQuery(request.url));
+      async ({ space, request }) => {
+        const { loaded, query } = await readyListing(ctx, space.space.id, nestedQuery(request.url));
         return countRecords(ctx, loaded, query);
       },
       { answers: { 200: t.Object({ total: WholeNumber() }), 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
