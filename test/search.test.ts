@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SEARCHED_TYPES } from "../src/content/field-types";
 import { optimizeStatistics } from "../src/db/client";
+import { explainSearch } from "../src/search/search";
 import { write } from "../src/db/tx";
 import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
@@ -159,4 +160,30 @@ describe("search across a space", () => {
       for (const list of listed) expect(list).toEqual([...SEARCHED_TYPES]);
     }
   });
+});
+
+describe("a search with many matches", () => {
+  test("past 2,000 matches the newest come first, read a page at a time (no sort of every match); fewer are ranked", async () => {
+    const { server: big, ws: own } = await freshWorkspace({ deliveries: false });
+    try {
+      await createBase(big, own.write, "notes", [{ slug: "title", name: "Title", type: "text" }]);
+      for (let part = 0; part < 3; part++) {
+        await big.call("POST", "/api/v1/bases/notes/records/bulk-change-request", { key: own.write, body: { records: Array.from({ length: 1000 }, (_, i) => ({ title: `common word ${part * 1000 + i}${i % 500 === 0 ? " rare" : ""}` })) } });
+      }
+      const newest = (await big.call("GET", "/api/v1/records?baseId=notes&limit=3", { key: own.read })).body.records.map((record: { id: string }) => record.id);
+      const many = await big.call("GET", "/api/v1/search?query=common&sources=records&limit=3", { key: own.read });
+      expect(many.body.results.map((hit: { id: string }) => hit.id)).toEqual(newest);
+      expect(many.body.hasMore).toBe(true);
+      // With the statistics a running server keeps, the index stays the outer loop and the newest are read in its order.
+      optimizeStatistics(big.ctx.store.sqlite, "PRAGMA optimize = 0x10002");
+      const newestPlan = explainSearch(big.ctx, own.space.id, "common", "newest");
+      expect(newestPlan[0]).toStartWith("SCAN record_search VIRTUAL TABLE");
+      expect(newestPlan.join(" | ")).not.toContain("TEMP B-TREE");
+      expect(explainSearch(big.ctx, own.space.id, "rare", "ranked")[0]).toStartWith("SCAN record_search VIRTUAL TABLE");
+      const few = await big.call("GET", "/api/v1/search?query=rare&sources=records&limit=10", { key: own.read });
+      expect(few.body.results).toHaveLength(6);
+    } finally {
+      await big.stop();
+    }
+  }, 60_000);
 });
