@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
+import { createBase, fillBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -94,7 +94,7 @@ test("a change that alters other records' derived values sends records.recompute
   // A merge whose changes reach more records than one event names: the first 1,000, and how many in all.
   const grace = await create("people", { name: "Grace", score: 1 });
   for (const owner of [ada, grace]) {
-    await server.call("POST", "/api/v1/bases/tasks/records/bulk-change-request", { key: ws.write, body: { records: Array.from({ length: 600 }, (_, i) => ({ title: `T${i}`, owner })) } });
+    await fillBase(server, ws.write, "tasks", 600, (i) => ({ title: `T${i}`, owner }));
   }
   const mark = recomputed().length;
   const bulk = await server.call("POST", "/api/v1/bases/people/records/bulk-update-change-request", { key: ws.write, body: { updates: [ada, grace].map((recordId) => ({ recordId, fields: { score: 9 } })) } });

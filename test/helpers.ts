@@ -198,6 +198,15 @@ export async function createBase(server: TestServer, key: string, slug = "papers
   return reply.body;
 }
 
+/** Creates `count` records in `base` through the bulk route, 1,000 a request; `fields(i)` makes the i-th record's values. */
+export async function fillBase(server: TestServer, key: string, base: string, count: number, fields: (i: number) => Record<string, unknown>): Promise<void> {
+  for (let made = 0; made < count; made += 1000) {
+    const records = Array.from({ length: Math.min(1000, count - made) }, (_, i) => fields(made + i));
+    const reply = await server.call("POST", `/api/v1/bases/${base}/records/bulk-change-request`, { key, body: { records } });
+    if (reply.status !== 201) throw new Error(`bulk create failed: ${reply.status} ${reply.text}`);
+  }
+}
+
 /** A new server and workspace that already holds the papers base. */
 export async function freshPapersWorkspace(): Promise<{ server: TestServer; ws: Workspace }> {
   const fresh = await freshWorkspace();

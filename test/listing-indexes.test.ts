@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { findBase } from "../src/content/bases";
 import { explainListing } from "../src/content/records";
 import { dailyUpkeep } from "../src/jobs/schedule";
-import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { createBase, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -318,9 +318,7 @@ describe("an index asked for under load", () => {
     const { server: busy, ws: own } = await freshWorkspace({ deliveries: false });
     try {
       await createBase(busy, own.write, "big", [{ slug: "n", name: "N", type: "number" }]);
-      for (let part = 0; part < 30; part++) {
-        await busy.call("POST", "/api/v1/bases/big/records/bulk-change-request", { key: own.write, body: { records: Array.from({ length: 1000 }, (_, i) => ({ n: (part * 1000 + i) % 977 })) } });
-      }
+      await fillBase(busy, own.write, "big", 30_000, (i) => ({ n: i % 977 }));
       const state = () => (busy.ctx.store.sqlite.query("SELECT index_state AS s FROM fields WHERE slug = 'n'").get() as { s: string }).s;
       const sorted = () => busy.call("GET", "/api/v1/records?baseId=big&sort=-n&limit=5", { key: own.read });
       // Three listings ask for the index; the fourth finds it being filled.

@@ -3,7 +3,7 @@ import { SEARCHED_TYPES } from "../src/content/field-types";
 import { optimizeStatistics } from "../src/db/client";
 import { explainSearch } from "../src/search/search";
 import { write } from "../src/db/tx";
-import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { createBase, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -167,9 +167,7 @@ describe("a search with many matches", () => {
     const { server: big, ws: own } = await freshWorkspace({ deliveries: false });
     try {
       await createBase(big, own.write, "notes", [{ slug: "title", name: "Title", type: "text" }]);
-      for (let part = 0; part < 3; part++) {
-        await big.call("POST", "/api/v1/bases/notes/records/bulk-change-request", { key: own.write, body: { records: Array.from({ length: 1000 }, (_, i) => ({ title: `common word ${part * 1000 + i}${i % 500 === 0 ? " rare" : ""}` })) } });
-      }
+      await fillBase(big, own.write, "notes", 3000, (i) => ({ title: `common word ${i}${i % 500 === 0 ? " rare" : ""}` }));
       const newest = (await big.call("GET", "/api/v1/records?baseId=notes&limit=3", { key: own.read })).body.records.map((record: { id: string }) => record.id);
       const many = await big.call("GET", "/api/v1/search?query=common&sources=records&limit=3", { key: own.read });
       expect(many.body.results.map((hit: { id: string }) => hit.id)).toEqual(newest);
