@@ -100,3 +100,17 @@ test("one stored row the upkeep cannot read (a view config no client could write
   expect(await dailyUpkeep(server.ctx)).toBe(1);
   expect(sqlite.query("SELECT id FROM webhook_deliveries WHERE id = 'whd_old'").all()).toEqual([]);
 });
+
+test("the daily upkeep merges the search index's segments, a bounded step a write; searches find the same records", async () => {
+  const owner = await server.user("Ada");
+  await server.space(owner.id, "Lab");
+  const key = await server.key(owner.id, "write");
+  await createBase(server, key, "notes", [{ slug: "title", name: "Title", type: "text" }]);
+  for (let i = 0; i < 200; i++) await server.call("POST", "/api/v1/bases/notes/change-requests", { key, body: { fields: { title: `river ${i}` } } });
+  const segments = () => (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM record_search_idx").get() as { n: number }).n;
+  const found = async () => (await server.call("GET", "/api/v1/search?query=river&sources=records&limit=100", { key })).body.results.length;
+  const before = { segments: segments(), found: await found() };
+  expect(before.segments).toBeGreaterThan(1);
+  await dailyUpkeep(server.ctx);
+  expect({ segments: segments(), found: await found() }).toEqual({ segments: 1, found: before.found });
+});

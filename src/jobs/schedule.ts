@@ -14,6 +14,7 @@ import type { AppContext, Tx } from "../context";
 import { optimizeStatistics } from "../db/client";
 import { sweepContent } from "../db/content-files";
 import { backupDatabase, privateDir } from "../db/files";
+import { mergeSearchIndex } from "../db/search-index";
 import { write } from "../db/tx";
 import { events } from "../events/schema";
 import { pruneImportSessions } from "../transfer/dump-api";
@@ -90,10 +91,18 @@ export async function dailyUpkeep(ctx: AppContext): Promise<number> {
       ctx.log.error(`daily upkeep: ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  try {
+    // The search index's segments merged a bounded step a write, so no write holds the writer long.
+    for (let step = 0; step < SEARCH_MERGE_STEPS && (await write(ctx, (tx) => mergeSearchIndex(tx.store.sqlite))); step++) await new Promise((resolve) => setImmediate(resolve));
+  } catch (error) {
+    ctx.log.error(`daily upkeep: search index merge failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
   return pruned;
 }
 
 export const DELIVERY_LOG_DAYS = 30;
+/** At most this many steps of merging the search index a day (about 500 pages each). */
+const SEARCH_MERGE_STEPS = 200;
 
 /** The server's background schedules, all of them; `stop()` ends them all. */
 export function startJobs(ctx: AppContext): { stop(): void } {
