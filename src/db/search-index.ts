@@ -39,6 +39,8 @@ export function flushStagedSearch(sqlite: Database): void {
       if (tag === undefined) tags.set(spaceId, (tag = spaceTag(spaceId)));
       insert.run(rowid, text === null ? null : tagged(text, tag));
     }
+    // A large write (an import's part, a bulk request, a load) leaves many segments: merge a bounded step of them in the same write.
+    if (entries.length >= BULK_ENTRIES) mergeSearchIndex(sqlite, BULK_MERGE_PAGES);
   }
   sqlite.query(`DELETE FROM "record_search_staged"`).run();
 }
@@ -51,6 +53,10 @@ export function stagedSearchFlusher(sqlite: Database): () => void {
     if (staging) flushStagedSearch(sqlite);
   };
 }
+
+/** A write that indexes this many records also merges `BULK_MERGE_PAGES` pages of the index's segments. */
+const BULK_ENTRIES = 1000;
+const BULK_MERGE_PAGES = 256;
 
 /**
  * One bounded step of merging the search index's segments (FTS5's `merge`, about `pages` pages of
