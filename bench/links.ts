@@ -15,11 +15,11 @@ import { dirname, join } from "node:path";
 import { authenticate } from "../src/auth/actor";
 import { sourceAttribution } from "../src/changes/change-requests";
 import { type FieldChange, proposeFieldChange } from "../src/changes/proposals";
-import { systemClock } from "../src/clock";
-import { loadConfig } from "../src/config";
+import { systemClock } from "../src/shared/clock";
+import { loadConfig } from "../src/shared/config";
 import { findBase } from "../src/content/bases";
-import { FieldUpkeep, FILL_STEP_MS, FORMULA_PART } from "../src/content/field-upkeep";
-import { createContext } from "../src/context";
+import { FILL_STEP_MS, FORMULA_PART } from "../src/content/field-upkeep";
+import { wire } from "../src/cli/wiring";
 import { closeStore, openStore, startCheckpointer } from "../src/db/client";
 import { resolveSpace } from "../src/spaces/resolve";
 import { benchHarness, benchServer, comparedRow as row, LISTING_FIELDS, REPO } from "./harness";
@@ -94,10 +94,9 @@ await server.stop();
 const store = openStore(server.dbPath);
 // As `serve` runs: checkpoints on a thread of their own, never inside a step's commit.
 const checkpoints = startCheckpointer(store, server.dbPath, console);
-const ctx = createContext(store, loadConfig({ "data-dir": dirname(server.dbPath) }, {}), systemClock, { info() {}, error() {} });
+const { ctx, fieldUpkeep: upkeep } = wire(store, loadConfig({ "data-dir": dirname(server.dbPath) }, {}), systemClock, { info() {}, error() {} });
 const actor = authenticate(ctx, { apiKey: server.headers.authorization.slice("Bearer ".length), sessionToken: null });
 const proposer = { scope: resolveSpace(ctx, actor, "bench"), actor, attribution: sourceAttribution(actor, undefined) };
-const upkeep = new FieldUpkeep(ctx);
 const steps: number[] = [];
 // Each step is one write transaction of the upkeep: its duration is how long it holds the writer.
 const step = (upkeep as unknown as { step(tx: unknown): boolean }).step.bind(upkeep);
@@ -109,7 +108,7 @@ const step = (upkeep as unknown as { step(tx: unknown): boolean }).step.bind(upk
     steps.push(performance.now() - began);
   }
 };
-upkeep.start();
+upkeep.start(ctx);
 const formulaRun = async (change: FieldChange) => {
   await upkeep.settled();
   steps.length = 0;

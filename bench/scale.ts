@@ -15,11 +15,10 @@ import { createApiKey } from "../src/auth/api-keys";
 import { createUser } from "../src/auth/users";
 import { sourceAttribution } from "../src/changes/change-requests";
 import { proposeNodeChanges, proposeRecords } from "../src/changes/proposals";
-import { ManualClock } from "../src/clock";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
+import { ManualClock } from "../src/shared/clock";
+import { loadConfig } from "../src/shared/config";
+import { wire } from "../src/cli/wiring";
 import { authenticate } from "../src/auth/actor";
-import { FieldUpkeep } from "../src/content/field-upkeep";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { write } from "../src/db/tx";
 import { resolveSpace } from "../src/spaces/resolve";
@@ -161,7 +160,7 @@ async function createRate(): Promise<{ indexed: number[]; bare: number[] }> {
   const path = join(dir, "inprocess.db");
   const store = openStore(path);
   migrate(store);
-  const ctx = createContext(store, loadConfig({ "data-dir": dir }, {}), new ManualClock(Date.now()), { info() {}, error() {} });
+  const { ctx, fieldUpkeep } = wire(store, loadConfig({ "data-dir": dir }, {}), new ManualClock(Date.now()), { info() {}, error() {} });
   const user = await createUser(ctx, { email: "c@example.com", name: "C", password: "bench password" });
   await write(ctx, (tx) => createSpace(tx, user.id, { name: "C", slug: "c" }));
   const { apiKey } = await write(ctx, (tx) => createApiKey(tx, user.id, { name: "c", level: "write" }));
@@ -177,7 +176,7 @@ async function createRate(): Promise<{ indexed: number[]; bare: number[] }> {
     return n / ((performance.now() - started) / 1000);
   };
   // The base's fields with their values in field_values (filled by the upkeep), or with none.
-  const upkeep = new FieldUpkeep(ctx).start();
+  const upkeep = fieldUpkeep.start(ctx);
   const indexed = async () => {
     store.sqlite.run("UPDATE fields SET index_state = 'building' WHERE type IN ('text', 'number')");
     upkeep.wake();

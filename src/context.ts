@@ -1,14 +1,12 @@
-import type { Clock } from "./clock";
-import type { Config } from "./config";
+import type { Clock } from "./shared/clock";
+import type { Config } from "./shared/config";
+import type { LiveEvent } from "./shared/event-types";
 import type { ReadDb, Store } from "./db/client";
 import { CommittedCache, type TxOf } from "./db/tx";
-import { KeyCache } from "./auth/key-cache";
-import { RateLimiter } from "./http/rate-limit";
-import type { Membership } from "./spaces/schema";
-import type { LoadedBase } from "./content/schema";
-import { SecretBox } from "./webhooks/secrets";
-import { TargetGuard } from "./webhooks/ssrf";
-import { EventHub } from "./events/stream";
+import { RateLimiter } from "./shared/rate-limit";
+import type { CachedKey } from "./tables/auth";
+import type { Membership } from "./tables/spaces";
+import type { LoadedBase } from "./tables/content";
 
 export interface Logger {
   info(line: string): void;
@@ -37,6 +35,79 @@ function bufferedStdout(): Logger {
 export const consoleLogger: Logger = bufferedStdout();
 
 /**
+ * The services a domain reaches through the context, each named by what it does for its callers
+ * (ports): the `serve` command and the other commands wire the concrete ones once
+ * (`src/cli/wiring.ts`), and nothing assigns into the context afterwards.
+ */
+
+/** Keys checked lately, by the SHA-256 of their value (`auth/key-cache.ts`). */
+export interface KeyCachePort {
+  get(hash: string): CachedKey | undefined;
+  set(hash: string, entry: CachedKey): void;
+  forgetKey(keyId: string): void;
+  forgetUser(userId: string): void;
+}
+
+/** Seals secrets kept at rest and opens them (`webhooks/secrets.ts`). */
+export interface SecretBoxPort {
+  seal(secret: string): string;
+  open(sealed: string): string;
+}
+
+/** A webhook target checked against the operator's allow-list, with the address a delivery connects to. */
+export interface ResolvedTarget {
+  url: URL;
+  address: string;
+}
+
+/** Where a webhook may post (`webhooks/ssrf.ts`): throws for a target the operator does not allow. */
+export interface TargetGuardPort {
+  resolve(target: string): Promise<ResolvedTarget>;
+}
+
+/** Who holds a live stream: its credential (a key's id, a session's hash) and its account. */
+export interface StreamHolder {
+  credential: string;
+  user: string;
+}
+
+/** The live stream's hub (`events/stream.ts`): what commits publish, what takes access away, and what readers open or wait on. */
+export interface EventStreamPort {
+  publish(event: LiveEvent): void;
+  recheck(): void;
+  refusal(holder: StreamHolder): { limit: "streamsPerKey" | "streamsPerUser" | "streams"; max: number } | null;
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder): ReadableStream<Uint8Array>;
+  latest(): number;
+  since(spaceId: string, after: number): LiveEvent[] | null;
+  next(spaceId: string, ms: number): Promise<void>;
+  closeAll(): void;
+  /** How many streams are open. */
+  readonly size: number;
+}
+
+/** The delivery loop (`webhooks/worker.ts`): `wake`, which every commit that wrote events calls; `inTurn`, which makes a person's attempt (test-fire, redeliver) when a slot of its space's share of the pool is free. */
+export interface DeliveriesPort {
+  wake(): void;
+  inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T>;
+}
+
+/** The field upkeep (`content/field-upkeep.ts`: indexes to fill, deleted fields to clear): `wake` it, or wait (at most `ms`) until fields being indexed are ready. */
+export interface FieldUpkeepPort {
+  wake(): void;
+  whenIndexed(fieldIds: string[], ms: number): Promise<void>;
+}
+
+/** The services `createContext` is given. */
+export interface Services {
+  keyCache: KeyCachePort;
+  secretBox: SecretBoxPort;
+  webhookTargets: TargetGuardPort;
+  eventStream: EventStreamPort;
+  deliveries: DeliveriesPort;
+  fieldUpkeep: FieldUpkeepPort;
+}
+
+/**
  * A write in progress (`write` in src/db/tx.ts makes one): the context, with a handle that can
  * write and hooks on the commit. A function that takes a `Tx` cannot be called outside a transaction.
  */
@@ -52,28 +123,21 @@ export interface AppContext {
   clock: Clock;
   config: Config;
   log: Logger;
-  keyCache: KeyCache;
+  keyCache: KeyCachePort;
   /** userId → that user's spaces and roles; see `listMemberships`. */
   memberships: CommittedCache<string, { list: Membership[]; readAt: number }>;
   /** "<space id> <base ref>" → base, node and fields; see `findBase`. */
   bases: CommittedCache<string, LoadedBase>;
   /** Seals and opens webhook secrets. */
-  secretBox: SecretBox;
+  secretBox: SecretBoxPort;
   /** The SSRF guard every webhook target goes through. */
-  webhookTargets: TargetGuard;
-  /**
-   * The delivery loop's doors (no-ops until `serve` starts one): `wake`, which every commit that wrote
-   * events calls; `inTurn`, which makes a person's attempt (test-fire, redeliver) when a slot of its
-   * space's share of the pool is free.
-   */
-  deliveries: { wake(): void; inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> };
+  webhookTargets: TargetGuardPort;
+  /** The delivery loop (idle until `serve` starts it). */
+  deliveries: DeliveriesPort;
   /** What listings asked of fields' indexes (`content/indexes.ts`): when each unindexed field was asked for, when each index was last noted as used. */
   indexDemand: { asked: Map<string, number[]>; touched: Map<string, number> };
-  /**
-   * The field upkeep (indexes to fill, deleted fields to clear; no-ops until one is started):
-   * `wake` it, or wait (at most `ms`) until fields being indexed are ready.
-   */
-  fieldUpkeep: { wake(): void; whenIndexed(fieldIds: string[], ms: number): Promise<void> };
+  /** The field upkeep (idle until `serve` starts it). */
+  fieldUpkeep: FieldUpkeepPort;
   limits: {
     loginFailures: RateLimiter;
     /** Failed logins per account from any address: past a few, its checks are paced (never locked). */
@@ -86,26 +150,22 @@ export interface AppContext {
   /** How many requests are being answered now (`plumbing`): long work in a request gives way while others wait. */
   requests: { inFlight: number };
   /** The live stream's subscribers and the last events, for `GET /events/stream`. */
-  eventStream: EventHub;
+  eventStream: EventStreamPort;
 }
 
-export function createContext(store: Store, config: Config, clock: Clock, log: Logger): AppContext {
+/** The context of one process: its values, and the services wired for it. */
+export function createContext(store: Store, config: Config, clock: Clock, log: Logger, services: Services): AppContext {
   const minute = 60_000;
-  const eventStream = new EventHub(() => (store.sqlite.query<{ seq: number }, []>(`SELECT "seq" FROM "sqlite_sequence" WHERE "name" = 'events'`).get()?.seq ?? 0), config.limits);
-  const ctx: AppContext = {
+  return {
+    ...services,
     instanceId: crypto.randomUUID(),
     store,
     db: store.db,
     clock,
     config,
     log,
-    keyCache: new KeyCache(() => eventStream.recheck()),
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
-    secretBox: new SecretBox(config),
-    webhookTargets: new TargetGuard(config.webhookAllow),
-    deliveries: { wake: () => undefined, inTurn: (_spaceId, attempt) => attempt() },
-    fieldUpkeep: { wake: () => undefined, whenIndexed: () => Promise.resolve() },
     indexDemand: { asked: new Map(), touched: new Map() },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
@@ -115,7 +175,5 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },
-    eventStream,
   };
-  return ctx;
 }

@@ -1,6 +1,6 @@
 import { verifyLogin } from "../src/auth/users";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { issueSetupToken } from "../src/auth/setup";
+import { issueSetupToken } from "../src/spaces/setup";
 import { TestServer } from "./helpers";
 
 let server: TestServer;

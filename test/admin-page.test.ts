@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { issueSetupToken } from "../src/auth/setup";
+import { issueSetupToken } from "../src/spaces/setup";
 import { browserAvailable, launchBrowser } from "./browser";
 import { REPO, TestServer } from "./helpers";
 import { Receiver } from "./receiver";

@@ -4,7 +4,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { join } from "node:path";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
-import { VERSION } from "../src/version";
+import { VERSION } from "../src/shared/version";
 import { BUN, eventually, freePort, REPO, tempDir } from "./helpers";
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isWellFormedKey } from "../src/auth/key-format";
-import { VERSION } from "../src/version";
+import { VERSION } from "../src/shared/version";
 import { BUN, REPO, tempDir } from "./helpers";
 
 const dir = tempDir("basalt-cli-");

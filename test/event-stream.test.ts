@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EventHub } from "../src/events/stream";
-import { DEFAULT_LIMITS } from "../src/limits";
+import { DEFAULT_LIMITS } from "../src/shared/limits";
 import { createBase, freshWorkspace, TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;

@@ -104,7 +104,7 @@ describe("converting a field's type", () => {
     expect(filtered.body).toMatchObject({ data: { reason: "FIELD_CONVERTING" } });
     const again = await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "convert", fieldId: size.id, newType: "text" } });
     expect(again.status).toBe(409);
-    const upkeep = new FieldUpkeep(server.ctx).start();
+    const upkeep = new FieldUpkeep().start(server.ctx);
     await upkeep.settled();
     await upkeep.stop();
     expect((await server.call("GET", "/api/v1/records?baseId=things&filters[0][fieldSlug]=size&filters[0][operator]=gt&filters[0][value]=1", { key: ws.read })).body.records).toHaveLength(2);

@@ -1,14 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp } from "../src/app";
+import { createApp } from "../src/http/app";
 import { FieldUpkeep } from "../src/content/field-upkeep";
 import { createApiKey } from "../src/auth/api-keys";
-import type { Expiration, Level } from "../src/auth/levels";
+import type { Expiration, Level } from "../src/shared/levels";
 import { createUser } from "../src/auth/users";
-import { ManualClock } from "../src/clock";
-import { loadConfig, type ServeFlags } from "../src/config";
-import { type AppContext, createContext } from "../src/context";
+import { ManualClock } from "../src/shared/clock";
+import { loadConfig, type ServeFlags } from "../src/shared/config";
+import type { AppContext } from "../src/context";
+import { wire } from "../src/cli/wiring";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { write } from "../src/db/tx";
 import { listenOptions } from "../src/http/plumbing";
@@ -90,11 +91,12 @@ export class TestServer {
       { "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test", "webhook-allow": options.webhookAllow, ...options.flags },
       { BASALT_WEBHOOK_RETRY_SCHEDULE: options.retrySchedule },
     );
-    this.ctx = createContext(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
+    const wired = wire(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
+    this.ctx = wired.ctx;
     this.app = createApp(this.ctx).listen(listenOptions(0, "127.0.0.1"));
     this.url = `http://127.0.0.1:${this.app.server!.port}`;
-    this.deliveries = options.deliveries === false ? null : new DeliveryLoop(this.ctx).start();
-    this.fieldUpkeep = new FieldUpkeep(this.ctx).start();
+    this.deliveries = options.deliveries === false ? null : wired.deliveries.start(this.ctx);
+    this.fieldUpkeep = wired.fieldUpkeep.start(this.ctx);
   }
 
   get dbPath(): string {

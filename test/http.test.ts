@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
-import { createApp } from "../src/app";
-import { FIELD_TYPES } from "../src/content/field-types";
+import { createApp } from "../src/http/app";
+import { FIELD_TYPES } from "../src/shared/field-types";
 import { requireDeclaredAccess } from "../src/http/access";
 import { answers, requireDeclaredAnswers } from "../src/http/openapi";
-import { VERSION } from "../src/version";
+import { VERSION } from "../src/shared/version";
 import { join } from "node:path";
 import { Contract } from "./contract";
 import { eventually, REPO, TestServer } from "./helpers";

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { join } from "node:path";
 import { getChangeRequest } from "../src/changes/change-requests";
-import { ManualClock } from "../src/clock";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
+import { ManualClock } from "../src/shared/clock";
+import { loadConfig } from "../src/shared/config";
+import { wire } from "../src/cli/wiring";
 import { findBase } from "../src/content/bases";
 import { getRecord, listRecords, recordHistory } from "../src/content/records";
 import { closeStore, migrate, openStore } from "../src/db/client";
@@ -47,7 +47,7 @@ describe("migrating a database of an earlier version", () => {
   // That version kept one index per field, made by the server at start.
   store.sqlite.run(`CREATE INDEX "records_f_fld_t" ON "records" ("status", coalesce(json_extract("data", '$."title"'), ''), "created_at", "id") WHERE "base_id" = 'bse_b'`);
   migrate(store, all);
-  const ctx = createContext(store, loadConfig({ "data-dir": dir }, {}), new ManualClock(), { info() {}, error() {} });
+  const { ctx } = wire(store, loadConfig({ "data-dir": dir }, {}), new ManualClock(), { info() {}, error() {} });
   afterAll(() => closeStore(store));
 
   test("moments become integers and read back as the same ISO text", () => {

@@ -1,14 +1,15 @@
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { ManualClock } from "../src/clock";
-import { loadConfig } from "../src/config";
-import { type AppContext, createContext } from "../src/context";
+import { ManualClock } from "../src/shared/clock";
+import { loadConfig } from "../src/shared/config";
+import type { AppContext } from "../src/context";
+import { wire } from "../src/cli/wiring";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import type { Tx } from "../src/context";
 import { CommittedCache, write } from "../src/db/tx";
 import { WriteQueue } from "../src/db/write-queue";
 import { recordEvent } from "../src/events/outbox";
-import { users } from "../src/auth/schema";
+import { users } from "../src/tables/auth";
 
 /** The write queue against a bare database: each way the old one could be misused (issue 8). */
 describe("the write queue", () => {
@@ -120,7 +121,7 @@ describe("writes through the context", () => {
     const store = openStore(":memory:");
     migrate(store);
     clock = new ManualClock(Date.parse("2026-11-21T12:00:00.000Z"));
-    return createContext(store, loadConfig({ "data-dir": "/tmp/unused" }, {}), clock, { info() {}, error() {} });
+    return wire(store, loadConfig({ "data-dir": "/tmp/unused" }, {}), clock, { info() {}, error() {} }).ctx;
   };
   beforeEach(() => (ctx = context()));
   afterEach(() => ctx.store.sqlite.close());

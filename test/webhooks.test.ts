@@ -240,7 +240,7 @@ describe("delivery (section 8.2)", () => {
 
   test("a secret the server's key cannot open (the key file lost or changed): each attempt is logged as not sent, on the retry schedule, and test-fire answers it", async () => {
     const created = (await rule()).body;
-    (server.ctx as { secretBox: SecretBox }).secretBox = new SecretBox({ dataDir: server.dir, secretKey: "not the key it was sealed with" });
+    Object.assign(server.ctx, { secretBox: new SecretBox({ dataDir: server.dir, secretKey: "not the key it was sealed with" }) });
     await createRecord();
     // Four attempts (the first and three retries at 0 s), then the job is done: no loop.
     await eventually(() => countOf("SELECT count(*) AS n FROM webhook_deliveries") === 4);
@@ -362,7 +362,7 @@ describe("durability", () => {
     await Bun.sleep(50);
     expect(receiver.received).toHaveLength(0);
     const { DeliveryLoop } = await import("../src/webhooks/worker");
-    const restarted = new DeliveryLoop(server.ctx).start();
+    const restarted = new DeliveryLoop().start(server.ctx);
     try {
       await eventually(() => receiver.received.length === 1);
     } finally {

@@ -1,93 +1,28 @@
 import { SEARCH_BOUNDS, searchSpace } from "../search/search";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { Elysia, t } from "elysia";
 import { z } from "zod";
 import { type Actor, actingAs } from "../auth/actor";
-import type { Level } from "../auth/levels";
-import { describeCaller } from "../auth/whoami";
+import type { Level } from "../shared/levels";
+import { describeCaller } from "../spaces/whoami";
 import { agentTasks } from "../changes/agent-tasks";
 import { addComment, changeRequestDetail, listComments, MAX_COMMENT, MAX_LISTED } from "../changes/comments";
-import { COMMENT_SUBJECTS, type CommentSubject } from "../changes/schema";
-import { iso } from "../clock";
+import { COMMENT_SUBJECTS, type CommentSubject } from "../tables/changes";
+import { iso } from "../shared/clock";
 import { write } from "../db/tx";
 import { mergeChangeRequest, reviewChangeRequest, reviseOperation, sourceAttribution, viewOf } from "../changes/change-requests";
 import { proposeRecordChange, proposeRecords, proposeViewChange, type ViewChange } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
-import { FILTER_OPERATORS } from "../content/field-types";
+import { FILTER_OPERATORS } from "../shared/field-types";
 import { getRecord, linksOfRecord, listRecords, type RecordShape, recordsWithValue } from "../content/records";
-import { VIEW_TYPES } from "../content/schema";
+import { VIEW_TYPES } from "../tables/content";
 import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
-import { access, grantedSpace, spaceHeader } from "../http/access";
-import { answers } from "../http/openapi";
-import { ApiError, badRequest, forbidden } from "../http/errors";
+import { ApiError, badRequest, forbidden } from "../shared/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
-import { VERSION } from "../version";
+import { VERSION } from "../shared/version";
 
 type ToolAnswer = { content: { type: "text"; text: string }[]; isError?: boolean };
-
-/**
- * The MCP server at `POST /mcp` (streamable HTTP, stateless): the core loop as tools, over the same
- * credentials, space resolution and levels as the REST routes. The route declares the credential;
- * each tool resolves the space from `x-basalt-space` and requires its level with the very functions
- * the access macro uses, so a refusal carries the REST 403's sentence.
- */
-export function mcpRoutes(ctx: AppContext) {
-  return new Elysia().use(access(ctx)).use(answers).post(
-    "/mcp",
-    async ({ actor, request, body }) => {
-      if (Array.isArray(body) && body.length > MAX_BATCH) throw badRequest(`A JSON-RPC batch holds at most ${MAX_BATCH} messages; this one holds ${body.length}.`);
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      await toolsFor(ctx, actor, request).connect(transport);
-      return inEnvelope(await transport.handleRequest(request, { parsedBody: body }));
-    },
-    {
-      body: t.Union([JsonRpcMessage, t.Array(JsonRpcMessage, { minItems: 1, description: `A batch: at most ${MAX_BATCH} messages.` })]),
-      answers: { 200: t.Object({ jsonrpc: t.Literal("2.0") }, { additionalProperties: true, description: "A JSON-RPC 2.0 answer." }), 406: [] },
-      account: "signedIn",
-      detail: { summary: "Model Context Protocol server (streamable HTTP, JSON-RPC)" },
-    },
-  );
-}
-
-/**
- * One JSON-RPC 2.0 message as MCP sends it: a request (`method` with an `id`), a notification
- * (`method` without one) or a response to the server (`result` or `error`).
- */
-const JsonRpcMessage = t.Object(
-  {
-    jsonrpc: t.Literal("2.0"),
-    id: t.Optional(t.Union([t.String(), t.Number(), t.Null()])),
-    method: t.Optional(t.String({ description: "e.g. initialize, tools/list, tools/call" })),
-    params: t.Optional(t.Record(t.String(), t.Unknown())),
-    result: t.Optional(t.Unknown()),
-    error: t.Optional(t.Unknown()),
-  },
-  { additionalProperties: true, $id: "JsonRpcMessage", description: "A JSON-RPC 2.0 message (Model Context Protocol)." },
-);
-
-/** A batch is capped: every call in it is as much work as a request of its own. */
-const MAX_BATCH = 10;
-
-const CODES: Record<number, string> = { 400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 415: "UNSUPPORTED_MEDIA_TYPE" };
-
-/**
- * A transport-level refusal (wrong Accept header, a body that is no JSON-RPC message) in the API's
- * envelope, with the JSON-RPC error kept in `data.jsonrpc`. Answers to JSON-RPC calls, errors of
- * tools included, go out as they are.
- */
-async function inEnvelope(response: Response): Promise<Response> {
-  if (response.ok) return response;
-  const text = await response.text();
-  let jsonrpc: unknown = text;
-  try {
-    jsonrpc = JSON.parse(text);
-  } catch {}
-  const message = (jsonrpc as { error?: { message?: string } })?.error?.message ?? (text || response.statusText);
-  return Response.json({ error: message, code: CODES[response.status] ?? "BAD_REQUEST", data: { jsonrpc } }, { status: response.status });
-}
 
 /**
  * A tool's result as JSON text. An ApiError becomes the tool's error, in its own words; anything
@@ -118,14 +53,29 @@ const shapeOf = (args: ShapeArgs): RecordShape => ({
 /** The longest an agent's `wait_for_events` holds its request open. */
 const MAX_EVENT_WAIT_SECONDS = 30;
 
-function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
+/**
+ * Who calls the tools: the request's actor, the space its header names, and whether its credential
+ * still reads that space (asked again while a tool waits).
+ */
+export interface ToolCaller {
+  actor: Actor;
+  spaceRef: string | undefined;
+  stillReads(spaceId: string): boolean;
+}
+
+/**
+ * The MCP server's tools: the core loop over the same credentials, space resolution and levels as
+ * the REST routes. Each tool resolves the space from `x-basalt-space` and requires its level with
+ * the very functions the access macro uses, so a refusal carries the REST 403's sentence.
+ */
+export function toolsFor(ctx: AppContext, { actor, spaceRef, stillReads }: ToolCaller): McpServer {
   const server = new McpServer({ name: "basalt", version: VERSION });
   /** Runs a tool in the request's space at a level. */
   const inSpace =
     <A>(level: Level, run: (scope: SpaceScope, args: A) => unknown) =>
     (args: A) =>
       toolAnswer(ctx, () => {
-        const scope = resolveSpace(ctx, actor, spaceHeader(request));
+        const scope = resolveSpace(ctx, actor, spaceRef);
         requireLevel(scope.level, level);
         return run(scope, args);
       });
@@ -133,7 +83,7 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
   const proposal = { message: z.string().max(10_000).optional().describe("Why, for the reviewer") };
 
   server.registerTool("whoami", { description: "Who you are, your credential's level, the space in effect and all your spaces." }, () =>
-    toolAnswer(ctx, () => describeCaller(ctx, actor, spaceHeader(request))),
+    toolAnswer(ctx, () => describeCaller(ctx, actor, spaceRef)),
   );
   server.registerTool(
     "list_tree",
@@ -188,7 +138,7 @@ function toolsFor(ctx: AppContext, actor: Actor, request: Request): McpServer {
       // Woken by an event, or by access taken away anywhere (`recheck`): the credential is checked again before anything is answered.
       for (const until = performance.now() + (timeoutSeconds ?? 0) * 1000; events?.length === 0 && performance.now() < until; ) {
         await hub.next(scope.space.id, until - performance.now());
-        if (grantedSpace(ctx, request, "read").space.space.id !== scope.space.id) throw forbidden("This credential no longer reads the space.");
+        if (!stillReads(scope.space.id)) throw forbidden("This credential no longer reads the space.");
         events = hub.since(scope.space.id, from);
       }
       if (events === null) return { reset: true, events: [], lastEventId: hub.latest() };

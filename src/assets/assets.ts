@@ -1,12 +1,12 @@
 import { type Static, t } from "elysia";
 import { and, eq, inArray, lt } from "drizzle-orm";
-import { DAY_MS, iso } from "../clock";
+import { DAY_MS, iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { ApiError, conflict, forbidden, notFound } from "../http/errors";
-import { Timestamp } from "../http/schemas";
-import { type AssetRow, assets } from "./schema";
+import { ApiError, conflict, forbidden, notFound } from "../shared/errors";
+import { Timestamp } from "../shared/schemas";
+import { type AssetRow, assets } from "../tables/assets";
 import { servedType, storeStream, type Upload } from "./storage";
 import { allows } from "./values";
 

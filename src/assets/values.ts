@@ -1,4 +1,4 @@
-import { badRequest } from "../http/errors";
+import { badRequest } from "../shared/errors";
 
 // What an attachment field's options and values look like, checked without the database (`field-types.ts`); `assets.ts` resolves the ids.
 

@@ -4,10 +4,10 @@ import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
-import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { members } from "../spaces/schema";
-import { AUDIT_ACTIONS, type AuditAction } from "./actions";
-import { auditEvents } from "./schema";
+import { Nullable, oneOf, Timestamp } from "../shared/schemas";
+import { members } from "../tables/spaces";
+import { AUDIT_ACTIONS, type AuditAction } from "../shared/audit-actions";
+import { auditEvents } from "../tables/audit";
 
 /** Who acted: the user, and the API key they used (null for a session or the command line). */
 export interface AuditActor {

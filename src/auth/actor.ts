@@ -1,13 +1,13 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedFor } from "../db/client";
 import { writeInBackground } from "../db/tx";
-import { iso } from "../clock";
+import { iso } from "../shared/clock";
 import type { AppContext } from "../context";
-import { unauthorized } from "../http/errors";
+import { unauthorized } from "../shared/errors";
 import { isWellFormedKey } from "./key-format";
-import type { ApiKeyRow, UserRow } from "./key-cache";
-import type { Level } from "./levels";
-import { apiKeys, users } from "./schema";
+import type { ApiKeyRow, UserRow } from "../tables/auth";
+import type { Level } from "../shared/levels";
+import { apiKeys, users } from "../tables/auth";
 import { sha256 } from "./secrets";
 import { findSession } from "./sessions";
 

@@ -2,16 +2,16 @@ import { recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, eq, lt } from "drizzle-orm";
 import { t } from "elysia";
-import { iso } from "../clock";
+import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { write } from "../db/tx";
 import type { Settled } from "../db/write-queue";
 import { newId } from "../db/ids";
-import { ApiError, conflict, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { ApiError, conflict, notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { createApiKey, type NewApiKey } from "./api-keys";
-import { DEFAULT_EXPIRATION, type Expiration } from "./levels";
-import { deviceRequests } from "./schema";
+import { DEFAULT_EXPIRATION, type Expiration } from "../shared/levels";
+import { deviceRequests } from "../tables/auth";
 import { randomString, sha256 } from "./secrets";
 
 /** RFC 8628 values: codes live 900 s, clients poll every 5 s, `slow_down` adds 5 s for good. */

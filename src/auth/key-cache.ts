@@ -1,14 +1,5 @@
-import type { apiKeys, users } from "./schema";
-
-export type ApiKeyRow = typeof apiKeys.$inferSelect;
-export type UserRow = typeof users.$inferSelect;
-
-export interface CachedKey {
-  key: ApiKeyRow;
-  user: UserRow;
-  /** When `last_used_at` was last written, so it is written at most once a minute. */
-  lastUsedWrittenAt: number;
-}
+import type { KeyCachePort } from "../context";
+import type { CachedKey } from "../tables/auth";
 
 const MAX_ENTRIES = 10_000;
 
@@ -17,7 +8,7 @@ const MAX_ENTRIES = 10_000;
  * answers are kept; every change to a key or its owner drops the affected entries before it
  * returns, so the very next request sees it. Expiry is checked on every use, not cached.
  */
-export class KeyCache {
+export class KeyCache implements KeyCachePort {
   private readonly entries = new Map<string, CachedKey>();
 
   /** `onForget` runs after a key or its owner changed (deleted, banned, lowered): what reads on with it, such as open streams, checks again. */

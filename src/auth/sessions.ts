@@ -1,11 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { preparedFor } from "../db/client";
 import { writeInBackground } from "../db/tx";
-import { DAY_MS, iso } from "../clock";
+import { DAY_MS, iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
-import type { UserRow } from "./key-cache";
+import type { UserRow } from "../tables/auth";
 import { randomString, sha256 } from "./secrets";
-import { sessions, users } from "./schema";
+import { sessions, users } from "../tables/auth";
 
 export const SESSION_COOKIE = "basalt_session";
 export const SESSION_IDLE_MS = 7 * DAY_MS;

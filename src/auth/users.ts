@@ -1,15 +1,15 @@
 import type { Static } from "@sinclair/typebox";
 import { and, asc, count, eq } from "drizzle-orm";
 import { t } from "elysia";
-import { iso } from "../clock";
+import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { write } from "../db/tx";
 import { newId } from "../db/ids";
-import { checkName, EMAIL_PATTERN, normalizeEmail } from "../formats";
-import { badRequest, conflict, notFound, onUniqueViolation, unauthorized } from "../http/errors";
-import { Timestamp } from "../http/schemas";
-import type { UserRow } from "./key-cache";
-import { sessions, users } from "./schema";
+import { checkName, EMAIL_PATTERN, normalizeEmail } from "../shared/formats";
+import { badRequest, conflict, notFound, onUniqueViolation, unauthorized } from "../shared/errors";
+import { Timestamp } from "../shared/schemas";
+import type { UserRow } from "../tables/auth";
+import { sessions, users } from "../tables/auth";
 
 export const MIN_PASSWORD_LENGTH = 8;
 

@@ -2,11 +2,11 @@ import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, isNotNull, lt } from "drizzle-orm";
 import { t } from "elysia";
 import { listAuditEvents } from "../audit/audit";
-import { atLeast } from "../auth/levels";
-import { commits } from "../content/schema";
+import { atLeast } from "../shared/levels";
+import { commits } from "../tables/content";
 import type { AppContext } from "../context";
-import { badRequest } from "../http/errors";
-import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import { badRequest } from "../shared/errors";
+import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { newestChangeRequests } from "./change-requests";
 

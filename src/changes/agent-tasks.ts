@@ -3,10 +3,10 @@ import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import type { AppContext } from "../context";
-import { Nullable } from "../http/schemas";
+import { Nullable } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { CommentSchema, type CommentView, commentView } from "./comments";
-import { changeRequests, comments, reviews } from "./schema";
+import { changeRequests, comments, reviews } from "../tables/changes";
 import { ChangeRequestSchema, changeRequestViews } from "./views";
 
 export const AgentTaskSchema = t.Object(

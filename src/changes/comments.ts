@@ -9,9 +9,9 @@ import type { AppContext, Tx } from "../context";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import { recordEvent } from "../events/outbox";
-import { badRequest, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { COMMENT_SUBJECTS, type CommentSubject, comments } from "./schema";
+import { badRequest, notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp } from "../shared/schemas";
+import { COMMENT_SUBJECTS, type CommentSubject, comments } from "../tables/changes";
 import { ChangeRequestSchema } from "./views";
 
 export const CommentSchema = t.Object(

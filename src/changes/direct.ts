@@ -2,7 +2,7 @@ import { and, count, desc, eq, inArray, isNotNull, lt, sql, type SQL } from "dri
 import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import type { ChangeRequestRow, OperationRow } from "./merge";
-import { commits } from "../content/schema";
+import { commits } from "../tables/content";
 
 /**
  * A direct create (one record, merged in the write that proposed it, no idempotency key) writes no

@@ -2,7 +2,7 @@ import type { FieldConversion } from "../content/field-convert";
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
 import type { NewView, ViewPatch } from "../content/views";
-import type { NodeType, OperationKind, ReviewPolicy } from "../content/schema";
+import type { NodeType, OperationKind, ReviewPolicy } from "../tables/content";
 
 /** A record's values by field slug, as proposed or stored. */
 export type FieldValues = Record<string, unknown>;
@@ -52,9 +52,3 @@ export type OperationChange = { [K in OperationKind]: { kind: K; payload: Operat
  * what `propose` checked and wrote for that kind.
  */
 export const storedChange = (kind: OperationKind, payload: Record<string, unknown>): OperationChange => ({ kind, payload }) as OperationChange;
-
-/** Why a merge did not land: the fields of a record that changed on both sides since the proposal was made. */
-export interface MergeConflict {
-  recordId: string;
-  fields: string[];
-}

@@ -7,16 +7,16 @@ import { resolveNewFormulas } from "../content/formulas";
 import { checkRecordInput, type InputCheck, recordInputErrors, resolveLinkedField } from "../content/links";
 import { findNode } from "../content/nodes";
 import { currentFields, findRecord } from "../content/records";
-import type { NodeType, SourceAttribution } from "../content/schema";
+import type { NodeType, SourceAttribution } from "../tables/content";
 import type { AppContext } from "../context";
-import { checkName, checkSlug } from "../formats";
-import { badRequest } from "../http/errors";
+import { checkName, checkSlug } from "../shared/formats";
+import { badRequest } from "../shared/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { mergesAtOnce, type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
 import { checkBaseCommit } from "../content/commits";
 import type { OperationChange } from "./operations";
 import { checkNewView, checkViewConfig, findView, type ViewConfigInput } from "../content/views";
-import type { ViewType } from "../content/schema";
+import type { ViewType } from "../tables/content";
 
 /** Who proposes, where, and how they are shown to reviewers. */
 export interface Proposer {

@@ -5,12 +5,12 @@ import { BaseSchema, type BaseView, baseView, findBase } from "../content/bases"
 import { idsOf, recordNames } from "../content/links";
 import { NodeSchema, nodeSummary } from "../content/nodes";
 import type { AppContext } from "../context";
-import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "../content/commits";
 import { directOperations } from "./direct";
 import type { ChangeRequestRow, OperationRow } from "./merge";
-import { OPERATION_KINDS, TARGET_TYPES } from "../content/schema";
-import { CHANGE_STATUSES, OPERATION_STATUSES, operations, reviews, VERDICTS } from "./schema";
+import { OPERATION_KINDS, TARGET_TYPES } from "../tables/content";
+import { CHANGE_STATUSES, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
 
 type ReviewRow = typeof reviews.$inferSelect;
 

@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
-import { systemClock } from "../clock";
-import { databasePath, loadConfig } from "../config";
-import { type AppContext, consoleLogger, createContext } from "../context";
+import { systemClock } from "../shared/clock";
+import { databasePath, loadConfig } from "../shared/config";
+import { type AppContext, consoleLogger } from "../context";
 import { migrate, openStore } from "../db/client";
+import { wire } from "./wiring";
 
 /** A mistake in how the command was called or what it was given: printed as one sentence. */
 export class CliError extends Error {}
@@ -28,7 +29,7 @@ export function openContext(dataDir: string | undefined): AppContext {
   const config = loadConfig({ "data-dir": dataDir });
   const store = openStore(databasePath(config.dataDir));
   migrate(store);
-  return createContext(store, config, systemClock, consoleLogger);
+  return wire(store, config, systemClock, consoleLogger).ctx;
 }
 
 /** Prints rows as aligned columns under a header line. */

@@ -1,4 +1,4 @@
-import { VERSION } from "../version";
+import { VERSION } from "../shared/version";
 import { keysCommand, spacesCommand, usersCommand } from "./accounts";
 import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";

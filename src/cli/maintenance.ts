@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { databasePath, defaultDataDir } from "../config";
+import { databasePath, defaultDataDir } from "../shared/config";
 import { closeStore, migrate, openStore } from "../db/client";
 import { backupFiles, backupFilesDir, restoreFiles } from "../assets/storage";
 import { backupDatabase, restoreDatabase } from "../db/files";

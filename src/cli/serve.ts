@@ -1,20 +1,19 @@
 import { Cron } from "croner";
-import { createApp } from "../app";
-import { FieldUpkeep } from "../content/field-upkeep";
-import { issueSetupToken } from "../auth/setup";
-import { systemClock } from "../clock";
-import { ConfigError, databasePath, loadConfig } from "../config";
-import { consoleLogger, createContext } from "../context";
+import { createApp } from "../http/app";
+import { issueSetupToken } from "../spaces/setup";
+import { systemClock } from "../shared/clock";
+import { ConfigError, databasePath, loadConfig } from "../shared/config";
+import { consoleLogger } from "../context";
 import { closeStore, migrate, openStore, optimizeStatistics, startCheckpointer } from "../db/client";
 import { lockDataDir } from "../db/files";
 import { listenOptions } from "../http/plumbing";
 import { startJobs } from "../jobs/schedule";
 import { sweepContent } from "../db/content-files";
-import { LIMIT_SETTINGS } from "../limits";
+import { LIMIT_SETTINGS } from "../shared/limits";
 import { failInterruptedImports } from "../transfer/import-jobs";
-import { VERSION } from "../version";
-import { DeliveryLoop } from "../webhooks/worker";
+import { VERSION } from "../shared/version";
 import { CliError, parseFlags } from "./common";
+import { wire } from "./wiring";
 
 export async function serveCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, {
@@ -43,7 +42,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   // SQLite's advice for a long-lived connection: analyze what has changed enough since the last run.
   optimizeStatistics(store.sqlite, "PRAGMA optimize = 0x10002");
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
-  const ctx = createContext(store, config, systemClock, consoleLogger);
+  const { ctx, deliveries, fieldUpkeep } = wire(store, config, systemClock, consoleLogger);
   await failInterruptedImports(ctx);
   store.writes.onSlowBatch = (ms, writes, lockWaitMs) =>
     consoleLogger.info(`slow write: the writer was held ${ms.toFixed(0)} ms by ${writes} write(s), ${lockWaitMs.toFixed(0)} ms of it waiting for the database's write lock (a checkpoint)`);
@@ -58,8 +57,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError(inUse ? `Port ${config.port} on ${config.host} is already in use.` : `Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
   }
   const jobs = startJobs(ctx);
-  const deliveries = new DeliveryLoop(ctx).start();
-  const fieldUpkeep = new FieldUpkeep(ctx).start();
+  deliveries.start(ctx);
+  fieldUpkeep.start(ctx);
   console.log(`Basalt ${VERSION} listening on ${config.publicUrl} (data in ${config.dataDir}${applied ? `, ${applied} migration(s) applied` : ""})`);
   const setupToken = issueSetupToken(ctx);
   if (setupToken) console.log(`No user exists yet. Create the first account at ${config.publicUrl}/admin/setup?token=${setupToken}`);

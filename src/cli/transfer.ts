@@ -6,13 +6,13 @@ import { sourceAttribution } from "../changes/change-requests";
 import { findBase } from "../content/bases";
 import { closeStore } from "../db/client";
 import { writePrivately } from "../db/files";
-import { recordListing } from "../content/routes";
+import { recordListing } from "../http/routes/content";
 import { scopeOf } from "../spaces/resolve";
 import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
 import { loadDump, writeDump } from "../transfer/dump";
 import { EXPORT_FORMATS, type ExportFormat, exportParts } from "../transfer/export";
 import { checkedUpload, commitImport, type ImportResult, importNewBase, NO_BASE, previewImport } from "../transfer/import";
-import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../transfer/formats";
+import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../shared/import-formats";
 import { CliError, openContext, parseFlags, required } from "./common";
 
 /** `basalt export`: a base's records (optionally through a view) to a file or standard output, as the API's export writes them. */

@@ -4,14 +4,15 @@ import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
-import { checkName } from "../formats";
-import { badRequest, notFound } from "../http/errors";
-import { oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { checkName } from "../shared/formats";
+import { badRequest, notFound } from "../shared/errors";
+import { oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { isIndexable } from "./field-sql";
-import { checkFieldOptions, checkFieldSlug, FIELD_TYPES, type FieldType } from "./field-types";
-import { bases, deletedFields, type FieldIndexState, type FieldRow, fields, type LoadedBase, type NodeRow, nodes, type NodeStatus, type ReviewPolicy } from "./schema";
+import { checkFieldOptions, checkFieldSlug } from "./field-types";
+import { FIELD_TYPES, type FieldType } from "../shared/field-types";
+import { bases, deletedFields, type FieldIndexState, type FieldRow, fields, type LoadedBase, type NodeRow, nodes, type NodeStatus, type ReviewPolicy } from "../tables/content";
 
-export type { BaseRow, FieldRow, LoadedBase, NodeRow } from "./schema";
+export type { BaseRow, FieldRow, LoadedBase, NodeRow } from "../tables/content";
 
 export const DEFAULT_REVIEW_POLICY: ReviewPolicy = { kind: "single", requiredApprovals: 1 };
 

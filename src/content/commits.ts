@@ -1,13 +1,13 @@
 import type { Static } from "@sinclair/typebox";
 import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { t } from "elysia";
-import { users } from "../auth/schema";
+import { users } from "../tables/auth";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor } from "../db/client";
-import { badRequest } from "../http/errors";
-import { Nullable, oneOf, Timestamp } from "../http/schemas";
+import { badRequest } from "../shared/errors";
+import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { newId } from "../db/ids";
-import { commits, OPERATION_KINDS, type ReviewPolicy, type SourceAttribution, TARGET_TYPES } from "./schema";
+import { commits, OPERATION_KINDS, type ReviewPolicy, type SourceAttribution, TARGET_TYPES } from "../tables/content";
 
 /** A commit as read: its payload always present (see `commitColumns`); what a direct create's commit holds for its change request is read by `direct.ts`. */
 export type CommitRow = Omit<typeof commits.$inferSelect, "payload" | "sourceAttribution" | "reviewPolicySnapshot"> & { payload: Record<string, unknown> };

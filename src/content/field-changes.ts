@@ -2,14 +2,14 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
-import { checkName } from "../formats";
-import { badRequest, conflict } from "../http/errors";
-import { requireWithin } from "../limits";
+import { checkName } from "../shared/formats";
+import { badRequest, conflict } from "../shared/errors";
+import { requireWithin } from "../shared/limits";
 import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
 import { checkFieldOptions, formulaOf, renamedChoices } from "./field-types";
 import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./formulas";
 import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./links";
-import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "./schema";
+import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
 
 /**
  * Changes to a base's fields, as a merge applies them (inside its transaction). A relation field

@@ -3,14 +3,15 @@ import { count, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { preparedWrite } from "../db/client";
-import { badRequest, conflict } from "../http/errors";
-import { WholeNumber } from "../http/schemas";
+import { badRequest, conflict } from "../shared/errors";
+import { WholeNumber } from "../shared/schemas";
 import { type FieldRow, fieldOf, forgetBases, type LoadedBase } from "./bases";
 import { isIndexable } from "./field-sql";
-import { checkFieldOptions, type FieldType, isEmpty, recordValueErrors } from "./field-types";
+import { checkFieldOptions, recordValueErrors } from "./field-types";
+import { type FieldType, isEmpty } from "../shared/field-types";
 import { requireNoFormulaOf } from "./formulas";
 import { requireNoLookupOf } from "./links";
-import { type ConversionState, fields, records } from "./schema";
+import { type ConversionState, fields, records } from "../tables/content";
 
 /** The types a field converts between: every stored input type but a relation (whose values are links). */
 export const CONVERTIBLE_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const satisfies readonly FieldType[];

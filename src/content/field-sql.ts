@@ -1,5 +1,6 @@
-import type { FieldRow } from "./schema";
-import { type FieldType, formulaOf } from "./field-types";
+import type { FieldRow } from "../tables/content";
+import { formulaOf } from "./field-types";
+import { type FieldType } from "../shared/field-types";
 
 /**
  * How listings read a field in SQL. The sortable form is also what `field_values` holds for an

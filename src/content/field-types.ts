@@ -1,19 +1,11 @@
+import { FIELD_TYPES, type FieldType, holdsMany, isComputed, isEmpty } from "../shared/field-types";
 import { attachmentIds, checkAttachmentOptions } from "../assets/values";
 import { SEARCHED_TYPES as INDEXED_TYPES } from "../db/search-index";
-import { EMAIL_PATTERN } from "../formats";
-import { badRequest } from "../http/errors";
-import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
-import { MAX_VALUE_SIZE, textTooLarge } from "../limits";
+import { EMAIL_PATTERN } from "../shared/formats";
+import { badRequest } from "../shared/errors";
+import { nestsDeeperThan, PROTOTYPE_KEYS } from "../shared/json";
+import { MAX_VALUE_SIZE, textTooLarge } from "../shared/limits";
 import type { FormulaType } from "./formula";
-
-export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation", "attachment"] as const;
-export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number", "lookup", "formula"] as const;
-export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
-
-/** How a listing may filter on a field (section 6.3). */
-export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty"] as const;
-export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 export const FIELD_SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
@@ -39,12 +31,6 @@ export interface FieldError {
   message: string;
 }
 
-/** The field that names a record wherever one is shown (the admin page, linked records): the base's first text field. */
-export const primaryField = <F extends { type: string }>(fields: readonly F[]): F | undefined => fields.find((field) => field.type === "text");
-
-/** Text that is a document of its own kind, edited as a block: stored as given, never rendered as HTML by Basalt. */
-export const DOCUMENT_TYPES: readonly FieldType[] = ["longtext", "markdown", "html", "code", "yaml"];
-
 /** The field types whose values full-text search reads: the search index's own list. */
 export const SEARCHED_TYPES: readonly FieldType[] = INDEXED_TYPES;
 
@@ -64,11 +50,6 @@ function parseError(language: string, text: string): string | null {
 }
 
 const languageOf = (options: Record<string, unknown>): string => ((options.code as { language?: string } | undefined)?.language ?? "").toLowerCase();
-
-export const isComputed = (type: FieldType): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
-
-/** `null`, `""` and `[]` are empty: a required field may hold none of them. */
-export const isEmpty = (value: unknown): boolean => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
 
@@ -110,9 +91,6 @@ function choiceName(options: Record<string, unknown>, value: unknown): string | 
 
 /** How a record id looks: the shape is checked before any lookup. */
 const RECORD_ID = /^rec_[0-9A-Za-z]{1,64}$/;
-
-/** Whether a relation field holds a list of records (`multiple`, the default) or one. */
-export const holdsMany = (options: Record<string, unknown>): boolean => options.multiple !== false;
 
 /** The most records one relation value may hold, on either side of the link. */
 export const MAX_LINKS = 1000;

@@ -1,6 +1,6 @@
 import { convertRows, finishConversion } from "./field-convert";
 import { eq, inArray, isNotNull, sql } from "drizzle-orm";
-import { BackgroundTask } from "../background-task";
+import { BackgroundTask } from "../shared/background-task";
 import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
 import { write } from "../db/tx";
@@ -8,7 +8,7 @@ import { type FieldRow, forgetBases, loadFields } from "./bases";
 import { sortableSql } from "./field-sql";
 import { dropLinks } from "./links";
 import { recordFields } from "./records";
-import { droppedFields, fields, records } from "./schema";
+import { droppedFields, fields, records } from "../tables/content";
 
 /**
  * Rows one step clearing a deleted field removes (links, indexed values, or records' values). A
@@ -98,20 +98,24 @@ export class FieldUpkeep {
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly ctx: AppContext) {}
+  /** The context it works in, from `start` on: until then a wake does nothing and no listing waits. */
+  private ctx!: AppContext;
+  private started = false;
 
   /** Listings waiting for fields being indexed: each is told once none of its fields is building, or when its time is up. */
   private readonly waiting = new Set<{ fieldIds: string[]; done: () => void }>();
 
-  start(): this {
-    this.ctx.fieldUpkeep.wake = () => this.wake();
-    this.ctx.fieldUpkeep.whenIndexed = (fieldIds, ms) => this.whenIndexed(fieldIds, ms);
+  /** Starts the upkeep in `ctx`, whose `fieldUpkeep` is this one (the `serve` command wires both). */
+  start(ctx: AppContext): this {
+    this.ctx = ctx;
+    this.started = true;
     this.wake();
     return this;
   }
 
   /** Resolves once none of `fieldIds` is being indexed (they are ready, or no longer asked for), or after `ms`. */
-  whenIndexed(fieldIds: string[], ms: number): Promise<void> {
+  readonly whenIndexed = (fieldIds: string[], ms: number): Promise<void> => {
+    if (!this.started || this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const waiter = {
         fieldIds,
@@ -125,7 +129,7 @@ export class FieldUpkeep {
       this.waiting.add(waiter);
       this.wake();
     });
-  }
+  };
 
   /** Tells the waiters whose fields are no longer building. */
   private answerWaiting(): void {
@@ -134,9 +138,10 @@ export class FieldUpkeep {
     for (const waiter of [...this.waiting]) if (!waiter.fieldIds.some((id) => building.has(id))) waiter.done();
   }
 
-  wake(): void {
-    this.task.wake();
-  }
+  /** Runs the upkeep soon: after a commit that made work for it, or the timer of a retry. */
+  readonly wake = (): void => {
+    if (this.started && !this.stopped) this.task.wake();
+  };
 
   /** Resolves once no work is left (for tests and shutdown). */
   settled(): Promise<void> {

@@ -1,4 +1,4 @@
-import { MAX_VALUE_SIZE, textTooLarge } from "../limits";
+import { MAX_VALUE_SIZE, textTooLarge } from "../shared/limits";
 
 /**
  * The formula language of `formula` fields: parsed once into a tree by the small recursive-descent

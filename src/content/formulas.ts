@@ -1,12 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../shared/errors";
 import { type FieldRow, findBase, findBaseOrNull, forgetBases } from "./bases";
 import { checkFormula, evaluateFormula, FormulaError, type FormulaTree, type FormulaType, parseFormula, referencesOf } from "./formula";
-import { type FieldType, formulaOf, type FormulaOptions, lookupOf } from "./field-types";
+import { formulaOf, type FormulaOptions, lookupOf } from "./field-types";
+import { type FieldType } from "../shared/field-types";
 import { isIndexable } from "./field-sql";
 import { targetBaseOf } from "./links";
-import { fields } from "./schema";
+import { fields } from "../tables/content";
 
 /**
  * Formula fields (`formula.ts` is their language). A formula reads fields of its own record by

@@ -3,7 +3,7 @@ import type { AppContext, Tx } from "../context";
 import { writeInBackground } from "../db/tx";
 import { type FieldRow, forgetBases } from "./bases";
 import { isIndexable } from "./field-sql";
-import { fields, records } from "./schema";
+import { fields, records } from "../tables/content";
 
 /**
  * When a field gets an index (its values in `field_values`, which listings walk and seek) and when

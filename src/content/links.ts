@@ -7,13 +7,14 @@ import type { AppContext, Tx } from "../context";
 import { decodeRow, insertRow } from "../db/client";
 import { StampedCache } from "../db/stamped-cache";
 import { newId } from "../db/ids";
-import { ApiError, badRequest, conflict } from "../http/errors";
-import { Timestamp, WholeNumber } from "../http/schemas";
-import { MAX_VALUE_BYTES, requireWithin } from "../limits";
+import { ApiError, badRequest, conflict } from "../shared/errors";
+import { Timestamp, WholeNumber } from "../shared/schemas";
+import { MAX_VALUE_BYTES, requireWithin } from "../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "./bases";
 import { isComputedAtRead } from "./field-sql";
-import { type FieldError, holdsMany, isFreeFieldSlug, invalidValues, isEmpty, lookupOf, MAX_LINKS, primaryField, type Rollup, recordValueErrors } from "./field-types";
-import { recordLinks, records } from "./schema";
+import { type FieldError, isFreeFieldSlug, invalidValues, lookupOf, MAX_LINKS, type Rollup, recordValueErrors } from "./field-types";
+import { holdsMany, isEmpty, primaryField } from "../shared/field-types";
+import { recordLinks, records } from "../tables/content";
 
 /**
  * Relation fields come in pairs: a field on base A linking to base B, and its inverse on B linking

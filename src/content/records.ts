@@ -1,22 +1,23 @@
+import type { RecordSnapshot } from "../events/outbox";
 import { noteFieldsQueried } from "./indexes";
 import { convertedValue } from "./field-convert";
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { CommitSchema, commitColumns, type CommitRow, type CommitView, commitView, insertCommit, type UserRef, userRefs } from "./commits";
-import { users } from "../auth/schema";
+import { users } from "../tables/auth";
 import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite, queryPlan } from "../db/client";
 import { newId } from "../db/ids";
-import { badRequest, conflict, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "./field-sql";
-import type { FilterOperator } from "./field-types";
+import type { FilterOperator } from "../shared/field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
-import { holdsMany } from "./field-types";
+import { holdsMany } from "../shared/field-types";
 import { computeFormulas, hasFormulas, storedFormulas } from "./formulas";
 import { hasLinkedFields, idsOf, type LinkedValues, linkedValues, type RecordLinkView, recordLinksJson, recordLinkViews, recordNames, writeLinks } from "./links";
-import { bases, commits, NODE_STATUSES, records, type RecordStatus } from "./schema";
+import { bases, commits, NODE_STATUSES, records, type RecordStatus } from "../tables/content";
 
 export type RecordRow = typeof records.$inferSelect;
 
@@ -877,3 +878,7 @@ export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, records: Reco
   return recordNames(ctx, loaded.base.spaceId, records.flatMap((record) => relations.flatMap((slug) => idsOf(record.fields[slug]))));
 }
 
+/** The record part of an event: its view but the head commit (it repeats the values) and the base (named by `baseId`). */
+export function snapshot({ headCommit: _, base: __, ...record }: RecordView): RecordSnapshot {
+  return record;
+}

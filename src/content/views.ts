@@ -5,14 +5,14 @@ import { t } from "elysia";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import type { AppContext, Tx } from "../context";
-import { checkName, checkSlug, slugify } from "../formats";
-import { badRequest, conflict, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
+import { checkName, checkSlug, slugify } from "../shared/formats";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
-import { FILTER_OPERATORS, type FilterOperator } from "./field-types";
+import { FILTER_OPERATORS, type FilterOperator } from "../shared/field-types";
 import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records";
-import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "./schema";
+import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "../tables/content";
 
 export type ViewRow = typeof views.$inferSelect;
 

@@ -1,14 +1,25 @@
-import type { MergeConflict } from "../changes/operations";
-import type { comments } from "../changes/schema";
-import type { RecordView } from "../content/records";
+import type { comments, MergeConflict } from "../tables/changes";
+import type { NodeStatus } from "../tables/content";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import type { Tx } from "../context";
-import type { EventType } from "./catalogue";
-import { events } from "./schema";
+import type { EventType } from "../shared/event-types";
+import { events } from "../tables/events";
 
 /** A record as an event carries it: its values and ids at that moment (not its head commit or base, which the event names). */
-export type RecordSnapshot = Omit<RecordView, "headCommit" | "base">;
+export interface RecordSnapshot {
+  id: string;
+  baseId: string;
+  status: NodeStatus;
+  fields: Record<string, unknown>;
+  headCommitId: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  archivedAt: string | null;
+  parentRecordId: null;
+  parentCommitId: string | null;
+}
 
 interface RecordChange {
   record: RecordSnapshot;
@@ -50,9 +61,4 @@ export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventO
   const seq = insertRow(tx, events, { id, spaceId: origin.spaceId, baseId: origin.baseId, type, data, createdAt: origin.at });
   tx.afterCommit(tx.deliveries.wake);
   tx.afterCommit(() => tx.eventStream.publish({ seq, id, type, timestamp: origin.at, spaceId: origin.spaceId, baseId: origin.baseId, data: data as object }));
-}
-
-/** The record part of an event: its view but the head commit (it repeats the values) and the base (named by `baseId`). */
-export function snapshot({ headCommit: _, base: __, ...record }: RecordView): RecordSnapshot {
-  return record;
 }

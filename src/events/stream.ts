@@ -1,4 +1,5 @@
-import { eventBody, type OutgoingEvent } from "./catalogue";
+import type { EventStreamPort, StreamHolder } from "../context";
+import { eventBody, type LiveEvent } from "../shared/event-types";
 /**
  * The live event stream (`GET /api/v1/events/stream`): each event, once its transaction commits,
  * goes to the subscribers of its space as a Server-Sent Event whose id is its outbox `seq`. The
@@ -8,14 +9,6 @@ import { eventBody, type OutgoingEvent } from "./catalogue";
  * webhooks (through the outbox) but not the stream.
  */
 
-/** A committed event: one of the outbox, so it has its `seq`. */
-export type LiveEvent = OutgoingEvent & { seq: number };
-
-/** Who holds a stream: its credential (a key's id, a session's hash) and its account, each with a bounded number of streams. */
-interface StreamHolder {
-  credential: string;
-  user: string;
-}
 
 /** How many streams one credential, one account and the whole server may hold (`Limits`). */
 interface StreamCaps {
@@ -53,7 +46,7 @@ const encoder = new TextEncoder();
 const KEPT_BYTES = 64 * 1024 * 1024;
 const PING = encoder.encode(": ping\n\n");
 
-export class EventHub {
+export class EventHub implements EventStreamPort {
   private readonly kept: Kept[] = [];
   /** Events up to this seq are no longer kept: a client that last saw one before it must reload. */
   private floor: number | null = null;

@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";
 import { type Actor, authenticate, presentedKey } from "../auth/actor";
-import { atLeast, type Level } from "../auth/levels";
+import { atLeast, type Level } from "../shared/levels";
 import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
 import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
-import { forbidden } from "./errors";
+import { forbidden } from "../shared/errors";
 
 /**
  * Who may call a route outside any space: any credential, a session or `manage` key, a session

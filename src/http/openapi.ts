@@ -1,7 +1,7 @@
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { Refusals } from "./access";
-import { ErrorSchema } from "./schemas";
+import { ErrorSchema } from "../shared/schemas";
 import { SUMMARIES } from "./summaries";
 
 /**

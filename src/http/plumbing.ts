@@ -1,10 +1,10 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia, ValidationError } from "elysia";
-import type { Config } from "../config";
+import type { Config } from "../shared/config";
 import type { AppContext } from "../context";
-import { ApiError } from "./errors";
-import { parseJsonBody, readBodyText } from "./json-body";
+import { ApiError } from "../shared/errors";
+import { parseJsonBody, readBodyText } from "../shared/json";
 
 type Issue = { path: string[]; message: string };
 
@@ -160,9 +160,6 @@ const uploadOf = (request: Request) => {
 /** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
 const STREAMS = new Set(["/api/v1/events/stream"]);
 const isStream = (request: Request) => request.method === "GET" && STREAMS.has(urlPath(request.url));
-
-/** The 413 for a file past `--max-import`. */
-export const uploadRefusal = (max: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most an import reads (the operator sets it with --max-import).`);
 
 /**
  * What every request goes through before and after its route: CORS, the body limit and JSON

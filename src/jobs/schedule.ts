@@ -6,19 +6,19 @@ import { and, eq, lt, lte, notExists, sql } from "drizzle-orm";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pruneDeviceRequests } from "../auth/device";
-import { sessions } from "../auth/schema";
+import { sessions } from "../tables/auth";
 import { SESSION_IDLE_MS } from "../auth/sessions";
-import { DAY_MS, iso } from "../clock";
-import { databasePath } from "../config";
+import { DAY_MS, iso } from "../shared/clock";
+import { databasePath } from "../shared/config";
 import type { AppContext, Tx } from "../context";
 import { optimizeStatistics } from "../db/client";
 import { sweepContent } from "../db/content-files";
 import { backupDatabase, privateDir } from "../db/files";
 import { mergeSearchIndex } from "../db/search-index";
 import { write } from "../db/tx";
-import { events } from "../events/schema";
+import { events } from "../tables/events";
 import { pruneImportSessions } from "../transfer/dump-api";
-import { outboxCursor, webhookDeliveries, webhookJobs } from "../webhooks/schema";
+import { outboxCursor, webhookDeliveries, webhookJobs } from "../tables/webhooks";
 
 /** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
 export const BACKUPS_KEPT = 7;

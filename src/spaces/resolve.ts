@@ -1,7 +1,7 @@
 import type { Actor } from "../auth/actor";
-import { atLeast, type Level } from "../auth/levels";
+import { atLeast, type Level } from "../shared/levels";
 import type { AppContext } from "../context";
-import { badRequest, forbidden } from "../http/errors";
+import { badRequest, forbidden } from "../shared/errors";
 import { effectiveLevel, findMembership, listMemberships, type Membership } from "./spaces";
 
 /** The space a request acts in, the caller's role there, and min(credential level, role level). */

@@ -2,21 +2,21 @@ import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
-import { iso } from "../clock";
+import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
-import { type Role, ROLE_LEVEL, ROLES, type Level, lowerOf } from "../auth/levels";
-import type { UserRow } from "../auth/key-cache";
-import { users } from "../auth/schema";
-import { nodes } from "../content/schema";
+import { type Role, ROLE_LEVEL, ROLES, type Level, lowerOf } from "../shared/levels";
+import type { UserRow } from "../tables/auth";
+import { users } from "../tables/auth";
+import { nodes } from "../tables/content";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
-import { requireWithin } from "../limits";
-import { checkName, checkSlug, normalizeEmail, slugify } from "../formats";
-import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../http/errors";
-import { oneOf, Timestamp } from "../http/schemas";
-import { members, type Membership, type SpaceRow, spaces } from "./schema";
+import { requireWithin } from "../shared/limits";
+import { checkName, checkSlug, normalizeEmail, slugify } from "../shared/formats";
+import { badRequest, conflict, forbidden, notFound, onUniqueViolation } from "../shared/errors";
+import { oneOf, Timestamp } from "../shared/schemas";
+import { members, type Membership, type SpaceRow, spaces } from "../tables/spaces";
 
-export type { Membership, SpaceRow } from "./schema";
+export type { Membership, SpaceRow } from "../tables/spaces";
 
 export const SpaceSchema = t.Object(
   { id: t.String(), name: t.String(), slug: t.String(), role: oneOf(ROLES), createdAt: Timestamp },

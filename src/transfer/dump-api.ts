@@ -8,7 +8,7 @@ import { forgetBases } from "../content/bases";
 import { removeUnnamed } from "../db/content-files";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
-import { ApiError, badRequest, conflict, notFound } from "../http/errors";
+import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
 import { StampedCache } from "../db/stamped-cache";
 import { exported, storeCheckedFile, unusablePassword, usersNamed } from "./dump";
 import { DUMP_TABLES, DumpLoader, type DumpPeople, DumpRefusal, type DumpUser } from "./dump-rows";

@@ -1,8 +1,9 @@
 import { Value } from "@sinclair/typebox/value";
-import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../changes/schema";
+import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../tables/changes";
 import { directIds } from "../changes/direct";
-import { checkFieldOptions, type FieldDefinition, type FieldType, FIELD_TYPES, recordValueErrors } from "../content/field-types";
-import { NODE_STATUSES, NODE_TYPES, OPERATION_KINDS, TARGET_TYPES, VIEW_TYPES } from "../content/schema";
+import { checkFieldOptions, type FieldDefinition, recordValueErrors } from "../content/field-types";
+import { type FieldType, FIELD_TYPES } from "../shared/field-types";
+import { NODE_STATUSES, NODE_TYPES, OPERATION_KINDS, TARGET_TYPES, VIEW_TYPES } from "../tables/content";
 import { ViewConfigSchema } from "../content/views";
 import type { Store } from "../db/client";
 import { newId } from "../db/ids";

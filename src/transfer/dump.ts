@@ -6,7 +6,7 @@ import type { Store } from "../db/client";
 import { SCHEMA_VERSION } from "../db/client";
 import { privateDir, writePrivately } from "../db/files";
 import { flushStagedSearch } from "../db/search-index";
-import { SLUG_PATTERN } from "../formats";
+import { SLUG_PATTERN } from "../shared/formats";
 import { DUMP_TABLES, DumpLoader, DumpRefusal, type DumpUser, secretless } from "./dump-rows";
 
 /**

@@ -1,9 +1,9 @@
 import { t } from "elysia";
 import { recordNames } from "../content/links";
 import { listRecords, type RecordQuery, type RecordShape, type RecordView } from "../content/records";
-import type { FieldRow, LoadedBase } from "../content/schema";
+import type { FieldRow, LoadedBase } from "../tables/content";
 import type { AppContext } from "../context";
-import { Timestamp } from "../http/schemas";
+import { Timestamp } from "../shared/schemas";
 
 export const EXPORT_FORMATS = ["csv", "json", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

@@ -1,12 +1,12 @@
 import { and, desc, eq } from "drizzle-orm";
 import { type Static, t } from "elysia";
-import { iso } from "../clock";
+import { iso } from "../shared/clock";
 import type { AppContext } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { conflict, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp } from "../http/schemas";
-import { IMPORT_STATUSES, imports } from "./schema";
+import { conflict, notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp } from "../shared/schemas";
+import { IMPORT_STATUSES, imports } from "../tables/transfer";
 
 export const ImportJobSchema = t.Object(
   {

@@ -1,20 +1,23 @@
 import { rmSync } from "node:fs";
 import { type Static, t } from "elysia";
 import { type Upload, uploadStream, writeTemporary } from "../assets/storage";
-import { atLeast } from "../auth/levels";
+import { atLeast } from "../shared/levels";
 import { type NodeChange, type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecords } from "../changes/proposals";
 import { findBase } from "../content/bases";
-import { type FieldType, isComputed, isIsoDate, MAX_LINKS } from "../content/field-types";
+import { isIsoDate, MAX_LINKS } from "../content/field-types";
+import { type FieldType, isComputed } from "../shared/field-types";
 import { recordInputErrors } from "../content/links";
-import type { FieldRow, LoadedBase } from "../content/schema";
+import type { FieldRow, LoadedBase } from "../tables/content";
 import type { AppContext } from "../context";
-import { EMAIL_PATTERN, slugify } from "../formats";
-import { ApiError, badRequest, conflict, forbidden } from "../http/errors";
-import { uploadRefusal } from "../http/plumbing";
-import { Nullable } from "../http/schemas";
-import type { ImportFormat } from "./formats";
+import { EMAIL_PATTERN, slugify } from "../shared/formats";
+import { ApiError, badRequest, conflict, forbidden } from "../shared/errors";
+import { Nullable } from "../shared/schemas";
+import type { ImportFormat } from "../shared/import-formats";
 import { endImportJob, type ImportJob, partKey, recordImportPart, startImportJob } from "./import-jobs";
 import { CsvReader, type ImportRow, JsonArrayReader, jsonLine, MAX_ROW_CHARS, rowTooLong } from "./parse";
+
+/** The 413 for a file past `--max-import`. */
+const uploadRefusal = (max: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most an import reads (the operator sets it with --max-import).`);
 
 /**
  * An import's bounds. Merged at once, its rows are proposed in change requests of `part` rows (one

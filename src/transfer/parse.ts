@@ -1,5 +1,5 @@
-import { badRequest } from "../http/errors";
-import { nestsDeeperThan, PROTOTYPE_KEYS } from "../http/json-body";
+import { badRequest } from "../shared/errors";
+import { nestsDeeperThan, PROTOTYPE_KEYS } from "../shared/json";
 
 
 /** One row of a file: where it starts (1-based line of the file; for a JSON array, the item's place) and its values by column. */

@@ -3,18 +3,18 @@ import type { Static } from "@sinclair/typebox";
 import { desc, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { Webhook } from "standardwebhooks";
-import { iso } from "../clock";
+import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { eventBody, type OutgoingEvent } from "../events/catalogue";
-import { events } from "../events/schema";
-import { conflict, notFound } from "../http/errors";
-import { Nullable, oneOf, Timestamp, WholeNumber } from "../http/schemas";
-import { VERSION } from "../version";
+import { eventBody, type OutgoingEvent } from "../shared/event-types";
+import { events } from "../tables/events";
+import { conflict, notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
+import { VERSION } from "../shared/version";
 import type { RuleRow } from "./rules";
-import { DELIVERY_STATUSES, DELIVERY_TRIGGERS, type DeliveryTrigger, webhookDeliveries, webhookRules } from "./schema";
+import { DELIVERY_STATUSES, DELIVERY_TRIGGERS, type DeliveryTrigger, webhookDeliveries, webhookRules } from "../tables/webhooks";
 import { TargetRefused } from "./ssrf";
 
 export interface AttemptResult {

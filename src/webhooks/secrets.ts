@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Config } from "../config";
+import type { Config } from "../shared/config";
 import { privateDir } from "../db/files";
 
 /**

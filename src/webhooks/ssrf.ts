@@ -1,5 +1,6 @@
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
+import type { ResolvedTarget, TargetGuardPort } from "../context";
 
 /** A target a webhook may not call: its reason goes into the 400 (at save) or the delivery log. */
 export class TargetRefused extends Error {}
@@ -13,12 +14,6 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
  */
 const embedsIPv4 = (address: Address): boolean =>
   address.kind() === "ipv6" && address.match(ipaddr.parseCIDR("::/96")) && !address.match(ipaddr.parseCIDR("::/127"));
-
-/** Where an attempt connects: the address checked, and the URL to send to it. */
-export interface ResolvedTarget {
-  url: URL;
-  address: string;
-}
 
 /** An allow-list entry's port, when it names one: `10.0.0.0/8:443`, `127.0.0.1:8787`, `[::1]:8787`, `localhost:8787`. */
 function splitPort(entry: string): { target: string; port: number | null } {
@@ -40,7 +35,7 @@ const portOf = (url: URL): number => (url.port ? Number(url.port) : url.protocol
  * port: `127.0.0.1:8787` allows that port only). Each attempt resolves the name once and connects
  * to the address it checked, so a DNS answer cannot change between check and use.
  */
-export class TargetGuard {
+export class TargetGuard implements TargetGuardPort {
   /** Host name → the ports allowed (null: any). */
   private readonly hosts = new Map<string, number | null>();
   private readonly ranges: { range: Address; bits: number; port: number | null }[] = [];

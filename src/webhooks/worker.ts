@@ -1,15 +1,15 @@
 import { and, asc, eq, gt, lte, min, sql } from "drizzle-orm";
-import { BackgroundTask } from "../background-task";
+import { BackgroundTask } from "../shared/background-task";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { events } from "../events/schema";
-import { tooManyRequests } from "../http/errors";
-import type { OutgoingEvent } from "../events/catalogue";
+import { events } from "../tables/events";
+import { tooManyRequests } from "../shared/errors";
+import type { OutgoingEvent } from "../shared/event-types";
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery, outgoingEvent, recordAttempt } from "./deliveries";
 import type { RuleRow } from "./rules";
-import { outboxCursor, webhookJobs, webhookRules } from "./schema";
+import { outboxCursor, webhookJobs, webhookRules } from "../tables/webhooks";
 
 type JobRow = typeof webhookJobs.$inferSelect;
 
@@ -140,29 +140,32 @@ export class DeliveryLoop {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly outcomes: { outcome: Outcome; resolve: () => void; reject: (error: unknown) => void }[] = [];
 
-  constructor(private readonly ctx: AppContext) {}
+  /** The context it works in, from `start` on: until then (and after `stop`) commits' wakes do nothing and a person's attempt is made at once. */
+  private ctx!: AppContext;
+  private started = false;
 
-  start(): this {
-    this.ctx.deliveries = {
-      wake: () => {
-        this.outboxDirty = true;
-        this.wake();
-      },
-      inTurn: (spaceId, attempt) => this.inTurn(spaceId, attempt),
-    };
-    this.wake();
+  /** Starts the loop in `ctx`, whose `deliveries` is this loop (the `serve` command wires both). */
+  start(ctx: AppContext): this {
+    this.ctx = ctx;
+    this.started = true;
+    this.runSoon();
     return this;
   }
 
+  /** What a commit that wrote events calls: the next run reads the outbox. */
+  readonly wake = (): void => {
+    this.outboxDirty = true;
+    this.runSoon();
+  };
+
   /** Runs the loop soon: after a commit that wrote events, an attempt that ended, or the timer of the next retry. */
-  wake(): void {
-    this.task.wake();
+  private runSoon(): void {
+    if (this.started && !this.stopped) this.task.wake();
   }
 
   /** Stops taking work; attempts in flight finish (each within its 10 s limit) and are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.ctx.deliveries = { wake: () => undefined, inTurn: (_spaceId, attempt) => attempt() };
     if (this.timer) clearTimeout(this.timer);
     await this.task.stop();
     for (const queue of this.waiting.values()) for (const attempt of queue.splice(0)) void attempt();
@@ -170,7 +173,8 @@ export class DeliveryLoop {
   }
 
   /** A person's attempt, made at once if its space's share has a free slot, else when one frees up. */
-  private inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> {
+  inTurn<T>(spaceId: string, attempt: () => Promise<T>): Promise<T> {
+    if (!this.started || this.stopped) return attempt();
     const made = Promise.withResolvers<T>();
     const start = () => attempt().then(made.resolve, made.reject);
     const queue = this.waiting.get(spaceId);
@@ -179,7 +183,7 @@ export class DeliveryLoop {
     else {
       if (queue) queue.push(start);
       else this.waiting.set(spaceId, [start]);
-      this.wake();
+      this.runSoon();
     }
     return made.promise;
   }
@@ -351,7 +355,7 @@ export class DeliveryLoop {
       }
       // An outcome that could not be written (a full disk) leaves its job due: picked again at once,
       // it would be sent again and again as fast as the target answers.
-      if (recorded) this.wake();
+      if (recorded) this.runSoon();
       else setTimeout(() => this.wake(), UNRECORDED_PAUSE_MS).unref?.();
     });
     this.inFlight.set(id, { done });

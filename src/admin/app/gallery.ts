@@ -1,5 +1,5 @@
 import type { BaseView, FieldView } from "../../content/bases";
-import { primaryField } from "../../content/field-types";
+import { primaryField } from "../../shared/field-types";
 import type { RecordView } from "../../content/records";
 import { h } from "./dom";
 import type { LiveEvent } from "./live";

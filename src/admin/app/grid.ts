@@ -1,6 +1,6 @@
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
-import { COMPUTED_TYPES, primaryField } from "../../content/field-types";
+import { COMPUTED_TYPES, primaryField } from "../../shared/field-types";
 import type { RecordView } from "../../content/records";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";

@@ -1,5 +1,5 @@
 import type { UserView } from "../../auth/users";
-import type { Caller } from "../../auth/whoami";
+import type { Caller } from "../../spaces/whoami";
 import { api, ApiError, session, whenSignedOut } from "./api";
 import { fill, h } from "./dom";
 import type { Context, Me, Screen } from "./screen";

@@ -1,6 +1,6 @@
 import type { AssetView } from "../../assets/assets";
 import type { BaseView, FieldView } from "../../content/bases";
-import { holdsMany, primaryField } from "../../content/field-types";
+import { holdsMany, primaryField } from "../../shared/field-types";
 import type { RecordView } from "../../content/records";
 import { api, query, send } from "./api";
 import { fill, h } from "./dom";

@@ -1,6 +1,6 @@
 import type { LiveEvent } from "./live";
 import type { UserView } from "../../auth/users";
-import type { Caller } from "../../auth/whoami";
+import type { Caller } from "../../spaces/whoami";
 
 /** Who is signed in, in which space: read once, again after sign-in or a change of space. */
 export interface Me {

@@ -1,6 +1,6 @@
 import type { BaseView } from "../../content/bases";
 import type { ImportPreview, ImportResult } from "../../transfer/import";
-import { formatOf } from "../../transfer/formats";
+import { formatOf } from "../../shared/import-formats";
 import type { ImportJob } from "../../transfer/import-jobs";
 import { api, query, send } from "./api";
 import { type Child, fill, h } from "./dom";

@@ -1,5 +1,5 @@
-import { type Expiration, EXPIRATION_LABELS, LEVEL_LABELS, type Level } from "../../auth/levels";
-import { isEmpty, primaryField } from "../../content/field-types";
+import { type Expiration, EXPIRATION_LABELS, LEVEL_LABELS, type Level } from "../../shared/levels";
+import { isEmpty, primaryField } from "../../shared/field-types";
 import { ApiError } from "./api";
 import { type Child, h } from "./dom";
 

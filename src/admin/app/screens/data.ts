@@ -1,8 +1,8 @@
-import { atLeast } from "../../../auth/levels";
+import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES } from "../../../content/field-types";
+import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records";
 import { api, query } from "../api";

@@ -1,5 +1,5 @@
 import type { DeviceRequestView } from "../../../auth/device";
-import { DEFAULT_EXPIRATION } from "../../../auth/levels";
+import { DEFAULT_EXPIRATION } from "../../../shared/levels";
 import { api, ApiError } from "../api";
 import { h } from "../dom";
 import type { Context, Screen } from "../screen";

@@ -1,4 +1,4 @@
-import { atLeast } from "../../../auth/levels";
+import { atLeast } from "../../../shared/levels";
 import type { ChangeRequestView, OperationView } from "../../../changes/views";
 import type { RecordView } from "../../../content/records";
 import { api, ApiError, query } from "../api";

@@ -1,5 +1,5 @@
 import type { ApiKeyView } from "../../../auth/api-keys";
-import { atLeast, DEFAULT_EXPIRATION, LEVEL_LABELS, type Level, LEVELS } from "../../../auth/levels";
+import { atLeast, DEFAULT_EXPIRATION, LEVEL_LABELS, type Level, LEVELS } from "../../../shared/levels";
 import { api } from "../api";
 import { fill, h } from "../dom";
 import type { Screen } from "../screen";

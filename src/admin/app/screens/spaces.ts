@@ -1,4 +1,4 @@
-import { atLeast, type Role, ROLES } from "../../../auth/levels";
+import { atLeast, type Role, ROLES } from "../../../shared/levels";
 import type { UserView } from "../../../auth/users";
 import type { MemberView, SpaceView } from "../../../spaces/spaces";
 import { api, session } from "../api";

@@ -1,5 +1,5 @@
 import type { BaseView } from "../../../content/bases";
-import { RULE_EVENT_TYPES } from "../../../events/catalogue";
+import { RULE_EVENT_TYPES } from "../../../shared/event-types";
 import type { DeliveryView } from "../../../webhooks/deliveries";
 import type { RuleView } from "../../../webhooks/rules";
 import { api } from "../api";

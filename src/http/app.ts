@@ -1,0 +1,84 @@
+import { auditRoutes } from "./routes/audit";
+import { openapi } from "@elysiajs/openapi";
+import { Elysia, t } from "elysia";
+import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import { adminRoutes } from "./routes/admin";
+import { agentRoutes, mcpRoutes } from "./routes/agents";
+import { changeRoutes } from "./routes/changes";
+import { contentRoutes } from "./routes/content";
+import { authRoutes, rfcDeviceRoutes } from "./routes/auth";
+import type { AppContext } from "../context";
+import { access, declaredPublic, requireDeclaredAccess } from "./access";
+import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers } from "./openapi";
+import { type KnownRoute, plumbing } from "./plumbing";
+import { searchRoutes } from "./routes/search";
+import { transferRoutes } from "./routes/transfer";
+import { assetRoutes } from "./routes/assets";
+import { spaceRoutes } from "./routes/spaces";
+import { VERSION } from "../shared/version";
+import { webhookRoutes } from "./routes/webhooks";
+import { eventRoutes } from "./routes/events";
+
+const DOCS_ASSETS = "/api/v1/docs/assets";
+const GENERATED_SPEC = "/api/v1/openapi.generated.json";
+
+/** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
+export function createApp(ctx: AppContext) {
+  const known: (KnownRoute & DocumentedRoute)[] = [];
+  let document: unknown;
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("The app is not built yet."));
+  const app = new Elysia({ normalize: "typebox" })
+    .use(plumbing(ctx, known))
+    .use(access(ctx))
+    .use(answers)
+    .use(
+      declaredPublic(
+        openapi({
+          path: "/api/v1/docs",
+          // The plugin's own document, completed by `completeDocument` and served as /api/v1/openapi.json.
+          specPath: GENERATED_SPEC,
+          provider: "swagger-ui",
+          exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json", GENERATED_SPEC] },
+          // The plugin's default spec URL is relative to the page and misses it; `url` is accepted at run time.
+          swagger: { cdn: `${DOCS_ASSETS}/swagger-ui-bundle.js`, theme: `${DOCS_ASSETS}/swagger-ui.css`, autoDarkMode: false, url: "/api/v1/openapi.json" } as never,
+          documentation: {
+            info: { title: "Basalt API", version: VERSION, description: "Local-first, review-first workspace database." },
+            components: {
+              securitySchemes: {
+                bearerAuth: { type: "http", scheme: "bearer", description: "An API key: bsk_…" },
+                sessionCookie: { type: "apiKey", in: "cookie", name: "basalt_session" },
+              },
+            },
+          },
+        }),
+      ),
+    )
+    .get(
+      "/api/v1/openapi.json",
+      async () => (document ??= completeDocument(await (await handle(new Request(`http://localhost${GENERATED_SPEC}`))).json(), known)),
+      { public: true, detail: { hide: true } },
+    )
+    .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { public: true, detail: { hide: true } })
+    .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
+    .get("/api/health", () => ({ status: "ok", version: VERSION }), { answers: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, public: true })
+    .use(agentRoutes(ctx))
+    .use(mcpRoutes(ctx))
+    .use(authRoutes(ctx))
+    .use(rfcDeviceRoutes(ctx))
+    .use(spaceRoutes(ctx))
+    .use(contentRoutes(ctx))
+    .use(changeRoutes(ctx))
+    .use(searchRoutes(ctx))
+    .use(transferRoutes(ctx))
+    .use(assetRoutes(ctx))
+    .use(auditRoutes(ctx))
+    .use(webhookRoutes(ctx))
+    .use(eventRoutes(ctx))
+    .use(adminRoutes(ctx));
+  requireDeclaredAccess(app.routes);
+  requireDeclaredAnswers(app.routes);
+  known.push(...app.routes);
+  handle = (request) => app.handle(request);
+  return app;
+}

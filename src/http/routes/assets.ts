@@ -1,0 +1,128 @@
+import { Elysia, t } from "elysia";
+import type { OpenAPIV3 } from "openapi-types";
+import type { AppContext } from "../../context";
+import { access } from "../access";
+import { ApiError, badRequest } from "../../shared/errors";
+import { answers, mediaAnswer } from "../openapi";
+import { nestedQuery, oneString } from "../query";
+import { queryParameter } from "../../shared/schemas";
+import { AssetSchema, assetView, confirmAsset, createUploadUrl, findAsset, putAssetBytes, uploadAsset } from "../../assets/assets";
+import { contentPath } from "../../db/content-files";
+import { INLINE_IMAGES } from "../../assets/storage";
+
+const FILE_BODY: OpenAPIV3.RequestBodyObject = {
+  required: true,
+  content: {
+    "application/octet-stream": { schema: { type: "string", format: "binary" } },
+    "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
+  },
+};
+
+/** The file of a one-request upload: the body itself (its Content-Type the file's), or a multipart `file` part. */
+async function uploadedFile(request: Request, fileName: string | undefined) {
+  const contentType = request.headers.get("content-type") ?? "application/octet-stream";
+  if (contentType.toLowerCase().startsWith("multipart/form-data")) {
+    const part = (await request.formData().catch(() => null))?.get("file");
+    if (!(part instanceof File)) throw badRequest("A multipart upload sends the file in a part named file.");
+    return { fileName: fileName ?? part.name, declaredType: part.type || "application/octet-stream", body: part };
+  }
+  if (!request.body) throw badRequest("Send the file as the request's body.");
+  return { fileName, declaredType: contentType, body: request };
+}
+
+/** One `bytes=` range of a file of `size` bytes, as [first, last]; null when none was asked; 416 when it cannot be served. */
+function rangeOf(header: string | null, size: number): [number, number] | null {
+  if (header === null) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  const unsatisfiable = () => new ApiError(416, "RANGE_NOT_SATISFIABLE", `The range ${header} is not one range within the file's ${size} bytes.`, undefined, { "content-range": `bytes */${size}` });
+  if (!match || (match[1] === "" && match[2] === "")) throw unsatisfiable();
+  if (match[1] === "") {
+    const suffix = Number(match[2]);
+    if (suffix === 0 || size === 0) throw unsatisfiable();
+    return [Math.max(0, size - suffix), size - 1];
+  }
+  const first = Number(match[1]);
+  const last = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
+  if (first >= size || last < first) throw unsatisfiable();
+  return [first, last];
+}
+
+/** `attachment; filename="…"` with an ASCII fallback and the UTF-8 name (RFC 6266). */
+const disposition = (kind: "inline" | "attachment", fileName: string) =>
+  `${kind}; filename="${fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+
+/** Files of a space: upload (one request, or Busabase's upload URL then confirmation), read and download. */
+export function assetRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/api/v1" })
+    .use(access(ctx))
+    .use(answers)
+    .post(
+      "/assets",
+      async ({ space, actor, request, set }) => {
+        const file = await uploadedFile(request, oneString("fileName", nestedQuery(request.url).fileName));
+        set.status = 201;
+        return uploadAsset(ctx, space.space.id, actor.user.id, file);
+      },
+      {
+        answers: { 201: AssetSchema },
+        level: "changeRequest",
+        detail: { parameters: [queryParameter("fileName", "The file's name (a multipart part's own name otherwise); only its last path segment is kept.")], requestBody: FILE_BODY },
+      },
+    )
+    .post(
+      "/assets/upload-urls",
+      async ({ space, actor, body, set }) => {
+        set.status = 201;
+        return createUploadUrl(ctx, space.space.id, actor.user.id, body);
+      },
+      {
+        answers: {
+          201: t.Object({
+            assetId: t.String(),
+            uploadUrl: t.String({ description: "PUT the bytes here, with the same credentials." }),
+            method: t.Literal("PUT"),
+            headers: t.Record(t.String(), t.String()),
+            maxSize: t.Integer({ description: "The most bytes the upload may have." }),
+          }),
+        },
+        level: "changeRequest",
+        body: t.Object({ fileName: t.String({ minLength: 1, maxLength: 1000 }), mimeType: t.Optional(t.String({ maxLength: 255 })), size: t.Optional(t.Integer({ minimum: 0 })), contentHash: t.Optional(t.String({ maxLength: 200 })) }),
+      },
+    )
+    .put("/assets/:assetId/upload", async ({ space, actor, params, request }) => {
+      if (!request.body) throw badRequest("Send the file as the request's body.");
+      return putAssetBytes(ctx, space.space.id, actor.user.id, params.assetId, request);
+    }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, level: "changeRequest", detail: { requestBody: FILE_BODY } })
+    .post("/assets/confirmations", ({ space, actor, body }) => confirmAsset(ctx, space.space.id, actor.user.id, body.assetId), {
+      answers: { 200: AssetSchema, 409: ["ASSET_EMPTY"] },
+      level: "changeRequest",
+      body: t.Object({ assetId: t.String({ minLength: 1 }) }),
+    })
+    .get("/assets/:assetId", ({ space, params }) => assetView(findAsset(ctx, space.space.id, params.assetId)), { answers: { 200: AssetSchema }, level: "read" })
+    .get(
+      "/assets/:assetId/content",
+      ({ space, params, request }) => {
+        const asset = findAsset(ctx, space.space.id, params.assetId);
+        if (!asset.contentHash) throw new ApiError(404, "NOT_FOUND", `Asset ${asset.id} has no bytes yet.`);
+        const etag = `"${asset.contentHash}"`;
+        const headers: Record<string, string> = {
+          "content-type": asset.mimeType,
+          "content-disposition": disposition(INLINE_IMAGES.has(asset.mimeType) ? "inline" : "attachment", asset.fileName),
+          "x-content-type-options": "nosniff",
+          "content-security-policy": "default-src 'none'; sandbox",
+          "cache-control": "private, no-cache",
+          "accept-ranges": "bytes",
+          etag,
+        };
+        if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
+        const file = Bun.file(contentPath(ctx.config.dataDir, asset.contentHash));
+        const range = rangeOf(request.headers.get("range"), asset.size);
+        if (!range) return new Response(file, { headers });
+        return new Response(file.slice(range[0], range[1] + 1), { status: 206, headers: { ...headers, "content-range": `bytes ${range[0]}-${range[1]}/${asset.size}` } });
+      },
+      {
+        answers: { 200: mediaAnswer({ "*/*": t.String() }, "The file's bytes, as its type; images inline, anything else as a download. Range and If-None-Match are honoured."), 206: mediaAnswer({ "*/*": t.String() }, "The range asked for."), 416: [] },
+        level: "read",
+      },
+    );
+}

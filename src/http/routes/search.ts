@@ -1,0 +1,45 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context";
+import { access } from "../access";
+import { badRequest } from "../../shared/errors";
+import { answers } from "../openapi";
+import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../query";
+import { queryParameter } from "../../shared/schemas";
+import { SEARCH_BOUNDS, SEARCH_SOURCES, SearchAnswerSchema, type SearchSource, searchSpace } from "../../search/search";
+
+const SEARCH_QUERY = [
+  queryParameter("query", "Words to find; each matches the start of a word, in any script.", true),
+  queryParameter("limit", `1..${SEARCH_BOUNDS.limit}, default 20.`),
+  queryParameter("offset", `0..${SEARCH_BOUNDS.offset}, default 0.`),
+  queryParameter("sources[i]", `${SEARCH_SOURCES.join(", ")} (a list, or one comma-separated value); default records and names.`),
+];
+
+/** `sources`: a list (`sources[0]=records`, repeated) or one comma-separated value. */
+function sourcesParam(value: unknown): SearchSource[] {
+  const listed = stringList("sources", value).flatMap((item) => item.split(",")).map((item) => item.trim()).filter(Boolean);
+  for (const source of listed) if (!(SEARCH_SOURCES as readonly string[]).includes(source)) throw badRequest(`sources must be among ${SEARCH_SOURCES.join(", ")}; "${source}" is not.`);
+  return listed.length > 0 ? (listed as SearchSource[]) : ["records", "names"];
+}
+
+/** Search across the caller's space. */
+export function searchRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/api/v1" })
+    .use(access(ctx))
+    .use(answers)
+    .get(
+      "/search",
+      ({ space, request }) => {
+        const raw = nestedQuery(request.url);
+        const query = oneString("query", raw.query)?.trim();
+        if (!query) throw badRequest("The query parameter query is required.");
+        if (query.length > 500) throw badRequest("query takes at most 500 characters.");
+        return searchSpace(ctx, space.space.id, {
+          query,
+          limit: limitParam(oneString("limit", raw.limit), 20, SEARCH_BOUNDS.limit),
+          offset: wholeNumberParam("offset", oneString("offset", raw.offset), 0, 0, SEARCH_BOUNDS.offset),
+          sources: sourcesParam(raw.sources),
+        });
+      },
+      { answers: { 200: SearchAnswerSchema }, level: "read", detail: { parameters: SEARCH_QUERY } },
+    );
+}

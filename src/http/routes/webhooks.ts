@@ -1,0 +1,58 @@
+import { actingAs } from "../../auth/actor";
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context";
+import { write } from "../../db/tx";
+import { access } from "../access";
+import { limitParam } from "../query";
+import { Name, oneOf, Success } from "../../shared/schemas";
+import { answers } from "../openapi";
+import { DeliverySchema, listDeliveries, redeliver, testFire } from "../../webhooks/deliveries";
+import { RULE_EVENT_TYPES } from "../../shared/event-types";
+import { createRule, deleteRule, findRule, listRules, ruleView, updateRule, WebhookRuleSchema } from "../../webhooks/rules";
+
+const Rule = t.Object({
+  name: Name,
+  eventType: oneOf(RULE_EVENT_TYPES),
+  actionKind: t.Literal("webhook"),
+  config: t.Object({
+    targetUrl: t.String({ minLength: 1, maxLength: 2048 }),
+    secret: t.Optional(t.Union([t.String({ maxLength: 512 }), t.Null()])),
+    headers: t.Optional(t.Record(t.String({ maxLength: 256 }), t.String({ maxLength: 4096 }), { maxProperties: 50 })),
+  }),
+  baseId: t.Optional(t.Union([t.String({ minLength: 1 }), t.Null()])),
+  enabled: t.Optional(t.Boolean()),
+});
+
+/** Webhook rules and their delivery log (section 8): all need `manage` in the space. */
+export function webhookRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/api/v1" })
+    .use(access(ctx))
+    .use(answers)
+    .get("/webhooks", ({ space }) => listRules(ctx, space.space.id), { answers: { 200: t.Array(WebhookRuleSchema) }, level: "manage" })
+    .post(
+      "/webhooks",
+      ({ space, actor, body, set }) => {
+        set.status = 201;
+        return createRule(ctx, space, actingAs(actor), body);
+      },
+      { answers: { 201: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"], 409: ["RULE_LIMIT_REACHED"] }, level: "manage", body: Rule },
+    )
+    .get("/webhooks/:ruleId", ({ space, params }) => ruleView(findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: WebhookRuleSchema }, level: "manage" })
+    .put("/webhooks/:ruleId", ({ space, actor, params, body }) => updateRule(ctx, space, params.ruleId, body, actingAs(actor)), {
+      answers: { 200: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"] },
+      level: "manage",
+      body: Rule,
+    })
+    .delete("/webhooks/:ruleId", ({ space, actor, params }) => write(ctx, (tx) => deleteRule(tx, space.space.id, params.ruleId, actingAs(actor))), { answers: { 200: Success }, level: "manage" })
+    .get("/webhooks/:ruleId/deliveries", ({ space, params, query }) => listDeliveries(ctx, findRule(ctx, space.space.id, params.ruleId).id, limitParam(query.limit, 20)), {
+      answers: { 200: t.Array(DeliverySchema) },
+      level: "manage",
+      query: t.Object({ limit: t.Optional(t.String()) }),
+    })
+    .post("/webhooks/:ruleId/test-fire", ({ space, params }) => testFire(ctx, findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: DeliverySchema, 429: [] }, level: "manage" })
+    .post(
+      "/webhooks/:ruleId/deliveries/:deliveryId/redeliver",
+      ({ space, params }) => redeliver(ctx, findRule(ctx, space.space.id, params.ruleId), params.deliveryId),
+      { answers: { 200: DeliverySchema, 409: ["EVENT_GONE"], 429: [] }, level: "manage" },
+    );
+}

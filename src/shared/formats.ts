@@ -1,0 +1,32 @@
+import { badRequest } from "./errors";
+
+/** Text formats shared by several domains, each defined once. */
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+export const SLUG_PATTERN = /^[a-z0-9-]{1,64}$/;
+
+/** Space and node slugs: lower-case letters, digits and dashes, 1 to 64 of them. */
+export function checkSlug(slug: string, what = "slug"): string {
+  if (!SLUG_PATTERN.test(slug)) throw badRequest(`The ${what} "${slug}" must match ^[a-z0-9-]+$ (1 to 64 characters).`);
+  return slug;
+}
+
+/** Names of users, spaces, nodes, bases and fields: trimmed, never empty. */
+export function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw badRequest("The name must not be empty.");
+  return trimmed;
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/** A readable slug from a name: `My Research!` → `my-research`; empty names give `space`. */
+export function slugify(name: string, fallback: string): string {
+  const slug = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64);
+  return slug || fallback;
+}

@@ -1,0 +1,35 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { spaces } from "./spaces";
+
+export type AssetStatus = "pending" | "ready";
+
+/**
+ * A file of a space: its bytes live once per content hash in the data directory
+ * (`files/<hash[0..2]>/<hash>`, src/assets/storage.ts); this row is what a record's attachment
+ * value names. `pending` until its bytes are uploaded and confirmed (Busabase's three steps), or
+ * `ready` at once for a one-request upload.
+ */
+export const assets = sqliteTable(
+  "assets",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    status: text("status").$type<AssetStatus>().notNull(),
+    fileName: text("file_name").notNull(),
+    /** The type the uploader declared. */
+    declaredType: text("declared_type").notNull(),
+    /** The type it is served as: the one its first bytes show when they show one, else the declared type. */
+    mimeType: text("mime_type").notNull(),
+    size: integer("size").notNull(),
+    /** SHA-256 of the bytes, hex; null until they are uploaded. */
+    contentHash: text("content_hash"),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("assets_space_idx").on(table.spaceId, table.id), index("assets_hash_idx").on(table.contentHash)],
+);
+
+export type AssetRow = typeof assets.$inferSelect;
