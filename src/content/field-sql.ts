@@ -1,5 +1,6 @@
+import { FIELD_KINDS } from "./fields/registry";
 import type { FieldRow } from "../tables/content";
-import { formulaOf } from "./field-types";
+import { formulaOf } from "./fields/formula";
 import { type FieldType } from "../shared/field-types";
 
 /**
@@ -8,13 +9,8 @@ import { type FieldType } from "../shared/field-types";
  * answered from either.
  */
 
-const COMPUTED_COLUMNS: Partial<Record<FieldType, string>> = {
-  created_time: "created_at",
-  updated_time: "updated_at",
-  created_by: "created_by",
-  updated_by: "updated_by",
-  auto_number: "auto_number",
-};
+/** The record's own column that holds a system field's value. */
+const columnOf = (field: Pick<FieldRow, "type">) => FIELD_KINDS[field.type].column?.name;
 
 const NUMERIC_TYPES: ReadonlySet<FieldType> = new Set(["number", "auto_number", "checkbox"]);
 
@@ -55,7 +51,7 @@ export const isTime = (field: Pick<FieldRow, "type">) => field.type === "created
 
 /** The field's value as the API shows it (NULL when unset); `table` qualifies the column in a query, and is empty in an index. */
 export function valueSql(field: FieldRow, table = '"records".'): string {
-  const column = COMPUTED_COLUMNS[field.type];
+  const column = columnOf(field);
   if (column && isTime(field)) return `strftime('%Y-%m-%dT%H:%M:%fZ', ${table}"${column}" / 1000.0, 'unixepoch')`;
   if (column) return `${table}"${column}"`;
   return `json_extract(${table}"data", '$."${safe(field.slug, SLUG)}"')`;
@@ -63,13 +59,13 @@ export function valueSql(field: FieldRow, table = '"records".'): string {
 
 /** The value as sorts and indexed filters see it: unset as the sentinel. Computed columns are never NULL. */
 export function sortableSql(field: FieldRow, table = '"records".'): string {
-  const column = COMPUTED_COLUMNS[field.type];
+  const column = columnOf(field);
   if (column) return `${table}"${column}"`;
   return `coalesce(${valueSql(field, table)}, ${sentinelOf(field)})`;
 }
 
 /** The bound below which only unset values sort: `lt` and `lte` must stop above it. */
-export const unsetBoundSql = (field: FieldRow): string | null => (COMPUTED_COLUMNS[field.type] ? null : sentinelOf(field));
+export const unsetBoundSql = (field: FieldRow): string | null => (columnOf(field) ? null : sentinelOf(field));
 
 /** The base in a listing's SQL as a literal: one statement per base, whose plan SQLite picks for it. */
 export const baseLiteral = (baseId: string) => `'${safe(baseId, ID)}'`;

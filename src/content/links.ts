@@ -1,3 +1,4 @@
+import { FIELD_KINDS } from "./fields/registry";
 import type { Database } from "bun:sqlite";
 import { resolveAttachments } from "../assets/assets";
 import type { Static } from "@sinclair/typebox";
@@ -12,7 +13,9 @@ import { Timestamp, WholeNumber } from "../shared/schemas";
 import { MAX_VALUE_BYTES, requireWithin } from "../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "./bases";
 import { isComputedAtRead } from "./field-sql";
-import { type FieldError, isFreeFieldSlug, invalidValues, lookupOf, MAX_LINKS, type Rollup, recordValueErrors } from "./field-types";
+import { type FieldError, isFreeFieldSlug, invalidValues, recordValueErrors } from "./field-types";
+import { MAX_LINKS } from "./fields/relation";
+import { lookupOf, type Rollup } from "./fields/lookup";
 import { holdsMany, isEmpty, primaryField } from "../shared/field-types";
 import { recordLinks, records } from "../tables/content";
 
@@ -421,8 +424,8 @@ const linkRows = (far: "none" | "columns") => {
       CROSS JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'`;
 };
 const LINK_ROWS = { none: linkRows("none"), columns: linkRows("columns") };
-/** The field types a lookup reads from a linked record's own columns rather than its data. */
-const COLUMN_TYPES: ReadonlySet<string> = new Set(["created_time", "updated_time", "created_by", "updated_by", "auto_number"]);
+/** Whether a lookup reads the field from a linked record's own columns rather than its data. */
+const inColumn = (field: FieldRow) => FIELD_KINDS[field.type].column !== undefined;
 
 type LinkRow = [side: number, ownerId: string, near: string, far: string, place: number, createdAt?: number, updatedAt?: number, createdBy?: string, updatedBy?: string, autoNumber?: number];
 
@@ -445,18 +448,8 @@ function lookedUpValues(ctx: AppContext, rows: LinkRow[], slugs: string[]): Map<
 
 /** A linked record's value of the field a lookup reads: stored in its data, or kept by the record itself. */
 function farValue(row: LinkRow, looked: Map<string, unknown[]>, slugs: string[], field: FieldRow): unknown {
-  switch (field.type) {
-    case "created_time":
-      return records.createdAt.mapFromDriverValue(row[5]!);
-    case "updated_time":
-      return records.updatedAt.mapFromDriverValue(row[6]!);
-    case "created_by":
-      return row[7];
-    case "updated_by":
-      return row[8];
-    case "auto_number":
-      return row[9];
-  }
+  const column = FIELD_KINDS[field.type].column;
+  if (column) return column.read({ createdAt: records.createdAt.mapFromDriverValue(row[5]!) as string, updatedAt: records.updatedAt.mapFromDriverValue(row[6]!) as string, createdBy: row[7]!, updatedBy: row[8]!, autoNumber: row[9]! });
   return looked.get(row[3])?.[slugs.indexOf(field.slug)] ?? null;
 }
 
@@ -510,9 +503,9 @@ function readLinkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string
     slugs[owns ? 0 : 1].set(ownerId, field.slug);
   }
   const plans = lookups.length > 0 ? lookupPlans(ctx, loaded) : [];
-  const far = plans.some((plan) => COLUMN_TYPES.has(plan.looked.type)) ? "columns" : "none";
+  const far = plans.some((plan) => inColumn(plan.looked)) ? "columns" : "none";
   const rows = ctx.store.sqlite.query<unknown, [string, string, string]>(LINK_ROWS[far]).values(JSON.stringify(recordIds), JSON.stringify(owned), JSON.stringify(inverse)) as LinkRow[];
-  const lookedSlugs = [...new Set(plans.filter((plan) => !COLUMN_TYPES.has(plan.looked.type)).map((plan) => plan.looked.slug))];
+  const lookedSlugs = [...new Set(plans.filter((plan) => !inColumn(plan.looked)).map((plan) => plan.looked.slug))];
   const looked = lookedUpValues(ctx, rows, lookedSlugs);
   // Each record's rows of each field, put in list order (a lookup reads the linked records' columns from them).
   const held = new Map<string, Record<string, LinkRow[]>>();

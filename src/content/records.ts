@@ -1,3 +1,4 @@
+import { FIELD_KINDS } from "./fields/registry";
 import type { RecordSnapshot } from "../events/outbox";
 import { noteFieldsQueried } from "./indexes";
 import { convertedValue } from "./field-convert";
@@ -75,24 +76,15 @@ export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Rec
       case "lookup":
         out[field.slug] = linked?.[field.slug] ?? null;
         break;
-      case "created_time":
-        out[field.slug] = row.createdAt;
-        break;
-      case "updated_time":
-        out[field.slug] = row.updatedAt;
-        break;
-      case "created_by":
-        out[field.slug] = row.createdBy;
-        break;
-      case "updated_by":
-        out[field.slug] = row.updatedBy;
-        break;
-      case "auto_number":
-        out[field.slug] = row.autoNumber;
-        break;
-      default:
+      default: {
+        const column = FIELD_KINDS[field.type].column;
+        if (column) {
+          out[field.slug] = column.read(row);
+          break;
+        }
         // Until the upkeep has rewritten every record of a field being converted, its stored values are converted as they are read.
         out[field.slug] = field.convertFrom ? convertedValue(row.data[field.slug] ?? null, field) : (row.data[field.slug] ?? null);
+      }
     }
   }
   if (hasFormulas(fieldRows)) computeFormulas(fieldRows, out, now);

@@ -2,7 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import { and, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { findBaseOrNull } from "../content/bases";
-import { SEARCHED_TYPES } from "../content/field-types";
+import { FIELD_KINDS } from "../content/fields/registry";
 import { primaryField } from "../shared/field-types";
 import { searchNodes } from "../content/nodes";
 import { bases, nodes, records } from "../tables/content";
@@ -104,7 +104,7 @@ function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit:
   return rows.map(([id, baseId, data, updatedAt]) => {
     const loaded = findBaseOrNull(ctx, spaceId, baseId as string);
     const values = JSON.parse(data as string) as Record<string, unknown>;
-    const searched = (loaded?.fields ?? []).filter((field) => SEARCHED_TYPES.includes(field.type)).flatMap((field) => (typeof values[field.slug] === "string" ? [values[field.slug] as string] : []));
+    const searched = (loaded?.fields ?? []).filter((field) => FIELD_KINDS[field.type].searched).flatMap((field) => (typeof values[field.slug] === "string" ? [values[field.slug] as string] : []));
     const primary = loaded ? primaryField(loaded.fields) : undefined;
     const title = primary && typeof values[primary.slug] === "string" && values[primary.slug] !== "" ? (values[primary.slug] as string) : (id as string);
     return {
@@ -121,7 +121,7 @@ function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit:
 
 /**
  * `GET /search`: the names of the space's active folders and bases that contain every word, then
- * its active records whose searched fields (`SEARCHED_TYPES`) hold every word as the start of a
+ * its active records whose searched fields (the kinds whose `searched` is set) hold every word as the start of a
  * word, most relevant first; `offset` runs through both. Basalt keeps no files yet, so `files`
  * finds nothing.
  */

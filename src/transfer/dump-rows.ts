@@ -1,7 +1,8 @@
 import { Value } from "@sinclair/typebox/value";
 import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../tables/changes";
 import { directIds } from "../changes/direct";
-import { checkFieldOptions, type FieldDefinition, recordValueErrors } from "../content/field-types";
+import { checkFieldOptions, recordValueErrors } from "../content/field-types";
+import { type FieldDefinition } from "../content/fields/kind";
 import { type FieldType, FIELD_TYPES } from "../shared/field-types";
 import { NODE_STATUSES, NODE_TYPES, OPERATION_KINDS, TARGET_TYPES, VIEW_TYPES } from "../tables/content";
 import { ViewConfigSchema } from "../content/views";

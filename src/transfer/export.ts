@@ -1,4 +1,6 @@
 import { t } from "elysia";
+import { plainText } from "../content/fields/kind";
+import { FIELD_KINDS } from "../content/fields/registry";
 import { recordNames } from "../content/links";
 import { listRecords, type RecordQuery, type RecordShape, type RecordView } from "../content/records";
 import type { FieldRow, LoadedBase } from "../tables/content";
@@ -48,13 +50,7 @@ function csvText(value: unknown, field: FieldRow | null, names: Record<string, s
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
-function cellText(value: unknown, field: FieldRow | null, names: Record<string, string | null>): string {
-  if (field?.type === "relation") return (Array.isArray(value) ? value : [value]).map((id) => names[String(id)] ?? String(id)).join(", ");
-  if (field?.type === "attachment" && Array.isArray(value)) return value.map((file) => (file as { fileName: string }).fileName).join(", ");
-  if (typeof value === "string") return value;
-  if (Array.isArray(value) && value.every((item) => typeof item === "string" || typeof item === "number")) return value.join(", ");
-  return JSON.stringify(value);
-}
+const cellText = (value: unknown, field: FieldRow | null, names: Record<string, string | null>): string => (field ? FIELD_KINDS[field.type].toText(value, names) : plainText(value));
 
 function relationIds(records: RecordView[], relations: FieldRow[]): string[] {
   const ids: string[] = [];

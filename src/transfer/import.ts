@@ -4,7 +4,8 @@ import { type Upload, uploadStream, writeTemporary } from "../assets/storage";
 import { atLeast } from "../shared/levels";
 import { type NodeChange, type Proposer, proposeFieldChange, proposeNodeChanges, proposeRecords } from "../changes/proposals";
 import { findBase } from "../content/bases";
-import { isIsoDate, MAX_LINKS } from "../content/field-types";
+import { FIELD_KINDS } from "../content/fields/registry";
+import { isIsoDate, readsAsFlag, readsAsNumber } from "../content/fields/scalar";
 import { type FieldType, isComputed } from "../shared/field-types";
 import { recordInputErrors } from "../content/links";
 import type { FieldRow, LoadedBase } from "../tables/content";
@@ -85,8 +86,8 @@ class ColumnStats {
     this.filled++;
     if (typeof value === "string") {
       const text = value.trim();
-      this.number &&= NUMBER.test(text);
-      this.boolean &&= BOOLEAN_WORDS.has(text.toLowerCase());
+      this.number &&= readsAsNumber(text);
+      this.boolean &&= readsAsFlag(text);
       this.date &&= isIsoDate(text);
       this.email &&= EMAIL_PATTERN.test(text);
       this.url &&= /^https?:\/\/\S+$/i.test(text) && URL.canParse(text);
@@ -121,42 +122,11 @@ class ColumnStats {
   }
 }
 
-const NUMBER = /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const BOOLEAN_WORDS = new Map([["true", true], ["false", false], ["yes", true], ["no", false], ["1", true], ["0", false], ["x", true], ["y", true], ["n", false]]);
 const CHOICES_MAX = 20;
 
-/** A CSV cell as a value of the field's type: the text read as the type reads it, or why it cannot be. */
+/** A CSV cell as a value of the field's type: the text read as its kind reads it, or why it cannot be. */
 function cellValue(field: FieldRow, text: string): { value: unknown } | { error: string } {
-  const trimmed = text.trim();
-  if (trimmed === "") return { value: null };
-  switch (field.type) {
-    case "number":
-      return NUMBER.test(trimmed) ? { value: Number(trimmed) } : { error: `"${trimmed.slice(0, 40)}" is not a number` };
-    case "checkbox": {
-      const flag = BOOLEAN_WORDS.get(trimmed.toLowerCase());
-      return flag === undefined ? { error: `"${trimmed.slice(0, 40)}" is not true or false (true/false, yes/no, 1/0)` } : { value: flag };
-    }
-    case "multiselect":
-      return { value: trimmed.split(",").map((item) => item.trim()).filter(Boolean) };
-    case "relation": {
-      const ids = trimmed.split(",").map((item) => item.trim()).filter(Boolean);
-      return ids.length > MAX_LINKS ? { error: `links at most ${MAX_LINKS} records` } : { value: field.options.multiple === false ? ids[0] : ids };
-    }
-    case "json":
-      try {
-        return { value: JSON.parse(trimmed) };
-      } catch {
-        return { error: "is not valid JSON" };
-      }
-    case "select":
-    case "date":
-    case "email":
-    case "url":
-    case "phone":
-      return { value: trimmed };
-    default:
-      return { value: text };
-  }
+  return text.trim() === "" ? { value: null } : FIELD_KINDS[field.type].fromText(text, field);
 }
 
 interface Column {

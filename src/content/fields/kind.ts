@@ -1,0 +1,77 @@
+import type { FieldType } from "../../shared/field-types";
+import { MAX_VALUE_SIZE } from "../../shared/limits";
+
+/** A field as its kind sees it: its slug, type and options. */
+export interface FieldDefinition {
+  slug: string;
+  type: FieldType;
+  required: boolean;
+  options: Record<string, unknown>;
+}
+
+/** A value checked: its stored form, or why it is refused (the end of "<slug> …"). */
+export type Checked = { value: unknown } | { error: string };
+
+/** The record's own columns a system field reads. */
+export interface RecordColumns {
+  createdAt: string;
+  updatedAt: string;
+  createdBy: string;
+  updatedBy: string;
+  autoNumber: number;
+}
+
+/**
+ * What a type of field is, as the server knows it: one object per type (`registry.ts`), so a rule
+ * about a type lives in its kind and nowhere else. The page's half is `shared/field-types.ts`.
+ */
+export interface FieldKind {
+  /** Checks a definition's options as a client gives them; answers the options stored, or throws a 400. */
+  checkOptions(options: Record<string, unknown>): Record<string, unknown>;
+  /** Checks a value a client sent (never null); computed kinds are never written and take none. */
+  checkValue(value: unknown, field: FieldDefinition): Checked;
+  /** A cell of an imported file (trimmed, never empty) as the value to check. */
+  fromText(text: string, field: FieldDefinition): Checked;
+  /** A value (never null) as the text of an exported cell; `names` holds linked records' primary values by id. */
+  toText(value: unknown, names: Record<string, string | null>): string;
+  /** The record's own column that holds its value (a system field), if any: read from the row, never stored in `data`. */
+  column?: { name: "created_at" | "updated_at" | "created_by" | "updated_by" | "auto_number"; read(row: RecordColumns): unknown };
+  /** Whether full-text search reads its values (the search index's own list in `db/search-index.ts` must name the same types). */
+  searched: boolean;
+  /** Whether a field of this type may be converted to another (`field-convert.ts`), and made by one. */
+  convertible: boolean;
+}
+
+/** A value past the most one value may hold. */
+export const TOO_LARGE = { error: `holds more than ${MAX_VALUE_SIZE}, the most one value may` };
+
+/** Options that need nothing: taken as given. */
+export const anyOptions = (options: Record<string, unknown>) => options;
+
+/** Text as it was typed: a cell of an import is the value itself. */
+export const asText = (text: string): Checked => ({ value: text });
+
+/** A value written as text: strings as they are, lists of words joined, anything else as JSON. */
+export function plainText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === "string" || typeof item === "number")) return value.join(", ");
+  return JSON.stringify(value);
+}
+
+/** A list cell: comma-separated items, trimmed, empty ones dropped. */
+export const listItems = (text: string): string[] =>
+  text
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** The kind of a field that is computed by the server: it takes no value from a client or a file. */
+export const computedKind = (kind: Pick<FieldKind, "checkOptions"> & Partial<FieldKind>): FieldKind => ({
+  checkValue: (value) => ({ value }),
+  fromText: (text) => ({ value: text }),
+  toText: plainText,
+  searched: false,
+  convertible: false,
+  ...kind,
+});
