@@ -2,10 +2,9 @@ import { FIELD_TYPES, type FieldType, isComputed, isEmpty } from "../shared/fiel
 import { badRequest } from "../shared/errors";
 import { nestsDeeperThan, PROTOTYPE_KEYS } from "../shared/json";
 import { textTooLarge } from "../shared/limits";
-import type { Checked, FieldDefinition } from "./fields/kind";
+import { type Checked, type FieldDefinition, TOO_LARGE } from "./fields/kind";
 import { FIELD_KINDS } from "./fields/registry";
 import { MAX_JSON_DEPTH } from "./fields/scalar";
-import { TOO_LARGE } from "./fields/kind";
 
 export const FIELD_SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
 

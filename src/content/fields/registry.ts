@@ -37,5 +37,3 @@ export const FIELD_KINDS: { readonly [T in FieldType]: FieldKind } = {
   lookup: lookupKind,
   formula: formulaKind,
 };
-
-export const kindOf = (type: FieldType): FieldKind => FIELD_KINDS[type];
