@@ -14,6 +14,7 @@ const SAMPLES: Partial<Record<FieldType, [FieldDefinition, unknown]>> = {
   code: [field("code", { code: { language: "json" } }), '{"a":1}'],
   yaml: [field("yaml"), "a: 1"],
   number: [field("number"), -12.5],
+  rating: [field("rating", { max: 5 }), 4],
   checkbox: [field("checkbox"), false],
   date: [field("date"), "2026-02-28T10:00:00Z"],
   select: [field("select", { choices: [{ id: "c1", name: "Done" }] }), "Done"],

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { checkFormula, evaluateFormula, type FormulaType } from "../src/content/formula";
+import { checkFormula } from "../src/content/fields/formula/check";
+import { evaluateFormula } from "../src/content/fields/formula/evaluate";
+import type { FormulaType } from "../src/content/fields/formula/parse";
 import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;

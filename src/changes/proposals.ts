@@ -1,9 +1,10 @@
+import { isRelation } from "../content/fields/relation";
 import { checkConversion, type FieldConversion } from "../content/field-convert";
 import type { Actor } from "../auth/actor";
 import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
 import { fieldChanges, fieldsToDelete } from "../content/field-changes";
 import { checkJsonDepth, type FieldError, invalidValues } from "../content/field-types";
-import { resolveNewFormulas } from "../content/formulas";
+import { resolveNewFormulas } from "../content/fields/formula/plan";
 import { checkRecordInput, type InputCheck, recordInputErrors, resolveLinkedField } from "../content/links";
 import { findNode } from "../content/nodes";
 import { currentFields, findRecord } from "../content/records";
@@ -156,7 +157,7 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
       for (const field of change.fields ?? []) {
         const row = prepareField(source.baseId, field, checked, checked.length, "");
         // A relation to another base is checked now; one to the new base itself, and lookups, when the base is made.
-        if (row.type === "relation" && (row.options.targetBaseId ?? row.options.targetBaseSlug) !== change.slug) resolveLinkedField(ctx, source, row, [], "");
+        if (isRelation(row) && (row.options.targetBaseId ?? row.options.targetBaseSlug) !== change.slug) resolveLinkedField(ctx, source, row, [], "");
         checked.push(row);
       }
       resolveNewFormulas(ctx, spaceId, checked, checked);

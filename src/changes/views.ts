@@ -1,3 +1,4 @@
+import { isRelation } from "../content/fields/relation";
 import type { Static } from "@sinclair/typebox";
 import { asc, inArray } from "drizzle-orm";
 import { t } from "elysia";
@@ -159,7 +160,7 @@ function mergeSummaryOf(row: ChangeRequestRow, ops: OperationRow[]): Record<stri
 
 /** The names of the records the operations' relation values name, before and after. */
 function linkedRecordsOf(ctx: AppContext, spaceId: string, base: BaseView | null, ops: OperationView[]): Record<string, string | null> {
-  const relations = (base?.fields ?? []).filter((field) => field.type === "relation").map((field) => field.slug);
+  const relations = (base?.fields ?? []).filter(isRelation).map((field) => field.slug);
   if (relations.length === 0) return {};
   const ids = ops.flatMap((op) => relations.flatMap((slug) => [...idsOf(op.headCommit?.payload[slug]), ...idsOf(op.baseFields[slug])]));
   return recordNames(ctx, spaceId, ids);

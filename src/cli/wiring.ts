@@ -1,5 +1,6 @@
 import { KeyCache } from "../auth/key-cache";
 import { FieldUpkeep } from "../content/field-upkeep";
+import { writeFieldKinds } from "../content/fields/registry";
 import { type AppContext, createContext, type Logger } from "../context";
 import type { Store } from "../db/client";
 import { EventHub } from "../events/stream";
@@ -16,8 +17,9 @@ export interface Wired {
   fieldUpkeep: FieldUpkeep;
 }
 
-/** The one place the context's services are made: every command, the tests and the benches wire a process here. */
+/** The one place the context's services are made: every command, the tests and the benches wire a process here (on a migrated store). */
 export function wire(store: Store, config: Config, clock: Clock, log: Logger): Wired {
+  writeFieldKinds(store.db);
   const lastSeq = () => store.sqlite.query<{ seq: number }, []>(`SELECT "seq" FROM "sqlite_sequence" WHERE "name" = 'events'`).get()?.seq ?? 0;
   const eventStream = new EventHub(lastSeq, config.limits);
   const deliveries = new DeliveryLoop();

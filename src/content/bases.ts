@@ -1,3 +1,4 @@
+import { FIELD_KINDS } from "./fields/registry";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, desc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -179,7 +180,7 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
     position,
     options,
     createdAt: at,
-    indexState: input.type === "formula" && isIndexable({ type: input.type, options }) ? indexing : "none",
+    indexState: FIELD_KINDS[input.type].filledByUpkeep && isIndexable({ type: input.type, options }) ? indexing : "none",
     indexUsedAt: null,
     convertFrom: null,
   };

@@ -1,3 +1,5 @@
+import { isFormula } from "./fields/formula/kind";
+import { isRelation } from "./fields/relation";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
@@ -8,8 +10,8 @@ import { requireWithin } from "../shared/limits";
 import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
 import { checkFieldOptions } from "./field-types";
 import { renamedChoices } from "./fields/choice";
-import { formulaOf } from "./fields/formula";
-import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./formulas";
+import { formulaOf } from "./fields/formula/kind";
+import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./fields/formula/plan";
 import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./links";
 import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
 
@@ -123,7 +125,7 @@ function relationPatch(field: FieldRow, options: Record<string, unknown>): Recor
 /** What a field update would change, checked: a field's type changes only by a conversion (`field-convert.ts`), and a relation keeps its target. */
 export function fieldChanges(ctx: AppContext, loaded: LoadedBase, field: FieldRow, patch: FieldPatch): Partial<FieldRow> {
   if (patch.type !== undefined && patch.type !== field.type) {
-    const relation = patch.type === "relation" || field.type === "relation" ? " To or from a relation, make a new field and copy the values." : "";
+    const relation = (patch.type !== undefined && isRelation({ type: patch.type })) || isRelation(field) ? " To or from a relation, make a new field and copy the values." : "";
     throw badRequest(
       `An update does not change a field's type ("${field.slug}" is ${field.type}, not ${patch.type}): propose { "operation": "convert", "fieldId", "newType" }, previewed by POST /bases/{id}/fields/convert/preview.${relation}`,
     );
@@ -132,11 +134,11 @@ export function fieldChanges(ctx: AppContext, loaded: LoadedBase, field: FieldRo
   if (patch.name !== undefined) changes.name = checkName(patch.name);
   if (patch.required !== undefined) changes.required = patch.required;
   if (patch.options !== undefined) {
-    changes.options = changedLinkOptions(ctx, loaded, field, checkFieldOptions(field.type, field.type === "relation" ? relationPatch(field, patch.options) : patch.options));
+    changes.options = changedLinkOptions(ctx, loaded, field, checkFieldOptions(field.type, isRelation(field) ? relationPatch(field, patch.options) : patch.options));
     // The base's formulas must still hold with the new options (a lookup's rollup is what a formula reads).
     const after = loaded.fields.map((other) => (other.id === field.id ? { ...other, options: changes.options! } : other));
     const formulas = resolveFormulas(ctx, loaded.base.spaceId, after, loaded.fields);
-    if (field.type === "formula") changes.options = formulas.get(field.id);
+    if (isFormula(field)) changes.options = formulas.get(field.id);
   }
   return changes;
 }
@@ -148,7 +150,7 @@ export function updateField(tx: Tx, loaded: LoadedBase, fieldId: string, patch: 
   const renames = changes.options ? renamedChoices(field.options, changes.options) : new Map<string, string>();
   renameChoiceValues(tx, field, renames);
   tx.db.update(fields).set(changes).where(eq(fields.id, field.id)).run();
-  const formulaChanged = field.type === "formula" && changes.options && formulaOf(changes.options).expression !== formulaOf(field.options).expression;
+  const formulaChanged = isFormula(field) && changes.options && formulaOf(changes.options).expression !== formulaOf(field.options).expression;
   if (formulaChanged || renames.size > 0) recomputeFormulas(tx, baseId);
   touchBase(tx, baseId, at);
 }

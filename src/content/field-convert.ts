@@ -9,13 +9,11 @@ import { type FieldRow, fieldOf, forgetBases, type LoadedBase } from "./bases";
 import { isIndexable } from "./field-sql";
 import { checkFieldOptions, recordValueErrors } from "./field-types";
 import { type FieldType, isEmpty } from "../shared/field-types";
-import { requireNoFormulaOf } from "./formulas";
+import { CONVERTIBLE_TYPES, FIELD_KINDS } from "./fields/registry";
+import { NOT_CONVERTIBLE } from "./fields/kind";
+import { requireNoFormulaOf } from "./fields/formula/plan";
 import { requireNoLookupOf } from "./links";
 import { type ConversionState, fields, records } from "../tables/content";
-
-/** The types a field converts between: every stored input type but a relation (whose values are links). */
-export const CONVERTIBLE_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json"] as const satisfies readonly FieldType[];
-export type ConvertibleType = (typeof CONVERTIBLE_TYPES)[number];
 
 /** Values a select's choices lack: left out (null), or added as choices. */
 export const SELECT_CHOICE_MODES = ["null_on_missing", "auto_create"] as const;
@@ -26,7 +24,7 @@ export const CONVERT_BOUNDS = { preview: 100_000, conflicts: 100, choices: 1000 
 
 export type FieldConversion = {
   fieldId: string;
-  newType: ConvertibleType;
+  newType: FieldType;
   selectChoiceMode?: SelectChoiceMode;
 };
 
@@ -41,34 +39,14 @@ export const ConvertPreviewSchema = t.Object(
 );
 type ConvertPreview = Static<typeof ConvertPreviewSchema>;
 
-const INVALID = Symbol("invalid");
-const CHOICE_TYPES: ReadonlySet<FieldType> = new Set(["select", "multiselect"]);
-const TEXT_TARGETS: ReadonlySet<FieldType> = new Set(["text", "longtext", "markdown", "html", "code", "yaml", "date", "select", "url", "email", "phone"]);
-
-const asText = (value: unknown): string => (Array.isArray(value) ? value.map(asText).join(", ") : typeof value === "object" ? JSON.stringify(value) : String(value));
-
 /** A value of the old type as a candidate for the new one, before the new type's own check (a value already of the new type stays as it is). */
 function candidate(value: unknown, to: FieldType): unknown {
   if (isEmpty(value)) return null;
-  if (to === "number") {
-    if (typeof value === "number" || typeof value === "boolean") return Number(value);
-    const number = typeof value === "string" && value.trim() !== "" ? Number(value.trim()) : Number.NaN;
-    return Number.isFinite(number) ? number : INVALID;
-  }
-  if (to === "checkbox") {
-    if (typeof value === "boolean") return value;
-    if (typeof value === "number") return value !== 0;
-    const word = asText(value).trim().toLowerCase();
-    return ["true", "yes", "1"].includes(word) ? true : ["false", "no", "0"].includes(word) ? false : INVALID;
-  }
-  if (to === "multiselect") return Array.isArray(value) ? value.map(asText) : asText(value).split(",").map((part) => part.trim()).filter(Boolean);
-  if (to === "json") return value;
-  if (to === "select" && Array.isArray(value)) return value.length === 1 ? asText(value[0]) : INVALID;
-  return TEXT_TARGETS.has(to) ? asText(value) : value;
+  return FIELD_KINDS[to].convertsFrom?.(value) ?? NOT_CONVERTIBLE;
 }
 
 /** The choice names a candidate names (for `auto_create`). */
-const namesOf = (value: unknown): string[] => (value === null || value === INVALID ? [] : (Array.isArray(value) ? value : [value]).filter((name): name is string => typeof name === "string"));
+const namesOf = (value: unknown): string[] => (value === null || value === NOT_CONVERTIBLE ? [] : (Array.isArray(value) ? value : [value]).filter((name): name is string => typeof name === "string"));
 
 /**
  * A stored value as the field now holds it: converted, or null where the new type cannot hold it.
@@ -76,22 +54,22 @@ const namesOf = (value: unknown): string[] => (value === null || value === INVAL
  */
 export function convertedValue(value: unknown, field: Pick<FieldRow, "slug" | "type" | "options" | "convertFrom">): unknown {
   const proposed = candidate(value, field.type);
-  if (proposed === INVALID || proposed === null) return null;
+  if (proposed === NOT_CONVERTIBLE || proposed === null) return null;
   const checked = recordValueErrors([{ slug: field.slug, type: field.type, required: false, options: field.options }], { [field.slug]: proposed }, "update");
   if (checked.errors.length === 0) return checked.values[field.slug] ?? null;
-  return field.convertFrom?.mode === "auto_create" && CHOICE_TYPES.has(field.type) ? proposed : null;
+  return field.convertFrom?.mode === "auto_create" && FIELD_KINDS[field.type].choices ? proposed : null;
 }
 
 /** Checks a conversion against the base as it is: the field, the new type, and what reads the field. Answers the field and its options after it. */
 function checkConvertible(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): { field: FieldRow; options: Record<string, unknown> } {
   const field = fieldOf(loaded.fields, conversion.fieldId);
   if (field.convertFrom) throw conflict(`"${field.slug}" is still being converted; try again when it is done.`, { reason: "FIELD_CONVERTING" });
-  if (!(CONVERTIBLE_TYPES as readonly string[]).includes(field.type)) throw badRequest(`A ${field.type} field cannot be converted; make a new field and copy its values.`);
+  if (!CONVERTIBLE_TYPES.includes(field.type)) throw badRequest(`A ${field.type} field cannot be converted; make a new field and copy its values.`);
   if (field.type === conversion.newType) throw badRequest(`"${field.slug}" is already a ${field.type} field.`);
   requireNoLookupOf(ctx, loaded.base.spaceId, [field]);
   requireNoFormulaOf(ctx, loaded.base.spaceId, [field]);
-  const keepsChoices = CHOICE_TYPES.has(field.type) && CHOICE_TYPES.has(conversion.newType);
-  if (!CHOICE_TYPES.has(conversion.newType)) return { field, options: field.type === "code" && conversion.newType === "code" ? field.options : {} };
+  const keepsChoices = FIELD_KINDS[field.type].choices && FIELD_KINDS[conversion.newType].choices;
+  if (!FIELD_KINDS[conversion.newType].choices) return { field, options: checkFieldOptions(conversion.newType, {}) };
   const choices = keepsChoices ? ((field.options.choices as unknown[] | undefined) ?? []) : [];
   if (conversion.selectChoiceMode === "auto_create") return { field, options: { choices } };
   if (choices.length === 0) throw badRequest(`"${field.slug}" would become a ${conversion.newType} without choices: send selectChoiceMode "auto_create" to make its choices from the values.`);
@@ -153,7 +131,7 @@ const storeValue = preparedWrite((db) =>
  */
 export function convertRows(tx: Tx, field: FieldRow, rows: { id: string; data: Record<string, unknown> }[]): FieldRow {
   let current = field;
-  if (current.convertFrom?.mode === "auto_create" && CHOICE_TYPES.has(current.type)) {
+  if (current.convertFrom?.mode === "auto_create" && FIELD_KINDS[current.type].choices) {
     const had = (current.options.choices as { name: string }[] | undefined) ?? [];
     const choices = [...had];
     const known = new Set(choices.map((choice) => choice.name));

@@ -1,39 +1,31 @@
-import { FIELD_KINDS } from "./fields/registry";
+import { comparisonOf, FIELD_KINDS } from "./fields/registry";
 import type { FieldRow } from "../tables/content";
-import { formulaOf } from "./fields/formula";
-import { type FieldType } from "../shared/field-types";
 
 /**
- * How listings read a field in SQL. The sortable form is also what `field_values` holds for an
- * indexed field (its triggers, migrations/0010, write the same value), so a filter or sort may be
- * answered from either.
+ * How listings read a field in SQL, by how its kind compares values (`comparisonOf`). The sortable
+ * form is also what `field_values` holds for an indexed field (its triggers, migrations/0029, write
+ * the same value), so a filter or sort may be answered from either.
  */
 
 /** The record's own column that holds a system field's value. */
 const columnOf = (field: Pick<FieldRow, "type">) => FIELD_KINDS[field.type].column?.name;
 
-const NUMERIC_TYPES: ReadonlySet<FieldType> = new Set(["number", "auto_number", "checkbox"]);
-
 type FieldShape = Pick<FieldRow, "type" | "options">;
 
-/** What a formula field yields (`formulas.ts` sets it when the field is made; it never changes). */
-const formulaResult = (field: FieldShape) => (field.type === "formula" ? formulaOf(field.options) : undefined);
-
-/** Fields whose values are not in the record's row (`links.ts`, formulas reading links or the clock): a listing cannot compare them in SQL. */
-export const isComputedAtRead = (field: FieldShape): boolean => field.type === "relation" || field.type === "lookup" || formulaResult(field)?.computedAtRead === true;
+/** Fields whose values are not in the record's row (links, formulas reading links or the clock): a listing cannot compare them in SQL. */
+export const isComputedAtRead = (field: FieldShape): boolean => comparisonOf(field) === "read";
 
 /** Fields that cannot be sorted or range-filtered: their values are lists or documents, or are not in the record's row. */
-export function isUnsortable(field: FieldShape): boolean {
-  if (field.type === "multiselect" || field.type === "json" || field.type === "attachment" || isComputedAtRead(field)) return true;
-  const result = formulaResult(field)?.resultType;
-  return result === "list" || result === "any";
-}
+export const isUnsortable = (field: FieldShape): boolean => ["choices", "list", "read"].includes(comparisonOf(field));
 
 /** Fields compared as true or false: a checkbox, a formula yielding one. */
-export const isBoolean = (field: FieldShape): boolean => field.type === "checkbox" || formulaResult(field)?.resultType === "boolean";
+export const isBoolean = (field: FieldShape): boolean => comparisonOf(field) === "flag";
 
-/** Fields compared as numbers (a true or false as 1 or 0), as the triggers of migrations/0013 also decide. */
-export const isNumeric = (field: FieldShape): boolean => NUMERIC_TYPES.has(field.type) || isBoolean(field) || formulaResult(field)?.resultType === "number";
+/** Fields compared as numbers (a true or false as 1 or 0), as the triggers of migrations/0029 also decide. */
+export const isNumeric = (field: FieldShape): boolean => comparisonOf(field) === "number" || isBoolean(field);
+
+/** Fields whose `contains` matches one of their choices. */
+export const holdsChoices = (field: FieldShape): boolean => comparisonOf(field) === "choices";
 
 /** What an unset value sorts as: below every number, or the empty string; so keyset comparisons never meet a NULL. */
 const sentinelOf = (field: FieldRow) => (isNumeric(field) ? String(-Number.MAX_VALUE) : "''");
@@ -47,7 +39,7 @@ const ID = /^[a-z]{3}_[0-9A-Za-z]+$/;
 const SLUG = /^[a-z0-9_-]{1,64}$/;
 
 /** Fields whose values are moments: stored as milliseconds (`instant`), shown and matched by `contains` as ISO text. */
-export const isTime = (field: Pick<FieldRow, "type">) => field.type === "created_time" || field.type === "updated_time";
+export const isTime = (field: FieldShape) => comparisonOf(field) === "moment";
 
 /** The field's value as the API shows it (NULL when unset); `table` qualifies the column in a query, and is empty in an index. */
 export function valueSql(field: FieldRow, table = '"records".'): string {

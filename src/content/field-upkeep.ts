@@ -1,3 +1,4 @@
+import { FIELD_KINDS } from "./fields/registry";
 import { convertRows, finishConversion } from "./field-convert";
 import { eq, inArray, isNotNull, sql } from "drizzle-orm";
 import { BackgroundTask } from "../shared/background-task";
@@ -85,7 +86,7 @@ function storeFormula(tx: Tx, field: FieldRow, part: Part): void {
  * - a field created in a base with records is `building`: its values are filled in from the
  *   records, a batch at a time (the triggers keep every record written meanwhile), then it is
  *   `ready` and listings use it; a stored formula made or changed is `building` too, and each
- *   batch first computes and stores its values (`formulas.ts`);
+ *   batch first computes and stores its values (`fields/formula/plan.ts`);
  * - a field deleted (with its base or space too) is in `dropped_fields`: its links (a relation's)
  *   and indexed values are removed, then its values under its slug are cleared from the base's records.
  * Walks resume from memory; after a restart they start over, and every step is idempotent.
@@ -200,8 +201,9 @@ export class FieldUpkeep {
     const began = performance.now();
     let from = this.filled.get(field.id) ?? null;
     do {
-      const part = nextPart(tx, field.baseId, from, field.type === "formula" ? FORMULA_PART : FILL_PART);
-      if (field.type === "formula") storeFormula(tx, field, part);
+      const { filledByUpkeep } = FIELD_KINDS[field.type];
+      const part = nextPart(tx, field.baseId, from, filledByUpkeep ? FORMULA_PART : FILL_PART);
+      if (filledByUpkeep) storeFormula(tx, field, part);
       tx.db.run(
         sql`INSERT OR IGNORE INTO "field_values" ("field_id", "status", "value", "created_at", "record_id")
             SELECT ${field.id}, ${records.status}, ${sql.raw(sortableSql(field))}, ${records.createdAt}, ${records.id} FROM ${records} WHERE ${partOf(part)}`,

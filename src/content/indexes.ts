@@ -1,4 +1,5 @@
-import { and, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { FIELD_KINDS, FILLED_BY_UPKEEP } from "./fields/registry";
+import { and, eq, inArray, isNull, lt, notInArray, or, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
 import { writeInBackground } from "../db/tx";
 import { type FieldRow, forgetBases } from "./bases";
@@ -20,7 +21,7 @@ export const INDEX_RULE = { queries: 3, windowMs: 10 * 60_000, unusedMs: 30 * 24
 
 /** Inside a write: the fields become indexed, at once in a base without records, else filled by the upkeep. */
 export function indexFields(tx: Tx, fieldRows: FieldRow[]): void {
-  const wanted = fieldRows.filter((field) => (field.indexState === "none" || field.indexState === "dropping") && field.type !== "formula" && !field.convertFrom && isIndexable(field));
+  const wanted = fieldRows.filter((field) => (field.indexState === "none" || field.indexState === "dropping") && !FIELD_KINDS[field.type].filledByUpkeep && !field.convertFrom && isIndexable(field));
   if (wanted.length === 0) return;
   const byBase = new Map<string, string[]>();
   for (const field of wanted) byBase.set(field.baseId, [...(byBase.get(field.baseId) ?? []), field.id]);
@@ -57,7 +58,7 @@ export function noteFieldsQueried(ctx: AppContext, queried: FieldRow[]): void {
       if (now - (demand.touched.get(field.id) ?? 0) < INDEX_RULE.touchMs) continue;
       demand.touched.set(field.id, now);
       toTouch.push(field.id);
-    } else if (field.indexState === "none" && field.type !== "formula" && isIndexable(field)) {
+    } else if (field.indexState === "none" && !FIELD_KINDS[field.type].filledByUpkeep && isIndexable(field)) {
       const recent = (demand.asked.get(field.id) ?? []).filter((at) => now - at < INDEX_RULE.windowMs);
       recent.push(now);
       demand.asked.set(field.id, recent);
@@ -96,7 +97,7 @@ export function dropUnusedIndexes(tx: Tx): number {
     .where(
       and(
         eq(fields.indexState, "ready"),
-        ne(fields.type, "formula"),
+        notInArray(fields.type, [...FILLED_BY_UPKEEP]),
         or(lt(fields.indexUsedAt, cutoff), and(isNull(fields.indexUsedAt), lt(fields.createdAt, cutoff))),
         kept.length > 0 ? sql`${fields.id} NOT IN (SELECT "value" FROM json_each(${JSON.stringify(kept)}))` : undefined,
       ),

@@ -1,3 +1,7 @@
+import { isFormula } from "./fields/formula/kind";
+import { isLookup } from "./fields/lookup";
+import { isAttachment } from "./fields/attachment";
+import { isRelation } from "./fields/relation";
 import { FIELD_KINDS } from "./fields/registry";
 import type { Database } from "bun:sqlite";
 import { resolveAttachments } from "../assets/assets";
@@ -37,7 +41,6 @@ function ownership(field: FieldRow): { ownerId: string; owns: boolean } {
 
 export const targetBaseOf = (field: FieldRow) => field.options.targetBaseId as string;
 
-export const isRelation = (field: Pick<FieldRow, "type">) => field.type === "relation";
 
 /**
  * The records whose derived values a change of one record alters, by base: those whose link to it
@@ -52,7 +55,7 @@ export function recordsDerivingFrom(ctx: AppContext, loaded: LoadedBase, before:
     const far = findBaseOrNull(ctx, loaded.base.spaceId, targetBaseOf(relation));
     if (!far) continue;
     const inverse = far.fields.find((field) => field.id === relation.options.inverseFieldId);
-    const reads = far.fields.some((field) => (field.type === "lookup" && inverse !== undefined && lookupOf(field.options).relationFieldSlug === inverse.slug) || (field.type === "formula" && isComputedAtRead(field)));
+    const reads = far.fields.some((field) => (isLookup(field) && inverse !== undefined && lookupOf(field.options).relationFieldSlug === inverse.slug) || (isFormula(field) && isComputedAtRead(field)));
     const was = new Set(idsOf(before?.[relation.slug]));
     const is = new Set(idsOf(after?.[relation.slug]));
     for (const id of new Set([...was, ...is])) {
@@ -105,14 +108,14 @@ export interface FieldSource {
  * relation's target base whose values are stored or computed by the record itself.
  */
 export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: FieldRow, siblings: FieldRow[], at: string): FieldRow | null {
-  if (row.type === "lookup") {
+  if (isLookup(row)) {
     const { relationFieldSlug, targetFieldSlug } = lookupOf(row.options);
     const relation = siblings.find((field) => field.slug === relationFieldSlug);
     if (!relation || !isRelation(relation)) throw badRequest(`options.lookup.relationFieldSlug "${relationFieldSlug}" is not a relation field of this base.`);
     const target = findBase(ctx, source.spaceId, targetBaseOf(relation), { archived: true });
     const looked = target.fields.find((field) => field.slug === targetFieldSlug);
     if (!looked) throw badRequest(`options.lookup.targetFieldSlug "${targetFieldSlug}" is not a field of the base "${target.node.slug}".`);
-    if (looked.type === "relation" || looked.type === "lookup") throw badRequest(`A lookup reads a field of the linked records, not another ${looked.type} ("${targetFieldSlug}").`);
+    if (FIELD_KINDS[looked.type].unlinked) throw badRequest(`A lookup reads a field of the linked records, not another ${looked.type} ("${targetFieldSlug}").`);
     if (isComputedAtRead(looked)) throw badRequest(`A lookup reads values the linked records store; the formula "${targetFieldSlug}" is computed when read.`);
     return null;
   }
@@ -148,7 +151,7 @@ export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: Fi
  * still name a relation of its base and a field of the target.
  */
 export function changedLinkOptions(ctx: AppContext, loaded: LoadedBase, field: FieldRow, options: Record<string, unknown>): Record<string, unknown> {
-  if (field.type === "lookup") {
+  if (isLookup(field)) {
     resolveLinkedField(ctx, sourceOf(loaded), { ...field, options }, loaded.fields.filter((other) => other.id !== field.id), "");
     return options;
   }
@@ -251,7 +254,7 @@ function linkErrors(ctx: AppContext, loaded: LoadedBase, values: Record<string, 
 /** Attachment values name assets by id: each becomes the asset as the space holds it, or an error of its field. */
 function resolveAttachmentValues(ctx: AppContext, loaded: LoadedBase, checked: { values: Record<string, unknown>; errors: FieldError[] }): void {
   for (const field of loaded.fields) {
-    if (field.type !== "attachment" || !Array.isArray(checked.values[field.slug])) continue;
+    if (!isAttachment(field) || !Array.isArray(checked.values[field.slug])) continue;
     const resolved = resolveAttachments(ctx, loaded.node.spaceId, field.options, checked.values[field.slug] as string[]);
     if ("value" in resolved) checked.values[field.slug] = resolved.value;
     else checked.errors.push({ slug: field.slug, type: field.type, message: `${field.slug} ${resolved.error}.` });
@@ -392,12 +395,12 @@ export type LinkedValues = Map<string, Readonly<Record<string, unknown>>>;
 const EMPTY: LinkedValues = new Map();
 
 /** Whether records of the base have values read from links (a relation or lookup field). */
-export const hasLinkedFields = (loaded: LoadedBase): boolean => loaded.fields.some((field) => field.type === "relation" || field.type === "lookup");
+export const hasLinkedFields = (loaded: LoadedBase): boolean => loaded.fields.some((field) => FIELD_KINDS[field.type].unlinked !== undefined);
 
 /** Each lookup of the base that resolves, with the relation it reads through and the field it reads. */
 function lookupPlans(ctx: AppContext, loaded: LoadedBase) {
   return loaded.fields.flatMap((field) => {
-    if (field.type !== "lookup") return [];
+    if (!isLookup(field)) return [];
     const options = lookupOf(field.options);
     const relation = loaded.fields.find((other) => other.slug === options.relationFieldSlug && isRelation(other));
     const target = relation && findBaseOrNull(ctx, loaded.base.spaceId, targetBaseOf(relation));
@@ -485,7 +488,7 @@ export function linkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: str
  */
 function readLinkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string[], options: { lookups: boolean }): LinkedValues {
   const relations = loaded.fields.filter(isRelation);
-  const lookups = options.lookups ? loaded.fields.filter((field) => field.type === "lookup") : [];
+  const lookups = options.lookups ? loaded.fields.filter(isLookup) : [];
   const out = new Map<string, Record<string, unknown>>();
   for (const id of recordIds) {
     const values: Record<string, unknown> = {};

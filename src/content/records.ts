@@ -1,4 +1,6 @@
-import { FIELD_KINDS } from "./fields/registry";
+import { isRelation } from "./fields/relation";
+import { FIELD_KINDS, whyReadAtRead } from "./fields/registry";
+import { isLookup } from "./fields/lookup";
 import type { RecordSnapshot } from "../events/outbox";
 import { noteFieldsQueried } from "./indexes";
 import { convertedValue } from "./field-convert";
@@ -12,11 +14,10 @@ import { compiledRows, decodeRow, insertRow, preparedFor, preparedWrite, queryPl
 import { newId } from "../db/ids";
 import { badRequest, conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
-import { isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "./field-sql";
+import { holdsChoices, isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "./field-sql";
 import type { FilterOperator } from "../shared/field-types";
 import { BaseSchema, type BaseView, baseView, type FieldRow, findBase, type LoadedBase } from "./bases";
-import { holdsMany } from "../shared/field-types";
-import { computeFormulas, hasFormulas, storedFormulas } from "./formulas";
+import { computeFormulas, hasFormulas, storedFormulas } from "./fields/formula/plan";
 import { hasLinkedFields, idsOf, type LinkedValues, linkedValues, type RecordLinkView, recordLinksJson, recordLinkViews, recordNames, writeLinks } from "./links";
 import { bases, commits, NODE_STATUSES, records, type RecordStatus } from "../tables/content";
 
@@ -64,28 +65,16 @@ export const NumberedRecordPageSchema = t.Object(
 /**
  * Every field of the base, unset ones as null; computed fields from the record's own columns,
  * relations and lookups from `linked` (read from the links, `links.ts`), formulas from the rest
- * (`formulas.ts`; those computed when read only given `now`).
+ * (`fields/formula/plan.ts`; those computed when read only given `now`).
  */
 export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Record<string, unknown>, now: number | null = null): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of fieldRows) {
-    switch (field.type) {
-      case "relation":
-        out[field.slug] = linked?.[field.slug] ?? (holdsMany(field.options) ? [] : null);
-        break;
-      case "lookup":
-        out[field.slug] = linked?.[field.slug] ?? null;
-        break;
-      default: {
-        const column = FIELD_KINDS[field.type].column;
-        if (column) {
-          out[field.slug] = column.read(row);
-          break;
-        }
-        // Until the upkeep has rewritten every record of a field being converted, its stored values are converted as they are read.
-        out[field.slug] = field.convertFrom ? convertedValue(row.data[field.slug] ?? null, field) : (row.data[field.slug] ?? null);
-      }
-    }
+    const { unlinked, column } = FIELD_KINDS[field.type];
+    if (unlinked) out[field.slug] = linked?.[field.slug] ?? unlinked(field.options);
+    else if (column) out[field.slug] = column.read(row);
+    // Until the upkeep has rewritten every record of a field being converted, its stored values are converted as they are read.
+    else out[field.slug] = field.convertFrom ? convertedValue(row.data[field.slug] ?? null, field) : (row.data[field.slug] ?? null);
   }
   if (hasFormulas(fieldRows)) computeFormulas(fieldRows, out, now);
   return out;
@@ -249,7 +238,7 @@ export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: st
  * read there is nothing to read.
  */
 export function writtenView(ctx: AppContext, loaded: LoadedBase, row: RecordRow, head: CommitHead, people: Map<string, UserRef>, given?: Record<string, unknown>): RecordView {
-  const linked = given && !loaded.fields.some((field) => field.type === "lookup") ? given : linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id);
+  const linked = given && !loaded.fields.some(isLookup) ? given : linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id);
   return recordView(row, loaded, head, people, baseView(loaded), linked, ctx.clock.now());
 }
 
@@ -385,7 +374,7 @@ function filterCondition(shape: ListingShape, field: FieldRow, filter: RecordFil
       // One parameter, a JSON list: the statement is the same for any number of values.
       return sql`(${sortable} IN (SELECT "value" FROM json_each(${shape.param(JSON.stringify(values.map((v) => typedValue(field, v))))}))${set})`;
     case "contains":
-      if (field.type === "multiselect") return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
+      if (holdsChoices(field)) return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
       return sql`instr(lower(${value}), lower(${shape.param(values[0])})) > 0`;
     case "isEmpty":
       return empty;
@@ -399,10 +388,7 @@ function requireNotConverting(field: FieldRow): void {
   if (field.convertFrom) throw conflict(`"${field.slug}" is being converted to ${field.type}; filter or sort by it again in a few seconds.`, { reason: "FIELD_CONVERTING" });
 }
 
-const whyReadOnly = (field: FieldRow) =>
-  field.type === "formula"
-    ? "its formula reads linked records or the clock, so its values are computed when read, not stored."
-    : "its values are read from links; read a record's links with GET /records/{recordId}/links.";
+const whyReadOnly = (field: FieldRow) => whyReadAtRead(field) ?? "";
 
 interface SortPlan {
   /** The sort's value as read from the record. */
@@ -774,7 +760,7 @@ function splitLinked(loaded: LoadedBase, values: Record<string, unknown>, before
   const data = { ...values };
   const links: Record<string, unknown> = {};
   for (const field of loaded.fields) {
-    if (field.type !== "relation" || !Object.hasOwn(values, field.slug)) continue;
+    if (!isRelation(field) || !Object.hasOwn(values, field.slug)) continue;
     links[field.slug] = values[field.slug];
     delete data[field.slug];
   }
@@ -865,7 +851,7 @@ export function writeRecord(
 
 /** The names of the records a page's relation values name (`linkedNames=true`): one statement for the page. */
 export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, records: RecordView[]): Record<string, string | null> {
-  const relations = loaded.fields.filter((field) => field.type === "relation").map((field) => field.slug);
+  const relations = loaded.fields.filter(isRelation).map((field) => field.slug);
   if (relations.length === 0) return {};
   return recordNames(ctx, loaded.base.spaceId, records.flatMap((record) => relations.flatMap((slug) => idsOf(record.fields[slug]))));
 }

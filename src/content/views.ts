@@ -10,7 +10,7 @@ import { badRequest, conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
-import { FILTER_OPERATORS, type FilterOperator } from "../shared/field-types";
+import { FIELD_TRAITS, FIELD_TYPES, type FieldType, FILTER_OPERATORS, type FilterOperator } from "../shared/field-types";
 import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records";
 import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "../tables/content";
 
@@ -20,14 +20,14 @@ export type ViewRow = typeof views.$inferSelect;
 const FIELD_KEYS = ["groupByFieldSlug", "stackByFieldSlug", "dateFieldSlug", "startFieldSlug", "endFieldSlug", "coverFieldSlug"] as const;
 type FieldKey = (typeof FIELD_KEYS)[number];
 
-/** Field types a key may name: grouping needs a single select; the calendar and gantt keys need moments. */
-const DATE_TYPES = ["date", "created_time", "updated_time"];
-const KEY_TYPES: Partial<Record<FieldKey, string[]>> = {
-  groupByFieldSlug: ["select"],
-  stackByFieldSlug: ["select"],
-  dateFieldSlug: DATE_TYPES,
-  startFieldSlug: DATE_TYPES,
-  endFieldSlug: DATE_TYPES,
+/** Field types a key may name: grouping needs one choice each; the calendar and gantt keys need moments. */
+const typesThat = (trait: "stacks" | "dated"): readonly FieldType[] => FIELD_TYPES.filter((type) => FIELD_TRAITS[type][trait]);
+const KEY_TYPES: Partial<Record<FieldKey, readonly FieldType[]>> = {
+  groupByFieldSlug: typesThat("stacks"),
+  stackByFieldSlug: typesThat("stacks"),
+  dateFieldSlug: typesThat("dated"),
+  startFieldSlug: typesThat("dated"),
+  endFieldSlug: typesThat("dated"),
 };
 
 /** Busabase's view operators, read as the listing's. */

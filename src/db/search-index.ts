@@ -1,9 +1,7 @@
 import type { Database } from "bun:sqlite";
 
-/** The field types whose values a record's search entry holds (the update trigger of migrations/0024 names the same). */
-export const SEARCHED_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "email", "url"] as const;
-
-const ENTRY_TEXT = `SELECT group_concat(json_extract(r."data", '$."' || f."slug" || '"'), ' ') FROM "fields" f WHERE f."base_id" = r."base_id" AND f."type" IN (${SEARCHED_TYPES.map((type) => `'${type}'`).join(", ")})`;
+/** A record's search entry: the values of its fields whose kind search reads (`field_kinds`, as the update trigger of migrations/0029 reads it). */
+const ENTRY_TEXT = `SELECT group_concat(json_extract(r."data", '$."' || f."slug" || '"'), ' ') FROM "fields" f CROSS JOIN "field_kinds" k ON k."type" = f."type" WHERE f."base_id" = r."base_id" AND k."searched"`;
 
 /**
  * The tag a space's words carry in the index: a fixed-length hash of its id, so that a space's
@@ -45,11 +43,11 @@ export function flushStagedSearch(sqlite: Database): void {
   sqlite.query(`DELETE FROM "record_search_staged"`).run();
 }
 
-/** `flushStagedSearch` for each COMMIT of a store, once its schema has the staging table: a database not migrated yet stages nothing. */
+/** `flushStagedSearch` for each COMMIT of a store, once its schema has the staging table and the field kinds: a database not migrated yet stages nothing. */
 export function stagedSearchFlusher(sqlite: Database): () => void {
   let staging = false;
   return () => {
-    staging ||= sqlite.query(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record_search_staged'`).get() != null;
+    staging ||= (sqlite.query(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('record_search_staged', 'field_kinds')`).get() as { n: number }).n === 2;
     if (staging) flushStagedSearch(sqlite);
   };
 }

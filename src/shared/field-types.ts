@@ -1,21 +1,119 @@
-/** The field types as every layer and the page know them: their names and what the page and the tables need of them (no server code). */
+/**
+ * The field types as every layer and the page know them: each type's browser-safe traits (no
+ * server code). What the server does with a type lives in its kind (`content/fields/`); this file
+ * and that folder are the only places that name a type.
+ */
 
-export const INPUT_TYPES = ["text", "longtext", "markdown", "html", "code", "yaml", "number", "checkbox", "date", "select", "multiselect", "url", "email", "phone", "json", "relation", "attachment"] as const;
-export const COMPUTED_TYPES = ["created_time", "updated_time", "created_by", "updated_by", "auto_number", "lookup", "formula"] as const;
-export const FIELD_TYPES = [...INPUT_TYPES, ...COMPUTED_TYPES] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
+/** How a listing compares a field's values, for sorts and range filters. */
+export type Comparison =
+  /** as numbers */
+  | "number"
+  /** as true or false (1 or 0) */
+  | "flag"
+  /** as moments (milliseconds), shown as ISO text */
+  | "moment"
+  /** as text (an ISO date is text too) */
+  | "text"
+  /** a list of choices: `contains` matches one of them; not sorted */
+  | "choices"
+  /** lists or documents: not sorted */
+  | "list"
+  /** computed when the record is read (from links, the clock): neither filtered nor sorted */
+  | "read"
+  /** as its formula's result says (the server's formula kind decides) */
+  | "result";
+
+/** The editor a record's page shows for a field. */
+export type Editor = "line" | "email" | "url" | "number" | "rating" | "checkbox" | "date" | "document" | "code" | "select" | "multiselect" | "json" | "relation" | "attachment" | "none";
+
+/** How a grid cell shows a value. */
+export type Cell = "text" | "number" | "rating" | "checkbox" | "date" | "moment" | "choice" | "choices" | "links" | "files";
+
+export interface FieldTraits {
+  /** What people call the type. */
+  label: string;
+  /** Computed by the server: no client or file writes it. */
+  computed: boolean;
+  compares: Comparison;
+  editor: Editor;
+  cell: Cell;
+  /** Edited in a grid cell (the others on the record's page). */
+  cellEdited: boolean;
+  /** Its grid column starts narrow. */
+  narrow: boolean;
+  /** A calendar or gantt view may place records by it. */
+  dated: boolean;
+  /** A kanban view may stack records by it (one choice each). */
+  stacks: boolean;
+}
+
+const input = (label: string, compares: Comparison, editor: Editor, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => ({
+  label,
+  computed: false,
+  compares,
+  editor,
+  cell,
+  cellEdited: false,
+  narrow: false,
+  dated: false,
+  stacks: false,
+  ...more,
+});
+const computed = (label: string, compares: Comparison, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => input(label, compares, "none", cell, { computed: true, ...more });
+
+/** Every field type, in the order the API lists them: what a client may write first, then what the server computes. */
+export const FIELD_TRAITS = {
+  text: input("Text", "text", "line", "text", { cellEdited: true }),
+  longtext: input("Long text", "text", "document", "text", { cellEdited: true }),
+  markdown: input("Markdown", "text", "document", "text"),
+  html: input("HTML", "text", "document", "text"),
+  code: input("Code", "text", "code", "text"),
+  yaml: input("YAML", "text", "document", "text"),
+  number: input("Number", "number", "number", "number", { cellEdited: true, narrow: true }),
+  rating: input("Rating", "number", "rating", "rating", { cellEdited: true, narrow: true }),
+  checkbox: input("Checkbox", "flag", "checkbox", "checkbox", { cellEdited: true, narrow: true }),
+  date: input("Date", "text", "date", "date", { cellEdited: true, narrow: true, dated: true }),
+  select: input("Single select", "text", "select", "choice", { cellEdited: true, narrow: true, stacks: true }),
+  multiselect: input("Multiple select", "choices", "multiselect", "choices"),
+  url: input("URL", "text", "url", "text", { cellEdited: true }),
+  email: input("Email", "text", "email", "text", { cellEdited: true }),
+  phone: input("Phone", "text", "line", "text"),
+  json: input("JSON", "list", "json", "text"),
+  relation: input("Link to records", "read", "relation", "links"),
+  attachment: input("Attachment", "list", "attachment", "files"),
+  created_time: computed("Created time", "moment", "moment", { dated: true }),
+  updated_time: computed("Last modified time", "moment", "moment", { dated: true }),
+  created_by: computed("Created by", "text", "text"),
+  updated_by: computed("Last modified by", "text", "text"),
+  auto_number: computed("Auto number", "number", "number", { narrow: true }),
+  lookup: computed("Lookup", "read", "text"),
+  formula: computed("Formula", "result", "text"),
+} as const satisfies Record<string, FieldTraits>;
+
+export type FieldType = keyof typeof FIELD_TRAITS;
+export const FIELD_TYPES = Object.keys(FIELD_TRAITS) as FieldType[];
+/** The types a client may give a field a value of. */
+export const INPUT_TYPES = FIELD_TYPES.filter((type) => !FIELD_TRAITS[type].computed);
+
+/** The traits of a type, for a field whose type is read as text (the page's, an answer's). */
+export const traitsOf = (type: string): FieldTraits => FIELD_TRAITS[type as FieldType] ?? FIELD_TRAITS.text;
 
 /** How a listing may filter on a field (section 6.3). */
 export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty"] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
+/** The operators that mean something for a type: none for values computed when read, no ranges for lists. */
+export function filterOperatorsOf(type: string): readonly FilterOperator[] {
+  const { compares } = traitsOf(type);
+  if (compares === "read") return [];
+  if (compares === "choices" || compares === "list") return ["eq", "neq", "contains", "in", "isEmpty", "isNotEmpty"];
+  return FILTER_OPERATORS;
+}
+
 /** The field that names a record wherever one is shown (the admin page, linked records): the base's first text field. */
 export const primaryField = <F extends { type: string }>(fields: readonly F[]): F | undefined => fields.find((field) => field.type === "text");
 
-/** Text that is a document of its own kind, edited as a block: stored as given, never rendered as HTML by Basalt. */
-export const DOCUMENT_TYPES: readonly FieldType[] = ["longtext", "markdown", "html", "code", "yaml"];
-
-export const isComputed = (type: FieldType): boolean => (COMPUTED_TYPES as readonly string[]).includes(type);
+export const isComputed = (type: string): boolean => traitsOf(type).computed;
 
 /** `null`, `""` and `[]` are empty: a required field may hold none of them. */
 export const isEmpty = (value: unknown): boolean => value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
@@ -23,3 +121,5 @@ export const isEmpty = (value: unknown): boolean => value === null || value === 
 /** Whether a relation field holds a list of records (`multiple`, the default) or one. */
 export const holdsMany = (options: Record<string, unknown>): boolean => options.multiple !== false;
 
+/** The most stars a rating field may have (its `max` option); 5 when not given. */
+export const RATING_MAX = { default: 5, most: 10 } as const;

@@ -101,6 +101,19 @@ export const fields = sqliteTable(
   ],
 );
 
+/**
+ * What the database's triggers need of each field type, written from the field kinds
+ * (`content/fields/registry.ts`) by the migration that made it and again when the server starts:
+ * the record's own column that holds its value, whether its unset values sort below every number,
+ * and whether search reads it. The triggers join it, so they never name a type.
+ */
+export const fieldKinds = sqliteTable("field_kinds", {
+  type: text("type").$type<FieldType>().primaryKey(),
+  recordColumn: text("record_column"),
+  numeric: integer("numeric", { mode: "boolean" }).notNull().default(false),
+  searched: integer("searched", { mode: "boolean" }).notNull().default(false),
+});
+
 /** Fields deleted from a base, as they were when deleted (`GET /bases/{id}/fields/deleted`); their values are cleared by the upkeep. */
 export const deletedFields = sqliteTable(
   "deleted_fields",

@@ -1,3 +1,5 @@
+import { isAttachment } from "../content/fields/attachment";
+import { isRelation } from "../content/fields/relation";
 import { Value } from "@sinclair/typebox/value";
 import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../tables/changes";
 import { directIds } from "../changes/direct";
@@ -167,8 +169,8 @@ export class DumpLoader {
       const current = Object.fromEntries(Object.entries(record.data).filter(([slug]) => !gone.has(slug)));
       const { errors } = recordValueErrors(fields, current, "update");
       if (errors.length > 0) throw new DumpRefusal(`The records row ${record.id} holds values its base refuses: ${errors.map((error) => error.message).join(" ")}`);
-      for (const field of fields) if (field.type === "attachment") for (const asset of idsIn(current[field.slug])) this.expect("records", record.id, `data.${field.slug}`, "assets", asset);
-      if (fields.some((field) => field.type === "relation" && current[field.slug] !== undefined)) throw new DumpRefusal(`The records row ${record.id} holds relation values in its data; links travel as record_links rows.`);
+      for (const field of fields) if (isAttachment(field)) for (const asset of idsIn(current[field.slug])) this.expect("records", record.id, `data.${field.slug}`, "assets", asset);
+      if (fields.some((field) => isRelation(field) && current[field.slug] !== undefined)) throw new DumpRefusal(`The records row ${record.id} holds relation values in its data; links travel as record_links rows.`);
     }
     this.refuseUnresolved();
     const roots = this.sqlite.query<{ n: number }, [string]>(`SELECT count(*) AS "n" FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).get(this.spaceId)!.n;
@@ -223,7 +225,7 @@ export class DumpLoader {
         } catch (error) {
           throw refuse(`has options its type refuses (${(error as Error).message})`);
         }
-        if (type === "relation") {
+        if (isRelation({ type })) {
           if (typeof options.targetBaseId !== "string") throw refuse("is a relation without options.targetBaseId");
           this.expect(table, id, "options.targetBaseId", "bases", options.targetBaseId);
           if (typeof options.inverseFieldId === "string") this.expect(table, id, "options.inverseFieldId", "fields", options.inverseFieldId);

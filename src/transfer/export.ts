@@ -1,3 +1,4 @@
+import { isRelation } from "../content/fields/relation";
 import { t } from "elysia";
 import { plainText } from "../content/fields/kind";
 import { FIELD_KINDS } from "../content/fields/registry";
@@ -72,7 +73,7 @@ function relationIds(records: RecordView[], relations: FieldRow[]): string[] {
  */
 export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, format: ExportFormat, spaceId: string): Iterator<string> {
   const fields = loaded.fields;
-  const relations = fields.filter((field) => field.type === "relation");
+  const relations = fields.filter(isRelation);
   let page: { records: RecordView[]; nextCursor: string | null } | null = listRecords(ctx, loaded, { ...query, limit: EXPORT_PAGE, shape: LEAN });
   let stage: "head" | "rows" | "done" = "head";
   let wroteRecords = false;

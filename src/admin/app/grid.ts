@@ -1,6 +1,6 @@
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
-import { COMPUTED_TYPES, primaryField } from "../../shared/field-types";
+import { primaryField, RATING_MAX, traitsOf } from "../../shared/field-types";
 import type { RecordView } from "../../content/records";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
@@ -10,9 +10,6 @@ import { failureText, link, recordName, shown } from "./ui";
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
 
-/** Types edited in a cell; the others (links, files, JSON, long documents) are edited on the record's page. */
-const CELL_EDITED = new Set(["text", "email", "url", "number", "date", "checkbox", "select", "longtext"]);
-const NUMERIC = new Set(["number", "auto_number", "rating", "percent", "currency"]);
 /** Rows a page of the listing brings. */
 export const ROWS_A_PAGE = 50;
 /** Every row is this tall (the stylesheet says so too), so a row's place is its index times this. */
@@ -39,31 +36,40 @@ export interface GridSetup {
   canPropose: boolean;
 }
 
-const editable = (field: FieldView) => CELL_EDITED.has(field.type) && !(COMPUTED_TYPES as readonly string[]).includes(field.type);
+/** Edited in a cell; the others (links, files, JSON, long documents, computed values) are edited on the record's page, or not at all. */
+const editable = (field: FieldView) => traitsOf(field.type).cellEdited;
+/** Edited by a click or Space in its cell, without an editor. */
+const toggled = (field: FieldView) => traitsOf(field.type).editor === "checkbox";
+/** Cells aligned as numbers. */
+const numeric = (field: FieldView) => {
+  const { cell } = traitsOf(field.type);
+  return cell === "number" || cell === "rating";
+};
 
 /** A value as its cell shows it, by the field's type; `names` are linked records' primary values. */
 function cellContent(field: FieldView, value: unknown, names: Map<string, string | null>): Child {
   if (value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0)) return "";
-  switch (field.type) {
+  switch (traitsOf(field.type).cell) {
     case "checkbox":
       return h("span", { class: "tick", "aria-label": value ? "yes" : "no" }, value ? "✓" : "");
     case "number":
       // Numbers as written (a year is not 2,017), in the reader's decimal sign.
       return typeof value === "number" ? value.toLocaleString(undefined, { useGrouping: false, maximumFractionDigits: 20 }) : shown(value);
+    case "rating":
+      return typeof value === "number" ? h("span", { class: "stars", "aria-label": `${value} of ${field.options.max ?? RATING_MAX.default}` }, "★".repeat(value)) : shown(value);
     case "date":
       return typeof value === "string" ? new Date(value).toLocaleDateString(undefined, { dateStyle: "medium" }) : shown(value);
-    case "created_time":
-    case "updated_time":
+    case "moment":
       return typeof value === "string" ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : shown(value);
-    case "select":
+    case "choice":
       return h("span", { class: "chip" }, String(value));
-    case "multiselect":
+    case "choices":
       return Array.isArray(value) ? value.map((choice) => h("span", { class: "chip" }, String(choice))) : shown(value);
-    case "relation": {
+    case "links": {
       const ids = (Array.isArray(value) ? value : [value]).map(String);
       return ids.map((id) => h("span", { class: "chip link-chip" }, names.get(id) ?? "a record without a name"));
     }
-    case "attachment":
+    case "files":
       return Array.isArray(value)
         ? value.map((file: { url?: string; fileName?: string; mimeType?: string }) =>
             file.mimeType?.startsWith("image/") && file.url ? h("img", { class: "thumb", src: new URL(file.url, location.href).pathname, alt: file.fileName ?? "", loading: "lazy" }) : h("span", { class: "chip" }, file.fileName ?? "file"),
@@ -77,14 +83,15 @@ function cellContent(field: FieldView, value: unknown, names: Map<string, string
 /** The editor a cell opens, holding the value now. */
 function cellEditor(field: FieldView, value: unknown): HTMLInputElement | HTMLSelectElement {
   const label = `${field.name}`;
-  if (field.type === "select") {
+  const { editor } = traitsOf(field.type);
+  if (editor === "select") {
     const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name);
     return h("select", { "aria-label": label }, h("option", { value: "" }, "—"), ...choices.map((choice) => h("option", { value: choice, selected: choice === value }, choice)));
   }
   // A number is typed as text and read here: a browser's number input answers "" for text it cannot read, which would clear the cell.
-  const type = field.type === "date" ? "date" : field.type === "email" ? "email" : field.type === "url" ? "url" : "text";
-  const text = value === null || value === undefined ? "" : field.type === "date" && typeof value === "string" ? value.slice(0, 10) : String(value);
-  return h("input", { type, value: text, "aria-label": label, inputmode: field.type === "number" ? "decimal" : undefined });
+  const type = editor === "date" || editor === "email" || editor === "url" ? editor : "text";
+  const text = value === null || value === undefined ? "" : editor === "date" && typeof value === "string" ? value.slice(0, 10) : String(value);
+  return h("input", { type, value: text, "aria-label": label, inputmode: editor === "number" ? "decimal" : editor === "rating" ? "numeric" : undefined });
 }
 
 /** What an editor holds, as the field's value ("" is none), or why the field's type refuses it: the cell then keeps its value. */
@@ -92,11 +99,12 @@ function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElem
   const raw = editor.value.trim();
   if (editor instanceof HTMLInputElement && !editor.validity.valid) return { refused: `${field.name} keeps its value: ${editor.validationMessage || `that is not a ${field.type}`}` };
   if (raw === "") return { value: null };
-  if (field.type === "number") {
+  const { editor: kind } = traitsOf(field.type);
+  if (kind === "number" || kind === "rating") {
     const number = Number(raw.replace(",", "."));
     return Number.isFinite(number) ? { value: number } : { refused: `${field.name} keeps its value: "${raw}" is not a number.` };
   }
-  return { value: field.type === "longtext" ? editor.value : raw };
+  return { value: kind === "document" ? editor.value : raw };
 }
 
 /** A person's layout of a base's grid: the columns' order and widths, kept in this browser. */
@@ -107,8 +115,6 @@ interface Layout {
 
 const OPEN_WIDTH = 60;
 const MIN_WIDTH = 60;
-/** Types whose column starts narrow. */
-const NARROW = new Set(["number", "checkbox", "date", "rating", "percent", "currency", "auto_number", "select"]);
 const layoutKey = (baseId: string) => `basalt.grid.${baseId}`;
 
 /**
@@ -173,7 +179,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const widths = h("colgroup", {});
   const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records` }, widths, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
   let resizing = false;
-  const widthOf = (field: FieldView) => layout.widths[field.slug] ?? (field === primary ? 240 : NARROW.has(field.type) ? 110 : 180);
+  const widthOf = (field: FieldView) => layout.widths[field.slug] ?? (field === primary ? 240 : traitsOf(field.type).narrow ? 110 : 180);
 
   /** The columns' widths, and the table's (the sum: a fixed layout, scrolled sideways when wider than its frame). */
   function sizeColumns(): void {
@@ -221,7 +227,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           moveColumn(col, col + (key === "ArrowLeft" ? -1 : 1));
         });
         const filter = h("button", { type: "button", class: "filter-by", "aria-label": `Filter by ${field.name}`, title: `Filter by ${field.name}`, onclick: () => setup.filterBy(field.slug) });
-        const cell = h("th", { scope: "col", "aria-sort": direction, class: NUMERIC.has(field.type) ? "num" : "", draggable: "true", "data-col": col }, sort, filter, resizer(field));
+        const cell = h("th", { scope: "col", "aria-sort": direction, class: numeric(field) ? "num" : "", draggable: "true", "data-col": col }, sort, filter, resizer(field));
         cell.addEventListener("dragstart", (event) => {
           // A drag that began on the column's edge resizes it; it does not move it.
           if (resizing) return event.preventDefault();
@@ -326,7 +332,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           {
             role: "gridcell",
             tabindex: isActive ? "0" : "-1",
-            class: [NUMERIC.has(field.type) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : ""].join(" ").trim(),
+            class: [numeric(field) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : ""].join(" ").trim(),
             title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
             "data-col": col,
           },
@@ -423,7 +429,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       say(`${field.name} is edited on the record's page.`);
       return;
     }
-    if (field.type === "checkbox") {
+    if (toggled(field)) {
       void save(row, col, record.fields[field.slug] !== true);
       return;
     }
@@ -579,7 +585,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
 
   // ---- bulk: one change request setting a field on every row chosen ----
-  const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => field.type !== "checkbox").map((field) => h("option", { value: field.slug }, field.name)));
+  const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => !toggled(field)).map((field) => h("option", { value: field.slug }, field.name)));
   const bulkValue = h("span", { class: "bulk-value" });
   const bulkCount = h("strong", {});
   const bulkBar = h("div", { class: "bulk", role: "region", "aria-label": "Selected records", hidden: true }, bulkCount, " ", bulkField, bulkValue);
@@ -640,7 +646,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     else selected.delete(box.dataset.record ?? "");
     showBulk();
   });
-  if (columns.some((field) => editable(field) && field.type !== "checkbox")) resetEditor();
+  if (columns.some((field) => editable(field) && !toggled(field))) resetEditor();
 
   return {
     node: h("div", { class: "grid-frame" }, status, setup.canPropose ? bulkBar : null, scroller),

@@ -10,6 +10,9 @@ export const attachmentKind: FieldKind = {
   },
   fromText: (text) => ({ value: listItems(text) }),
   toText: (value) => (Array.isArray(value) ? value.map((file) => (file as { fileName: string }).fileName).join(", ") : JSON.stringify(value)),
+  formulaType: "list",
   searched: false,
-  convertible: false,
 };
+
+/** Whether a field holds files: its values are asset ids. */
+export const isAttachment = (field: { type: string }): boolean => field.type === "attachment";

@@ -1,5 +1,5 @@
 import { badRequest } from "../../shared/errors";
-import { type FieldKind, listItems, plainText } from "./kind";
+import { type FieldKind, listItems, NOT_CONVERTIBLE, plainText, textOf } from "./kind";
 
 interface Choice {
   id: string;
@@ -50,8 +50,10 @@ export const selectKind: FieldKind = {
   },
   fromText: (text) => ({ value: text.trim() }),
   toText: plainText,
+  formulaType: "text",
   searched: false,
-  convertible: true,
+  convertsFrom: (value) => (!Array.isArray(value) ? textOf(value) : value.length === 1 ? textOf(value[0]) : NOT_CONVERTIBLE),
+  choices: true,
 };
 
 /** Any of the choices, each once, in the order given. */
@@ -64,6 +66,8 @@ export const multiselectKind: FieldKind = {
   },
   fromText: (text) => ({ value: listItems(text) }),
   toText: plainText,
+  formulaType: "list",
   searched: false,
-  convertible: true,
+  convertsFrom: (value) => (Array.isArray(value) ? value.map(textOf) : listItems(textOf(value))),
+  choices: true,
 };

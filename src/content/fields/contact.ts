@@ -1,5 +1,5 @@
 import { EMAIL_PATTERN } from "../../shared/formats";
-import { anyOptions, type Checked, type FieldKind, plainText } from "./kind";
+import { anyOptions, type Checked, type FieldKind, plainText, textOf } from "./kind";
 
 const PHONE_PATTERN = /^\+?[\d\s().-]{6,}$/;
 
@@ -9,8 +9,9 @@ const contactKind = (accepts: (text: string) => boolean, error: string, searched
   checkValue: (value): Checked => (typeof value === "string" && accepts(value) ? { value } : { error }),
   fromText: (text) => ({ value: text.trim() }),
   toText: plainText,
+  formulaType: "text",
   searched,
-  convertible: true,
+  convertsFrom: textOf,
 });
 
 export const urlKind = contactKind((text) => /^https?:\/\//i.test(text) && URL.canParse(text), "must be an absolute http(s) URL", true);

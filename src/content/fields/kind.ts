@@ -1,5 +1,6 @@
-import type { FieldType } from "../../shared/field-types";
+import type { Comparison, FieldType } from "../../shared/field-types";
 import { MAX_VALUE_SIZE } from "../../shared/limits";
+import type { FormulaType } from "./formula/parse";
 
 /** A field as its kind sees it: its slug, type and options. */
 export interface FieldDefinition {
@@ -36,11 +37,35 @@ export interface FieldKind {
   toText(value: unknown, names: Record<string, string | null>): string;
   /** The record's own column that holds its value (a system field), if any: read from the row, never stored in `data`. */
   column?: { name: "created_at" | "updated_at" | "created_by" | "updated_by" | "auto_number"; read(row: RecordColumns): unknown };
-  /** Whether full-text search reads its values (the search index's own list in `db/search-index.ts` must name the same types). */
+  /** What a formula that reads the field sees its value as. */
+  formulaType: FormulaType;
+  /** Whether full-text search reads its values (the `field_kinds` table tells the search index's triggers). */
   searched: boolean;
-  /** Whether a field of this type may be converted to another (`field-convert.ts`), and made by one. */
-  convertible: boolean;
+  /**
+   * A value of another type as a candidate for this one, before this kind's `checkValue`
+   * (`NOT_CONVERTIBLE` when it cannot be one). A kind without it is neither converted to nor from.
+   */
+  convertsFrom?: (value: unknown) => unknown;
+  /** How a listing compares the values of a field with these options, when its traits say `result`. */
+  comparison?: (options: Record<string, unknown>) => Compared;
+  /** Why a field's values are computed when read (its traits compare `links`, or its `comparison` says so): the end of a 400. */
+  readAtRead?: (options: Record<string, unknown>) => string;
+  /** Its values are read from links (`links.ts`), not the record's row: the value of a record that links none. */
+  unlinked?: (options: Record<string, unknown>) => unknown;
+  /** Its options hold the choices its values name: a conversion keeps or makes them. */
+  choices?: true;
+  /** Its values are computed and stored by the field upkeep as it fills the field's index (a stored formula): indexed when made, never on demand. */
+  filledByUpkeep?: true;
 }
+
+/** How a listing compares values, once a formula's result is known. */
+export type Compared = Exclude<Comparison, "result">;
+
+/** What `convertsFrom` answers for a value this kind cannot hold. */
+export const NOT_CONVERTIBLE = Symbol("not convertible");
+
+/** Any value as text: lists joined by commas, objects as JSON. */
+export const textOf = (value: unknown): string => (Array.isArray(value) ? value.map(textOf).join(", ") : typeof value === "object" ? JSON.stringify(value) : String(value));
 
 /** A value past the most one value may hold. */
 export const TOO_LARGE = { error: `holds more than ${MAX_VALUE_SIZE}, the most one value may` };
@@ -67,11 +92,13 @@ export const listItems = (text: string): string[] =>
     .filter(Boolean);
 
 /** The kind of a field that is computed by the server: it takes no value from a client or a file. */
-export const computedKind = (kind: Pick<FieldKind, "checkOptions"> & Partial<FieldKind>): FieldKind => ({
+export const computedKind = (kind: Pick<FieldKind, "checkOptions" | "formulaType"> & Partial<FieldKind>): FieldKind => ({
   checkValue: (value) => ({ value }),
   fromText: (text) => ({ value: text }),
   toText: plainText,
   searched: false,
-  convertible: false,
   ...kind,
 });
+
+/** Why a value read from links is not in the record's row. */
+export const READ_FROM_LINKS = "its values are read from links; read a record's links with GET /records/{recordId}/links.";

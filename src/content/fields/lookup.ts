@@ -1,5 +1,5 @@
 import { badRequest } from "../../shared/errors";
-import { computedKind } from "./kind";
+import { computedKind, READ_FROM_LINKS } from "./kind";
 
 export const ROLLUPS = ["values", "count", "sum", "average", "min", "max", "concatenate"] as const;
 export type Rollup = (typeof ROLLUPS)[number];
@@ -26,4 +26,7 @@ function checkLookupOptions(options: Record<string, unknown>): Record<string, un
 }
 
 /** Values of a field of the linked records, gathered or rolled up (`links.ts` reads them). */
-export const lookupKind = computedKind({ checkOptions: checkLookupOptions });
+export const lookupKind = computedKind({ checkOptions: checkLookupOptions, formulaType: "any", readAtRead: () => READ_FROM_LINKS, unlinked: () => null });
+
+/** Whether a field is a lookup: its options say which linked field it reads. */
+export const isLookup = (field: { type: string }): boolean => field.type === "lookup";

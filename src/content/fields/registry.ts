@@ -1,10 +1,13 @@
-import type { FieldType } from "../../shared/field-types";
+import type { Db } from "../../db/client";
+import { FIELD_TRAITS, FIELD_TYPES, type FieldType } from "../../shared/field-types";
+import { fieldKinds } from "../../tables/content";
 import { attachmentKind } from "./attachment";
 import { multiselectKind, selectKind } from "./choice";
 import { emailKind, phoneKind, urlKind } from "./contact";
-import { formulaKind } from "./formula";
-import type { FieldKind } from "./kind";
+import { formulaKind } from "./formula/kind";
+import type { Compared, FieldKind } from "./kind";
 import { lookupKind } from "./lookup";
+import { ratingKind } from "./rating";
 import { relationKind } from "./relation";
 import { checkboxKind, dateKind, jsonKind, numberKind } from "./scalar";
 import { autoNumberKind, createdByKind, createdTimeKind, updatedByKind, updatedTimeKind } from "./system";
@@ -19,6 +22,7 @@ export const FIELD_KINDS: { readonly [T in FieldType]: FieldKind } = {
   code: codeKind,
   yaml: yamlKind,
   number: numberKind,
+  rating: ratingKind,
   checkbox: checkboxKind,
   date: dateKind,
   select: selectKind,
@@ -37,3 +41,37 @@ export const FIELD_KINDS: { readonly [T in FieldType]: FieldKind } = {
   lookup: lookupKind,
   formula: formulaKind,
 };
+
+type FieldShape = { type: FieldType; options: Record<string, unknown> };
+
+/** How a listing compares a field's values: by its type's traits, or as its formula's result. */
+export function comparisonOf(field: FieldShape): Compared {
+  const { compares } = FIELD_TRAITS[field.type];
+  if (compares !== "result") return compares;
+  const { comparison } = FIELD_KINDS[field.type];
+  if (!comparison) throw new Error(`The ${field.type} kind compares as its result but says nothing of it.`);
+  return comparison(field.options);
+}
+
+/** Why a field's values are computed when read, or undefined when they are stored. */
+export const whyReadAtRead = (field: FieldShape): string | undefined => (comparisonOf(field) === "read" ? FIELD_KINDS[field.type].readAtRead?.(field.options) : undefined);
+
+/** The types whose values the field upkeep computes as it fills their index. */
+export const FILLED_BY_UPKEEP: readonly FieldType[] = FIELD_TYPES.filter((type) => FIELD_KINDS[type].filledByUpkeep);
+
+/** The types a field converts between. */
+export const CONVERTIBLE_TYPES: readonly FieldType[] = FIELD_TYPES.filter((type) => FIELD_KINDS[type].convertsFrom !== undefined);
+
+/** What the triggers need of each type (`field_kinds`), from the kinds. */
+export const fieldKindRows = () =>
+  FIELD_TYPES.map((type) => {
+    const { compares } = FIELD_TRAITS[type];
+    return { type, recordColumn: FIELD_KINDS[type].column?.name ?? null, numeric: compares === "number" || compares === "flag", searched: FIELD_KINDS[type].searched };
+  });
+
+/** Writes `field_kinds` from the kinds, when the server starts: a type added since the last migration is known to the triggers before any field of it is made. */
+export function writeFieldKinds(db: Db): void {
+  db.transaction((tx) => {
+    for (const row of fieldKindRows()) tx.insert(fieldKinds).values(row).onConflictDoUpdate({ target: fieldKinds.type, set: row }).run();
+  });
+}

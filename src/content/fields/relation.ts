@@ -1,6 +1,6 @@
 import { badRequest } from "../../shared/errors";
 import { holdsMany } from "../../shared/field-types";
-import { type FieldKind, listItems } from "./kind";
+import { type FieldKind, listItems, READ_FROM_LINKS } from "./kind";
 
 /** How a record id looks: the shape is checked before any lookup. */
 const RECORD_ID = /^rec_[0-9A-Za-z]{1,64}$/;
@@ -44,6 +44,11 @@ export const relationKind: FieldKind = {
     return ids.length > MAX_LINKS ? { error: `links at most ${MAX_LINKS} records` } : { value: holdsMany(field.options) ? ids : ids[0] };
   },
   toText: (value, names) => (Array.isArray(value) ? value : [value]).map((id) => names[String(id)] ?? String(id)).join(", "),
+  formulaType: "list",
   searched: false,
-  convertible: false,
+  readAtRead: () => READ_FROM_LINKS,
+  unlinked: (options) => (holdsMany(options) ? [] : null),
 };
+
+/** Whether a field links records: its values are links, kept in `record_links`. */
+export const isRelation = (field: { type: string }): boolean => field.type === "relation";

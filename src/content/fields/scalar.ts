@@ -1,6 +1,6 @@
 import { nestsDeeperThan } from "../../shared/json";
 import { textTooLarge } from "../../shared/limits";
-import { anyOptions, type FieldKind, plainText, TOO_LARGE } from "./kind";
+import { anyOptions, type FieldKind, NOT_CONVERTIBLE, plainText, textOf, TOO_LARGE } from "./kind";
 
 const NUMBER = /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const BOOLEAN_WORDS = new Map([["true", true], ["false", false], ["yes", true], ["no", false], ["1", true], ["0", false], ["x", true], ["y", true], ["n", false]]);
@@ -15,8 +15,13 @@ export const numberKind: FieldKind = {
   checkValue: (value) => (typeof value === "number" && Number.isFinite(value) ? { value } : { error: "must be a finite number" }),
   fromText: (text) => (NUMBER.test(text.trim()) ? { value: Number(text.trim()) } : { error: `${quoted(text)} is not a number` }),
   toText: plainText,
+  formulaType: "number",
   searched: false,
-  convertible: true,
+  convertsFrom(value) {
+    if (typeof value === "number" || typeof value === "boolean") return Number(value);
+    const number = typeof value === "string" && value.trim() !== "" ? Number(value.trim()) : Number.NaN;
+    return Number.isFinite(number) ? number : NOT_CONVERTIBLE;
+  },
 };
 
 export const checkboxKind: FieldKind = {
@@ -27,8 +32,14 @@ export const checkboxKind: FieldKind = {
     return flag === undefined ? { error: `${quoted(text)} is not true or false (true/false, yes/no, 1/0)` } : { value: flag };
   },
   toText: plainText,
+  formulaType: "boolean",
   searched: false,
-  convertible: true,
+  convertsFrom(value) {
+    if (typeof value === "boolean") return value;
+    if (typeof value === "number") return value !== 0;
+    const word = textOf(value).trim().toLowerCase();
+    return ["true", "yes", "1"].includes(word) ? true : ["false", "no", "0"].includes(word) ? false : NOT_CONVERTIBLE;
+  },
 };
 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
@@ -48,8 +59,9 @@ export const dateKind: FieldKind = {
   checkValue: (value) => (typeof value === "string" && isIsoDate(value) ? { value } : { error: "must be an ISO 8601 date or date-time" }),
   fromText: (text) => ({ value: text.trim() }),
   toText: plainText,
+  formulaType: "date",
   searched: false,
-  convertible: true,
+  convertsFrom: textOf,
 };
 
 /** How deep a `json` value (and node metadata) may nest: deeper values could break SQLite's JSON functions in later reads. */
@@ -69,6 +81,7 @@ export const jsonKind: FieldKind = {
     }
   },
   toText: plainText,
+  formulaType: "any",
   searched: false,
-  convertible: true,
+  convertsFrom: (value) => value,
 };

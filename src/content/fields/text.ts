@@ -1,5 +1,5 @@
 import { badRequest } from "../../shared/errors";
-import { anyOptions, asText, type FieldKind, plainText } from "./kind";
+import { anyOptions, asText, type FieldKind, plainText, textOf } from "./kind";
 
 const mustBeString = { error: "must be a string" };
 
@@ -9,8 +9,9 @@ export const textKind: FieldKind = {
   checkValue: (value) => (typeof value === "string" ? { value } : mustBeString),
   fromText: asText,
   toText: plainText,
+  formulaType: "text",
   searched: true,
-  convertible: true,
+  convertsFrom: textOf,
 };
 
 /** The languages whose `code` values are parsed on write (others are any string). */

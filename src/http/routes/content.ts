@@ -1,4 +1,5 @@
-import { CONVERTIBLE_TYPES, ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
+import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
+import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
 import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Actor } from "../../auth/actor";

@@ -2,7 +2,7 @@ import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { COMPUTED_TYPES, DOCUMENT_TYPES, FILTER_OPERATORS, INPUT_TYPES } from "../../../shared/field-types";
+import { filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, RATING_MAX, traitsOf } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records";
 import { api, query } from "../api";
@@ -20,7 +20,7 @@ import type { RecordLinkView } from "../../../content/links";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 
-const computed = (field: FieldView) => (COMPUTED_TYPES as readonly string[]).includes(field.type);
+const computed = (field: FieldView) => traitsOf(field.type).computed;
 
 function tree(nodes: NodeView[]): HTMLElement {
   return h(
@@ -79,8 +79,6 @@ async function dataHome(ctx: Context): Promise<Node> {
 }
 
 const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
-/** The field types a calendar places records by. */
-const DATE_TYPES: ReadonlySet<string> = new Set(["date", "created_time", "updated_time"]);
 
 /** A view's sort as the listing's `sort` parameter; the listing's own default (newest first) without one. */
 const sortOfView = (view: ViewView | undefined) => {
@@ -100,9 +98,9 @@ function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefin
 
 /** Saving the way the base is looked at now as a view: a change request like every other. */
 function saveViewForm(ctx: Context, base: BaseView): HTMLElement {
-  const selects = base.fields.filter((field) => field.type === "select");
-  const files = base.fields.filter((field) => field.type === "attachment");
-  const dates = base.fields.filter((field) => DATE_TYPES.has(field.type));
+  const selects = base.fields.filter((field) => traitsOf(field.type).stacks);
+  const files = base.fields.filter((field) => traitsOf(field.type).cell === "files");
+  const dates = base.fields.filter((field) => traitsOf(field.type).dated);
   const choices = (fields: FieldView[]) => fields.map((field) => ({ value: field.slug, label: field.name }));
   return card(
     "Save as a view",
@@ -153,8 +151,8 @@ async function basePage(ctx: Context): Promise<Node> {
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
   const level = ctx.me.caller.effectiveLevel;
   const canPropose = level !== null && atLeast(level, "changeRequest");
-  const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && candidate.type === "select") : undefined;
-  const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && DATE_TYPES.has(candidate.type)) : undefined;
+  const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && traitsOf(candidate.type).stacks) : undefined;
+  const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && traitsOf(candidate.type).dated) : undefined;
   const through = (extra: Record<string, string | number | undefined>) =>
     api<{ records: RecordView[] }>("GET", `/records${query({ baseId: base.id, viewId: view?.id, limit: CARDS_AT_ONCE, include: "none", ...extra })}`).then((page) => page.records);
   /** The records as the view shows them: a gallery, a calendar, a kanban board, or the grid. */
@@ -192,7 +190,7 @@ async function basePage(ctx: Context): Promise<Node> {
   const filterForm = h(
     "form",
     { class: "filter", role: "search" },
-    select("Field", "field", base.fields.map((f) => ({ value: f.slug, label: f.name })), field),
+    select("Field", "field", base.fields.filter((f) => filterOperatorsOf(f.type).length > 0).map((f) => ({ value: f.slug, label: f.name })), field),
     select("Operator", "op", FILTER_OPERATORS.map((o) => ({ value: o, label: o })), op ?? "eq"),
     input("Value", "value", { value: value ?? "" }),
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Filter"), field ? link(`/admin/bases/${base.id}`, "Clear") : null),
@@ -223,18 +221,20 @@ async function basePage(ctx: Context): Promise<Node> {
 function fieldInput(field: FieldView, value: unknown): Child {
   const label = `${field.name}${field.required ? " (required)" : ""}`;
   const text = value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
-  switch (field.type) {
+  const { editor, label: typeLabel } = traitsOf(field.type);
+  switch (editor) {
     case "checkbox":
       return checkbox(field.name, field.slug, value === true);
     case "number":
       return input(label, field.slug, { type: "number", value: text });
+    case "rating": {
+      const max = Number(field.options.max ?? RATING_MAX.default);
+      return select(label, field.slug, [{ value: "", label: "—" }, ...Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: "★".repeat(i + 1) }))], text);
+    }
     case "date":
       return input(label, field.slug, { value: text, hint: "YYYY-MM-DD or an ISO date-time." });
-    case "longtext":
-    case "markdown":
-    case "html":
-    case "yaml":
-      return textarea(label, field.slug, { value: text, hint: field.type === "longtext" ? undefined : `${field.type.toUpperCase()}, stored as written.` });
+    case "document":
+      return textarea(label, field.slug, { value: text, hint: typeLabel === "Long text" ? undefined : `${typeLabel}, stored as written.` });
     case "code":
       return textarea(label, field.slug, { value: text, hint: `Code${field.options.code ? ` (${(field.options.code as { language?: string }).language ?? "any language"})` : ""}, stored as written.` });
     case "select": {
@@ -250,25 +250,26 @@ function fieldInput(field: FieldView, value: unknown): Child {
     case "attachment":
       return filePicker(field, value);
     default:
-      return input(label, field.slug, { type: field.type === "email" ? "email" : field.type === "url" ? "url" : "text", value: text });
+      return input(label, field.slug, { type: editor === "email" || editor === "url" ? editor : "text", value: text });
   }
 }
 
 /** The form's value for a field, read by its type; "" is no value. */
 function readField(field: FieldView, values: FormData): unknown {
-  if (field.type === "checkbox") return values.get(field.slug) === "on";
+  const { editor } = traitsOf(field.type);
+  if (editor === "checkbox") return values.get(field.slug) === "on";
   const written = String(values.get(field.slug) ?? "");
   const raw = written.trim();
   if (raw === "") return null;
-  if (DOCUMENT_TYPES.includes(field.type)) return written;
-  if (field.type === "number") return Number(raw);
-  if (field.type === "multiselect") return raw.split(",").map((part) => part.trim()).filter(Boolean);
-  if (field.type === "json" || field.type === "relation" || field.type === "attachment") return JSON.parse(raw);
+  if (editor === "document" || editor === "code") return written;
+  if (editor === "number" || editor === "rating") return Number(raw);
+  if (editor === "multiselect") return raw.split(",").map((part) => part.trim()).filter(Boolean);
+  if (editor === "json" || editor === "relation" || editor === "attachment") return JSON.parse(raw);
   return raw;
 }
 
 /** A value as a change compares it: attachments by the ids of their files. */
-const comparable = (field: FieldView, value: unknown) => JSON.stringify(field.type === "attachment" ? idsIn(value) : (value ?? null));
+const comparable = (field: FieldView, value: unknown) => JSON.stringify(traitsOf(field.type).editor === "attachment" ? idsIn(value) : (value ?? null));
 
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
 function proposalOutcome(ctx: Context, answer: Proposed<RecordView>, savedAt: (id: string) => string = (id) => `/admin/records/${id}?saved=1`): void {

@@ -1,3 +1,4 @@
+import { traitsOf } from "../../../shared/field-types";
 import { atLeast } from "../../../shared/levels";
 import type { ChangeRequestView, OperationView } from "../../../changes/views";
 import type { RecordView } from "../../../content/records";
@@ -116,9 +117,9 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   const fields = cr.base?.fields ?? [];
   const fieldNames = new Map(fields.map((field) => [field.slug, field.name]));
   // A relation's value is shown as the linked records' names, in order.
-  const relations = new Set(fields.filter((field) => field.type === "relation").map((field) => field.slug));
+  const relations = new Set(fields.filter((field) => traitsOf(field.type).editor === "relation").map((field) => field.slug));
   // An attachment's value is shown as its files' names.
-  const attachments = new Set(fields.filter((field) => field.type === "attachment").map((field) => field.slug));
+  const attachments = new Set(fields.filter((field) => traitsOf(field.type).editor === "attachment").map((field) => field.slug));
   const show = (slug: string, value: unknown) => {
     if (value === null || value === undefined) return shown(value);
     if (relations.has(slug)) return shown([value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", "));

@@ -1,17 +1,19 @@
-import { and, eq, sql } from "drizzle-orm";
-import type { AppContext, Tx } from "../context";
-import { badRequest } from "../shared/errors";
-import { type FieldRow, findBase, findBaseOrNull, forgetBases } from "./bases";
-import { checkFormula, evaluateFormula, FormulaError, type FormulaTree, type FormulaType, parseFormula, referencesOf } from "./formula";
-import { lookupOf } from "./fields/lookup";
-import { formulaOf, type FormulaOptions } from "./fields/formula";
-import { type FieldType } from "../shared/field-types";
-import { isIndexable } from "./field-sql";
-import { targetBaseOf } from "./links";
-import { fields } from "../tables/content";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { AppContext, Tx } from "../../../context";
+import { badRequest } from "../../../shared/errors";
+import { type FieldRow, findBase, findBaseOrNull, forgetBases } from "../../bases";
+import { checkFormula } from "./check";
+import { evaluateFormula } from "./evaluate";
+import { FormulaError, type FormulaTree, type FormulaType, parseFormula, referencesOf } from "./parse";
+import { isLookup, lookupOf } from "../lookup";
+import { FIELD_KINDS, FILLED_BY_UPKEEP } from "../registry";
+import { formulaOf, type FormulaOptions, isFormula } from "./kind";
+import { isIndexable } from "../../field-sql";
+import { targetBaseOf } from "../../links";
+import { fields } from "../../../tables/content";
 
 /**
- * Formula fields (`formula.ts` is their language). A formula reads fields of its own record by
+ * Formula fields (`parse.ts`, `check.ts`, `functions.ts` and `evaluate.ts` are their language). A formula reads fields of its own record by
  * `{slug}`. When it yields a number, text, true/false or a date and reads neither the clock nor
  * linked records, its value is stored in the record at every write, so listings filter and sort by
  * it like any field; otherwise it is computed when read (`computedAtRead`), and cannot be. Either
@@ -20,31 +22,6 @@ import { fields } from "../tables/content";
  * always agree with the field; changing a formula rewrites the stored values in the background,
  * a batch at a time (`FieldUpkeep`).
  */
-
-const TYPE_OF_FIELD: Record<Exclude<FieldType, "lookup" | "formula">, FormulaType> = {
-  text: "text",
-  longtext: "text",
-  markdown: "text",
-  html: "text",
-  code: "text",
-  yaml: "text",
-  url: "text",
-  email: "text",
-  phone: "text",
-  select: "text",
-  created_by: "text",
-  updated_by: "text",
-  number: "number",
-  auto_number: "number",
-  checkbox: "boolean",
-  date: "date",
-  created_time: "date",
-  updated_time: "date",
-  multiselect: "list",
-  relation: "list",
-  attachment: "list",
-  json: "any",
-};
 
 const STORABLE: ReadonlySet<FormulaType> = new Set(["number", "text", "boolean", "date"]);
 
@@ -56,7 +33,7 @@ function lookupType(ctx: AppContext, spaceId: string, lookup: FieldRow, siblings
   if (rollup === "values") return "list";
   const relation = siblings.find((field) => field.slug === relationFieldSlug);
   const looked = relation && findBaseOrNull(ctx, spaceId, targetBaseOf(relation))?.fields.find((field) => field.slug === targetFieldSlug);
-  return looked?.type === "number" ? "number" : "any";
+  return looked && FIELD_KINDS[looked.type].formulaType === "number" ? "number" : "any";
 }
 
 const formulaError = (slug: string, error: unknown) => (error instanceof FormulaError ? badRequest(`The formula of "${slug}": ${error.message}`) : error);
@@ -65,7 +42,7 @@ const formulaError = (slug: string, error: unknown) => (error instanceof Formula
 function inOrder(fieldRows: FieldRow[]): { field: FieldRow; tree: FormulaTree }[] {
   const formulas = new Map(
     fieldRows
-      .filter((field) => field.type === "formula")
+      .filter(isFormula)
       .map((field) => {
         try {
           return [field.slug, { field, tree: parseFormula(formulaOf(field.options).expression) }] as const;
@@ -109,12 +86,12 @@ export function resolveFormulas(ctx: AppContext, spaceId: string, fieldRows: Fie
     const typeOf = (slug: string): FormulaType | undefined => {
       const other = bySlug.get(slug);
       if (!other) return undefined;
-      if (other.type === "relation" || other.type === "lookup") readsAtRead = true;
-      if (other.type === "formula") {
+      if (isFormula(other)) {
         readsAtRead ||= found.get(slug)!.computedAtRead;
         return found.get(slug)!.type;
       }
-      return other.type === "lookup" ? lookupType(ctx, spaceId, other, fieldRows) : TYPE_OF_FIELD[other.type];
+      if (FIELD_KINDS[other.type].unlinked) readsAtRead = true;
+      return isLookup(other) ? lookupType(ctx, spaceId, other, fieldRows) : FIELD_KINDS[other.type].formulaType;
     };
     let checked: ReturnType<typeof checkFormula>;
     try {
@@ -126,7 +103,7 @@ export function resolveFormulas(ctx: AppContext, spaceId: string, fieldRows: Fie
     found.set(field.slug, { type: checked.type, computedAtRead });
     const options: FormulaOptions = { expression, resultType: checked.type, computedAtRead };
     const was = before.find((other) => other.id === field.id);
-    const had = was?.type === "formula" ? formulaOf(was.options) : undefined;
+    const had = was && isFormula(was) ? formulaOf(was.options) : undefined;
     if (had && (had.resultType !== options.resultType || had.computedAtRead !== options.computedAtRead)) {
       const where = (stored: boolean | undefined) => (stored ? "computed when read" : "stored");
       const change = had.resultType !== options.resultType ? `yield ${options.resultType} instead of ${had.resultType}` : `be ${where(options.computedAtRead)} instead of ${where(had.computedAtRead)}`;
@@ -139,7 +116,7 @@ export function resolveFormulas(ctx: AppContext, spaceId: string, fieldRows: Fie
 
 /** Completes new fields' formula options (in place: the rows are not yet written); one that is computed when read has no index. */
 export function resolveNewFormulas(ctx: AppContext, spaceId: string, newRows: FieldRow[], baseFields: FieldRow[]): void {
-  if (!newRows.some((row) => row.type === "formula")) return;
+  if (!newRows.some(isFormula)) return;
   const resolved = resolveFormulas(ctx, spaceId, baseFields);
   for (const row of newRows) {
     const options = resolved.get(row.id);
@@ -182,7 +159,7 @@ function formulaPlans(fieldRows: readonly FieldRow[]): FormulaPlan[] {
     try {
       ordered = inOrder([...fieldRows]);
     } catch {
-      ordered = fieldRows.filter((field) => field.type === "formula").map((field) => ({ field, tree: null }));
+      ordered = fieldRows.filter(isFormula).map((field) => ({ field, tree: null }));
     }
     plan = ordered.map(({ field, tree }) => {
       const options = formulaOf(field.options);
@@ -193,7 +170,7 @@ function formulaPlans(fieldRows: readonly FieldRow[]): FormulaPlan[] {
   return plan;
 }
 
-export const hasFormulas = (fieldRows: readonly FieldRow[]): boolean => fieldRows.some((field) => field.type === "formula");
+export const hasFormulas = (fieldRows: readonly FieldRow[]): boolean => fieldRows.some(isFormula);
 
 /**
  * Computes a record's formulas into `values` (its other fields by slug), in order. Without `now`
@@ -219,7 +196,7 @@ export function recomputeFormulas(tx: Tx, baseId: string): void {
   const marked = tx.db
     .update(fields)
     .set({ indexState: "building" })
-    .where(and(eq(fields.baseId, baseId), eq(fields.type, "formula"), sql`${fields.indexState} != 'none'`))
+    .where(and(eq(fields.baseId, baseId), inArray(fields.type, FILLED_BY_UPKEEP), sql`${fields.indexState} != 'none'`))
     .returning({ id: fields.id })
     .all();
   if (marked.length === 0) return;

@@ -1,6 +1,6 @@
-import { badRequest } from "../../shared/errors";
-import type { FormulaType } from "../formula";
-import { computedKind } from "./kind";
+import { badRequest } from "../../../shared/errors";
+import type { FormulaType } from "./parse";
+import { type Compared, computedKind } from "../kind";
 
 /** What a formula field knows of its formula: the expression the client gave, and what the server found it yields. */
 export interface FormulaOptions {
@@ -22,5 +22,18 @@ function checkFormulaOptions(options: Record<string, unknown>): Record<string, u
   return { ...options, formula: { expression: formula.expression } };
 }
 
-/** A value computed from the record's other fields (`formulas.ts`). */
-export const formulaKind = computedKind({ checkOptions: checkFormulaOptions });
+/** A value computed from the record's other fields (`plan.ts`; its language is `parse.ts`, `check.ts`, `functions.ts` and `evaluate.ts`). */
+export const formulaKind = computedKind({
+  checkOptions: checkFormulaOptions,
+  formulaType: "any",
+  comparison(options): Compared {
+    const { resultType, computedAtRead } = formulaOf(options);
+    if (computedAtRead) return "read";
+    return resultType === "number" ? "number" : resultType === "boolean" ? "flag" : resultType === "list" || resultType === "any" ? "list" : "text";
+  },
+  readAtRead: () => "its formula reads linked records or the clock, so its values are computed when read, not stored.",
+  filledByUpkeep: true,
+});
+
+/** Whether a field is a formula: its options hold one. */
+export const isFormula = (field: { type: string }): boolean => field.type === "formula";
