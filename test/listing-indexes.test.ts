@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { findBase } from "../src/content/bases";
-import { explainListing } from "../src/content/records";
+import { explainListing } from "../src/content/records/list";
 import { dailyUpkeep } from "../src/jobs/schedule";
 import { createBase, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 

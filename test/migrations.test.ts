@@ -6,7 +6,8 @@ import { ManualClock } from "../src/shared/clock";
 import { loadConfig } from "../src/shared/config";
 import { wire } from "../src/cli/wiring";
 import { findBase } from "../src/content/bases";
-import { getRecord, listRecords, recordHistory } from "../src/content/records";
+import { listRecords } from "../src/content/records/list";
+import { getRecord, recordHistory } from "../src/content/records/read";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { REPO, tempDir } from "./helpers";
 

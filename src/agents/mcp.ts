@@ -14,7 +14,9 @@ import { proposeRecordChange, proposeRecords, proposeViewChange, type ViewChange
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
 import { FILTER_OPERATORS } from "../shared/field-types";
-import { getRecord, linksOfRecord, listRecords, type RecordShape, recordsWithValue } from "../content/records";
+import { listRecords, recordsWithValue } from "../content/records/list";
+import { getRecord, linksOfRecord } from "../content/records/read";
+import { type RecordShape } from "../content/records/view";
 import { VIEW_TYPES } from "../tables/content";
 import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";

@@ -1,3 +1,4 @@
+import { OPERATIONS } from "./operation-kinds";
 import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
@@ -6,11 +7,12 @@ import type { Actor } from "../auth/actor";
 import { atLeast, type Level } from "../shared/levels";
 import { findBase, type LoadedBase } from "../content/bases";
 import { checkRecordInput } from "../content/links";
-import { findRecord, RecordSchema, type RecordView, getRecord } from "../content/records";
-import type { OperationKind, ReviewPolicy, SourceAttribution, TargetType } from "../tables/content";
+import { findRecord, getRecord } from "../content/records/read";
+import { RecordSchema, type RecordView } from "../content/records/view";
+import type { ReviewPolicy, SourceAttribution, TargetType } from "../tables/content";
 import { iso } from "../shared/clock";
-import type { AppContext } from "../context";
-import { insertRow, preparedFor } from "../db/client";
+import type { AppContext, Tx } from "../context";
+import { preparedFor } from "../db/client";
 import { write } from "../db/tx";
 import { newId } from "../db/ids";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/errors";
@@ -18,7 +20,7 @@ import { JsonObject, Nullable, WholeNumber } from "../shared/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { checkBaseCommit, type CommitRow, insertCommit, type UserRef } from "../content/commits";
-import { directCount, directCounts, directIds, directOfRecord, directOperations, directPage, findDirect, newestFirst } from "./direct";
+import { directCount, directCounts, directOfRecord, directOperations, directPage, findDirect, newestFirst, proposalStorage } from "./direct";
 import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
 import type { OperationChange } from "./operations";
 import { changeRequests, type ChangeStatus, operations, reviews, type Verdict } from "../tables/changes";
@@ -55,31 +57,29 @@ export interface Proposal {
   nodeId: string | null;
   reviewPolicy: ReviewPolicy;
   operations: ProposedOperation[];
+  /**
+   * Checks the operations' values in the write that stores them, and sets their payloads: a merge
+   * in that write then takes them as they are, so a value is checked once and against the base as
+   * the write finds it (a merge later checks them again).
+   */
+  prepare?: (tx: Tx) => void;
   message?: string;
   idempotencyKey?: string;
   /** Omitted: merge at once with write or more. `false` forces review; `true` without write waits too. */
   autoMerge?: boolean;
-  /** Why this proposal always waits for review, besides what its operations' kinds say (`AUTO_MERGE_REFUSED`): archiving a base. */
+  /** Why this proposal always waits for review, besides what its operations' kinds say (its kinds' `review`): archiving a base. */
   reviewAlways?: string;
 }
 
 /**
- * The operations that destroy or rewrite values (Busabase's rule, contract §2.5): `autoMerge: true`
- * is refused with a 400 giving the reason, never merged and never quietly sent to review. Those
- * marked `waits` also wait for review when the flag is left out; a field delete, which API.md lets
- * a write-level client make at once, does not.
+ * Why the proposal may not ask for `autoMerge: true`, and whether it waits for review anyway: the
+ * operations that destroy or rewrite values (Busabase's rule, contract §2.5) say so in their kind's
+ * `review` (`operation-kinds.ts`); `autoMerge: true` is then refused with a 400 giving the reason,
+ * never merged and never quietly sent to review.
  */
-const AUTO_MERGE_REFUSED: Partial<Record<OperationKind, { reason: string; waits: boolean }>> = {
-  record_delete: { reason: "archiving a record removes user content from every listing, so it always requires review. Omit the flag.", waits: true },
-  record_restore: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
-  base_convert_field: { reason: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.", waits: true },
-  base_delete_field: { reason: "deleting a field soft-deletes its stored values with it, so it requires review. Omit the flag.", waits: false },
-};
-
-/** Why the proposal may not ask for `autoMerge: true`, and whether it waits for review anyway. */
 function refusedAutoMerge(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<ProposedOperation, "kind">[] }): { reason: string; waits: boolean } | undefined {
   if (p.reviewAlways !== undefined) return { reason: p.reviewAlways, waits: true };
-  return (p.operations ?? []).map((op) => AUTO_MERGE_REFUSED[op.kind]).find((rule) => rule !== undefined);
+  return (p.operations ?? []).map((op) => OPERATIONS[op.kind].review).find((rule) => rule !== undefined);
 }
 
 export interface Proposed {
@@ -98,18 +98,16 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
 /**
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
  * the same transaction. A repeated idempotency key (per base and user) answers the first result.
- * A direct create (one record, merged at once, no idempotency key) writes only its commit, which
- * stands for the change request and its operation (`direct.ts`).
+ * How its rows are stored is `proposalStorage`'s to say (a direct create's commit stands for them).
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   const refused = refusedAutoMerge(p);
   if (refused && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${refused.reason}`));
   const autoMerge = mergesAtOnce(p.scope.level, p);
-  const direct = autoMerge && !p.idempotencyKey && p.operations.length === 1 && p.operations[0].kind === "record_create";
-  const directCommitId = direct ? newId("cmt") : null;
+  const storage = proposalStorage(autoMerge, p);
   const at = iso(ctx.clock.now());
   const cr: ChangeRequestRow = {
-    id: directCommitId ? directIds(directCommitId).changeRequestId : newId("crq"),
+    id: storage.changeRequestId,
     spaceId: p.scope.space.id,
     baseId: p.baseId,
     nodeId: p.nodeId,
@@ -136,11 +134,11 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         .get();
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
-    if (!direct) insertRow(tx, changeRequests, cr);
+    p.prepare?.(tx);
+
     const heads: CommitRow[] = [];
     const rows: OperationRow[] = p.operations.map((op, position) => {
-      const id = directCommitId ? directIds(directCommitId).operationId : newId("opr");
-      const own = directCommitId ? { id: directCommitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot } : undefined;
+      const id = storage.operationId();
       const commit = insertCommit(tx, {
         spaceId: cr.spaceId,
         baseId: op.baseId,
@@ -154,7 +152,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         kind: op.kind,
         payload: op.payload,
         createdAt: at,
-      }, own);
+      }, storage.commitStandsFor(cr));
       heads.push(commit);
       return {
         id,
@@ -175,7 +173,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         updatedAt: at,
       };
     });
-    if (!direct) for (const row of rows) insertRow(tx, operations, row);
+    storage.store(tx, cr, rows);
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     const author = authorOf(p.actor);
     const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]))) : null;

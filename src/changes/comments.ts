@@ -4,7 +4,7 @@ import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import { findChangeRequest, findOperation, getChangeRequest } from "./change-requests";
 import { loadCommits } from "../content/commits";
-import { findRecord } from "../content/records";
+import { findRecord } from "../content/records/read";
 import type { AppContext, Tx } from "../context";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";

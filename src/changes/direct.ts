@@ -1,5 +1,10 @@
 import { and, count, desc, eq, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
+import { insertRow } from "../db/client";
+import { newId } from "../db/ids";
+import type { OwnChangeRequest } from "../content/commits";
+import { changeRequests, operations } from "../tables/changes";
+import type { OperationKind } from "../tables/content";
 import { preparedFor } from "../db/client";
 import type { ChangeRequestRow, OperationRow } from "./merge";
 import { commits } from "../tables/content";
@@ -16,7 +21,46 @@ import { commits } from "../tables/content";
 const suffixOf = (id: string) => id.slice(id.indexOf("_") + 1);
 
 /** The ids a direct create's commit gives its change request and operation. */
-export const directIds = (commitId: string) => ({ changeRequestId: `crq_${suffixOf(commitId)}`, operationId: `opr_${suffixOf(commitId)}` });
+const directIds = (commitId: string) => ({ changeRequestId: `crq_${suffixOf(commitId)}`, operationId: `opr_${suffixOf(commitId)}` });
+
+/** The change request and operation a commit stands for (a direct create's: it holds their attribution), or undefined. */
+export const idsStoodFor = (commit: { id: string; sourceAttribution: unknown }) =>
+  commit.sourceAttribution === null || commit.sourceAttribution === undefined ? undefined : directIds(commit.id);
+
+/** How a proposal's change request and operations are stored: as rows, or (a direct create) in its one commit. */
+export interface ProposalStorage {
+  changeRequestId: string;
+  /** The next operation's id. */
+  operationId(): string;
+  /** What an operation's commit holds of the change request when it stands for it (`insertCommit`'s `own`). */
+  commitStandsFor(cr: ChangeRequestRow): OwnChangeRequest | undefined;
+  /** Writes the rows that are stored as rows. */
+  store(tx: Tx, cr: ChangeRequestRow, ops: OperationRow[]): void;
+}
+
+/** A proposal is a direct create when it is one record, merged at once, without an idempotency key (which needs a row to be found by). */
+export function proposalStorage(mergesAtOnce: boolean, proposal: { idempotencyKey?: string; operations: { kind: OperationKind }[] }): ProposalStorage {
+  const direct = mergesAtOnce && !proposal.idempotencyKey && proposal.operations.length === 1 && proposal.operations[0].kind === "record_create";
+  if (!direct) {
+    return {
+      changeRequestId: newId("crq"),
+      operationId: () => newId("opr"),
+      commitStandsFor: () => undefined,
+      store(tx, cr, ops) {
+        insertRow(tx, changeRequests, cr);
+        for (const op of ops) insertRow(tx, operations, op);
+      },
+    };
+  }
+  const commitId = newId("cmt");
+  const ids = directIds(commitId);
+  return {
+    changeRequestId: ids.changeRequestId,
+    operationId: () => ids.operationId,
+    commitStandsFor: (cr) => ({ id: commitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot }),
+    store() {},
+  };
+}
 
 /** The commit that would stand for a change request (`crq_`) or operation (`opr_`) id. */
 const commitIdOf = (id: string) => `cmt_${suffixOf(id)}`;

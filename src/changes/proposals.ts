@@ -5,15 +5,16 @@ import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRo
 import { fieldChanges, fieldsToDelete } from "../content/field-changes";
 import { checkJsonDepth, type FieldError, invalidValues } from "../content/field-types";
 import { resolveNewFormulas } from "../content/fields/formula/plan";
-import { checkRecordInput, type InputCheck, recordInputErrors, resolveLinkedField } from "../content/links";
+import { recordInputErrors, resolveLinkedField } from "../content/links";
 import { findNode } from "../content/nodes";
-import { currentFields, findRecord } from "../content/records";
+import { findRecord } from "../content/records/read";
+import { currentFields } from "../content/records/view";
 import type { NodeType, SourceAttribution } from "../tables/content";
-import type { AppContext } from "../context";
+import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
 import { badRequest } from "../shared/errors";
 import type { SpaceScope } from "../spaces/resolve";
-import { mergesAtOnce, type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
+import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
 import { checkBaseCommit } from "../content/commits";
 import type { OperationChange } from "./operations";
 import { checkNewView, checkViewConfig, findView, type ViewConfigInput } from "../content/views";
@@ -42,47 +43,57 @@ const proposal = (who: Proposer, review: Review, rest: Omit<Proposal, "scope" | 
   ...rest,
 });
 
-/**
- * The check of one new record's values before it is proposed. A create merged in the same write
- * leaves its link ids to the merge, which checks them in the transaction that writes the links (a
- * create cannot conflict, so it is merged or refused): checking them before as well cost a create
- * with 3 links 11 µs of its ~145 (docs/performance.md). A bulk request still checks them first, so
- * that every record's errors are answered together; an update, whose merge may find a conflict
- * and keep the proposal, does too.
- */
-const mergeChecksLinks = (who: Proposer, review: Review): InputCheck => ({ linkIds: !mergesAtOnce(who.scope.level, review) });
-
-/** A `record_create` of values already checked against the base. */
-const recordCreate = (loaded: LoadedBase, values: Record<string, unknown>): ProposedOperation => ({
+/** A `record_create` whose values the proposal's `prepare` checks and sets. */
+const recordCreate = (loaded: LoadedBase): ProposedOperation => ({
   kind: "record_create",
   targetType: "base",
   baseId: loaded.base.id,
   nodeId: loaded.node.id,
-  payload: values,
+  payload: {},
 });
 
+type ValueCheck = (tx: Tx, loaded: LoadedBase, index: number) => { values: Record<string, unknown>; errors: FieldError[] };
+
 /**
- * One change request with one `record_create` per record (1..1000); every value is checked first.
- * For a bulk request each error also names the record's `index`.
+ * A proposal's `prepare` for record operations: checks each one's values against the base as the
+ * write finds it (`check`) and sets them as its payload. Any error refuses them all; in a bulk
+ * request (`bulk` names what it holds) each error names its `index`.
  */
+const checkedValues =
+  (spaceId: string, baseId: string, ops: ProposedOperation[], check: ValueCheck, bulk?: string) =>
+  (tx: Tx): void => {
+    const loaded = findBase(tx, spaceId, baseId);
+    const errors: (FieldError & { index: number })[] = [];
+    ops.forEach((op, index) => {
+      const checked = check(tx, loaded, index);
+      for (const error of checked.errors) errors.push({ index, ...error });
+      (op as { payload: Record<string, unknown> }).payload = checked.values;
+    });
+    if (errors.length === 0) return;
+    if (!bulk) throw invalidValues(loaded.fields, errors.map(({ index: _, ...error }) => error), `Invalid field values: ${errors.map((e) => e.message).join(" ")}`);
+    throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${ops.length} ${bulk}.`);
+  };
+
+/** One change request with one `record_create` per record (1..1000); a bulk request's errors also name the record's `index`. */
 export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
-  if (records.length === 1) return proposeBaseRecords(ctx, who, loaded, [recordCreate(loaded, checkRecordInput(ctx, loaded, records[0].fields, "create", mergeChecksLinks(who, review)))], review);
-  const ops: ProposedOperation[] = [];
-  const errors: (FieldError & { index: number })[] = [];
-  records.forEach((record, index) => {
-    const checked = recordInputErrors(ctx, loaded, record.fields, "create");
-    for (const error of checked.errors) errors.push({ index, ...error });
-    ops.push(recordCreate(loaded, checked.values));
-  });
-  if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${records.length} records.`);
-  return proposeBaseRecords(ctx, who, loaded, ops, review);
+  const ops = records.map(() => recordCreate(loaded));
+  const check: ValueCheck = (tx, current, index) => recordInputErrors(tx, current, records[index].fields, "create");
+  return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope.space.id, loaded.base.id, ops, check, records.length > 1 ? "records" : undefined));
 }
 
 /** Record operations (creates or updates) of one base as one change request, under the base's review policy. */
-function proposeBaseRecords(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review): Promise<Proposed> {
-  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
+function proposeBaseRecords(ctx: AppContext, who: Proposer, loaded: LoadedBase, ops: ProposedOperation[], review: Review, prepare: (tx: Tx) => void): Promise<Proposed> {
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: ops, prepare }));
 }
+
+/** The check of record updates: each one's values against its record as the write finds it. */
+const updateCheck =
+  (spaceId: string, updates: { recordId: string; fields: Record<string, unknown> }[]): ValueCheck =>
+  (tx, loaded, index) => {
+    const record = findRecord(tx, spaceId, updates[index].recordId);
+    return recordInputErrors(tx, loaded, updates[index].fields, "update", { current: () => currentFields(tx, loaded, record) });
+  };
 
 /** The most records one bulk update names (the bulk create's bound). */
 export const MAX_BULK_UPDATES = 1000;
@@ -96,19 +107,15 @@ export const MAX_BULK_UPDATES = 1000;
 export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: string, updates: { recordId: string; fields: Record<string, unknown>; baseCommitId?: string }[], review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const seen = new Set<string>();
-  const errors: (FieldError & { index: number })[] = [];
   const ops: ProposedOperation[] = updates.map((update, index) => {
     if (seen.has(update.recordId)) throw badRequest(`updates[${index}] names ${update.recordId} again: one update a record.`);
     seen.add(update.recordId);
     const record = findRecord(ctx, who.scope.space.id, update.recordId);
     if (record.baseId !== loaded.base.id) throw badRequest(`updates[${index}]: ${update.recordId} is not a record of the base "${loaded.node.slug}".`);
-    const checked = recordInputErrors(ctx, loaded, update.fields, "update", { current: () => currentFields(ctx, loaded, record) });
-    for (const error of checked.errors) errors.push({ index, ...error });
     const baseCommitId = update.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, update.baseCommitId);
-    return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: checked.values };
+    return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: {} };
   });
-  if (errors.length > 0) throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${updates.length} updates.`);
-  return proposeBaseRecords(ctx, who, loaded, ops, review);
+  return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope.space.id, loaded.base.id, ops, updateCheck(who.scope.space.id, updates), "updates"));
 }
 
 export type RecordChange =
@@ -120,14 +127,11 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
   const record = findRecord(ctx, who.scope.space.id, recordId);
   const loaded = findBase(ctx, who.scope.space.id, record.baseId);
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
-  let op: ProposedOperation;
   if (change.operation === "update") {
-    op = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: checkRecordInput(ctx, loaded, change.fields, "update", { current: () => currentFields(ctx, loaded, record) }) };
-  } else if (change.operation === "delete") {
-    op = { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } };
-  } else {
-    op = { ...target, kind: "record_restore", payload: {} };
+    const op: ProposedOperation = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: {} };
+    return proposeBaseRecords(ctx, who, loaded, [op], review, checkedValues(who.scope.space.id, loaded.base.id, [op], updateCheck(who.scope.space.id, [{ recordId, fields: change.fields }])));
   }
+  const op: ProposedOperation = change.operation === "delete" ? { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } } : { ...target, kind: "record_restore", payload: {} };
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }
 

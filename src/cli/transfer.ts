@@ -6,7 +6,7 @@ import { sourceAttribution } from "../changes/change-requests";
 import { findBase } from "../content/bases";
 import { closeStore } from "../db/client";
 import { writePrivately } from "../db/files";
-import { recordListing } from "../http/routes/content";
+import { recordListing } from "../content/records/grammar";
 import { scopeOf } from "../spaces/resolve";
 import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
 import { loadDump, writeDump } from "../transfer/dump";

@@ -8,7 +8,7 @@ import { write } from "../db/tx";
 import { type FieldRow, forgetBases, loadFields } from "./bases";
 import { sortableSql } from "./field-sql";
 import { dropLinks } from "./links";
-import { recordFields } from "./records";
+import { recordFields } from "./records/view";
 import { droppedFields, fields, records } from "../tables/content";
 
 /**

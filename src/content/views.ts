@@ -11,7 +11,7 @@ import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
 import { FIELD_TRAITS, FIELD_TYPES, type FieldType, FILTER_OPERATORS, type FilterOperator } from "../shared/field-types";
-import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records";
+import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records/query";
 import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "../tables/content";
 
 export type ViewRow = typeof views.$inferSelect;

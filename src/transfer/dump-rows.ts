@@ -2,7 +2,7 @@ import { isAttachment } from "../content/fields/attachment";
 import { isRelation } from "../content/fields/relation";
 import { Value } from "@sinclair/typebox/value";
 import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../tables/changes";
-import { directIds } from "../changes/direct";
+import { idsStoodFor } from "../changes/direct";
 import { checkFieldOptions, recordValueErrors } from "../content/field-types";
 import { type FieldDefinition } from "../content/fields/kind";
 import { type FieldType, FIELD_TYPES } from "../shared/field-types";
@@ -146,9 +146,8 @@ export class DumpLoader {
     this.sqlite.query(`INSERT INTO "${table}" (${columns.map((column) => `"${column.replace(/"/g, "")}"`).join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`).run(...(columns.map((column) => row[column]) as never[]));
     // A deleted field's id is still named by the history that deleted it.
     this.remember(table === "deleted_fields" ? "fields" : table, id);
-    // A direct create's commit stands for its change request and operation (`changes/direct.ts`).
-    if (table === "commits" && row.source_attribution !== null && row.source_attribution !== undefined) {
-      const direct = directIds(id);
+    const direct = table === "commits" ? idsStoodFor({ id, sourceAttribution: row.source_attribution }) : undefined;
+    if (direct) {
       this.remember("change_requests", direct.changeRequestId);
       this.remember("operations", direct.operationId);
     }

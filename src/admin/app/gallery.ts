@@ -1,6 +1,6 @@
 import type { BaseView, FieldView } from "../../content/bases";
 import { primaryField, traitsOf } from "../../shared/field-types";
-import type { RecordView } from "../../content/records";
+import type { RecordView } from "../../content/records/view";
 import { h } from "./dom";
 import type { LiveEvent } from "./live";
 import { empty, failureText, link, notice, recordName, shown } from "./ui";

@@ -1,7 +1,7 @@
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
 import { primaryField } from "../../shared/field-types";
-import type { RecordView } from "../../content/records";
+import type { RecordView } from "../../content/records/view";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";

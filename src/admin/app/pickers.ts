@@ -1,7 +1,7 @@
 import type { AssetView } from "../../assets/assets";
 import type { BaseView, FieldView } from "../../content/bases";
 import { holdsMany, primaryField } from "../../shared/field-types";
-import type { RecordView } from "../../content/records";
+import type { RecordView } from "../../content/records/view";
 import { api, query, send } from "./api";
 import { fill, h } from "./dom";
 import { failureText, recordName } from "./ui";

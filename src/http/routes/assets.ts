@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import { access } from "../access";
 import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
-import { nestedQuery, oneString } from "../query";
+import { nestedQuery, oneString } from "../../shared/query-params";
 import { queryParameter } from "../../shared/schemas";
 import { AssetSchema, assetView, confirmAsset, createUploadUrl, findAsset, putAssetBytes, uploadAsset } from "../../assets/assets";
 import { contentPath } from "../../db/content-files";

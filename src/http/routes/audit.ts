@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { access } from "../access";
 import { answers } from "../openapi";
-import { limitParam } from "../query";
+import { limitParam } from "../../shared/query-params";
 import { AuditEventSchema, listAuditEvents } from "../../audit/audit";
 
 /** The space's audit trail, for its managers. */

@@ -7,7 +7,7 @@ import { write } from "../../db/tx";
 import { access } from "../access";
 import { answers } from "../openapi";
 import { badRequest } from "../../shared/errors";
-import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../query";
+import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
 import { oneOf, queryParameter } from "../../shared/schemas";
 import {
   BatchResultsSchema,

@@ -1,3 +1,4 @@
+import { readyListing, recordShape } from "../../content/records/grammar";
 import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
 import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
 import type { TObject } from "@sinclair/typebox";
@@ -13,16 +14,18 @@ import { write } from "../../db/tx";
 import { access } from "../access";
 import { answers } from "../openapi";
 import { badRequest, notFound } from "../../shared/errors";
-import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../query";
+import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../../shared/query-params";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../../shared/schemas";
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "../../content/bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
 import { RecordLinkSchema } from "../../content/links";
-import { countRecords, fieldsBeingIndexed, FULL_SHAPE, getRecord, linkedNamesOf, linksOfRecordJson, listRecords, pageJson, NUMBERED_PAGE_BOUNDS, NumberedRecordPageSchema, numberedPage, type RecordFilter, RecordPageSchema, type RecordQuery, RecordSchema, type RecordShape, recordHistory, recordsWithValue } from "../../content/records";
+import { countRecords, listRecords, NUMBERED_PAGE_BOUNDS, numberedPage, recordsWithValue } from "../../content/records/list";
+import { getRecord, linksOfRecordJson, recordHistory } from "../../content/records/read";
+import { linkedNamesOf, pageJson, NumberedRecordPageSchema, RecordPageSchema, RecordSchema } from "../../content/records/view";
 import type { SpaceScope } from "../../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "../../shared/field-types";
 import { VIEW_TYPES } from "../../tables/content";
-import { getView, listViews, throughView, ViewConfigSchema, ViewSchema } from "../../content/views";
+import { getView, listViews, ViewConfigSchema, ViewSchema } from "../../content/views";
 
 const Json = t.Record(t.String(), t.Unknown());
 const Message = t.Optional(t.String({ maxLength: 10_000 }));
@@ -125,82 +128,12 @@ const SHAPE_QUERY = [
   queryParameter("fields", "Comma list of field slugs: only those values are shown. Absent: every field."),
 ];
 
-const INCLUDABLE = ["base", "headCommit"] as const;
-
-/** `include=` and `fields=`: the record shape asked for (its field slugs are checked where the base is known). */
-function recordShape(raw: Record<string, unknown>): RecordShape {
-  const include = oneString("include", raw.include);
-  const picked = oneString("fields", raw.fields);
-  const parts = (text: string) => text.split(",").map((part) => part.trim()).filter(Boolean);
-  let shape = FULL_SHAPE;
-  if (include !== undefined) {
-    const named = parts(include).filter((part) => part !== "none");
-    for (const part of named) if (!(INCLUDABLE as readonly string[]).includes(part)) throw badRequest(`include takes ${INCLUDABLE.join(", ")} or none; "${part}" is not one.`);
-    shape = { ...shape, base: named.includes("base"), headCommit: named.includes("headCommit") };
-  }
-  if (picked !== undefined) {
-    shape = { ...shape, fields: parts(picked) };
-  }
-  return shape;
-}
-
 /** Busabase's numbered page: the listing's query, with `page` and `pageSize` for `limit` and `cursor`. */
 const NUMBERED_PAGE_QUERY = [
   ...RECORD_QUERY.filter((p) => !["limit", "cursor"].includes(p.name)),
   queryParameter("page", "From 1, default 1."),
   queryParameter("pageSize", `1..${NUMBERED_PAGE_BOUNDS.pageSize}, default 50; page × pageSize reaches at most ${NUMBERED_PAGE_BOUNDS.reach.toLocaleString("en")} records.`),
 ];
-
-/** The record listing's query: `baseId`, `limit`, `cursor`, `status`, `sort` and bracketed `filters`. */
-function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: string; limit: number; cursor?: string } {
-  const baseId = oneString("baseId", query.baseId);
-  const status = oneString("status", query.status) ?? "active";
-  if (status !== "active" && status !== "archived") throw badRequest("status must be active or archived.");
-  const rawFilters = query.filters === undefined ? [] : Array.isArray(query.filters) ? query.filters : [query.filters];
-  const filters = rawFilters.map((raw, i): RecordFilter => {
-    const filter = raw as Record<string, unknown>;
-    if (typeof filter !== "object" || typeof filter.fieldSlug !== "string") throw badRequest(`filters[${i}][fieldSlug] is required.`);
-    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator as string)) throw badRequest(`filters[${i}][operator] must be one of ${FILTER_OPERATORS.join(", ")}.`);
-    const value = filter.value;
-    if (value !== undefined && typeof value !== "string" && !(Array.isArray(value) && value.every((v) => typeof v === "string"))) throw badRequest(`filters[${i}][value] is not valid.`);
-    return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: value as string | string[] | undefined };
-  });
-  return { baseId, status, filters, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
-}
-
-/** A listing's base and query (with the record shape asked for): through the view when `viewId` is given, else of `baseId`. */
-export function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
-  const query = recordQuery(raw);
-  const viewId = oneString("viewId", raw.viewId);
-  if (!viewId && !query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
-  const listing = viewId ? throughView(ctx, spaceId, viewId, query.baseId, query) : { loaded: findBase(ctx, spaceId, query.baseId!), query };
-  return { loaded: listing.loaded, query: { ...listing.query, shape: recordShape(raw) } };
-}
-
-/**
- * How long a listing waits for an index being filled for its filter or sort: meanwhile it takes no
- * turn of the server's thread, so the fill (which has the writer to itself between listings) ends
- * sooner, and the listing then seeks instead of sorting the base. Past it, it reads without.
- */
-export const INDEX_WAIT_MS = 5000;
-
-/** `recordListing`, after waiting (at most `INDEX_WAIT_MS`) for the indexes its filter or sort will use that are being filled. */
-export async function readyListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
-  const listing = recordListing(ctx, spaceId, raw);
-  const building = fieldsBeingIndexed(listing.loaded, listing.query);
-  if (building.length === 0) return listing;
-  await ctx.fieldUpkeep.whenIndexed(building, INDEX_WAIT_MS);
-  return recordListing(ctx, spaceId, raw);
-}
-
-/** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */
-function sortParam(value: unknown): string | undefined {
-  if (value === undefined || typeof value === "string") return value;
-  const { fieldSlug, direction } = value as Record<string, unknown>;
-  if (typeof value !== "object" || Array.isArray(value) || typeof fieldSlug !== "string") throw badRequest("sort is <slug>, -<slug>, or sort[fieldSlug]=<slug>&sort[direction]=asc|desc.");
-  if (direction !== undefined && direction !== "asc" && direction !== "desc") throw badRequest("sort[direction] must be asc or desc.");
-  return direction === "desc" ? `-${fieldSlug}` : fieldSlug;
-}
 
 /**
  * A bulk item is `{ fields: { <slug>: value } }` or Busabase's bare map `{ <slug>: value }`; an item

@@ -3,7 +3,7 @@ import type { AppContext } from "../../context";
 import { access } from "../access";
 import { badRequest } from "../../shared/errors";
 import { answers } from "../openapi";
-import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../query";
+import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
 import { queryParameter } from "../../shared/schemas";
 import { SEARCH_BOUNDS, SEARCH_SOURCES, SearchAnswerSchema, type SearchSource, searchSpace } from "../../search/search";
 

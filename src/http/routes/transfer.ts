@@ -1,13 +1,14 @@
 import { Elysia, t } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import type { Upload } from "../../assets/storage";
-import { proposer, RECORD_QUERY, recordListing } from "./content";
+import { proposer, RECORD_QUERY } from "./content";
+import { recordListing } from "../../content/records/grammar";
 import type { AppContext } from "../../context";
 import { access } from "../access";
 import { BaseSchema, baseView, findBase } from "../../content/bases";
 import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
-import { nestedQuery, oneString } from "../query";
+import { nestedQuery, oneString } from "../../shared/query-params";
 import { Nullable, queryParameter, WholeNumber } from "../../shared/schemas";
 import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "../../transfer/export";
 import { checkedUpload, commitImport, ImportPreviewSchema, ImportResultSchema, type ImportReview, importNewBase, NO_BASE, previewImport } from "../../transfer/import";

@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { write } from "../../db/tx";
 import { access } from "../access";
-import { limitParam } from "../query";
+import { limitParam } from "../../shared/query-params";
 import { Name, oneOf, Success } from "../../shared/schemas";
 import { answers } from "../openapi";
 import { DeliverySchema, listDeliveries, redeliver, testFire } from "../../webhooks/deliveries";

@@ -4,7 +4,7 @@ import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
 import { filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, RATING_MAX, traitsOf } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
-import type { FullRecordView, RecordView } from "../../../content/records";
+import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";

@@ -1,7 +1,7 @@
 import { traitsOf } from "../../../shared/field-types";
 import { atLeast } from "../../../shared/levels";
 import type { ChangeRequestView, OperationView } from "../../../changes/views";
-import type { RecordView } from "../../../content/records";
+import type { RecordView } from "../../../content/records/view";
 import { api, ApiError, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";

@@ -1,5 +1,5 @@
-import { badRequest } from "../shared/errors";
-import { PROTOTYPE_KEYS } from "../shared/json";
+import { badRequest } from "./errors";
+import { PROTOTYPE_KEYS } from "./json";
 
 type Nested = string | Nested[] | { [key: string]: Nested };
 

@@ -1,0 +1,214 @@
+import { convertField } from "../content/field-convert";
+import { findBase, type LoadedBase } from "../content/bases";
+import { findRecordCommit, type UserRef } from "../content/commits";
+import { addField, createBaseForNode, deleteField, reorderFields, updateField } from "../content/field-changes";
+import { checkRecordInput, linkLists, recordsDerivingFrom } from "../content/links";
+import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
+import { findRecord } from "../content/records/read";
+import { currentFields, type RecordView } from "../content/records/view";
+import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
+import { createView, setViewStatus, updateView } from "../content/views";
+import type { AppContext, Tx } from "../context";
+import { recordEvent } from "../events/outbox";
+import { conflict } from "../shared/errors";
+import type { OperationKind } from "../tables/content";
+import type { ChangeRequestRow, OperationRow, Proposed } from "./merge";
+import type { FieldValues, OperationPayloads } from "./operations";
+import { threeWay } from "./three-way";
+
+/** What one merge holds while it applies its operations in order. */
+export interface MergeContext {
+  tx: Tx;
+  cr: ChangeRequestRow;
+  at: string;
+  /** Whether the merge runs in the write that proposed the change request: its payloads were checked in this write. */
+  proposedNow: boolean;
+  /** Node ids created by this change request, by their `ref`. */
+  refs: Map<string, string>;
+  bases: Map<string, LoadedBase>;
+  people: Map<string, UserRef>;
+  /** The records whose derived values the merge's record changes alter, by base (`recordsDerivingFrom`). */
+  derived: Map<string, Set<string>>;
+}
+
+/** What applying an operation produced. */
+export type Applied = { record?: RecordView; nodeId?: string; baseId?: string; viewId?: string };
+
+/**
+ * A kind of operation: what a proposal of it may ask and how a merge applies it. `apply` calls the
+ * owning domain's write, which writes and records its event; the merge marks the operation.
+ */
+interface OperationSpec<K extends OperationKind> {
+  apply(m: MergeContext, op: OperationRow, payload: OperationPayloads[K], proposed: Proposed): Applied;
+  /** Its merge is three-way (`three-way.ts`) when it names a base commit: fields both sides changed differently are a conflict, found before anything is written. */
+  mergesThreeWay?: true;
+  /** The operation's status once merged: `archived` for what removes, else `merged`. */
+  archives?: true;
+  /** `autoMerge: true` is refused (a 400 with the reason) because it destroys or rewrites values; `waits`: it also waits for review when the flag is left out. */
+  review?: { reason: string; waits: boolean };
+}
+
+/** Adds what a record's change alters in other records to the merge's account of them. */
+function noteDerived(m: MergeContext, loaded: LoadedBase, before: Record<string, unknown> | null, after: Record<string, unknown> | null, valuesChanged: boolean): void {
+  for (const [baseId, ids] of recordsDerivingFrom(m.tx, loaded, before, after, valuesChanged)) {
+    const noted = m.derived.get(baseId);
+    if (noted) for (const id of ids) noted.add(id);
+    else m.derived.set(baseId, ids);
+  }
+}
+
+/** The base an operation changes; one archived since the proposal refuses the merge (409), as the change request still exists. */
+function baseOf(m: MergeContext, baseId: string): LoadedBase {
+  let loaded = m.bases.get(baseId);
+  if (!loaded) {
+    loaded = findBase(m.tx, m.cr.spaceId, baseId, { archived: true });
+    if (loaded.node.status !== "active") throw conflict(`The base "${loaded.node.slug}" is archived; restore it before merging.`, { reason: "NOT_MERGEABLE" });
+    m.bases.set(baseId, loaded);
+  }
+  return loaded;
+}
+
+/** A base's schema changed: later operations read it again. */
+function schemaChanged(m: MergeContext, op: OperationRow): Applied {
+  m.bases.delete(op.baseId!);
+  return {};
+}
+
+function parentOf(m: MergeContext, target: { parentNodeId?: string; parentNodeRef?: string }): string | undefined {
+  if (target.parentNodeRef === undefined) return target.parentNodeId;
+  const id = m.refs.get(target.parentNodeRef);
+  if (!id) throw conflict(`No node of this change request has the ref "${target.parentNodeRef}".`);
+  return id;
+}
+
+/** A record's write in this merge, as the author of the operation's head commit. */
+const mergeWrite = (m: MergeContext, op: OperationRow, { author }: Proposed): MergeWrite => ({
+  by: { actorId: author.id, operationId: op.id, message: (m.cr.sourceMeta.message as string | undefined) ?? null, at: m.at },
+  changeRequestId: m.cr.id,
+  people: m.people,
+});
+
+/** The record as a `record_update` saw it: its base commit, read only from that record's own history. */
+export const baseOfUpdate = (ctx: AppContext, op: OperationRow): FieldValues | undefined =>
+  op.baseCommitId ? findRecordCommit(ctx, op.targetRecordId!, op.baseCommitId)?.payload : undefined;
+
+function archiveRecord(archive: boolean) {
+  return (m: MergeContext, op: OperationRow, _payload: unknown, proposed: Proposed): Applied => {
+    const loaded = baseOf(m, op.baseId!);
+    const current = findRecord(m.tx, m.cr.spaceId, op.targetRecordId!);
+    // An archived record drops out of every value and lookup that names it, and comes back with it.
+    if ((current.status === "archived") !== archive) {
+      const linked = currentFields(m.tx, loaded, current);
+      noteDerived(m, loaded, archive ? linked : null, archive ? null : linked, true);
+    }
+    return { record: setRecordArchived(m.tx, loaded, current, archive, mergeWrite(m, op, proposed)) };
+  };
+}
+
+function viewStatus(archive: boolean) {
+  return (m: MergeContext, op: OperationRow, payload: { viewId: string }): Applied => {
+    baseOf(m, op.baseId!);
+    return { viewId: setViewStatus(m.tx, m.cr.spaceId, payload.viewId, archive ? "archived" : "active", m.at).id };
+  };
+}
+
+/** Every kind of operation: a kind without one does not compile. */
+export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
+  record_create: {
+    apply(m, op, payload, proposed) {
+      const loaded = baseOf(m, op.baseId!);
+      const values = m.proposedNow ? payload : checkRecordInput(m.tx, loaded, payload, "create");
+      // Merged in the write that proposed it: the proposal's commit becomes the record's first, not a copy of it.
+      const record = createRecord(m.tx, loaded, values, mergeWrite(m, op, proposed), m.proposedNow ? (proposed.head ?? null) : null);
+      noteDerived(m, loaded, null, values, true);
+      return { record };
+    },
+  },
+  record_update: {
+    apply(m, op, payload, proposed) {
+      const loaded = baseOf(m, op.baseId!);
+      const current = findRecord(m.tx, m.cr.spaceId, op.targetRecordId!);
+      if (current.status !== "active") throw conflict("The record is archived; restore it before updating it.", { reason: "RECORD_ARCHIVED" });
+      const ours = currentFields(m.tx, loaded, current);
+      const theirs = m.proposedNow ? payload : checkRecordInput(m.tx, loaded, payload, "update", { current: () => ours });
+      // Nothing moved since the proposal, so the record now is its base: its head commit may still
+      // hold a deleted field's value under a slug that a new field took.
+      const base = current.headCommitId === op.baseCommitId ? ours : (baseOfUpdate(m.tx, op) ?? ours);
+      const { values } = threeWay(base, ours, theirs, linkLists(loaded));
+      const { record, changedFields } = updateRecord(m.tx, loaded, current, ours, values, mergeWrite(m, op, proposed));
+      noteDerived(m, loaded, ours, { ...ours, ...values }, changedFields.length > 0);
+      return { record };
+    },
+    mergesThreeWay: true,
+  },
+  record_delete: {
+    apply: archiveRecord(true),
+    archives: true,
+    review: { reason: "archiving a record removes user content from every listing, so it always requires review. Omit the flag.", waits: true },
+  },
+  record_restore: {
+    apply: archiveRecord(false),
+    review: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
+  },
+  node_create: {
+    apply(m, _op, payload) {
+      const { tx, cr, at } = m;
+      const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at);
+      if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
+      if (node.type !== "base") return { nodeId: node.id };
+      const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at);
+      recordEvent(tx, "base.created", { spaceId: cr.spaceId, baseId: base.id, at }, { base: { id: base.id, nodeId: node.id, slug: node.slug, name: node.name }, changeRequestId: cr.id });
+      return { nodeId: node.id, baseId: base.id };
+    },
+  },
+  node_rename: { apply: (m, _op, payload) => ({ nodeId: renameNode(m.tx, m.cr.spaceId, payload, m.at).id }) },
+  node_move: { apply: (m, _op, payload) => ({ nodeId: moveNode(m.tx, m.cr.spaceId, { nodeId: payload.nodeId, parentId: parentOf(m, payload), position: payload.position }, m.at).id }) },
+  node_delete: { apply: (m, _op, payload) => ({ nodeId: archiveNode(m.tx, m.cr.spaceId, payload.nodeId, m.at).id }), archives: true },
+  node_restore: { apply: (m, _op, payload) => ({ nodeId: restoreNode(m.tx, m.cr.spaceId, payload.nodeId, m.at).id }) },
+  view_create: { apply: (m, op, payload, { author }) => ({ viewId: createView(m.tx, baseOf(m, op.baseId!), payload, author.id, m.at).id }) },
+  view_update: {
+    apply(m, op, { viewId, ...patch }) {
+      return { viewId: updateView(m.tx, baseOf(m, op.baseId!), viewId, patch, m.at).id };
+    },
+  },
+  view_delete: { apply: viewStatus(true), archives: true },
+  view_restore: { apply: viewStatus(false) },
+  base_add_field: {
+    apply(m, op, payload) {
+      addField(m.tx, baseOf(m, op.baseId!), payload, m.at);
+      return schemaChanged(m, op);
+    },
+  },
+  base_update_field: {
+    apply(m, op, payload) {
+      updateField(m.tx, baseOf(m, op.baseId!), payload.fieldId, payload.patch, m.at);
+      return schemaChanged(m, op);
+    },
+  },
+  base_delete_field: {
+    apply(m, op, payload) {
+      deleteField(m.tx, baseOf(m, op.baseId!), payload.fieldId, m.at);
+      return schemaChanged(m, op);
+    },
+    review: { reason: "deleting a field soft-deletes its stored values with it, so it requires review. Omit the flag.", waits: false },
+  },
+  base_convert_field: {
+    apply(m, op, payload) {
+      convertField(m.tx, baseOf(m, op.baseId!), payload);
+      return schemaChanged(m, op);
+    },
+    review: { reason: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.", waits: true },
+  },
+  base_reorder_fields: {
+    apply(m, op, payload) {
+      reorderFields(m.tx, baseOf(m, op.baseId!).base.id, payload.fieldIds, m.at);
+      return schemaChanged(m, op);
+    },
+  },
+};
+
+/** Applies one operation through its kind. */
+export function applyOperation(m: MergeContext, op: OperationRow, proposed: Proposed): Applied {
+  const { kind, payload } = proposed.change;
+  return (OPERATIONS[kind].apply as OperationSpec<typeof kind>["apply"])(m, op, payload as never, proposed);
+}

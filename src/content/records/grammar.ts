@@ -1,0 +1,85 @@
+import type { AppContext } from "../../context";
+import { badRequest } from "../../shared/errors";
+import { FILTER_OPERATORS } from "../../shared/field-types";
+import { limitParam, oneString } from "../../shared/query-params";
+import { findBase } from "../bases";
+import { throughView } from "../views";
+import { fieldsBeingIndexed } from "./list";
+import type { RecordFilter, RecordQuery } from "./query";
+import { FULL_SHAPE, type RecordShape } from "./view";
+
+/**
+ * The grammar of a record listing's query, as a client writes it (the query string of
+ * `GET /records`, the CLI's flags): parsed into the base, the query and the record shape asked for.
+ */
+
+const INCLUDABLE = ["base", "headCommit"] as const;
+
+/** `include=` and `fields=`: the record shape asked for (its field slugs are checked where the base is known). */
+export function recordShape(raw: Record<string, unknown>): RecordShape {
+  const include = oneString("include", raw.include);
+  const picked = oneString("fields", raw.fields);
+  const parts = (text: string) => text.split(",").map((part) => part.trim()).filter(Boolean);
+  let shape = FULL_SHAPE;
+  if (include !== undefined) {
+    const named = parts(include).filter((part) => part !== "none");
+    for (const part of named) if (!(INCLUDABLE as readonly string[]).includes(part)) throw badRequest(`include takes ${INCLUDABLE.join(", ")} or none; "${part}" is not one.`);
+    shape = { ...shape, base: named.includes("base"), headCommit: named.includes("headCommit") };
+  }
+  if (picked !== undefined) {
+    shape = { ...shape, fields: parts(picked) };
+  }
+  return shape;
+}
+
+/** The record listing's query: `baseId`, `limit`, `cursor`, `status`, `sort` and bracketed `filters`. */
+function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: string; limit: number; cursor?: string } {
+  const baseId = oneString("baseId", query.baseId);
+  const status = oneString("status", query.status) ?? "active";
+  if (status !== "active" && status !== "archived") throw badRequest("status must be active or archived.");
+  const rawFilters = query.filters === undefined ? [] : Array.isArray(query.filters) ? query.filters : [query.filters];
+  const filters = rawFilters.map((raw, i): RecordFilter => {
+    const filter = raw as Record<string, unknown>;
+    if (typeof filter !== "object" || typeof filter.fieldSlug !== "string") throw badRequest(`filters[${i}][fieldSlug] is required.`);
+    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator as string)) throw badRequest(`filters[${i}][operator] must be one of ${FILTER_OPERATORS.join(", ")}.`);
+    const value = filter.value;
+    if (value !== undefined && typeof value !== "string" && !(Array.isArray(value) && value.every((v) => typeof v === "string"))) throw badRequest(`filters[${i}][value] is not valid.`);
+    return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: value as string | string[] | undefined };
+  });
+  return { baseId, status, filters, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+}
+
+/** A listing's base and query (with the record shape asked for): through the view when `viewId` is given, else of `baseId`. */
+export function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
+  const query = recordQuery(raw);
+  const viewId = oneString("viewId", raw.viewId);
+  if (!viewId && !query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
+  const listing = viewId ? throughView(ctx, spaceId, viewId, query.baseId, query) : { loaded: findBase(ctx, spaceId, query.baseId!), query };
+  return { loaded: listing.loaded, query: { ...listing.query, shape: recordShape(raw) } };
+}
+
+/**
+ * How long a listing waits for an index being filled for its filter or sort: meanwhile it takes no
+ * turn of the server's thread, so the fill (which has the writer to itself between listings) ends
+ * sooner, and the listing then seeks instead of sorting the base. Past it, it reads without.
+ */
+export const INDEX_WAIT_MS = 5000;
+
+/** `recordListing`, after waiting (at most `INDEX_WAIT_MS`) for the indexes its filter or sort will use that are being filled. */
+export async function readyListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
+  const listing = recordListing(ctx, spaceId, raw);
+  const building = fieldsBeingIndexed(listing.loaded, listing.query);
+  if (building.length === 0) return listing;
+  await ctx.fieldUpkeep.whenIndexed(building, INDEX_WAIT_MS);
+  return recordListing(ctx, spaceId, raw);
+}
+
+/** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */
+function sortParam(value: unknown): string | undefined {
+  if (value === undefined || typeof value === "string") return value;
+  const { fieldSlug, direction } = value as Record<string, unknown>;
+  if (typeof value !== "object" || Array.isArray(value) || typeof fieldSlug !== "string") throw badRequest("sort is <slug>, -<slug>, or sort[fieldSlug]=<slug>&sort[direction]=asc|desc.");
+  if (direction !== undefined && direction !== "asc" && direction !== "desc") throw badRequest("sort[direction] must be asc or desc.");
+  return direction === "desc" ? `-${fieldSlug}` : fieldSlug;
+}
+

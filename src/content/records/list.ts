@@ -1,0 +1,282 @@
+import { FULL_SHAPE, RecordShape, RecordView, requireShapeFields } from "./view";
+import { CREATED_AT_AT, ID_AT, RECORD_COLUMNS, authorColumns, headColumns, recordOfRow } from "./read";
+import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, filterCondition, requireBounded, sortPlan } from "./query";
+import { noteFieldsQueried } from "../indexes";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { type UserRef } from "../commits";
+import { users } from "../../tables/auth";
+import type { AppContext } from "../../context";
+import { compiledRows, queryPlan } from "../../db/client";
+import { badRequest } from "../../shared/errors";
+import type { FilterOperator } from "../../shared/field-types";
+import { baseView, type FieldRow, type LoadedBase } from "../bases";
+import { linkedValues } from "../links";
+import { commits, records, type RecordStatus } from "../../tables/content";
+
+/** Listing records: which index drives a page, the page's one statement, numbered pages and counts. */
+
+/** The fields an index would serve in a listing: those of its range and equality filters, and its sort's. */
+function queriedFields(loaded: LoadedBase, query: RecordQuery, plan: SortPlan | null): FieldRow[] {
+  const filtered = query.filters.filter((filter) => RANGE_OPERATORS.has(filter.operator)).map((filter) => fieldNamed(loaded.fields, filter.fieldSlug));
+  return plan?.field ? [...filtered, plan.field] : filtered;
+}
+
+/** The fields a listing filters by a range or sorts by that are being indexed now (the listing may wait for them). */
+export function fieldsBeingIndexed(loaded: LoadedBase, query: RecordQuery): string[] {
+  return queriedFields(loaded, query, sortPlan(loaded.fields, query.sort))
+    .filter((field) => field.indexState === "building")
+    .map((field) => field.id);
+}
+
+/** A field whose values `field_values` holds completely (not while it is being filled). */
+const isIndexed = (field: FieldRow) => field.indexState === "ready";
+
+/** Operators a field's indexed values answer as a range of them. */
+const RANGE_OPERATORS: ReadonlySet<FilterOperator> = new Set(["eq", "in", "gt", "gte", "lt", "lte"]);
+
+/** Up to this many matches, a filter's matches are read through its indexed values and sorted; past it, the sort's order is walked. */
+const DENSE_MATCHES = 2000;
+
+/**
+ * How a page is read:
+ * - `records`: the sort's order on `records` (creation or update time, indexed; an unindexed
+ *   field's order is sorted), every filter checked on the record;
+ * - `values` of a field: its `field_values` walked in order, either the sort's field (in value
+ *   order, its own filters as ranges of the walk) or, in creation order, an `eq` filter's field
+ *   (its entries hold the matches newest first, however many);
+ * - `matches` of a filter: at most `DENSE_MATCHES` records read through its field's values, then
+ *   sorted.
+ * Counting up to the bound through the filter's values costs a fraction of a millisecond and makes
+ * the page's cost independent of SQLite's statistics, which lag the data.
+ */
+type Driver = { by: "records" } | { by: "values"; field: FieldRow; filter: RecordFilter | null } | { by: "matches"; field: FieldRow; filter: RecordFilter };
+
+/** Filters a field's indexed values can answer, other than on the sort's own field. */
+function indexedFilters(loaded: LoadedBase, query: RecordQuery, plan: SortPlan) {
+  return query.filters
+    .map((filter) => ({ filter, field: fieldNamed(loaded.fields, filter.fieldSlug) }))
+    .filter(({ filter, field }) => RANGE_OPERATORS.has(filter.operator) && isIndexed(field) && field.id !== plan.field?.id);
+}
+
+/** The matches of one filter through its field's indexed values, as a FROM and a WHERE. */
+function valuesOf(shape: ListingShape, field: FieldRow, status: RecordStatus, filter: RecordFilter | null): SQL[] {
+  return [sql`"v"."field_id" = ${shape.param(field.id)}`, sql`"v"."status" = ${shape.param(status)}`, ...(filter ? [filterCondition(shape, field, filter, V.value)] : [])];
+}
+
+function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, plan: SortPlan): Driver {
+  const candidates = indexedFilters(loaded, query, plan);
+  if (plan.column === "created_at") {
+    const inOrder = candidates.find(({ filter }) => filter.operator === "eq");
+    if (inOrder) return { by: "values", ...inOrder };
+  }
+  for (const candidate of candidates) {
+    const shape = new ListingShape();
+    shape.key.push("probe");
+    const where = valuesOf(shape, candidate.field, query.status, candidate.filter);
+    const limit = shape.param(DENSE_MATCHES + 1);
+    const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(sql`"field_values" AS "v"`).where(and(...where)).limit(limit))(shape.params);
+    if (matches.length <= DENSE_MATCHES) return { by: "matches", ...candidate };
+  }
+  if (plan.field && isIndexed(plan.field)) return { by: "values", field: plan.field, filter: null };
+  return { by: "records" };
+}
+
+/**
+ * The FROM and WHERE of a listing driven as `driver` says: `field_values` first when it drives
+ * (CROSS JOIN keeps SQLite from reordering), every other filter checked on the record.
+ */
+function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, driver: Driver): { from: SQL; where: SQL[] } {
+  shape.key.push(loaded.base.id, driver.by, driver.by === "records" ? "" : driver.field.id);
+  const where: SQL[] = [];
+  let skipped: RecordFilter | null = null;
+  if (driver.by === "records") where.push(sql`${records.baseId} = ${shape.param(loaded.base.id)}`, sql`${records.status} = ${shape.param(query.status)}`);
+  else {
+    where.push(...valuesOf(shape, driver.field, query.status, driver.filter));
+    skipped = driver.filter;
+  }
+  for (const filter of query.filters) {
+    if (filter === skipped) continue;
+    const field = fieldNamed(loaded.fields, filter.fieldSlug);
+    // Walking a field's values, its own filters are ranges of the walk.
+    const onWalk = driver.by === "values" && driver.filter === null && field.id === driver.field.id && RANGE_OPERATORS.has(filter.operator) && filter.operator !== "in";
+    where.push(filterCondition(shape, field, filter, onWalk ? V.value : undefined));
+  }
+  const from = driver.by === "records" ? sql`${records}` : sql`"field_values" AS "v" CROSS JOIN ${records} ON ${records.id} = "v"."record_id"`;
+  return { from, where };
+}
+
+type ListingQuery = RecordQuery & { limit: number; cursor?: string; offset?: number; shape?: RecordShape };
+
+/** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
+function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
+  requireBounded(query);
+  const plan = sortPlan(loaded.fields, query.sort);
+  const driver = pageDriver(ctx, loaded, query, plan);
+  const shape = new ListingShape();
+  shape.key.push("list", plan.key, query.cursor ? "after" : query.offset ? "offset" : "first");
+  const { from, where } = source(shape, loaded, query, driver);
+  // The terms the page is ordered by, read from what drives it: the walked values, or the record.
+  const walked = driver.by === "values";
+  const terms: SQL[] =
+    walked && driver.filter === null
+      ? [V.value, V.createdAt, V.recordId]
+      : walked
+        ? [V.createdAt, V.recordId]
+        : [plan.expression, ...(plan.field === null ? [] : [sql`${records.createdAt}`]), sql`${records.id}`];
+  if (query.cursor) {
+    const after = decodeCursor(query.cursor, plan).map((term) => shape.param(term));
+    where.push(sql`(${sql.join(terms, sql`, `)}) ${sql.raw(plan.descending ? "<" : ">")} (${sql.join(after, sql`, `)})`);
+  }
+  const limit = shape.param(query.limit + 1);
+  const offset = query.offset ? shape.param(query.offset) : null;
+  const direction = sql.raw(plan.descending ? "DESC" : "ASC");
+  // The page's rowids, in order; `pageRows` then reads those records.
+  const build = () => {
+    const page = ctx.db
+      .select({ rowid: sql<number>`"records"."rowid"` })
+      .from(from)
+      .where(and(...where))
+      .orderBy(...terms.map((t) => sql`${t} ${direction}`))
+      .limit(limit);
+    return offset ? page.offset(offset) : page;
+  };
+  return { key: shape.key.join("|"), build, params: shape.params, plan };
+}
+
+/**
+ * The records of a page with their head commits and authors, by rowid (no second descent through
+ * the id index), each with its place in the page: they are put in order in JS, since an ORDER BY
+ * here would sort the wide rows again (a page of 50: 186-200 -> 144 us). Matches beyond the page
+ * are never read.
+ */
+const pageRows = (ctx: AppContext, plan: SortPlan) =>
+  compiledRows(ctx.store, `page rows|${plan.key}`, () =>
+    ctx.db
+      .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns, place: sql<number>`"page"."key"` })
+      .from(sql`json_each(${sql.placeholder("rowids")}) AS "page"`)
+      .innerJoin(records, sql`"records"."rowid" = "page"."value"`)
+      .leftJoin(commits, eq(commits.id, records.headCommitId))
+      .leftJoin(users, eq(users.id, commits.authorId)),
+  );
+
+/** `pageRows` for a shape without head commits: of the head, only its parent (which a record shows), and no author. */
+const leanPageRows = (ctx: AppContext, plan: SortPlan) =>
+  compiledRows(ctx.store, `lean page rows|${plan.key}`, () =>
+    ctx.db
+      .select({ row: records, sortValue: sql`${plan.expression}`, parentCommitId: commits.parentCommitId, place: sql<number>`"page"."key"` })
+      .from(sql`json_each(${sql.placeholder("rowids")}) AS "page"`)
+      .innerJoin(records, sql`"records"."rowid" = "page"."value"`)
+      .leftJoin(commits, eq(commits.id, records.headCommitId)),
+  );
+
+/** SQLite's plan for a listing: which index answers its filters and sort (for tests and operators). */
+export function explainListing(ctx: AppContext, loaded: LoadedBase, query: ListingQuery): string[] {
+  const { build, params } = listingStatement(ctx, loaded, query);
+  return queryPlan(ctx.store, build(), params);
+}
+
+/**
+ * Keyset pagination: the cursor carries the last row's sort value and id, so a page is a range
+ * scan that costs the same at record 1 and at record 1,000,000 (the default sort is indexed). Both
+ * statements are compiled once per shape.
+ */
+export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
+  if (query.shape) requireShapeFields(loaded, query.shape);
+  const statement = listingStatement(ctx, loaded, query);
+  noteFieldsQueried(ctx, queriedFields(loaded, query, statement.plan));
+  const rowids = compiledRows(ctx.store, statement.key, statement.build)(statement.params).map((values) => values[0]);
+  const page: unknown[][] = new Array(Math.min(rowids.length, query.limit));
+  const shape = query.shape ?? FULL_SHAPE;
+  const rows = shape.headCommit ? pageRows(ctx, statement.plan) : leanPageRows(ctx, statement.plan);
+  for (const values of rows({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
+  const people = new Map<string, UserRef>();
+  const base = baseView(loaded);
+  const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
+  // Each row holds its sort value after the record's columns.
+  const now = ctx.clock.now();
+  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now, shape, !shape.headCommit));
+  const kept = query.offset ? views.length : withinPageBudget(views);
+  const more = rowids.length > query.limit || kept < views.length;
+  views.length = page.length = kept;
+  const last = page.at(-1);
+  if (!more || !last) return { records: views, nextCursor: null };
+  const sortValue = last[RECORD_COLUMNS.length];
+  const id = last[ID_AT];
+  return { records: views, nextCursor: encodeCursor(statement.plan.field === null ? [sortValue, id] : [sortValue, last[CREATED_AT_AT], id]) };
+}
+
+/**
+ * The most record values a cursor page answers, in characters of their text: one value is bounded
+ * (256 KB, stored or computed), but a page of them times its lookups is not. A page that would pass
+ * it ends early (always with one record at least), and its cursor goes on from there.
+ */
+const PAGE_VALUE_BUDGET = 8 * 1024 * 1024;
+
+/** How many of the page's records fit `PAGE_VALUE_BUDGET`. */
+function withinPageBudget(views: { fields: Record<string, unknown> }[]): number {
+  let total = 0;
+  for (let i = 0; i < views.length; i++) {
+    total += roughSize(views[i].fields);
+    if (total > PAGE_VALUE_BUDGET && i > 0) return i;
+  }
+  return views.length;
+}
+
+/** About how many characters a value's JSON holds: its text, plus a little for the rest. */
+function roughSize(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.reduce((size: number, item) => size + roughSize(item), 2);
+  if (typeof value !== "object" || value === null) return 8;
+  let size = 2;
+  for (const key in value) size += key.length + roughSize((value as Record<string, unknown>)[key]);
+  return size;
+}
+
+/**
+ * How far a numbered page may reach: skipping records costs a step each, so past this a client
+ * walks the cursor listing, whose pages cost the same anywhere.
+ */
+export const NUMBERED_PAGE_BOUNDS = { pageSize: 100, reach: 100_000 } as const;
+
+/** `GET /records/page`: page `page` (from 1) of `pageSize` records of the listing, with the count of all that match. */
+export function numberedPage(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { shape?: RecordShape }, page: number, pageSize: number) {
+  const offset = (page - 1) * pageSize;
+  if (offset + pageSize > NUMBERED_PAGE_BOUNDS.reach) {
+    throw badRequest(`A numbered page reaches at most record ${NUMBERED_PAGE_BOUNDS.reach.toLocaleString("en")} (page ${page} of ${pageSize} ends at ${(offset + pageSize).toLocaleString("en")}); walk further with GET /records and its nextCursor.`);
+  }
+  const { total } = countRecords(ctx, loaded, query);
+  const records = offset < total ? listRecords(ctx, loaded, { ...query, cursor: undefined, limit: pageSize, offset }).records : [];
+  return { records, total, totalPages: Math.ceil(total / pageSize), page, pageSize };
+}
+
+/**
+ * `GET /records/search` and `GET /records/get?baseId&fieldSlug&valueText`: active records whose
+ * field equals `valueText` (read by the field's type), newest first, through the listing's own path.
+ */
+export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug: string, valueText: string, limit: number, shape?: RecordShape): RecordView[] {
+  return listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug, operator: "eq", value: valueText }], limit, shape }).records;
+}
+
+/** How many records match: through one filter's indexed values when there is one (only those, when it is the only filter). */
+export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
+  requireBounded(query);
+  // Unfiltered: the number the triggers of migrations/0026 keep, one row whatever the base's size.
+  if (query.filters.length === 0) return { total: keptCount(ctx, loaded.base.id, query.status) };
+  noteFieldsQueried(ctx, queriedFields(loaded, query, null));
+  const shape = new ListingShape();
+  shape.key.push("count");
+  const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));
+  const driver: Driver = indexed ? { by: "matches", ...indexed } : { by: "records" };
+  const { from, where } = source(shape, loaded, query, driver);
+  const alone = indexed && query.filters.length === 1;
+  const [row] = compiledRows(ctx.store, shape.key.join("|") + (alone ? "|alone" : ""), () =>
+    alone ? ctx.db.select({ total: sql`count(*)` }).from(sql`"field_values" AS "v"`).where(and(...where)) : ctx.db.select({ total: sql`count(*)` }).from(from).where(and(...where)),
+  )(shape.params);
+  return { total: row[0] as number };
+}
+
+/** A base's count of active or archived records, as the triggers of migrations/0026 keep it (bun:sqlite keeps the statement compiled). */
+function keptCount(ctx: AppContext, baseId: string, status: RecordStatus): number {
+  const row = ctx.store.sqlite.query<{ active: number; archived: number }, [string]>(`SELECT "active", "archived" FROM "base_record_counts" WHERE "base_id" = ?1`).get(baseId);
+  return row === null ? 0 : status === "archived" ? row.archived : row.active;
+}

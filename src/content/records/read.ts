@@ -1,0 +1,96 @@
+import { CommitHead, FULL_SHAPE, RecordRow, RecordShape, RecordView, recordView, requireShapeFields } from "./view";
+import { and, desc, eq, getTableColumns, sql } from "drizzle-orm";
+import { commitColumns, type CommitView, commitView, type UserRef, userRefs } from "../commits";
+import { users } from "../../tables/auth";
+import type { AppContext } from "../../context";
+import { compiledRows, decodeRow, preparedFor } from "../../db/client";
+import { notFound } from "../../shared/errors";
+import { type BaseView, baseView, findBase, type LoadedBase } from "../bases";
+import { type LinkedValues, linkedValues, type RecordLinkView, recordLinksJson, recordLinkViews } from "../links";
+import { commits, records } from "../../tables/content";
+
+/** Reading one record: by id with its head commit and author, its links, and its history. */
+
+export const headColumns = {
+  id: commits.id,
+  spaceId: commits.spaceId,
+  baseId: commits.baseId,
+  nodeId: commits.nodeId,
+  operationId: commits.operationId,
+  recordId: commits.recordId,
+  parentCommitId: commits.parentCommitId,
+  message: commits.message,
+  authorId: commits.authorId,
+  targetType: commits.targetType,
+  kind: commits.kind,
+  createdAt: commits.createdAt,
+};
+export const authorColumns = { id: users.id, name: users.name, email: users.email };
+
+const recordById = preparedFor((db) => db.select().from(records).where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))).prepare());
+
+export function findRecord(ctx: AppContext, spaceId: string, recordId: string): RecordRow {
+  const row = recordById(ctx.db).get({ id: recordId, spaceId });
+  if (!row) throw notFound("No such record in this space.");
+  return row;
+}
+
+export const RECORD_COLUMNS = Object.entries(getTableColumns(records));
+/** Where a row of `recordWithHead` or `pageRows` holds the record's id, base and creation time as stored (milliseconds). */
+export const ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "id");
+const BASE_ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "baseId");
+export const CREATED_AT_AT = RECORD_COLUMNS.findIndex(([key]) => key === "createdAt");
+const HEAD_COLUMNS = Object.entries(headColumns);
+const AUTHOR_COLUMNS = Object.entries(authorColumns);
+
+/**
+ * A record read as an array (its columns, then its head commit's from `headAt`, then the author's;
+ * `lean`: then only the head's parent), as the API shows it: decoded column by column, which costs
+ * less than drizzle's mapping of joined rows.
+ */
+export function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number, shape: RecordShape, lean = false): RecordView {
+  const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
+  if (lean) return recordView(row, loaded, { parentCommitId: values[headAt] as string | null }, people, base, linked.get(row.id), now, shape);
+  const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
+  const authorAt = headAt + HEAD_COLUMNS.length;
+  if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
+  return recordView(row, loaded, head, people, base, linked.get(row.id), now, shape);
+}
+
+const recordWithHead = (ctx: AppContext) =>
+  compiledRows(ctx.store, "record with head", () =>
+    ctx.db
+      .select({ record: records, head: headColumns, author: authorColumns })
+      .from(records)
+      .leftJoin(commits, eq(commits.id, records.headCommitId))
+      .leftJoin(users, eq(users.id, commits.authorId))
+      .where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))),
+  );
+
+/** One record with its head commit and author, in one query; the fields come from the base cache. */
+export function getRecord(ctx: AppContext, spaceId: string, recordId: string, shape: RecordShape = FULL_SHAPE): RecordView {
+  const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
+  if (!values) throw notFound("No such record in this space.");
+  const loaded = findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true });
+  requireShapeFields(loaded, shape);
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);
+}
+
+/** A record's links either way (`GET /records/{id}/links`). */
+export function linksOfRecord(ctx: AppContext, spaceId: string, recordId: string): RecordLinkView[] {
+  const row = findRecord(ctx, spaceId, recordId);
+  return recordLinkViews(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
+}
+
+/** `linksOfRecord` as JSON text, for `GET /records/{id}/links` (see `recordLinksJson`). */
+export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: string): string {
+  const row = findRecord(ctx, spaceId, recordId);
+  return recordLinksJson(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
+}
+
+export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
+  findRecord(ctx, spaceId, recordId);
+  const rows = ctx.db.select(commitColumns).from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all();
+  const people = userRefs(ctx, rows.map((row) => row.authorId));
+  return rows.map((row) => commitView(row, people));
+}

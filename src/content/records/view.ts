@@ -1,0 +1,179 @@
+import { isRelation } from "../fields/relation";
+import { FIELD_KINDS } from "../fields/registry";
+import { isLookup } from "../fields/lookup";
+import type { RecordSnapshot } from "../../events/outbox";
+import { convertedValue } from "../field-convert";
+import type { Static } from "@sinclair/typebox";
+import { t } from "elysia";
+import { CommitSchema, type CommitRow, commitView, type UserRef } from "../commits";
+import type { AppContext } from "../../context";
+import { badRequest } from "../../shared/errors";
+import { Nullable, oneOf, Timestamp, WholeNumber } from "../../shared/schemas";
+import { BaseSchema, type BaseView, baseView, type FieldRow, type LoadedBase } from "../bases";
+import { computeFormulas, hasFormulas } from "../fields/formula/plan";
+import { idsOf, linkedValues, recordNames } from "../links";
+import { NODE_STATUSES, records } from "../../tables/content";
+
+/** A record as the API shows it: its row and fields read together, the answer's shape (`include=`, `fields=`), and the snapshot events carry. */
+
+export type RecordRow = typeof records.$inferSelect;
+
+export const RecordSchema = t.Object(
+  {
+    id: t.String(),
+    baseId: t.String(),
+    status: oneOf(NODE_STATUSES),
+    fields: t.Record(t.String(), t.Unknown(), { description: "Every field of the base by slug; null where unset." }),
+    headCommitId: t.String(),
+    createdBy: t.String(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    archivedAt: Nullable(Timestamp),
+    headCommit: t.Optional(Nullable(CommitSchema)),
+    parentRecordId: t.Null({ description: "Busabase's record shape: Basalt records have no parent record." }),
+    parentCommitId: Nullable(t.String({ description: "The head commit's parent." })),
+    base: t.Optional(BaseSchema),
+  },
+  { $id: "Record", description: "A row of a base: its values, its head commit and its base (the lean shape, include= and fields=, leaves out what is not asked for)." },
+);
+export type RecordView = Static<typeof RecordSchema>;
+/** A record in the full shape (the default): with its base and head commit. */
+export type FullRecordView = RecordView & Required<Pick<RecordView, "base" | "headCommit">>;
+
+/** With `linkedNames=true`: the records the page's relation values name, by id, each one's primary value (null when it has none). */
+const LinkedNames = t.Optional(t.Record(t.String(), Nullable(t.String()), { description: "With linkedNames=true: the records the page's relation values name, by id: each one's primary value (its base's first text field), null when it has none." }));
+
+export const RecordPageSchema = t.Object({ records: t.Array(RecordSchema), nextCursor: Nullable(t.String({ description: "Send as cursor for the next page; null on the last." })), linkedRecords: LinkedNames });
+
+export const NumberedRecordPageSchema = t.Object(
+  {
+    records: t.Array(RecordSchema),
+    total: WholeNumber({ description: "How many records match." }),
+    totalPages: WholeNumber(),
+    page: WholeNumber({ minimum: 1 }),
+    pageSize: WholeNumber({ minimum: 1 }),
+    linkedRecords: LinkedNames,
+  },
+  { description: "Busabase's numbered page: the records of page `page` of `pageSize`, and how many match." },
+);
+
+/**
+ * Every field of the base, unset ones as null; computed fields from the record's own columns,
+ * relations and lookups from `linked` (read from the links, `links.ts`), formulas from the rest
+ * (`fields/formula/plan.ts`; those computed when read only given `now`).
+ */
+export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Record<string, unknown>, now: number | null = null): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of fieldRows) {
+    const { unlinked, column } = FIELD_KINDS[field.type];
+    if (unlinked) out[field.slug] = linked?.[field.slug] ?? unlinked(field.options);
+    else if (column) out[field.slug] = column.read(row);
+    // Until the upkeep has rewritten every record of a field being converted, its stored values are converted as they are read.
+    else out[field.slug] = field.convertFrom ? convertedValue(row.data[field.slug] ?? null, field) : (row.data[field.slug] ?? null);
+  }
+  if (hasFormulas(fieldRows)) computeFormulas(fieldRows, out, now);
+  return out;
+}
+
+/**
+ * What a record answer holds: Busabase's full shape by default; the lean one leaves out the base
+ * and head commit every record repeats (`include=`), and may pick field slugs (`fields=`).
+ */
+export interface RecordShape {
+  base: boolean;
+  headCommit: boolean;
+  fields: readonly string[] | null;
+}
+export const FULL_SHAPE: RecordShape = { base: true, headCommit: true, fields: null };
+
+export function requireShapeFields(loaded: LoadedBase, shape: RecordShape): void {
+  for (const slug of shape.fields ?? []) if (!loaded.fields.some((field) => field.slug === slug)) throw badRequest(`fields: the base has no field "${slug}".`);
+}
+
+/** A head commit as records show it: its payload is the record's field map, so it is not read. */
+export type CommitHead = Omit<CommitRow, "payload">;
+
+/** What a record shows of its head commit: all of it, or (the lean shape) only its parent. */
+type HeadOfRecord = CommitHead | { id?: undefined; parentCommitId: string | null };
+
+/** A record as the API shows it; `base` is one view shared by the records of a page. */
+export function recordView(
+  row: RecordRow,
+  loaded: LoadedBase,
+  head: HeadOfRecord | undefined,
+  people: Map<string, UserRef>,
+  base: BaseView,
+  linked: Record<string, unknown> | undefined,
+  now: number,
+  shape: RecordShape = FULL_SHAPE,
+): RecordView {
+  const all = recordFields(row, loaded.fields, linked, now);
+  const fields = shape.fields ? Object.fromEntries(shape.fields.map((slug) => [slug, all[slug] ?? null])) : all;
+  return {
+    id: row.id,
+    baseId: row.baseId,
+    status: row.status,
+    fields,
+    headCommitId: row.headCommitId,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    archivedAt: row.archivedAt,
+    ...(shape.headCommit ? { headCommit: head?.id !== undefined ? commitView({ ...head, payload: fields }, people) : null } : {}),
+    parentRecordId: null,
+    parentCommitId: head?.parentCommitId ?? null,
+    ...(shape.base ? { base } : {}),
+  };
+}
+
+/**
+ * A page's answer (`{ records, ... }`, records first) as the JSON text `JSON.stringify` writes for
+ * it, with the base the records share written once and copied into each: a base with its fields is
+ * most of a full record's bytes (2 of 3 KB for a base of nine fields), and writing it again for
+ * every record was most of a page's JSON (docs/performance.md, "Linked data"). Relies on
+ * `recordView` putting `base` last.
+ */
+export function pageJson<A extends { records: RecordView[] }>(answer: A): string {
+  const texts = new Map<BaseView, string>();
+  const parts = answer.records.map((record) => {
+    const base = record.base;
+    if (base === undefined) return JSON.stringify(record);
+    let text = texts.get(base);
+    if (text === undefined) texts.set(base, (text = JSON.stringify(base)));
+    // A property set to undefined is left out, and the object keeps its shape (a delete would not).
+    record.base = undefined;
+    const own = JSON.stringify(record);
+    record.base = base;
+    return `${own.slice(0, -1)},"base":${text}}`;
+  });
+  const rest = JSON.stringify({ ...answer, records: undefined });
+  return `{"records":[${parts.join(",")}]${rest === "{}" ? "" : `,${rest.slice(1, -1)}`}}`;
+}
+
+/**
+ * A record just written, as the API shows it: its links and lookups read in the same write. A new
+ * record's links are the ids it was given (`given`, checked in this write), so without lookups to
+ * read there is nothing to read.
+ */
+export function writtenView(ctx: AppContext, loaded: LoadedBase, row: RecordRow, head: CommitHead, people: Map<string, UserRef>, given?: Record<string, unknown>): RecordView {
+  const linked = given && !loaded.fields.some(isLookup) ? given : linkedValues(ctx, loaded, [row.id], { lookups: true }).get(row.id);
+  return recordView(row, loaded, head, people, baseView(loaded), linked, ctx.clock.now());
+}
+
+/** A record's values as stored and linked (not looked up): what a merge compares and a commit keeps. */
+export function currentFields(ctx: AppContext, loaded: LoadedBase, row: RecordRow): Record<string, unknown> {
+  return recordFields(row, loaded.fields, linkedValues(ctx, loaded, [row.id], { lookups: false }).get(row.id));
+}
+
+
+/** The names of the records a page's relation values name (`linkedNames=true`): one statement for the page. */
+export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, records: RecordView[]): Record<string, string | null> {
+  const relations = loaded.fields.filter(isRelation).map((field) => field.slug);
+  if (relations.length === 0) return {};
+  return recordNames(ctx, loaded.base.spaceId, records.flatMap((record) => relations.flatMap((slug) => idsOf(record.fields[slug]))));
+}
+
+/** The record part of an event: its view but the head commit (it repeats the values) and the base (named by `baseId`). */
+export function snapshot({ headCommit: _, base: __, ...record }: RecordView): RecordSnapshot {
+  return record;
+}
