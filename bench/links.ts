@@ -13,7 +13,7 @@
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { authenticate } from "../src/auth/actor";
-import { sourceAttribution } from "../src/changes/change-requests";
+import { sourceAttribution } from "../src/changes/propose";
 import { type FieldChange, proposeFieldChange } from "../src/changes/proposals";
 import { systemClock } from "../src/shared/clock";
 import { loadConfig } from "../src/shared/config";

@@ -13,7 +13,7 @@ import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApiKey } from "../src/auth/api-keys";
 import { createUser } from "../src/auth/users";
-import { sourceAttribution } from "../src/changes/change-requests";
+import { sourceAttribution } from "../src/changes/propose";
 import { proposeNodeChanges, proposeRecords } from "../src/changes/proposals";
 import { ManualClock } from "../src/shared/clock";
 import { loadConfig } from "../src/shared/config";

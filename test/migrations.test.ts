@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { join } from "node:path";
-import { getChangeRequest } from "../src/changes/change-requests";
+import { getChangeRequest } from "../src/changes/lifecycle";
 import { ManualClock } from "../src/shared/clock";
 import { loadConfig } from "../src/shared/config";
 import { wire } from "../src/cli/wiring";

@@ -9,7 +9,8 @@ import { addComment, changeRequestDetail, listComments, MAX_COMMENT, MAX_LISTED 
 import { COMMENT_SUBJECTS, type CommentSubject } from "../tables/changes";
 import { iso } from "../shared/clock";
 import { write } from "../db/tx";
-import { mergeChangeRequest, reviewChangeRequest, reviseOperation, sourceAttribution, viewOf } from "../changes/change-requests";
+import { mergeChangeRequest, reviewChangeRequest, reviseOperation, viewOf } from "../changes/lifecycle";
+import { sourceAttribution } from "../changes/propose";
 import { proposeRecordChange, proposeRecords, proposeViewChange, type ViewChange } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";

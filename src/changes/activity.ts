@@ -8,7 +8,7 @@ import type { AppContext } from "../context";
 import { badRequest } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
-import { newestChangeRequests } from "./change-requests";
+import { newestChangeRequests } from "./inbox";
 
 export const ACTIVITY_KINDS = ["change_request", "operation", "record", "audit"] as const;
 

@@ -2,7 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, gt } from "drizzle-orm";
 import { t } from "elysia";
 import type { Actor } from "../auth/actor";
-import { findChangeRequest, findOperation, getChangeRequest } from "./change-requests";
+import { findChangeRequest, findOperation, getChangeRequest } from "./lifecycle";
 import { loadCommits } from "../content/commits";
 import { findRecord } from "../content/records/read";
 import type { AppContext, Tx } from "../context";

@@ -4,7 +4,7 @@ import { threeWay } from "./three-way";
 import { eq, sql } from "drizzle-orm";
 import { preparedWrite } from "../db/client";
 import { findBase } from "../content/bases";
-import { linkLists } from "../content/links";
+import { linkLists } from "../content/records/validate";
 import { findRecord } from "../content/records/read";
 import { currentFields, type RecordView } from "../content/records/view";
 import type { AppContext, Tx } from "../context";

@@ -5,7 +5,8 @@ import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRo
 import { fieldChanges, fieldsToDelete } from "../content/field-changes";
 import { checkJsonDepth, type FieldError, invalidValues } from "../content/field-types";
 import { resolveNewFormulas } from "../content/fields/formula/plan";
-import { recordInputErrors, resolveLinkedField } from "../content/links";
+import { recordInputErrors } from "../content/records/validate";
+import { resolveLinkedField } from "../content/relations/schema";
 import { findNode } from "../content/nodes";
 import { findRecord } from "../content/records/read";
 import { currentFields } from "../content/records/view";
@@ -14,7 +15,7 @@ import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
 import { badRequest } from "../shared/errors";
 import type { SpaceScope } from "../spaces/resolve";
-import { type Proposal, type Proposed, type ProposedOperation, propose } from "./change-requests";
+import { type Proposal, type Proposed, type ProposedOperation, propose } from "./propose";
 import { checkBaseCommit } from "../content/commits";
 import type { OperationChange } from "./operations";
 import { checkNewView, checkViewConfig, findView, type ViewConfigInput } from "../content/views";

@@ -2,7 +2,7 @@ import { existsSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Actor } from "../auth/actor";
 import { findUserByEmail } from "../auth/users";
-import { sourceAttribution } from "../changes/change-requests";
+import { sourceAttribution } from "../changes/propose";
 import { findBase } from "../content/bases";
 import { closeStore } from "../db/client";
 import { writePrivately } from "../db/files";

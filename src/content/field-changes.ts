@@ -12,12 +12,12 @@ import { checkFieldOptions } from "./field-types";
 import { renamedChoices } from "./fields/choice";
 import { formulaOf } from "./fields/formula/kind";
 import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./fields/formula/plan";
-import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./links";
+import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./relations/schema";
 import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
 
 /**
  * Changes to a base's fields, as a merge applies them (inside its transaction). A relation field
- * is one of a pair (`links.ts`): making one makes its inverse on the target base, deleting either
+ * is one of a pair (`relations/schema.ts`): making one makes its inverse on the target base, deleting either
  * deletes both.
  */
 

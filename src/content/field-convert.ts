@@ -12,7 +12,7 @@ import { type FieldType, isEmpty } from "../shared/field-types";
 import { CONVERTIBLE_TYPES, FIELD_KINDS } from "./fields/registry";
 import { NOT_CONVERTIBLE } from "./fields/kind";
 import { requireNoFormulaOf } from "./fields/formula/plan";
-import { requireNoLookupOf } from "./links";
+import { requireNoLookupOf } from "./relations/schema";
 import { type ConversionState, fields, records } from "../tables/content";
 
 /** Values a select's choices lack: left out (null), or added as choices. */

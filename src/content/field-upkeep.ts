@@ -7,7 +7,7 @@ import { preparedFor } from "../db/client";
 import { write } from "../db/tx";
 import { type FieldRow, forgetBases, loadFields } from "./bases";
 import { sortableSql } from "./field-sql";
-import { dropLinks } from "./links";
+import { dropLinks } from "./relations/write";
 import { recordFields } from "./records/view";
 import { droppedFields, fields, records } from "../tables/content";
 

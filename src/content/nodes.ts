@@ -10,7 +10,7 @@ import { badRequest, conflict, notFound, onUniqueViolation } from "../shared/err
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { forgetBases } from "./bases";
 import { checkJsonDepth } from "./field-types";
-import { relationsInto } from "./links";
+import { relationsInto } from "./relations/schema";
 import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type NodeStatus, type NodeType } from "../tables/content";
 
 export type NodeRow = typeof nodes.$inferSelect;

@@ -185,7 +185,7 @@ export const records = sqliteTable(
 );
 
 /**
- * The links of relation fields, each stored once, under the field that owns the pair (`links.ts`):
+ * The links of relation fields, each stored once, under the field that owns the pair (`content/relations/`):
  * its source record holds it in that field, its target record in the inverse field. Keyed by field
  * and source, and indexed by field and target, so the links of a record either way are an index
  * seek, and so are a field's links when it is deleted. A WITHOUT ROWID table (migrations/0012): the key is the row. No foreign keys, as for

@@ -2,7 +2,7 @@ import { isRelation } from "../content/fields/relation";
 import { t } from "elysia";
 import { plainText } from "../content/fields/kind";
 import { FIELD_KINDS } from "../content/fields/registry";
-import { recordNames } from "../content/links";
+import { recordNames } from "../content/relations/read";
 import { listRecords } from "../content/records/list";
 import { type RecordQuery } from "../content/records/query";
 import { type RecordShape, type RecordView } from "../content/records/view";

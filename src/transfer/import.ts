@@ -7,7 +7,7 @@ import { findBase } from "../content/bases";
 import { FIELD_KINDS } from "../content/fields/registry";
 import { isIsoDate, readsAsFlag, readsAsNumber } from "../content/fields/scalar";
 import { type FieldType, isComputed } from "../shared/field-types";
-import { recordInputErrors } from "../content/links";
+import { recordInputErrors } from "../content/records/validate";
 import type { FieldRow, LoadedBase } from "../tables/content";
 import type { AppContext } from "../context";
 import { EMAIL_PATTERN, slugify } from "../shared/formats";

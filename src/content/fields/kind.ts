@@ -50,7 +50,7 @@ export interface FieldKind {
   comparison?: (options: Record<string, unknown>) => Compared;
   /** Why a field's values are computed when read (its traits compare `links`, or its `comparison` says so): the end of a 400. */
   readAtRead?: (options: Record<string, unknown>) => string;
-  /** Its values are read from links (`links.ts`), not the record's row: the value of a record that links none. */
+  /** Its values are read from links (`relations/read.ts`), not the record's row: the value of a record that links none. */
   unlinked?: (options: Record<string, unknown>) => unknown;
   /** Its options hold the choices its values name: a conversion keeps or makes them. */
   choices?: true;

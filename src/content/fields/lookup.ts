@@ -25,7 +25,7 @@ function checkLookupOptions(options: Record<string, unknown>): Record<string, un
   return { ...options, lookup: { relationFieldSlug, targetFieldSlug, rollup, limit } };
 }
 
-/** Values of a field of the linked records, gathered or rolled up (`links.ts` reads them). */
+/** Values of a field of the linked records, gathered or rolled up (`relations/read.ts` reads them). */
 export const lookupKind = computedKind({ checkOptions: checkLookupOptions, formulaType: "any", readAtRead: () => READ_FROM_LINKS, unlinked: () => null });
 
 /** Whether a field is a lookup: its options say which linked field it reads. */

@@ -24,7 +24,7 @@ function checkRelationOptions(options: Record<string, unknown>): Record<string, 
 /**
  * Records of the target base: a record id or a list of them, in order, repeats dropped; a list for
  * a field that holds many, else one id or null. Whether the ids name records is checked against
- * the database (`links.ts`); exported by the linked records' primary values.
+ * the database (`records/validate.ts`); exported by the linked records' primary values.
  */
 export const relationKind: FieldKind = {
   checkOptions: checkRelationOptions,

@@ -10,7 +10,7 @@ import { compiledRows, queryPlan } from "../../db/client";
 import { badRequest } from "../../shared/errors";
 import type { FilterOperator } from "../../shared/field-types";
 import { baseView, type FieldRow, type LoadedBase } from "../bases";
-import { linkedValues } from "../links";
+import { linkedValues } from "../relations/read";
 import { commits, records, type RecordStatus } from "../../tables/content";
 
 /** Listing records: which index drives a page, the page's one statement, numbered pages and counts. */

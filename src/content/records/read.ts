@@ -6,7 +6,8 @@ import type { AppContext } from "../../context";
 import { compiledRows, decodeRow, preparedFor } from "../../db/client";
 import { notFound } from "../../shared/errors";
 import { type BaseView, baseView, findBase, type LoadedBase } from "../bases";
-import { type LinkedValues, linkedValues, type RecordLinkView, recordLinksJson, recordLinkViews } from "../links";
+import { type RecordLinkView, recordLinksJson, recordLinkViews } from "../relations/view";
+import { type LinkedValues, linkedValues } from "../relations/read";
 import { commits, records } from "../../tables/content";
 
 /** Reading one record: by id with its head commit and author, its links, and its history. */

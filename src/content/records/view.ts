@@ -11,7 +11,8 @@ import { badRequest } from "../../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../../shared/schemas";
 import { BaseSchema, type BaseView, baseView, type FieldRow, type LoadedBase } from "../bases";
 import { computeFormulas, hasFormulas } from "../fields/formula/plan";
-import { idsOf, linkedValues, recordNames } from "../links";
+import { linkedValues, recordNames } from "../relations/read";
+import { idsOf } from "../relations/schema";
 import { NODE_STATUSES, records } from "../../tables/content";
 
 /** A record as the API shows it: its row and fields read together, the answer's shape (`include=`, `fields=`), and the snapshot events carry. */
@@ -59,7 +60,7 @@ export const NumberedRecordPageSchema = t.Object(
 
 /**
  * Every field of the base, unset ones as null; computed fields from the record's own columns,
- * relations and lookups from `linked` (read from the links, `links.ts`), formulas from the rest
+ * relations and lookups from `linked` (read from the links, `relations/read.ts`), formulas from the rest
  * (`fields/formula/plan.ts`; those computed when read only given `now`).
  */
 export function recordFields(row: RecordRow, fieldRows: FieldRow[], linked?: Record<string, unknown>, now: number | null = null): Record<string, unknown> {

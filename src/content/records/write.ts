@@ -9,7 +9,8 @@ import { insertRow, preparedWrite } from "../../db/client";
 import { newId } from "../../db/ids";
 import { type FieldRow, type LoadedBase } from "../bases";
 import { storedFormulas } from "../fields/formula/plan";
-import { hasLinkedFields, linkedValues, writeLinks } from "../links";
+import { hasLinkedFields, linkedValues } from "../relations/read";
+import { writeLinks } from "../relations/write";
 import { bases, commits, records } from "../../tables/content";
 
 /** Writing records, inside a merge's transaction: the row, its commit, its links, and the event that says so. */

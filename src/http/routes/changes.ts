@@ -9,23 +9,8 @@ import { answers } from "../openapi";
 import { badRequest } from "../../shared/errors";
 import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
 import { oneOf, queryParameter } from "../../shared/schemas";
-import {
-  BatchResultsSchema,
-  CHANGE_REQUEST_PAGE_REACH,
-  ChangeRequestPageSchema,
-  closeChangeRequest,
-  eachChangeRequest,
-  inboxCounts,
-  InboxCountsSchema,
-  listChangeRequests,
-  mergeChangeRequest,
-  MergeResultSchema,
-  NumberedChangeRequestPageSchema,
-  numberedChangeRequests,
-  recordChangeRequests,
-  reviewChangeRequest,
-  reviseOperation,
-} from "../../changes/change-requests";
+import { BatchResultsSchema, CHANGE_REQUEST_PAGE_REACH, ChangeRequestPageSchema, eachChangeRequest, inboxCounts, InboxCountsSchema, listChangeRequests, NumberedChangeRequestPageSchema, numberedChangeRequests, recordChangeRequests } from "../../changes/inbox";
+import { closeChangeRequest, mergeChangeRequest, MergeResultSchema, reviewChangeRequest, reviseOperation } from "../../changes/lifecycle";
 import { AgentTaskSchema, agentTasks } from "../../changes/agent-tasks";
 import { addComment, ChangeRequestDetailSchema, changeRequestDetail, CommentSchema, listComments, MAX_COMMENT, MAX_LISTED } from "../../changes/comments";
 import { CHANGE_STATUSES, type ChangeStatus, COMMENT_SUBJECTS, VERDICTS } from "../../tables/changes";

@@ -4,7 +4,8 @@ import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
 import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Actor } from "../../auth/actor";
-import { mergedRecord, type Proposed, sourceAttribution, viewOf } from "../../changes/change-requests";
+import { mergedRecord, viewOf } from "../../changes/lifecycle";
+import { type Proposed, sourceAttribution } from "../../changes/propose";
 import { CommitSchema } from "../../content/commits";
 import { ChangeRequestSchema } from "../../changes/views";
 import { MAX_BULK_UPDATES, type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords, proposeRecordUpdates, proposeViewChange } from "../../changes/proposals";
@@ -18,7 +19,7 @@ import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../../shar
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../../shared/schemas";
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "../../content/bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
-import { RecordLinkSchema } from "../../content/links";
+import { RecordLinkSchema } from "../../content/relations/view";
 import { countRecords, listRecords, NUMBERED_PAGE_BOUNDS, numberedPage, recordsWithValue } from "../../content/records/list";
 import { getRecord, linksOfRecordJson, recordHistory } from "../../content/records/read";
 import { linkedNamesOf, pageJson, NumberedRecordPageSchema, RecordPageSchema, RecordSchema } from "../../content/records/view";

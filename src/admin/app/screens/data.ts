@@ -16,7 +16,7 @@ import { transferCard } from "../transfer";
 import { filePicker, idsIn, linkPicker } from "../pickers";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
-import type { RecordLinkView } from "../../../content/links";
+import type { RecordLinkView } from "../../../content/relations/view";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 

@@ -9,7 +9,7 @@ import { isLookup, lookupOf } from "../lookup";
 import { FIELD_KINDS, FILLED_BY_UPKEEP } from "../registry";
 import { formulaOf, type FormulaOptions, isFormula } from "./kind";
 import { isIndexable } from "../../field-sql";
-import { targetBaseOf } from "../../links";
+import { targetBaseOf } from "../../relations/schema";
 import { fields } from "../../../tables/content";
 
 /**

@@ -1,0 +1,177 @@
+import { operationsOf } from "./lifecycle";
+import { OPERATIONS } from "./operation-kinds";
+import { and, eq } from "drizzle-orm";
+import type { Actor } from "../auth/actor";
+import { atLeast, type Level } from "../shared/levels";
+import { findRecord } from "../content/records/read";
+import type { ReviewPolicy, SourceAttribution, TargetType } from "../tables/content";
+import { iso } from "../shared/clock";
+import type { AppContext, Tx } from "../context";
+import { write } from "../db/tx";
+import { badRequest, conflict } from "../shared/errors";
+import { recordEvent } from "../events/outbox";
+import type { SpaceScope } from "../spaces/resolve";
+import { type CommitRow, insertCommit, type UserRef } from "../content/commits";
+import { proposalStorage } from "./direct";
+import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
+import type { OperationChange } from "./operations";
+import { changeRequests } from "../tables/changes";
+import { mergedRecordIds } from "./views";
+
+/** Proposing: a change request with one commit per operation, stored, and merged in the same write when it may be. */
+
+export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
+
+/** Who proposed, as reviewers see it: the key's name (or the user's, for a session) and the channel. */
+export function sourceAttribution(actor: Actor, channelHeader: string | undefined): SourceAttribution {
+  if (actor.credential.type === "session") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "web_ui" };
+  if (actor.credential.type === "operator") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "cli" };
+  const channel = channelHeader ?? "api";
+  if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`x-basalt-channel must be one of ${CHANNELS.join(", ")}.`);
+  return { displayName: actor.credential.key.name, ownerName: actor.user.name, channel };
+}
+
+/** One operation of a proposal: what it targets, and its kind with its payload. */
+export type ProposedOperation = {
+  targetType: TargetType;
+  baseId: string | null;
+  nodeId: string | null;
+  targetRecordId?: string | null;
+  targetViewId?: string | null;
+  baseCommitId?: string | null;
+  deleteMode?: "archive" | null;
+} & OperationChange;
+
+export interface Proposal {
+  scope: SpaceScope;
+  actor: Actor;
+  attribution: SourceAttribution;
+  targetType: TargetType;
+  baseId: string | null;
+  nodeId: string | null;
+  reviewPolicy: ReviewPolicy;
+  operations: ProposedOperation[];
+  /**
+   * Checks the operations' values in the write that stores them, and sets their payloads: a merge
+   * in that write then takes them as they are, so a value is checked once and against the base as
+   * the write finds it (a merge later checks them again).
+   */
+  prepare?: (tx: Tx) => void;
+  message?: string;
+  idempotencyKey?: string;
+  /** Omitted: merge at once with write or more. `false` forces review; `true` without write waits too. */
+  autoMerge?: boolean;
+  /** Why this proposal always waits for review, besides what its operations' kinds say (its kinds' `review`): archiving a base. */
+  reviewAlways?: string;
+}
+
+/**
+ * Why the proposal may not ask for `autoMerge: true`, and whether it waits for review anyway: the
+ * operations that destroy or rewrite values (Busabase's rule, contract §2.5) say so in their kind's
+ * `review` (`operation-kinds.ts`); `autoMerge: true` is then refused with a 400 giving the reason,
+ * never merged and never quietly sent to review.
+ */
+function refusedAutoMerge(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<ProposedOperation, "kind">[] }): { reason: string; waits: boolean } | undefined {
+  if (p.reviewAlways !== undefined) return { reason: p.reviewAlways, waits: true };
+  return (p.operations ?? []).map((op) => OPERATIONS[op.kind].review).find((rule) => rule !== undefined);
+}
+
+export interface Proposed {
+  changeRequest: ChangeRequestRow;
+  outcome: MergeOutcome | null;
+}
+
+const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, email: user.email });
+
+
+/** Whether a proposal is merged in the write that stores it: asked for (or not refused) at write or more. */
+export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> & Partial<Pick<Proposal, "operations" | "reviewAlways">>): boolean =>
+  !refusedAutoMerge(review)?.waits && review.autoMerge !== false && atLeast(level, "write");
+
+/**
+ * Creates a change request with one commit per operation; when auto-merge applies it is merged in
+ * the same transaction. A repeated idempotency key (per base and user) answers the first result.
+ * How its rows are stored is `proposalStorage`'s to say (a direct create's commit stands for them).
+ */
+export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
+  const refused = refusedAutoMerge(p);
+  if (refused && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${refused.reason}`));
+  const autoMerge = mergesAtOnce(p.scope.level, p);
+  const storage = proposalStorage(autoMerge, p);
+  const at = iso(ctx.clock.now());
+  const cr: ChangeRequestRow = {
+    id: storage.changeRequestId,
+    spaceId: p.scope.space.id,
+    baseId: p.baseId,
+    nodeId: p.nodeId,
+    targetType: p.targetType,
+    status: "in_review",
+    submittedBy: p.actor.user.id,
+    sourceAttribution: p.attribution,
+    sourceMeta: p.message ? { message: p.message } : {},
+    reviewPolicySnapshot: { ...p.reviewPolicy },
+    mergeSummary: {},
+    rejectedReason: null,
+    idempotencyKey: p.idempotencyKey ?? null,
+    reviewedAt: null,
+    mergedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  return write(ctx, (tx): Proposed => {
+    if (p.idempotencyKey && p.baseId) {
+      const earlier = tx.db
+        .select()
+        .from(changeRequests)
+        .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
+        .get();
+      if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
+    }
+    p.prepare?.(tx);
+
+    const heads: CommitRow[] = [];
+    const rows: OperationRow[] = p.operations.map((op, position) => {
+      const id = storage.operationId();
+      const commit = insertCommit(tx, {
+        spaceId: cr.spaceId,
+        baseId: op.baseId,
+        nodeId: op.nodeId,
+        operationId: id,
+        recordId: null,
+        parentCommitId: null,
+        message: p.message ?? null,
+        authorId: p.actor.user.id,
+        targetType: op.targetType,
+        kind: op.kind,
+        payload: op.payload,
+        createdAt: at,
+      }, storage.commitStandsFor(cr));
+      heads.push(commit);
+      return {
+        id,
+        changeRequestId: cr.id,
+        baseId: op.baseId,
+        nodeId: op.nodeId,
+        targetType: op.targetType,
+        kind: op.kind,
+        status: "pending",
+        targetRecordId: op.targetRecordId ?? null,
+        targetViewId: op.targetViewId ?? null,
+        // An update that names no base commit is made on the record's head as this write finds it: a direct write applies to what is there, never to what was there when the request was read.
+        baseCommitId: op.baseCommitId ?? (op.kind === "record_update" && op.targetRecordId ? findRecord(tx, cr.spaceId, op.targetRecordId).headCommitId : null),
+        headCommitId: commit.id,
+        deleteMode: op.deleteMode ?? null,
+        position,
+        createdAt: at,
+        updatedAt: at,
+      };
+    });
+    storage.store(tx, cr, rows);
+    recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
+    const author = authorOf(p.actor);
+    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]))) : null;
+    // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.
+    if (outcome && !outcome.merged) throw conflict("The record changed since the baseCommitId you sent: nothing was written. Read it again and send its headCommitId.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict });
+    return { changeRequest: cr, outcome };
+  });
+}
