@@ -2,7 +2,8 @@ import type { Clock } from "./shared/clock";
 import type { Config } from "./shared/config";
 import type { LiveEvent } from "./shared/event-types";
 import type { ReadDb, Store } from "./db/client";
-import { CommittedCache, type TxOf } from "./db/tx";
+import { CommittedCache, StampedCache } from "./db/caches";
+import type { TxOf } from "./db/tx";
 import { RateLimiter } from "./shared/rate-limit";
 import type { CachedKey } from "./tables/auth";
 import type { Membership } from "./tables/spaces";
@@ -128,6 +129,15 @@ export interface AppContext {
   memberships: CommittedCache<string, { list: Membership[]; readAt: number }>;
   /** "<space id> <base ref>" → base, node and fields; see `findBase`. */
   bases: CommittedCache<string, LoadedBase>;
+  /**
+   * What reads keep of linked data (`content/relations/`): records' relation and lookup values by
+   * record, and the text of `GET /records/{id}/links` answers. Measured at 200,000 records
+   * (docs/performance.md, "Linked data"): reading a page's links and the linked records they name
+   * is most of what a page with lookups costs beyond a plain page.
+   */
+  linked: { values: StampedCache<string, Readonly<Record<string, unknown>>>; linksJson: StampedCache<string, string> };
+  /** A space's people as a dump names them (`transfer/dump-api.ts`): each page of `users` would otherwise read the whole space again. */
+  dumpPeople: StampedCache<string, readonly { id: string; email: string; name: string }[]>;
   /** Seals and opens webhook secrets. */
   secretBox: SecretBoxPort;
   /** The SSRF guard every webhook target goes through. */
@@ -142,6 +152,8 @@ export interface AppContext {
     loginFailures: RateLimiter;
     /** Failed logins per account from any address: past a few, its checks are paced (never locked). */
     accountFailures: RateLimiter;
+    /** Account → when its next password check may run, while it is paced. */
+    nextCheckAt: Map<string, number>;
     deviceCodes: RateLimiter;
     deviceLookups: RateLimiter;
   };
@@ -166,10 +178,13 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     log,
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
+    linked: { values: new StampedCache(store.sqlite, 50_000), linksJson: new StampedCache(store.sqlite, 200) },
+    dumpPeople: new StampedCache(store.sqlite, 16),
     indexDemand: { asked: new Map(), touched: new Map() },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),
       accountFailures: new RateLimiter(clock, Number.POSITIVE_INFINITY, minute),
+      nextCheckAt: new Map(),
       deviceCodes: new RateLimiter(clock, 10, minute),
       deviceLookups: new RateLimiter(clock, 10, minute),
     },

@@ -22,7 +22,7 @@ function sourceFiles(dir: string): string[] {
 const NAME = `["'\`](?:${FIELD_TYPES.join("|")})["'\`]`;
 const PATTERNS: { what: string; pattern: RegExp }[] = [
   { what: "a type compared with a name", pattern: new RegExp(`\\btype\\s*[!=]==?\\s*${NAME}|${NAME}\\s*[!=]==?\\s*[\\w.]*\\btype\\b`, "g") },
-  { what: "a type compared in SQL", pattern: new RegExp(`\\((?:fields\\.)?type,\\s*${NAME}`, "g") },
+  { what: "a type compared in SQL", pattern: new RegExp(`\\((?:fields\\.)?type,\\s*${NAME}|type\\W{0,2}\\s*(?:=|!=|<>)\\s*${NAME}`, "g") },
   { what: "a list of type names", pattern: new RegExp(`${NAME}\\s*,\\s*${NAME}`, "g") },
 ];
 

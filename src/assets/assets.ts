@@ -9,6 +9,7 @@ import { Timestamp } from "../shared/schemas";
 import { type AssetRow, assets } from "../tables/assets";
 import { servedType, storeStream, type Upload } from "./storage";
 import { allows } from "./values";
+import { assetsNamedByRecords, pendingPayloadsNamingAssets } from "./store";
 
 export const AssetSchema = t.Object(
   {
@@ -160,15 +161,8 @@ export const UNUSED_ASSET_GRACE_MS = DAY_MS;
  * it after the write commits, `db/content-files.ts`). A deleted attachment field's values no longer count. Answers how many assets went.
  */
 export function removeUnusedAssets(tx: Tx): number {
-  const sqlite = tx.store.sqlite;
-  const referenced = new Set(
-    sqlite
-      .query<{ id: string }, []>(`SELECT json_extract(item.value, '$.id') AS id FROM fields f JOIN records r ON r.base_id = f.base_id, json_each(r.data, '$."' || f.slug || '"') AS item WHERE f.type = 'attachment'`)
-      .all()
-      .map((row) => row.id),
-  );
-  const proposals = sqlite.query<{ payload: string }, []>(`SELECT c.payload FROM operations o JOIN commits c ON c.id = o.head_commit_id WHERE o.status = 'pending' AND instr(c.payload, 'ast_') > 0`).all();
-  for (const { payload } of proposals) for (const id of payload.match(/ast_[0-9A-Za-z]+/g) ?? []) referenced.add(id);
+  const referenced = new Set(assetsNamedByRecords(tx));
+  for (const payload of pendingPayloadsNamingAssets(tx)) for (const id of payload.match(/ast_[0-9A-Za-z]+/g) ?? []) referenced.add(id);
   const unused = tx.db
     .select({ id: assets.id, hash: assets.contentHash })
     .from(assets)

@@ -5,9 +5,8 @@ import { iso } from "../shared/clock";
 import type { AppContext } from "../context";
 import { unauthorized } from "../shared/errors";
 import { isWellFormedKey } from "./key-format";
-import type { ApiKeyRow, UserRow } from "../tables/auth";
+import { type ApiKeyRow, apiKeys, type UserRow, users } from "../tables/auth";
 import type { Level } from "../shared/levels";
-import { apiKeys, users } from "../tables/auth";
 import { sha256 } from "./secrets";
 import { findSession } from "./sessions";
 
@@ -49,7 +48,7 @@ export function authenticateKey(ctx: AppContext, value: string): Actor {
   const hash = sha256(value);
   let entry = ctx.keyCache.get(hash);
   if (!entry) {
-    const row = keyByHash(ctx.db).get({ hash });
+    const row = keyByHash(ctx).get({ hash });
     if (!row) throw unauthorized("The API key is not valid.");
     entry = { ...row, lastUsedWrittenAt: row.key.lastUsedAt ? Date.parse(row.key.lastUsedAt) : 0 };
     ctx.keyCache.set(hash, entry);

@@ -8,9 +8,8 @@ import { newId } from "../db/ids";
 import { conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { generateKeyValue, keyPrefix } from "./key-format";
-import type { ApiKeyRow } from "../tables/auth";
+import { type ApiKeyRow, apiKeys } from "../tables/auth";
 import { atLeast, DEFAULT_EXPIRATION, type Expiration, type Level, LEVELS } from "../shared/levels";
-import { apiKeys } from "../tables/auth";
 import { sha256 } from "./secrets";
 
 const EXPIRATION_DAYS: Record<Expiration, number | null> = { never: null, "7d": 7, "30d": 30, "90d": 90, "1y": 365 };

@@ -3,9 +3,8 @@ import { preparedFor } from "../db/client";
 import { writeInBackground } from "../db/tx";
 import { DAY_MS, iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
-import type { UserRow } from "../tables/auth";
+import { sessions, type UserRow, users } from "../tables/auth";
 import { randomString, sha256 } from "./secrets";
-import { sessions, users } from "../tables/auth";
 
 export const SESSION_COOKIE = "basalt_session";
 export const SESSION_IDLE_MS = 7 * DAY_MS;
@@ -39,7 +38,7 @@ const sessionByHash = preparedFor((db) =>
 /** The session behind a cookie token, or null when it is unknown, idle too long or its user banned. */
 export function findSession(ctx: AppContext, token: string): ActiveSession | null {
   const tokenHash = sha256(token);
-  const row = sessionByHash(ctx.db).get({ tokenHash });
+  const row = sessionByHash(ctx).get({ tokenHash });
   if (!row || row.user.banned) return null;
   const now = ctx.clock.now();
   const lastSeen = Date.parse(row.session.lastSeenAt);

@@ -8,8 +8,7 @@ import { newId } from "../db/ids";
 import { checkName, EMAIL_PATTERN, normalizeEmail } from "../shared/formats";
 import { badRequest, conflict, notFound, onUniqueViolation, unauthorized } from "../shared/errors";
 import { Timestamp } from "../shared/schemas";
-import type { UserRow } from "../tables/auth";
-import { sessions, users } from "../tables/auth";
+import { sessions, type UserRow, users } from "../tables/auth";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -122,12 +121,10 @@ let decoyHash: Promise<string> | undefined;
 const FAILURES_BEFORE_SLOWING = 5;
 /** The space between two checks of a slowed account's password: at most 60 guesses a minute, from all addresses together. */
 export const SLOWED_CHECK_MS = 1000;
-/** Account → when its next password check may run, while it is slowed. */
-const nextCheckAt = new Map<string, number>();
-
 /** Waits for the account's turn while it is slowed: guessing from many addresses is paced, never locked out. */
 async function paced(ctx: AppContext, account: string): Promise<void> {
   if (ctx.limits.accountFailures.count(account) < FAILURES_BEFORE_SLOWING) return;
+  const nextCheckAt = ctx.limits.nextCheckAt;
   const now = Date.now();
   const at = Math.max(now, nextCheckAt.get(account) ?? 0);
   nextCheckAt.set(account, at + SLOWED_CHECK_MS);

@@ -1,13 +1,10 @@
 import { and, count, desc, eq, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
-import { insertRow } from "../db/client";
+import { insertRow, preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import type { OwnChangeRequest } from "../content/commits";
-import { changeRequests, operations } from "../tables/changes";
-import type { OperationKind } from "../tables/content";
-import { preparedFor } from "../db/client";
-import type { ChangeRequestRow, OperationRow } from "./merge";
-import { commits } from "../tables/content";
+import { type ChangeRequestRow, changeRequests, type OperationRow, operations } from "../tables/changes";
+import { commits, type OperationKind } from "../tables/content";
 
 /**
  * A direct create (one record, merged in the write that proposed it, no idempotency key) writes no
@@ -143,7 +140,7 @@ const directById = preparedFor((db) =>
 /** The direct create a change request id (`crq_…`) or an operation id (`opr_…`) names in this space; undefined when it names none. */
 export function findDirect(ctx: AppContext, spaceId: string, id: string, kind: "changeRequest" | "operation"): DirectRows | undefined {
   if (!id.startsWith(kind === "changeRequest" ? "crq_" : "opr_")) return undefined;
-  const commit: DirectCommit | undefined = directById(ctx.db).get({ id: commitIdOf(id), spaceId });
+  const commit: DirectCommit | undefined = directById(ctx).get({ id: commitIdOf(id), spaceId });
   return commit && rowsOf(commit);
 }
 

@@ -10,8 +10,7 @@ import { ApiError, badRequest } from "../shared/errors";
 import { JsonObject, Nullable, WholeNumber } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { directCount, directCounts, directOfRecord, directPage, newestFirst } from "./direct";
-import { type ChangeRequestRow } from "./merge";
-import { changeRequests, type ChangeStatus, operations } from "../tables/changes";
+import { type ChangeRequestRow, changeRequests, type ChangeStatus, operations } from "../tables/changes";
 import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews } from "./views";
 
 /** Change requests as lists: the Inbox and its counts, a record's proposals, and many acted on at once. */

@@ -19,8 +19,8 @@ import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { checkBaseCommit, insertCommit } from "../content/commits";
 import { directOperations, findDirect } from "./direct";
-import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
-import { changeRequests, type ChangeStatus, operations, reviews, type Verdict } from "../tables/changes";
+import { mergeInTransaction, type MergeOutcome } from "./merge";
+import { type ChangeRequestRow, changeRequests, type ChangeStatus, type OperationRow, operations, reviews, type Verdict } from "../tables/changes";
 import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews, mergedRecordIds } from "./views";
 
 /** A change request's life after it is proposed: found, reviewed, revised, merged or closed. */
@@ -181,7 +181,7 @@ const operationInSpace = preparedFor((db) =>
 
 /** An operation of the space (a stored one, or a direct create's), or 404. */
 export function findOperation(ctx: AppContext, spaceId: string, id: string): OperationRow {
-  const op = operationInSpace(ctx.db).get({ id, spaceId })?.op ?? findDirect(ctx, spaceId, id, "operation")?.operation;
+  const op = operationInSpace(ctx).get({ id, spaceId })?.op ?? findDirect(ctx, spaceId, id, "operation")?.operation;
   if (!op) throw notFound("No such operation in this space.");
   return op;
 }

@@ -1,4 +1,3 @@
-import type { FieldValues } from "./operations";
 import { applyOperation, baseOfUpdate, type MergeContext, OPERATIONS } from "./operation-kinds";
 import { threeWay } from "./three-way";
 import { eq, sql } from "drizzle-orm";
@@ -10,22 +9,12 @@ import { currentFields, type RecordView } from "../content/records/view";
 import type { AppContext, Tx } from "../context";
 import { ApiError } from "../shared/errors";
 import { recordEvent } from "../events/outbox";
-import { type CommitRow, loadCommits, type UserRef, userRefs } from "../content/commits";
-import { type OperationChange, storedChange } from "./operations";
-import { changeRequests, type MergeConflict, operations } from "../tables/changes";
-
-export type ChangeRequestRow = typeof changeRequests.$inferSelect;
-export type OperationRow = typeof operations.$inferSelect;
+import { loadCommits, type UserRef, userRefs } from "../content/commits";
+import { type FieldValues, type Proposed, storedChange } from "./operations";
+import { type ChangeRequestRow, changeRequests, type MergeConflict, type OperationRow, operations } from "../tables/changes";
 
 /** `records` holds the records as the merge left them, when this merge (not an earlier one) ran. */
 export type MergeOutcome = { merged: true; recordIds: string[]; records?: RecordView[]; viewIds?: string[] } | { merged: false; conflict: MergeConflict };
-
-/** What an operation proposes now: its head commit's change, who wrote that commit, and the commit when it is at hand. */
-export interface Proposed {
-  change: OperationChange;
-  author: UserRef;
-  head?: CommitRow;
-}
 
 const markOperation = preparedWrite((db) =>
   db

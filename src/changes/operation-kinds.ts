@@ -13,8 +13,8 @@ import type { AppContext, Tx } from "../context";
 import { recordEvent } from "../events/outbox";
 import { conflict } from "../shared/errors";
 import type { OperationKind } from "../tables/content";
-import type { ChangeRequestRow, OperationRow, Proposed } from "./merge";
-import type { FieldValues, OperationPayloads } from "./operations";
+import type { FieldValues, OperationPayloads, Proposed } from "./operations";
+import type { ChangeRequestRow, OperationRow } from "../tables/changes";
 import { threeWay } from "./three-way";
 
 /** What one merge holds while it applies its operations in order. */

@@ -1,3 +1,4 @@
+import type { CommitRow, UserRef } from "../content/commits";
 import type { FieldConversion } from "../content/field-convert";
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
@@ -52,3 +53,10 @@ export type OperationChange = { [K in OperationKind]: { kind: K; payload: Operat
  * what `propose` checked and wrote for that kind.
  */
 export const storedChange = (kind: OperationKind, payload: Record<string, unknown>): OperationChange => ({ kind, payload }) as OperationChange;
+
+/** What an operation proposes now: its head commit's change, who wrote that commit, and the commit when it is at hand. */
+export interface Proposed {
+  change: OperationChange;
+  author: UserRef;
+  head?: CommitRow;
+}

@@ -10,7 +10,7 @@ import { resolveLinkedField } from "../content/relations/schema";
 import { findNode } from "../content/nodes";
 import { findRecord } from "../content/records/read";
 import { currentFields } from "../content/records/view";
-import type { NodeType, SourceAttribution } from "../tables/content";
+import type { NodeType, SourceAttribution, ViewType } from "../tables/content";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
 import { badRequest } from "../shared/errors";
@@ -19,7 +19,6 @@ import { type Proposal, type Proposed, type ProposedOperation, propose } from ".
 import { checkBaseCommit } from "../content/commits";
 import type { OperationChange } from "./operations";
 import { checkNewView, checkViewConfig, findView, type ViewConfigInput } from "../content/views";
-import type { ViewType } from "../tables/content";
 
 /** Who proposes, where, and how they are shown to reviewers. */
 export interface Proposer {

@@ -13,9 +13,9 @@ import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { type CommitRow, insertCommit, type UserRef } from "../content/commits";
 import { proposalStorage } from "./direct";
-import { type ChangeRequestRow, mergeInTransaction, type MergeOutcome, type OperationRow } from "./merge";
+import { mergeInTransaction, type MergeOutcome } from "./merge";
+import { type ChangeRequestRow, changeRequests, type OperationRow } from "../tables/changes";
 import type { OperationChange } from "./operations";
-import { changeRequests } from "../tables/changes";
 import { mergedRecordIds } from "./views";
 
 /** Proposing: a change request with one commit per operation, stored, and merged in the same write when it may be. */

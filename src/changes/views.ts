@@ -10,9 +10,8 @@ import type { AppContext } from "../context";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "../content/commits";
 import { directOperations } from "./direct";
-import type { ChangeRequestRow, OperationRow } from "./merge";
+import { CHANGE_STATUSES, type ChangeRequestRow, OPERATION_STATUSES, type OperationRow, operations, reviews, VERDICTS } from "../tables/changes";
 import { OPERATION_KINDS, TARGET_TYPES } from "../tables/content";
-import { CHANGE_STATUSES, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
 
 type ReviewRow = typeof reviews.$inferSelect;
 

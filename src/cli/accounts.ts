@@ -1,6 +1,5 @@
 import { createApiKey, listApiKeys } from "../auth/api-keys";
-import { EXPIRATIONS, type Expiration } from "../shared/levels";
-import { LEVELS, type Level } from "../shared/levels";
+import { type Expiration, EXPIRATIONS, type Level, LEVELS } from "../shared/levels";
 import { createUser, findUserByEmail, listUsers } from "../auth/users";
 import { closeStore } from "../db/client";
 import { write } from "../db/tx";

@@ -4,6 +4,7 @@ import { writeFieldKinds } from "../content/fields/registry";
 import { type AppContext, createContext, type Logger } from "../context";
 import type { Store } from "../db/client";
 import { EventHub } from "../events/stream";
+import { lastEventSeq } from "../events/store";
 import type { Clock } from "../shared/clock";
 import type { Config } from "../shared/config";
 import { SecretBox } from "../webhooks/secrets";
@@ -20,8 +21,7 @@ export interface Wired {
 /** The one place the context's services are made: every command, the tests and the benches wire a process here (on a migrated store). */
 export function wire(store: Store, config: Config, clock: Clock, log: Logger): Wired {
   writeFieldKinds(store.db);
-  const lastSeq = () => store.sqlite.query<{ seq: number }, []>(`SELECT "seq" FROM "sqlite_sequence" WHERE "name" = 'events'`).get()?.seq ?? 0;
-  const eventStream = new EventHub(lastSeq, config.limits);
+  const eventStream = new EventHub(() => lastEventSeq(store), config.limits);
   const deliveries = new DeliveryLoop();
   const fieldUpkeep = new FieldUpkeep();
   const ctx = createContext(store, config, clock, log, {

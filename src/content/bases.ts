@@ -89,7 +89,7 @@ export const baseView = ({ base, node, fields: list }: LoadedBase): BaseView => 
 
 const fieldsOfBase = preparedFor((db) => db.select().from(fields).where(eq(fields.baseId, sql.placeholder("baseId"))).orderBy(asc(fields.position), asc(fields.id)).prepare());
 
-export const loadFields = (ctx: AppContext, baseId: string): FieldRow[] => fieldsOfBase(ctx.db).all({ baseId });
+export const loadFields = (ctx: AppContext, baseId: string): FieldRow[] => fieldsOfBase(ctx).all({ baseId });
 
 const baseByRef = preparedFor((db) =>
   db
@@ -110,7 +110,7 @@ export function findBase(ctx: AppContext, spaceId: string, ref: string, options:
   const key = `${spaceId} ${ref}`;
   let loaded = ctx.bases.get(key);
   if (!loaded) {
-    const row = baseByRef(ctx.db).get({ spaceId, ref });
+    const row = baseByRef(ctx).get({ spaceId, ref });
     if (!row) throw notFound("No such base in this space.");
     loaded = { ...row, fields: loadFields(ctx, row.base.id) };
     ctx.bases.set(key, loaded);

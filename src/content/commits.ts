@@ -104,7 +104,7 @@ const commitOfRecord = preparedFor((db) =>
  * A commit in the history of one record, or undefined. Three-way merges read their base through
  * this, so a commit of another record (or another space) is never read as a base.
  */
-export const findRecordCommit = (ctx: AppContext, recordId: string, commitId: string): CommitRow | undefined => commitOfRecord(ctx.db).get({ id: commitId, recordId });
+export const findRecordCommit = (ctx: AppContext, recordId: string, commitId: string): CommitRow | undefined => commitOfRecord(ctx).get({ id: commitId, recordId });
 
 /** A client's `baseCommitId` must be a commit of that same record: anything else is a 400. */
 export function checkBaseCommit(ctx: AppContext, recordId: string, commitId: string): string {

@@ -1,4 +1,4 @@
-import { isFormula } from "./fields/formula/kind";
+import { formulaOf, isFormula } from "./fields/formula/kind";
 import { isRelation } from "./fields/relation";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
@@ -10,7 +10,6 @@ import { requireWithin } from "../shared/limits";
 import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
 import { checkFieldOptions } from "./field-types";
 import { renamedChoices } from "./fields/choice";
-import { formulaOf } from "./fields/formula/kind";
 import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./fields/formula/plan";
 import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./relations/schema";
 import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
@@ -68,9 +67,9 @@ export function addField(tx: Tx, loaded: LoadedBase, input: NewField, at: string
   const baseId = loaded.base.id;
   const existing = loadFields(tx, baseId);
   requireWithin(tx.config.limits, "fieldsPerBase", existing.length + 1);
-  const indexing = anyRecordOf(tx.db).get({ baseId }) ? "building" : "ready";
+  const indexing = anyRecordOf(tx).get({ baseId }) ? "building" : "ready";
   const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing);
-  if (slugBeingFreed(tx.db).get({ baseId, slug: row.slug })) {
+  if (slugBeingFreed(tx).get({ baseId, slug: row.slug })) {
     throw conflict(`The slug "${row.slug}" belonged to a field deleted moments ago whose values are still being cleared from the records; try again in a few seconds.`, { reason: "SLUG_BEING_FREED" });
   }
   const inverse = resolveLinkedField(tx, sourceOf(loaded), row, existing, at);

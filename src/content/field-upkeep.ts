@@ -1,3 +1,4 @@
+import { fillIndexedValues, removeIndexedValues, storeValue } from "./store";
 import { FIELD_KINDS } from "./fields/registry";
 import { convertRows, finishConversion } from "./field-convert";
 import { eq, inArray, isNotNull, sql } from "drizzle-orm";
@@ -7,7 +8,7 @@ import { preparedFor } from "../db/client";
 import { write } from "../db/tx";
 import { type FieldRow, forgetBases, loadFields } from "./bases";
 import { sortableSql } from "./field-sql";
-import { dropLinks } from "./relations/write";
+import { dropLinks } from "./relations/store";
 import { recordFields } from "./records/view";
 import { droppedFields, fields, records } from "../tables/content";
 
@@ -60,23 +61,13 @@ const nextDropping = preparedFor((db) => db.select().from(fields).where(eq(field
 const nextBuilding = preparedFor((db) => db.select().from(fields).where(eq(fields.indexState, "building")).limit(1).prepare());
 const nextDropped = preparedFor((db) => db.select().from(droppedFields).limit(1).prepare());
 
-/** Removes up to `UPKEEP_BATCH` of a field's indexed values; answers how many. */
-function removeIndexedValues(tx: Tx, fieldId: string): number {
-  return tx.store.sqlite.run(
-    `DELETE FROM "field_values" WHERE "field_id" = ?1 AND ("status", "value", "created_at", "record_id") IN
-        (SELECT "status", "value", "created_at", "record_id" FROM "field_values" WHERE "field_id" = ?1 LIMIT ?2)`,
-    [fieldId, UPKEEP_BATCH],
-  ).changes;
-}
-
 /** Writes a stored formula's values into a batch of its base's records, where they differ from those stored (the triggers keep its index). */
 function storeFormula(tx: Tx, field: FieldRow, part: Part): void {
   const fieldRows = loadFields(tx, field.baseId);
   const path = `$."${field.slug}"`;
-  const store = tx.store.sqlite.query(`UPDATE "records" SET "data" = json_set("data", ?1, json(?2)) WHERE "id" = ?3`);
   for (const row of tx.db.select().from(records).where(partOf(part)).all()) {
     const value = recordFields(row, fieldRows)[field.slug] ?? null;
-    if (JSON.stringify(value) !== JSON.stringify(row.data[field.slug] ?? null)) store.run(path, JSON.stringify(value), row.id);
+    if (JSON.stringify(value) !== JSON.stringify(row.data[field.slug] ?? null)) storeValue(tx, row.id, path, JSON.stringify(value));
   }
 }
 
@@ -170,26 +161,26 @@ export class FieldUpkeep {
 
   /** One bounded step of whatever work there is; answers whether any was found. */
   private step(tx: Tx): boolean {
-    const converting = nextConverting(tx.db).get();
+    const converting = nextConverting(tx).get();
     if (converting) {
       this.convertStep(tx, converting);
       return true;
     }
-    const dropping = nextDropping(tx.db).get();
+    const dropping = nextDropping(tx).get();
     if (dropping) {
       // The last batch and the state change share a write, so no value is left behind.
-      if (removeIndexedValues(tx, dropping.id) < UPKEEP_BATCH) {
+      if (removeIndexedValues(tx, dropping.id, UPKEEP_BATCH) < UPKEEP_BATCH) {
         tx.db.update(fields).set({ indexState: "none" }).where(eq(fields.id, dropping.id)).run();
         forgetBases(tx);
       }
       return true;
     }
-    const building = nextBuilding(tx.db).get();
+    const building = nextBuilding(tx).get();
     if (building) {
       this.fillStep(tx, building);
       return true;
     }
-    const dropped = nextDropped(tx.db).get();
+    const dropped = nextDropped(tx).get();
     if (dropped) {
       this.dropStep(tx, dropped);
       return true;
@@ -204,10 +195,7 @@ export class FieldUpkeep {
       const { filledByUpkeep } = FIELD_KINDS[field.type];
       const part = nextPart(tx, field.baseId, from, filledByUpkeep ? FORMULA_PART : FILL_PART);
       if (filledByUpkeep) storeFormula(tx, field, part);
-      tx.db.run(
-        sql`INSERT OR IGNORE INTO "field_values" ("field_id", "status", "value", "created_at", "record_id")
-            SELECT ${field.id}, ${records.status}, ${sql.raw(sortableSql(field))}, ${records.createdAt}, ${records.id} FROM ${records} WHERE ${partOf(part)}`,
-      );
+      fillIndexedValues(tx, field.id, sortableSql(field), partOf(part));
       if (!part.end) {
         tx.db.update(fields).set({ indexState: "ready" }).where(eq(fields.id, field.id)).run();
         forgetBases(tx);
@@ -222,7 +210,7 @@ export class FieldUpkeep {
 
   /** A conversion: the field's old indexed values removed (a batch a step), then its records converted in parts until `FILL_STEP_MS` is spent. */
   private convertStep(tx: Tx, field: FieldRow): void {
-    if (removeIndexedValues(tx, field.id) > 0) return;
+    if (removeIndexedValues(tx, field.id, UPKEEP_BATCH) > 0) return;
     const began = performance.now();
     let from = this.converted.get(field.id) ?? null;
     let current = field;
@@ -242,7 +230,7 @@ export class FieldUpkeep {
 
   private dropStep(tx: Tx, dropped: typeof droppedFields.$inferSelect): void {
     if (dropLinks(tx, dropped.fieldId, UPKEEP_BATCH) > 0) return;
-    if (removeIndexedValues(tx, dropped.fieldId) > 0) return;
+    if (removeIndexedValues(tx, dropped.fieldId, UPKEEP_BATCH) > 0) return;
     const from = this.cleared.get(dropped.fieldId) ?? null;
     const part = nextPart(tx, dropped.baseId, from);
     const path = `$."${dropped.slug}"`;

@@ -104,12 +104,12 @@ function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, s
 }
 
 export function rootNode(ctx: AppContext, spaceId: string): NodeRow {
-  return rootOfSpace(ctx.db).get({ spaceId })!;
+  return rootOfSpace(ctx).get({ spaceId })!;
 }
 
 /** A node by id or slug (active ones first); `status` narrows it. */
 export function findNode(ctx: AppContext, spaceId: string, ref: string, status?: NodeStatus): NodeRow {
-  const row = nodeByRef(ctx.db).get({ spaceId, ref });
+  const row = nodeByRef(ctx).get({ spaceId, ref });
   if (!row || (status && row.status !== status)) throw notFound(status ? `No ${status} node "${ref}" in this space.` : `No node "${ref}" in this space.`);
   return row;
 }
@@ -381,10 +381,10 @@ const childCount = preparedFor((db) =>
 
 /** A node as the change requests show it: itself, no children, whatever its status. */
 export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): NodeView | null {
-  const row = nodeWithBase(ctx.db).get({ spaceId, nodeId });
+  const row = nodeWithBase(ctx).get({ spaceId, nodeId });
   if (!row) return null;
   const node = { ...row.node, baseId: row.baseId };
-  const hasChildren = (childCount(ctx.db).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
+  const hasChildren = (childCount(ctx).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
   return { ...view(node, new Map(), node.status, 0), hasChildren };
 }
 

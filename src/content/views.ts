@@ -10,7 +10,7 @@ import { badRequest, conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
-import { FIELD_TRAITS, FIELD_TYPES, type FieldType, FILTER_OPERATORS, type FilterOperator } from "../shared/field-types";
+import { type FieldType, FILTER_OPERATORS, type FilterOperator, typesWith } from "../shared/field-types";
 import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records/query";
 import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "../tables/content";
 
@@ -21,13 +21,12 @@ const FIELD_KEYS = ["groupByFieldSlug", "stackByFieldSlug", "dateFieldSlug", "st
 type FieldKey = (typeof FIELD_KEYS)[number];
 
 /** Field types a key may name: grouping needs one choice each; the calendar and gantt keys need moments. */
-const typesThat = (trait: "stacks" | "dated"): readonly FieldType[] => FIELD_TYPES.filter((type) => FIELD_TRAITS[type][trait]);
 const KEY_TYPES: Partial<Record<FieldKey, readonly FieldType[]>> = {
-  groupByFieldSlug: typesThat("stacks"),
-  stackByFieldSlug: typesThat("stacks"),
-  dateFieldSlug: typesThat("dated"),
-  startFieldSlug: typesThat("dated"),
-  endFieldSlug: typesThat("dated"),
+  groupByFieldSlug: typesWith("stacks"),
+  stackByFieldSlug: typesWith("stacks"),
+  dateFieldSlug: typesWith("dated"),
+  startFieldSlug: typesWith("dated"),
+  endFieldSlug: typesWith("dated"),
 };
 
 /** Busabase's view operators, read as the listing's. */
@@ -216,7 +215,7 @@ const viewById = preparedFor((db) =>
 
 /** A view of the space, or 404 (another space's ids are not found). */
 export function findView(ctx: AppContext, spaceId: string, viewId: string, status?: NodeStatus): ViewRow {
-  const row = viewById(ctx.db).get({ id: viewId, spaceId });
+  const row = viewById(ctx).get({ id: viewId, spaceId });
   if (!row || (status && row.status !== status)) throw notFound(status ? `No ${status} view "${viewId}" in this space.` : `No view "${viewId}" in this space.`);
   return row;
 }

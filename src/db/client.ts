@@ -1,5 +1,5 @@
-import { Database, type SQLQueryBindings } from "bun:sqlite";
-import { type Column, type InferInsertModel, Param, Placeholder, sql } from "drizzle-orm";
+import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
+import { Column, getTableName, type InferInsertModel, is, Param, Placeholder, type SQL, sql, type Table } from "drizzle-orm";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dirname } from "node:path";
@@ -8,6 +8,7 @@ import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" 
 import { unnamedContentRemover } from "./content-files";
 import { flushStagedSearch, stagedSearchFlusher } from "./search-index";
 import { WriteQueue } from "./write-queue";
+import { StatementCache } from "./caches";
 
 /** Drizzle without a schema object: the code builds its queries from the tables it imports, so the store imports no domain (the tables are listed for drizzle-kit by drizzle.config.ts). */
 export type Db = BunSQLiteDatabase;
@@ -25,6 +26,14 @@ export interface Store {
   sqlite: Database;
   db: Db;
   writes: WriteQueue;
+  /** Every statement compiled for this connection (`caches.ts`). */
+  statements: StatementCache;
+}
+
+/** Whoever reads: a statement is compiled for its store and run on its handle. */
+export interface Reading {
+  readonly store: Store;
+  readonly db: ReadDb;
 }
 
 /** PocketBase's set: wait on locks instead of failing, WAL, NORMAL sync (survives a process crash). */
@@ -47,7 +56,12 @@ export function openStore(path: string): Store {
   for (const pragma of PRAGMAS) sqlite.run(pragma);
   if (path !== ":memory:") makePrivate(...databaseFiles(path));
   const dataDir = path === ":memory:" ? null : dirname(path);
-  return { sqlite, db: drizzle(sqlite), writes: new WriteQueue(sqlite, stagedSearchFlusher(sqlite), dataDir === null ? undefined : unnamedContentRemover(sqlite, dataDir)) };
+  return {
+    sqlite,
+    db: drizzle(sqlite),
+    writes: new WriteQueue(sqlite, stagedSearchFlusher(sqlite), dataDir === null ? undefined : unnamedContentRemover(sqlite, dataDir)),
+    statements: new StatementCache(),
+  };
 }
 
 /**
@@ -186,29 +200,20 @@ export async function closeStore(store: Store): Promise<void> {
   store.sqlite.close();
 }
 
-function compiledOnce<D extends object, T>(build: (db: D) => T): (db: D) => T {
-  const statements = new WeakMap<D, T>();
-  return (db) => {
-    let statement = statements.get(db);
-    if (statement === undefined) {
-      statement = build(db);
-      statements.set(db, statement);
-    }
-    return statement;
-  };
-}
-
 /**
- * A read statement compiled once per database handle. Compiling SQL costs tens of microseconds,
- * far more than running an indexed select, so the per-request queries are prepared this way.
+ * A read statement compiled once per store. Compiling SQL costs tens of microseconds, far more
+ * than running an indexed select, so the per-request queries are prepared this way.
  */
-export const preparedFor = <T>(build: (db: ReadDb) => T): ((db: ReadDb) => T) => compiledOnce(build);
+export const preparedFor =
+  <T>(build: (db: ReadDb) => T): ((reader: Reading) => T) =>
+  ({ store, db }) =>
+    store.statements.find<T>(build) ?? store.statements.keep(build, build(db));
 
-/** A write statement compiled once per database handle; it runs only inside a write (`tx`). */
-export function preparedWrite<T>(build: (db: Db) => T): (tx: Writing) => T {
-  const compiled = compiledOnce(build);
-  return (tx) => compiled(tx.db);
-}
+/** A write statement compiled once per store; it runs only inside a write (`tx`). */
+export const preparedWrite =
+  <T>(build: (db: Db) => T): ((tx: Writing) => T) =>
+  ({ store, db }) =>
+    store.statements.find<T>(build) ?? store.statements.keep(build, build(db));
 
 /** How one parameter of compiled drizzle SQL gets its value: a placeholder's, encoded as its column wants. */
 function binder(param: unknown): (values: Record<string, unknown>) => unknown {
@@ -243,8 +248,6 @@ export function queryPlan(store: Store, query: { toSQL(): { sql: string; params:
   }
 }
 
-const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<string, unknown>) => number>>();
-
 /**
  * Inserts one row with a statement built once per table, from the columns of the first row (every
  * row of a table is given the same columns: all of them, `null` for none, but those SQLite
@@ -252,23 +255,18 @@ const insertStatements = new WeakMap<Database, Map<SQLiteTable, (row: Record<str
  * its parameters, costs more than running it. Answers the row's rowid (an event's `seq`).
  */
 export function insertRow<T extends SQLiteTable>(tx: Writing, table: T, row: InferInsertModel<T>): number {
-  const store = tx.store;
-  let byTable = insertStatements.get(store.sqlite);
-  if (!byTable) insertStatements.set(store.sqlite, (byTable = new Map()));
-  let insert = byTable.get(table);
+  type Insert = (values: Record<string, unknown>) => number;
+  let insert = tx.store.statements.find<Insert>(table);
   if (!insert) {
     const placeholders = Object.fromEntries(Object.keys(row).map((key) => [key, sql.placeholder(key)]));
-    const { statement, bind } = compile(store, tx.db.insert(table).values(placeholders as never));
-    insert = (values) => Number(statement.run(...bind(values)).lastInsertRowid);
-    byTable.set(table, insert);
+    const { statement, bind } = compile(tx.store, tx.db.insert(table).values(placeholders as never));
+    insert = tx.store.statements.keep<Insert>(table, (values) => Number(statement.run(...bind(values)).lastInsertRowid));
   }
   return insert(row as Record<string, unknown>);
 }
 
 /** A select built with drizzle, run as compiled SQL returning rows as arrays of driver values. */
 export type RowsOf = (params: Record<string, unknown>) => unknown[][];
-
-const rawStatements = new WeakMap<Database, Map<string, RowsOf>>();
 
 /**
  * A select built once per `key` with drizzle, compiled once, and run through bun:sqlite returning
@@ -277,16 +275,10 @@ const rawStatements = new WeakMap<Database, Map<string, RowsOf>>();
  * columns' own decoders. Bounded, since keys may come from clients' query shapes.
  */
 export function compiledRows(store: Store, key: string, build: () => { toSQL(): { sql: string; params: unknown[] } }): RowsOf {
-  let byKey = rawStatements.get(store.sqlite);
-  if (!byKey) rawStatements.set(store.sqlite, (byKey = new Map()));
-  let rows = byKey.get(key);
-  if (!rows) {
-    const { statement, bind } = compile(store, build());
-    rows = (values) => statement.values(...bind(values)) as unknown[][];
-    if (byKey.size >= 256) byKey.clear();
-    byKey.set(key, rows);
-  }
-  return rows;
+  const kept = store.statements.find<RowsOf>(key);
+  if (kept) return kept;
+  const { statement, bind } = compile(store, build());
+  return store.statements.keep<RowsOf>(key, (values) => statement.values(...bind(values)) as unknown[][]);
 }
 
 /** Maps `columns.length` values of a row, from `offset`, to an object, decoding each as drizzle would. */
@@ -298,3 +290,17 @@ export function decodeRow<T>(row: unknown[], offset: number, columns: readonly (
   }
   return out as T;
 }
+
+/** A table's or a column's name as SQL writes it (quoted), from its drizzle declaration: raw SQL spells no name by hand. */
+export const named = (item: Table | Column): string => `"${is(item, Column) ? item.name : getTableName(item as Table)}"`;
+
+/** A column with its table's name (`"records"."id"`): what drizzle leaves out of a select's own SQL fields. */
+export const qualified = (column: Column): SQL => sql.raw(`${named(column.table)}.${named(column)}`);
+
+/**
+ * Raw SQL (its names from `named`), compiled once per store through its statement cache. For
+ * what drizzle cannot build or builds too slowly for a hot path; only a domain's store module
+ * (`<domain>/store.ts`) writes it.
+ */
+export const rawStatement = <R = unknown, P extends SQLQueryBindings[] = SQLQueryBindings[]>(store: Store, text: string): Statement<R, P> =>
+  store.statements.find<Statement<R, P>>(text) ?? store.statements.keep(text, store.sqlite.prepare(text) as unknown as Statement<R, P>);

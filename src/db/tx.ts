@@ -1,5 +1,5 @@
 import type { Db, Store } from "./client";
-import type { Settled, TxScope, WriteQueue } from "./write-queue";
+import type { Settled, TxScope } from "./write-queue";
 
 /**
  * Whoever writes: the store is all a write needs of its caller's context. The store imports no
@@ -49,36 +49,3 @@ export function writeInBackground<C extends Writer & { log: { error(line: string
   write(ctx, work).catch((error) => ctx.log.error(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
 }
 
-/**
- * An in-memory cache of committed rows. A write that changes what it holds calls `invalidate`:
- * for the rest of that write's batch the cache is neither read nor filled (reads go to the
- * database, which shows the write), and it is emptied once the write commits. A write that rolls
- * back leaves the cache exactly as it was.
- */
-export class CommittedCache<K, V> {
-  private readonly entries = new Map<K, V>();
-
-  constructor(
-    private readonly writes: WriteQueue,
-    private readonly maxEntries: number,
-  ) {}
-
-  get(key: K): V | undefined {
-    return this.writes.isStale(this) ? undefined : this.entries.get(key);
-  }
-
-  set(key: K, value: V): void {
-    if (this.writes.isStale(this)) return;
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, value);
-  }
-
-  invalidate(tx: { afterCommit(fn: () => void): void }): void {
-    this.writes.markStale(this);
-    tx.afterCommit(() => this.entries.clear());
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-}

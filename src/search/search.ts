@@ -6,8 +6,9 @@ import { FIELD_KINDS } from "../content/fields/registry";
 import { primaryField } from "../shared/field-types";
 import { searchNodes } from "../content/nodes";
 import { bases, nodes, records } from "../tables/content";
+import { recordSearch } from "../tables/derived/tables";
 import type { AppContext } from "../context";
-import { compiledRows, queryPlan } from "../db/client";
+import { compiledRows, qualified, queryPlan } from "../db/client";
 import { spaceTag } from "../db/search-index";
 import { badRequest } from "../shared/errors";
 import { oneOf, Timestamp } from "../shared/schemas";
@@ -63,12 +64,12 @@ export const RANKED_MATCHES = 2000;
  */
 const hitsQuery = (ctx: AppContext, order: "ranked" | "newest") =>
   ctx.db
-    .select({ id: sql`${records}."id"`, baseId: sql`${records}."base_id"`, data: sql`${records}."data"`, updatedAt: sql`${records}."updated_at"` })
+    .select({ id: qualified(records.id), baseId: qualified(records.baseId), data: qualified(records.data), updatedAt: qualified(records.updatedAt) })
     // CROSS JOIN keeps the index the outer loop: with statistics, the planner took the few bases
     // first and ran the whole match once for each of them, sorting all of it (40 ms, not 4).
-    .from(sql`"record_search" CROSS JOIN ${records} ON ${records}."rowid" = "record_search"."rowid" CROSS JOIN ${bases} ON ${bases.id} = ${records.baseId} CROSS JOIN ${nodes} ON ${nodes.id} = ${bases.nodeId}`)
-    .where(and(sql`"record_search" MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active")))
-    .orderBy(...(order === "ranked" ? [sql`bm25("record_search")`, sql`${records}."id"`] : [sql`"record_search"."rowid" DESC`]))
+    .from(sql`${recordSearch} CROSS JOIN ${records} ON ${records}."rowid" = ${recordSearch.rowid} CROSS JOIN ${bases} ON ${bases.id} = ${records.baseId} CROSS JOIN ${nodes} ON ${nodes.id} = ${bases.nodeId}`)
+    .where(and(sql`${recordSearch} MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active")))
+    .orderBy(...(order === "ranked" ? [sql`bm25(${recordSearch})`, qualified(records.id)] : [sql`${recordSearch.rowid} DESC`]))
     .limit(sql.placeholder("limit"))
     .offset(sql.placeholder("offset"));
 
@@ -79,8 +80,12 @@ export const explainSearch = (ctx: AppContext, spaceId: string, query: string, o
   queryPlan(ctx.store, hitsQuery(ctx, order), { match: matchOf(spaceId, searchTerms(query)), spaceId, limit: 21, offset: 0 });
 
 /** Whether the index holds more than `RANKED_MATCHES` matches of the query (counting stops there). */
-const manyMatches = (ctx: AppContext, match: string) =>
-  (ctx.store.sqlite.query<{ n: number }, [string, number]>(`SELECT count(*) AS "n" FROM (SELECT rowid FROM "record_search" WHERE "record_search" MATCH ?1 LIMIT ?2)`).get(match, RANKED_MATCHES + 1)?.n ?? 0) > RANKED_MATCHES;
+const manyMatches = (ctx: AppContext, match: string) => {
+  const counted = compiledRows(ctx.store, "search matches", () =>
+    ctx.db.select({ n: sql`count(*)` }).from(sql`(SELECT ${recordSearch.rowid} FROM ${recordSearch} WHERE ${recordSearch} MATCH ${sql.placeholder("match")} LIMIT ${sql.placeholder("limit")})`),
+  )({ match, limit: RANKED_MATCHES + 1 });
+  return Number(counted[0]?.[0] ?? 0) > RANKED_MATCHES;
+};
 
 const SNIPPET = 160;
 

@@ -45,6 +45,8 @@ export interface FieldTraits {
   dated: boolean;
   /** A kanban view may stack records by it (one choice each). */
   stacks: boolean;
+  /** Its values are files of the space (asset ids): a gallery's cover, what keeps an asset in use. */
+  holdsFiles: boolean;
 }
 
 const input = (label: string, compares: Comparison, editor: Editor, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => ({
@@ -57,6 +59,7 @@ const input = (label: string, compares: Comparison, editor: Editor, cell: Cell, 
   narrow: false,
   dated: false,
   stacks: false,
+  holdsFiles: false,
   ...more,
 });
 const computed = (label: string, compares: Comparison, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => input(label, compares, "none", cell, { computed: true, ...more });
@@ -80,7 +83,7 @@ export const FIELD_TRAITS = {
   phone: input("Phone", "text", "line", "text"),
   json: input("JSON", "list", "json", "text"),
   relation: input("Link to records", "read", "relation", "links"),
-  attachment: input("Attachment", "list", "attachment", "files"),
+  attachment: input("Attachment", "list", "attachment", "files", { holdsFiles: true }),
   created_time: computed("Created time", "moment", "moment", { dated: true }),
   updated_time: computed("Last modified time", "moment", "moment", { dated: true }),
   created_by: computed("Created by", "text", "text"),
@@ -94,6 +97,12 @@ export type FieldType = keyof typeof FIELD_TRAITS;
 export const FIELD_TYPES = Object.keys(FIELD_TRAITS) as FieldType[];
 /** The types a client may give a field a value of. */
 export const INPUT_TYPES = FIELD_TYPES.filter((type) => !FIELD_TRAITS[type].computed);
+
+/** The type a field takes when none is said (the page's quick form of a base's fields). */
+export const DEFAULT_TYPE: FieldType = "text";
+
+/** The types whose traits say `trait`. */
+export const typesWith = (trait: "dated" | "stacks" | "holdsFiles" | "computed"): FieldType[] => FIELD_TYPES.filter((type) => FIELD_TRAITS[type][trait]);
 
 /** The traits of a type, for a field whose type is read as text (the page's, an answer's). */
 export const traitsOf = (type: string): FieldTraits => FIELD_TRAITS[type as FieldType] ?? FIELD_TRAITS.text;

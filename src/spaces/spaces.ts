@@ -5,8 +5,7 @@ import { t } from "elysia";
 import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { type Role, ROLE_LEVEL, ROLES, type Level, lowerOf } from "../shared/levels";
-import type { UserRow } from "../tables/auth";
-import { users } from "../tables/auth";
+import { type UserRow, users } from "../tables/auth";
 import { nodes } from "../tables/content";
 import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
@@ -67,7 +66,7 @@ const membershipsOfUser = preparedFor((db) =>
 export function listMemberships(ctx: AppContext, userId: string, fresh = false): Membership[] {
   const cached = ctx.memberships.get(userId);
   if (!fresh && cached && performance.now() - cached.readAt < MEMBERSHIP_TTL_MS) return cached.list;
-  const list = membershipsOfUser(ctx.db)
+  const list = membershipsOfUser(ctx)
     .all({ userId })
     .sort((a, b) => (a.space.id < b.space.id ? -1 : 1));
   ctx.memberships.set(userId, { list, readAt: performance.now() });

@@ -122,3 +122,6 @@ export const comments = sqliteTable(
     index("comments_change_request_idx").on(table.changeRequestId, table.id).where(sql`${table.changeRequestId} IS NOT NULL`),
   ],
 );
+
+export type ChangeRequestRow = typeof changeRequests.$inferSelect;
+export type OperationRow = typeof operations.$inferSelect;

@@ -9,7 +9,6 @@ import { removeUnnamed } from "../db/content-files";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
-import { StampedCache } from "../db/stamped-cache";
 import { exported, storeCheckedFile, unusablePassword, usersNamed } from "./dump";
 import { DUMP_TABLES, DumpLoader, type DumpPeople, DumpRefusal, type DumpUser } from "./dump-rows";
 
@@ -69,10 +68,8 @@ function keyAfter(cursor: string | undefined, length: number): string[] | null {
 }
 
 /** The space's people, kept until the database changes: each page of `users` would otherwise read the whole space again. */
-const keptUsers = new WeakMap<AppContext["store"]["sqlite"], StampedCache<string, DumpUser[]>>();
-function peopleOf(ctx: AppContext, spaceId: string): DumpUser[] {
-  let cache = keptUsers.get(ctx.store.sqlite);
-  if (!cache) keptUsers.set(ctx.store.sqlite, (cache = new StampedCache(ctx.store.sqlite, 16)));
+function peopleOf(ctx: AppContext, spaceId: string): readonly DumpUser[] {
+  const cache = ctx.dumpPeople;
   if (!cache.open()) return usersNamed(ctx.store, spaceId);
   let users = cache.get(spaceId);
   if (!users) cache.set(spaceId, (users = usersNamed(ctx.store, spaceId)));

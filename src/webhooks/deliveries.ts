@@ -74,7 +74,7 @@ const RETRY_AFTER_CAP_MS = 3_600_000;
 const eventBySeq = preparedFor((db) => db.select().from(events).where(eq(events.seq, sql.placeholder("seq"))).prepare());
 
 export function outgoingEvent(ctx: AppContext, seq: number): OutgoingEvent | undefined {
-  const row = eventBySeq(ctx.db).get({ seq });
+  const row = eventBySeq(ctx).get({ seq });
   return row && { seq: row.seq, id: row.id, type: row.type, timestamp: row.createdAt, spaceId: row.spaceId, baseId: row.baseId, data: row.data };
 }
 

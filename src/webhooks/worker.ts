@@ -208,7 +208,7 @@ export class DeliveryLoop {
    */
   private async fanOut(): Promise<number> {
     this.cursor ??= this.ctx.db.select({ seq: outboxCursor.seq }).from(outboxCursor).where(eq(outboxCursor.name, CURSOR)).get()?.seq ?? 0;
-    const batch = outboxAfter(this.ctx.db).all({ cursor: this.cursor });
+    const batch = outboxAfter(this.ctx).all({ cursor: this.cursor });
     if (batch.length === 0) return 0;
     const last = batch[batch.length - 1].seq;
     const rulesBySpace = new Map<string, RuleRow[]>();
@@ -216,7 +216,7 @@ export class DeliveryLoop {
     const jobs: JobRow[] = [];
     for (const event of batch) {
       let rules = rulesBySpace.get(event.spaceId);
-      if (!rules) rulesBySpace.set(event.spaceId, (rules = enabledRules(this.ctx.db).all({ spaceId: event.spaceId })));
+      if (!rules) rulesBySpace.set(event.spaceId, (rules = enabledRules(this.ctx).all({ spaceId: event.spaceId })));
       for (const rule of rules) {
         if (rule.eventType !== "*" && rule.eventType !== event.type) continue;
         if (rule.baseId !== null && rule.baseId !== event.baseId) continue;
@@ -272,17 +272,17 @@ export class DeliveryLoop {
     // At most two rules' worth of due jobs: a pump runs each time an attempt ends, and reading the
     // pool's whole room to launch one or two cost 0.5 ms a pump, 17% of a backlog's drain.
     const limit = Math.min(room, 2 * MAX_IN_FLIGHT_PER_RULE);
-    const due = dueJobs(this.ctx.db).all({ spaceId, now, busy: JSON.stringify([...this.inFlight.keys()]), full, limit });
+    const due = dueJobs(this.ctx).all({ spaceId, now, busy: JSON.stringify([...this.inFlight.keys()]), full, limit });
     for (const job of due) if (this.hasRoomFor(job, share)) this.launch(job);
     if (due.length === limit) return;
     // Nothing more to send now (jobs in flight or of full rules: an attempt that ends looks again).
-    const next = nextDueIn(this.ctx.db).get({ spaceId, now })?.at ?? null;
+    const next = nextDueIn(this.ctx).get({ spaceId, now })?.at ?? null;
     if (next === null && !this.perSpace.has(spaceId)) spaceDue.delete(spaceId);
     else spaceDue.set(spaceId, next ?? Number.POSITIVE_INFINITY);
   }
 
   private spaces(): Map<string, number> {
-    this.spaceDue ??= new Map(spacesWithJobs(this.ctx.db).all().map(({ spaceId }) => [spaceId, 0]));
+    this.spaceDue ??= new Map(spacesWithJobs(this.ctx).all().map(({ spaceId }) => [spaceId, 0]));
     return this.spaceDue;
   }
 
@@ -313,7 +313,7 @@ export class DeliveryLoop {
   private scheduleNext(now: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const next = nextDue(this.ctx.db).get({ now })?.at;
+    const next = nextDue(this.ctx).get({ now })?.at;
     if (next === null || next === undefined) return;
     this.timer = setTimeout(() => this.wake(), Math.min(Math.max(next - now, 0), 60_000));
     this.timer.unref?.();
@@ -362,7 +362,7 @@ export class DeliveryLoop {
   }
 
   private async attempt(job: JobRow): Promise<Outcome> {
-    const rule = ruleById(this.ctx.db).get({ id: job.ruleId });
+    const rule = ruleById(this.ctx).get({ id: job.ruleId });
     const event = outgoingEvent(this.ctx, job.eventSeq);
     // A rule deleted or disabled (or an event pruned) since the fan-out: nothing is owed any more.
     if (!rule || !rule.enabled || !event) return { job };
@@ -406,6 +406,6 @@ function writeOutcome(tx: Tx, { job, rule, event, result }: Outcome): void {
   const delay = result.ok || result.httpStatus === 410 ? null : retryDelayMs(tx.config.webhookRetrySchedule, job.attempt, result.retryAfterMs);
   const nextAttemptAt = delay === null ? null : tx.clock.now() + delay;
   recordAttempt(tx, rule, event, result, { attempt: job.attempt, trigger: "event", nextAttemptAt });
-  if (nextAttemptAt === null || !ruleById(tx.db).get({ id: rule.id })?.enabled) dropJob(tx).run({ id: job.id });
+  if (nextAttemptAt === null || !ruleById(tx).get({ id: rule.id })?.enabled) dropJob(tx).run({ id: job.id });
   else rescheduleJob(tx).run({ id: job.id, attempt: job.attempt + 1, dueAt: nextAttemptAt });
 }

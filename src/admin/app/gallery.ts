@@ -30,7 +30,7 @@ function redrawOnEvents(base: BaseView, load: () => void) {
 /** A gallery: a card per record (the newest `CARDS_AT_ONCE` through the view), its cover the first image of the view's cover field. */
 export function gallery(base: BaseView, cover: FieldView | undefined, read: () => Promise<RecordView[]>): { node: HTMLElement; live(event: LiveEvent): void } {
   const primary = primaryField(base.fields);
-  const details = base.fields.filter((field) => field !== primary && field !== cover && traitsOf(field.type).cell !== "files").slice(0, 3);
+  const details = base.fields.filter((field) => field !== primary && field !== cover && !traitsOf(field.type).holdsFiles).slice(0, 3);
   const node = h("div", { class: "gallery" });
   const load = () =>
     void read()

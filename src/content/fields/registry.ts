@@ -75,3 +75,6 @@ export function writeFieldKinds(db: Db): void {
     for (const row of fieldKindRows()) tx.insert(fieldKinds).values(row).onConflictDoUpdate({ target: fieldKinds.type, set: row }).run();
   });
 }
+
+/** The types of which `is` holds (a kind's guard), for a query over the `type` column. */
+export const typesWhere = (is: (field: { type: FieldType }) => boolean): FieldType[] => FIELD_TYPES.filter((type) => is({ type }));

@@ -1,12 +1,13 @@
+import { baseRecordCounts } from "../../tables/derived/tables";
+import { compiledRows, preparedFor, queryPlan } from "../../db/client";
 import { FULL_SHAPE, RecordShape, RecordView, requireShapeFields } from "./view";
 import { CREATED_AT_AT, ID_AT, RECORD_COLUMNS, authorColumns, headColumns, recordOfRow } from "./read";
-import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, filterCondition, requireBounded, sortPlan } from "./query";
+import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, filterCondition, requireBounded, sortPlan, indexed, INDEXED_FROM } from "./query";
 import { noteFieldsQueried } from "../indexes";
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type UserRef } from "../commits";
 import { users } from "../../tables/auth";
 import type { AppContext } from "../../context";
-import { compiledRows, queryPlan } from "../../db/client";
 import { badRequest } from "../../shared/errors";
 import type { FilterOperator } from "../../shared/field-types";
 import { baseView, type FieldRow, type LoadedBase } from "../bases";
@@ -60,7 +61,7 @@ function indexedFilters(loaded: LoadedBase, query: RecordQuery, plan: SortPlan) 
 
 /** The matches of one filter through its field's indexed values, as a FROM and a WHERE. */
 function valuesOf(shape: ListingShape, field: FieldRow, status: RecordStatus, filter: RecordFilter | null): SQL[] {
-  return [sql`"v"."field_id" = ${shape.param(field.id)}`, sql`"v"."status" = ${shape.param(status)}`, ...(filter ? [filterCondition(shape, field, filter, V.value)] : [])];
+  return [sql`${indexed.fieldId} = ${shape.param(field.id)}`, sql`${indexed.status} = ${shape.param(status)}`, ...(filter ? [filterCondition(shape, field, filter, V.value)] : [])];
 }
 
 function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, plan: SortPlan): Driver {
@@ -74,7 +75,7 @@ function pageDriver(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, pla
     shape.key.push("probe");
     const where = valuesOf(shape, candidate.field, query.status, candidate.filter);
     const limit = shape.param(DENSE_MATCHES + 1);
-    const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(sql`"field_values" AS "v"`).where(and(...where)).limit(limit))(shape.params);
+    const matches = compiledRows(ctx.store, shape.key.join("|"), () => ctx.db.select({ one: sql`1` }).from(INDEXED_FROM).where(and(...where)).limit(limit))(shape.params);
     if (matches.length <= DENSE_MATCHES) return { by: "matches", ...candidate };
   }
   if (plan.field && isIndexed(plan.field)) return { by: "values", field: plan.field, filter: null };
@@ -101,7 +102,7 @@ function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, dri
     const onWalk = driver.by === "values" && driver.filter === null && field.id === driver.field.id && RANGE_OPERATORS.has(filter.operator) && filter.operator !== "in";
     where.push(filterCondition(shape, field, filter, onWalk ? V.value : undefined));
   }
-  const from = driver.by === "records" ? sql`${records}` : sql`"field_values" AS "v" CROSS JOIN ${records} ON ${records.id} = "v"."record_id"`;
+  const from = driver.by === "records" ? sql`${records}` : sql`${INDEXED_FROM} CROSS JOIN ${records} ON ${records.id} = ${indexed.recordId}`;
   return { from, where };
 }
 
@@ -270,13 +271,17 @@ export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQ
   const { from, where } = source(shape, loaded, query, driver);
   const alone = indexed && query.filters.length === 1;
   const [row] = compiledRows(ctx.store, shape.key.join("|") + (alone ? "|alone" : ""), () =>
-    alone ? ctx.db.select({ total: sql`count(*)` }).from(sql`"field_values" AS "v"`).where(and(...where)) : ctx.db.select({ total: sql`count(*)` }).from(from).where(and(...where)),
+    alone ? ctx.db.select({ total: sql`count(*)` }).from(INDEXED_FROM).where(and(...where)) : ctx.db.select({ total: sql`count(*)` }).from(from).where(and(...where)),
   )(shape.params);
   return { total: row[0] as number };
 }
 
-/** A base's count of active or archived records, as the triggers of migrations/0026 keep it (bun:sqlite keeps the statement compiled). */
+const countsOfBase = preparedFor((db) =>
+  db.select({ active: baseRecordCounts.active, archived: baseRecordCounts.archived }).from(baseRecordCounts).where(eq(baseRecordCounts.baseId, sql.placeholder("baseId"))).prepare(),
+);
+
+/** A base's count of active or archived records, as the triggers of migrations/0026 keep it. */
 function keptCount(ctx: AppContext, baseId: string, status: RecordStatus): number {
-  const row = ctx.store.sqlite.query<{ active: number; archived: number }, [string]>(`SELECT "active", "archived" FROM "base_record_counts" WHERE "base_id" = ?1`).get(baseId);
-  return row === null ? 0 : status === "archived" ? row.archived : row.active;
+  const row = countsOfBase(ctx).get({ baseId });
+  return row === undefined ? 0 : status === "archived" ? row.archived : row.active;
 }

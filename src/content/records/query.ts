@@ -1,3 +1,6 @@
+import { alias } from "drizzle-orm/sqlite-core";
+import { named } from "../../db/client";
+import { fieldValues } from "../../tables/derived/tables";
 import { whyReadAtRead } from "../fields/registry";
 import { type SQL, sql } from "drizzle-orm";
 import { badRequest, conflict } from "../../shared/errors";
@@ -87,8 +90,12 @@ export function checkRecordQuery(fieldRows: FieldRow[], query: RecordQuery): voi
   for (const filter of query.filters) filterCondition(shape, fieldNamed(fieldRows, filter.fieldSlug), filter);
 }
 
+const INDEXED_AS = "v";
 /** The indexed values of the field that drives a page: `field_values` as "v". */
-export const V = { value: sql.raw(`"v"."value"`), createdAt: sql.raw(`"v"."created_at"`), recordId: sql.raw(`"v"."record_id"`) };
+export const indexed = alias(fieldValues, INDEXED_AS);
+/** `indexed` in a FROM (a template writes an alias by its name alone). */
+export const INDEXED_FROM = sql.raw(`${named(fieldValues)} AS "${INDEXED_AS}"`);
+export const V = { value: sql`${indexed.value}`, createdAt: sql`${indexed.createdAt}`, recordId: sql`${indexed.recordId}` };
 
 /**
  * One filter as SQL, comparing `sortable`: the record's own sortable form (checked row by row), or

@@ -31,7 +31,7 @@ export const authorColumns = { id: users.id, name: users.name, email: users.emai
 const recordById = preparedFor((db) => db.select().from(records).where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))).prepare());
 
 export function findRecord(ctx: AppContext, spaceId: string, recordId: string): RecordRow {
-  const row = recordById(ctx.db).get({ id: recordId, spaceId });
+  const row = recordById(ctx).get({ id: recordId, spaceId });
   if (!row) throw notFound("No such record in this space.");
   return row;
 }

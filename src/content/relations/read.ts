@@ -1,31 +1,15 @@
+import { type LinkRow, linkRows, storedValues } from "./store";
 import { ownership, targetBaseOf } from "./schema";
-import { isLookup } from "../fields/lookup";
+import { isLookup, lookupOf, type Rollup } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import { FIELD_KINDS } from "../fields/registry";
-import type { Database } from "bun:sqlite";
 import type { AppContext } from "../../context";
-import { StampedCache } from "../../db/stamped-cache";
 import { MAX_VALUE_BYTES } from "../../shared/limits";
 import { type FieldRow, findBaseOrNull, type LoadedBase } from "../bases";
-import { lookupOf, type Rollup } from "../fields/lookup";
 import { holdsMany, isEmpty, primaryField } from "../../shared/field-types";
 import { records } from "../../tables/content";
 
 /** Reading linked values: a page's relation and lookup values in one statement, rolled up, kept per store; the names linked records go by. */
-
-/**
- * What reads keep of linked data, per database connection (a store has one): records' relation and
- * lookup values, and the text of `GET /records/{id}/links` answers. Measured at 200,000 records
- * (docs/performance.md, "Linked data"): reading a page's links and the linked records they name is
- * most of what a page with lookups costs beyond a plain page.
- */
-const kept = new WeakMap<Database, { values: StampedCache<string, Readonly<Record<string, unknown>>>; linksJson: StampedCache<string, string> }>();
-
-export function keptFor(sqlite: Database) {
-  let caches = kept.get(sqlite);
-  if (!caches) kept.set(sqlite, (caches = { values: new StampedCache(sqlite, 50_000), linksJson: new StampedCache(sqlite, 200) }));
-  return caches;
-}
 
 /** The relation values of records, read in one statement; lookups too when asked. */
 export type LinkedValues = Map<string, Readonly<Record<string, unknown>>>;
@@ -47,28 +31,8 @@ function lookupPlans(ctx: AppContext, loaded: LoadedBase) {
   });
 }
 
-/**
- * The links of records, both sides; with `far`, the linked record's columns a lookup may read.
- * CROSS JOIN pins the order (links by record, then each linked record by id): statistics taken
- * while the tables were small (or none) would otherwise have SQLite read a field's every link, or
- * every record, first (measured: 45 ms instead of 0.3 for a record with 100 links). Rows are put
- * in list order here: a sort in SQL cost a third of the read.
- */
-const linkRows = (far: "none" | "columns") => {
-  const columns = far === "none" ? "" : `, o."created_at", o."updated_at", o."created_by", o."updated_by", o."auto_number"`;
-  return `SELECT 0, l."field_id", l."source_record_id", l."target_record_id", l."position"${columns} FROM json_each(?2) fi CROSS JOIN json_each(?1) p
-      CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."source_record_id" = p."value"
-      CROSS JOIN "records" o ON o."id" = l."target_record_id" AND o."status" = 'active'
-    UNION ALL
-    SELECT 1, l."field_id", l."target_record_id", l."source_record_id", l."target_position"${columns} FROM json_each(?3) fi CROSS JOIN json_each(?1) p
-      CROSS JOIN "record_links" l ON l."field_id" = fi."value" AND l."target_record_id" = p."value"
-      CROSS JOIN "records" o ON o."id" = l."source_record_id" AND o."status" = 'active'`;
-};
-const LINK_ROWS = { none: linkRows("none"), columns: linkRows("columns") };
 /** Whether a lookup reads the field from a linked record's own columns rather than its data. */
 const inColumn = (field: FieldRow) => FIELD_KINDS[field.type].column !== undefined;
-
-type LinkRow = [side: number, ownerId: string, near: string, far: string, place: number, createdAt?: number, updatedAt?: number, createdBy?: string, updatedBy?: string, autoNumber?: number];
 
 /**
  * The stored values lookups read, of each linked record once (however many records of the page
@@ -78,10 +42,8 @@ type LinkRow = [side: number, ownerId: string, near: string, far: string, place:
 function lookedUpValues(ctx: AppContext, rows: LinkRow[], slugs: string[]): Map<string, unknown[]> {
   const out = new Map<string, unknown[]>();
   if (slugs.length === 0 || rows.length === 0) return out;
-  // Slugs match FIELD_SLUG_PATTERN (letters, digits, _ and -), so each is a safe JSON path key.
-  const columns = slugs.map((slug) => `o."data" -> '$."${slug}"'`).join(", ");
   const far = [...new Set(rows.map((row) => row[3]))];
-  for (const [id, ...values] of ctx.store.sqlite.query<unknown[], [string]>(`SELECT o."id", ${columns} FROM json_each(?1) i CROSS JOIN "records" o ON o."id" = i."value"`).values(JSON.stringify(far)) as [string, ...(string | null)[]][]) {
+  for (const [id, ...values] of storedValues(ctx, far, slugs)) {
     out.set(id, values.map((value) => (value === null ? null : JSON.parse(value))));
   }
   return out;
@@ -102,7 +64,7 @@ function farValue(row: LinkRow, looked: Map<string, unknown[]>, slugs: string[],
  */
 export function linkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string[], options: { lookups: boolean }): LinkedValues {
   if (recordIds.length === 0 || !hasLinkedFields(loaded)) return EMPTY;
-  const cache = keptFor(ctx.store.sqlite).values;
+  const cache = ctx.linked.values;
   if (!cache.open()) return readLinkedValues(ctx, loaded, recordIds, options);
   const keyOf = (id: string) => `${options.lookups ? "+" : "-"}${id}`;
   const out: LinkedValues = new Map();
@@ -145,7 +107,8 @@ function readLinkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string
   }
   const plans = lookups.length > 0 ? lookupPlans(ctx, loaded) : [];
   const far = plans.some((plan) => inColumn(plan.looked)) ? "columns" : "none";
-  const rows = ctx.store.sqlite.query<unknown, [string, string, string]>(LINK_ROWS[far]).values(JSON.stringify(recordIds), JSON.stringify(owned), JSON.stringify(inverse)) as LinkRow[];
+  // Rows are put in list order below: a sort in SQL cost a third of the read.
+  const rows = linkRows(ctx, far, recordIds, owned, inverse);
   const lookedSlugs = [...new Set(plans.filter((plan) => !inColumn(plan.looked)).map((plan) => plan.looked.slug))];
   const looked = lookedUpValues(ctx, rows, lookedSlugs);
   // Each record's rows of each field, put in list order (a lookup reads the linked records' columns from them).

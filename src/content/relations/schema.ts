@@ -1,7 +1,9 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { bases, fields, recordLinks } from "../../tables/content";
+import { FIELD_KINDS, typesWhere } from "../fields/registry";
 import { isFormula } from "../fields/formula/kind";
-import { isLookup } from "../fields/lookup";
+import { isLookup, lookupOf } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
-import { FIELD_KINDS } from "../fields/registry";
 import type { AppContext } from "../../context";
 import { newId } from "../../db/ids";
 import { ApiError, badRequest, conflict } from "../../shared/errors";
@@ -9,7 +11,6 @@ import { requireWithin } from "../../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "../bases";
 import { isComputedAtRead } from "../field-sql";
 import { isFreeFieldSlug } from "../field-types";
-import { lookupOf } from "../fields/lookup";
 import { holdsMany } from "../../shared/field-types";
 
 /**
@@ -153,10 +154,8 @@ export function changedLinkOptions(ctx: AppContext, loaded: LoadedBase, field: F
   const multiple = holdsMany(options);
   if (!multiple && holdsMany(field.options)) {
     const { ownerId, owns } = ownership(field);
-    const near = owns ? "source_record_id" : "target_record_id";
-    const crowded = ctx.store.sqlite
-      .query<{ id: string }, [string]>(`SELECT "${near}" AS "id" FROM "record_links" WHERE "field_id" = ?1 GROUP BY "${near}" HAVING count(*) > 1 LIMIT 1`)
-      .get(ownerId);
+    const near = owns ? recordLinks.sourceRecordId : recordLinks.targetRecordId;
+    const crowded = ctx.db.select({ id: near }).from(recordLinks).where(eq(recordLinks.fieldId, ownerId)).groupBy(near).having(sql`count(*) > 1`).limit(1).get();
     if (crowded) throw badRequest(`"${field.slug}" cannot hold one record only: ${crowded.id} links to more than one.`);
   }
   return { targetBaseId: targetBaseOf(field), multiple, inverseFieldId: field.options.inverseFieldId };
@@ -174,19 +173,20 @@ export function fieldsDeletedWith(ctx: AppContext, spaceId: string, field: Field
 
 /** The lookups of the space, with the base each sits on. */
 const lookupsOfSpace = (ctx: AppContext, spaceId: string) =>
-  ctx.store.sqlite
-    .query<{ base_id: string; slug: string; options: string }, [string]>(
-      `SELECT f."base_id", f."slug", f."options" FROM "fields" f JOIN "bases" b ON b."id" = f."base_id" WHERE b."space_id" = ?1 AND f."type" = 'lookup'`,
-    )
-    .all(spaceId);
+  ctx.db
+    .select({ baseId: fields.baseId, slug: fields.slug, options: fields.options })
+    .from(fields)
+    .innerJoin(bases, eq(bases.id, fields.baseId))
+    .where(and(eq(bases.spaceId, spaceId), inArray(fields.type, typesWhere(isLookup))))
+    .all();
 
 /** Refuses to delete fields a lookup reads (its relation, or the field it looks up): the lookup goes first. */
 export function requireNoLookupOf(ctx: AppContext, spaceId: string, going: FieldRow[]): void {
   const ids = new Set(going.map((field) => field.id));
   for (const lookup of lookupsOfSpace(ctx, spaceId)) {
-    if (going.some((field) => field.baseId === lookup.base_id && field.slug === lookup.slug)) continue;
-    const { relationFieldSlug, targetFieldSlug } = lookupOf(JSON.parse(lookup.options));
-    const base = findBase(ctx, spaceId, lookup.base_id, { archived: true });
+    if (going.some((field) => field.baseId === lookup.baseId && field.slug === lookup.slug)) continue;
+    const { relationFieldSlug, targetFieldSlug } = lookupOf(lookup.options);
+    const base = findBase(ctx, spaceId, lookup.baseId, { archived: true });
     const relation = base.fields.find((field) => field.slug === relationFieldSlug);
     if (!relation) continue;
     const looked = findBase(ctx, spaceId, targetBaseOf(relation), { archived: true }).fields.find((field) => field.slug === targetFieldSlug);
@@ -199,8 +199,10 @@ export function requireNoLookupOf(ctx: AppContext, spaceId: string, going: Field
 /** The relation fields of other bases that link to a base being deleted for good: they go with it. */
 export function relationsInto(ctx: AppContext, baseIds: string[]): string[] {
   if (baseIds.length === 0) return [];
-  return ctx.store.sqlite
-    .query<{ id: string }, [string]>(`SELECT "id" FROM "fields" WHERE "type" = 'relation' AND json_extract("options", '$.targetBaseId') IN (SELECT "value" FROM json_each(?1))`)
-    .all(JSON.stringify(baseIds))
+  return ctx.db
+    .select({ id: fields.id })
+    .from(fields)
+    .where(and(inArray(fields.type, typesWhere(isRelation)), inArray(sql`json_extract(${fields.options}, '$.targetBaseId')`, baseIds)))
+    .all()
     .map((row) => row.id);
 }

@@ -2,7 +2,7 @@ import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, RATING_MAX, traitsOf } from "../../../shared/field-types";
+import { DEFAULT_TYPE, filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, RATING_MAX, traitsOf } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
@@ -45,7 +45,7 @@ function fieldLines(text: string) {
     .map((line) => line.trim())
     .filter(Boolean)
     .map((line, i) => {
-      const [slug, type = "text"] = line.split(":").map((part) => part.trim());
+      const [slug, type = DEFAULT_TYPE] = line.split(":").map((part) => part.trim());
       return { slug, name: slug.charAt(0).toUpperCase() + slug.slice(1).replaceAll("_", " "), type, required: i === 0 };
     });
 }
@@ -99,7 +99,7 @@ function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefin
 /** Saving the way the base is looked at now as a view: a change request like every other. */
 function saveViewForm(ctx: Context, base: BaseView): HTMLElement {
   const selects = base.fields.filter((field) => traitsOf(field.type).stacks);
-  const files = base.fields.filter((field) => traitsOf(field.type).cell === "files");
+  const files = base.fields.filter((field) => traitsOf(field.type).holdsFiles);
   const dates = base.fields.filter((field) => traitsOf(field.type).dated);
   const choices = (fields: FieldView[]) => fields.map((field) => ({ value: field.slug, label: field.name }));
   return card(
@@ -269,7 +269,7 @@ function readField(field: FieldView, values: FormData): unknown {
 }
 
 /** A value as a change compares it: attachments by the ids of their files. */
-const comparable = (field: FieldView, value: unknown) => JSON.stringify(traitsOf(field.type).editor === "attachment" ? idsIn(value) : (value ?? null));
+const comparable = (field: FieldView, value: unknown) => JSON.stringify(traitsOf(field.type).holdsFiles ? idsIn(value) : (value ?? null));
 
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
 function proposalOutcome(ctx: Context, answer: Proposed<RecordView>, savedAt: (id: string) => string = (id) => `/admin/records/${id}?saved=1`): void {

@@ -119,7 +119,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   // A relation's value is shown as the linked records' names, in order.
   const relations = new Set(fields.filter((field) => traitsOf(field.type).editor === "relation").map((field) => field.slug));
   // An attachment's value is shown as its files' names.
-  const attachments = new Set(fields.filter((field) => traitsOf(field.type).editor === "attachment").map((field) => field.slug));
+  const attachments = new Set(fields.filter((field) => traitsOf(field.type).holdsFiles).map((field) => field.slug));
   const show = (slug: string, value: unknown) => {
     if (value === null || value === undefined) return shown(value);
     if (relations.has(slug)) return shown([value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", "));

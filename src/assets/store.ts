@@ -1,0 +1,25 @@
+import type { Tx } from "../context";
+import { named as n, rawStatement } from "../db/client";
+import { typesWith } from "../shared/field-types";
+import { operations } from "../tables/changes";
+import { commits, fields, records } from "../tables/content";
+
+/** The assets' raw SQL: what names an asset, read over every record's files and every pending proposal; names from the tables. */
+
+const F = "f";
+const R = "r";
+const NAMED_BY_RECORDS = `SELECT json_extract(item.value, '$.id') AS id FROM ${n(fields)} ${F} JOIN ${n(records)} ${R} ON ${R}.${n(records.baseId)} = ${F}.${n(fields.baseId)},
+  json_each(${R}.${n(records.data)}, '$."' || ${F}.${n(fields.slug)} || '"') AS item
+  WHERE ${F}.${n(fields.type)} IN (SELECT value FROM json_each(?1))`;
+
+/** The ids of the assets the records' file fields name. */
+export const assetsNamedByRecords = (tx: Tx): string[] =>
+  rawStatement<{ id: string }, [string]>(tx.store, NAMED_BY_RECORDS)
+    .all(JSON.stringify(typesWith("holdsFiles")))
+    .map((row) => row.id);
+
+const PENDING_PAYLOADS = `SELECT c.${n(commits.payload)} AS payload FROM ${n(operations)} o JOIN ${n(commits)} c ON c.${n(commits.id)} = o.${n(operations.headCommitId)}
+  WHERE o.${n(operations.status)} = 'pending' AND instr(c.${n(commits.payload)}, 'ast_') > 0`;
+
+/** The payloads of pending proposals that may name an asset (their text holds an asset id). */
+export const pendingPayloadsNamingAssets = (tx: Tx): string[] => rawStatement<{ payload: string }, []>(tx.store, PENDING_PAYLOADS).all().map((row) => row.payload);

@@ -1,0 +1,120 @@
+import type { Database } from "bun:sqlite";
+import type { WriteQueue } from "./write-queue";
+
+/**
+ * The store's caches, and the rule for choosing one. Each lives on the store (`store.statements`)
+ * or on the context (`createContext`), so two stores in one process (the tests' servers) never
+ * share one, and no module keeps a cache of its own. (A `WeakMap` keyed by an immutable value, such
+ * as the formula plan of a loaded list of fields, is a memo of that value, not a cache of the
+ * database.)
+ *
+ * - **Compiled statements: `StatementCache`.** One per store. Keyed by what builds the SQL (a
+ *   builder function, a table, a listing's shape): compiling costs tens of microseconds, more than
+ *   running an indexed select.
+ * - **Rows that a few known writes change: `CommittedCache`** (bases with their fields,
+ *   memberships). Each write that changes what it holds calls `invalidate(tx)`; for the rest of
+ *   that write's batch reads go to the database, and the cache is emptied at COMMIT. Choose it when
+ *   the writes that change the rows are few and known: it costs nothing to read.
+ * - **What reads derive from rows that any write may change: `StampedCache`** (a page's linked
+ *   values, the links of a record, a dump's people). No write knows it: it empties itself when the
+ *   database changed anywhere, in this process or another. Choose it when the writers are many or
+ *   unknown; each use costs one read of a pragma.
+ */
+
+/** The store's compiled statements: built once per key; keys of clients' query shapes (strings) are bounded. */
+export class StatementCache {
+  private readonly built = new Map<unknown, unknown>();
+  private readonly shapes = new Map<string, unknown>();
+
+  constructor(private readonly maxShapes = 256) {}
+
+  /** The statement kept under `key`, if any (no allocation: this runs on every query). */
+  find<T>(key: unknown): T | undefined {
+    return (typeof key === "string" ? this.shapes.get(key) : this.built.get(key)) as T | undefined;
+  }
+
+  /** Keeps a statement just built under `key`; answers it. */
+  keep<T>(key: unknown, statement: T): T {
+    if (typeof key !== "string") this.built.set(key, statement);
+    else {
+      if (this.shapes.size >= this.maxShapes) this.shapes.clear();
+      this.shapes.set(key, statement);
+    }
+    return statement;
+  }
+}
+
+/**
+ * An in-memory cache of committed rows. A write that changes what it holds calls `invalidate`:
+ * for the rest of that write's batch the cache is neither read nor filled (reads go to the
+ * database, which shows the write), and it is emptied once the write commits. A write that rolls
+ * back leaves the cache exactly as it was.
+ */
+export class CommittedCache<K, V> {
+  private readonly entries = new Map<K, V>();
+
+  constructor(
+    private readonly writes: WriteQueue,
+    private readonly maxEntries: number,
+  ) {}
+
+  get(key: K): V | undefined {
+    return this.writes.isStale(this) ? undefined : this.entries.get(key);
+  }
+
+  set(key: K, value: V): void {
+    if (this.writes.isStale(this)) return;
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, value);
+  }
+
+  invalidate(tx: { afterCommit(fn: () => void): void }): void {
+    this.writes.markStale(this);
+    tx.afterCommit(() => this.entries.clear());
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/**
+ * A cache of values read from the database (and derived from what was read), good until the
+ * database changes anywhere. Its stamp is the connection's count of rows it has changed
+ * (`total_changes()`, triggers included) and the database's `data_version` (which moves when
+ * another connection commits): when either differs from the stamp it was filled under, it starts
+ * empty again. So no write needs to know what it holds: a value is never older than the last
+ * change to the database, in this process or another. It is neither read nor filled inside a
+ * transaction, whose reads may see changes that roll back.
+ */
+export class StampedCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  private stamp = "";
+
+  constructor(
+    private readonly sqlite: Database,
+    private readonly maxEntries: number,
+  ) {}
+
+  /** Whether the cache may be read and filled now (until the caller's code yields); emptied first when the database has changed. */
+  open(): boolean {
+    if (this.sqlite.inTransaction) return false;
+    const { stamp } = this.sqlite.query<{ stamp: string }, []>(`SELECT total_changes() || ':' || "data_version" AS "stamp" FROM pragma_data_version()`).get()!;
+    if (stamp !== this.stamp) {
+      this.entries.clear();
+      this.stamp = stamp;
+    }
+    return true;
+  }
+
+  /** After `open()` answered true. */
+  get(key: K): V | undefined {
+    return this.entries.get(key);
+  }
+
+  /** After `open()` answered true. */
+  set(key: K, value: V): void {
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, value);
+  }
+}
