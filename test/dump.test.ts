@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "bun";
-import { DUMP_TABLES } from "../src/transfer/dump-rows";
+import { DUMP_TABLES } from "../src/transfer/store";
 import { BUN, createBase, freshWorkspace, REPO, TestServer, tempDir, type Workspace } from "./helpers";
 
 let source: TestServer;
@@ -357,7 +357,7 @@ describe("an export pages by key", () => {
   test("every table's page resumes after the last key through the table's key index: no sort, no scan of the table", () => {
     const sqlite = source.ctx.store.sqlite;
     sqlite.run("ANALYZE");
-    for (const { table, from, key = ["id"] } of DUMP_TABLES) {
+    for (const { table, from, key } of DUMP_TABLES) {
       if (table === "spaces") continue;
       const columns = key.map((column) => `t."${column}"`).join(", ");
       const plan = (sqlite.query(`EXPLAIN QUERY PLAN SELECT t.* FROM ${from} AND (${columns}) > (${key.map(() => "'a'").join(", ")}) ORDER BY ${columns} LIMIT 500`).all("spc_x") as { detail: string }[]).map((row) => row.detail);

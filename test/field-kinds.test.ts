@@ -36,13 +36,13 @@ describe("field kinds", () => {
   });
 
   test("a computed type takes no value from a client, and only the five system types read a column of the record", () => {
-    const columns = FIELD_TYPES.filter((type) => FIELD_KINDS[type].column).map((type) => [type, FIELD_KINDS[type].column!.name]);
+    const columns = FIELD_TYPES.filter((type) => FIELD_KINDS[type].column).map((type) => [type, FIELD_KINDS[type].column!.key]);
     expect(columns).toEqual([
-      ["created_time", "created_at"],
-      ["updated_time", "updated_at"],
-      ["created_by", "created_by"],
-      ["updated_by", "updated_by"],
-      ["auto_number", "auto_number"],
+      ["created_time", "createdAt"],
+      ["updated_time", "updatedAt"],
+      ["created_by", "createdBy"],
+      ["updated_by", "updatedBy"],
+      ["auto_number", "autoNumber"],
     ]);
     for (const [type] of columns) expect(isComputed(type as FieldType)).toBe(true);
   });

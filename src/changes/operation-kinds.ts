@@ -10,7 +10,6 @@ import { currentFields, type RecordView } from "../content/records/view";
 import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
 import { createView, setViewStatus, updateView } from "../content/views";
 import type { AppContext, Tx } from "../context";
-import { recordEvent } from "../events/outbox";
 import { conflict } from "../shared/errors";
 import type { OperationKind } from "../tables/content";
 import type { FieldValues, OperationPayloads, Proposed } from "./operations";
@@ -157,8 +156,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at);
       if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
       if (node.type !== "base") return { nodeId: node.id };
-      const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at);
-      recordEvent(tx, "base.created", { spaceId: cr.spaceId, baseId: base.id, at }, { base: { id: base.id, nodeId: node.id, slug: node.slug, name: node.name }, changeRequestId: cr.id });
+      const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at, cr.id);
       return { nodeId: node.id, baseId: base.id };
     },
   },

@@ -3,11 +3,11 @@ import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { users } from "../tables/auth";
 import type { AppContext, Tx } from "../context";
-import { insertRow, preparedFor } from "../db/client";
+import { insertRow, preparedFor, qualified } from "../db/client";
 import { badRequest } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { newId } from "../db/ids";
-import { commits, OPERATION_KINDS, type ReviewPolicy, type SourceAttribution, TARGET_TYPES } from "../tables/content";
+import { commits, OPERATION_KINDS, records, type ReviewPolicy, type SourceAttribution, TARGET_TYPES } from "../tables/content";
 
 /** A commit as read: its payload always present (see `commitColumns`); what a direct create's commit holds for its change request is read by `direct.ts`. */
 export type CommitRow = Omit<typeof commits.$inferSelect, "payload" | "sourceAttribution" | "reviewPolicySnapshot"> & { payload: Record<string, unknown> };
@@ -21,7 +21,7 @@ const { sourceAttribution: _attribution, reviewPolicySnapshot: _policy, ...commi
  */
 export const commitColumns = {
   ...commitTableColumns,
-  payload: sql<Record<string, unknown>>`coalesce(${commits.payload}, (SELECT "data" FROM "records" WHERE "records"."id" = ${commits.recordId}))`.mapWith(commits.payload),
+  payload: sql<Record<string, unknown>>`coalesce(${commits.payload}, (SELECT ${qualified(records.data)} FROM ${records} WHERE ${qualified(records.id)} = ${qualified(commits.recordId)}))`.mapWith(commits.payload),
 };
 
 export interface UserRef {

@@ -1,3 +1,4 @@
+import { recordEvent } from "../events/outbox";
 import { formulaOf, isFormula } from "./fields/formula/kind";
 import { isRelation } from "./fields/relation";
 import { and, eq, sql } from "drizzle-orm";
@@ -20,8 +21,11 @@ import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy
  * deletes both.
  */
 
-/** Creates the base behind a new base node, with its fields (checked first, all or none); a relation among them makes its inverse too. */
-export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" | "slug" | "name">, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string): BaseRow {
+/**
+ * Creates the base behind a new base node, with its fields (checked first, all or none), and records
+ * `base.created` for the change request that made it; a relation among the fields makes its inverse too.
+ */
+export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" | "slug" | "name">, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string, changeRequestId: string): BaseRow {
   forgetBases(tx);
   const spaceId = node.spaceId;
   const count = tx.db.select({ n: sql<number>`count(*)` }).from(bases).where(eq(bases.spaceId, spaceId)).get()!.n;
@@ -40,6 +44,7 @@ export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" |
   resolveNewFormulas(tx, spaceId, rows, [...rows, ...inverses.filter((other) => other.baseId === base.id)]);
   // One prepared insert per field: building one statement of 200 rows cost drizzle more than SQLite's work.
   for (const row of [...rows, ...inverses]) insertRow(tx, fields, row);
+  recordEvent(tx, "base.created", { spaceId, baseId: base.id, at }, { base: { id: base.id, nodeId: node.id, slug: node.slug, name: node.name }, changeRequestId });
   return base;
 }
 

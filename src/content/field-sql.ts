@@ -1,5 +1,6 @@
 import { comparisonOf, FIELD_KINDS } from "./fields/registry";
-import type { FieldRow } from "../tables/content";
+import { named } from "../db/client";
+import { type FieldRow, records } from "../tables/content";
 
 /**
  * How listings read a field in SQL, by how its kind compares values (`comparisonOf`). The sortable
@@ -7,8 +8,13 @@ import type { FieldRow } from "../tables/content";
  * the same value), so a filter or sort may be answered from either.
  */
 
-/** The record's own column that holds a system field's value. */
-const columnOf = (field: Pick<FieldRow, "type">) => FIELD_KINDS[field.type].column?.name;
+/** The record's own column that holds a system field's value, as SQL names it. */
+const columnOf = (field: Pick<FieldRow, "type">) => {
+  const column = FIELD_KINDS[field.type].column;
+  return column && named(records[column.key]);
+};
+const DATA = named(records.data);
+const RECORDS = `${named(records)}.`;
 
 type FieldShape = Pick<FieldRow, "type" | "options">;
 
@@ -42,17 +48,17 @@ const SLUG = /^[a-z0-9_-]{1,64}$/;
 export const isTime = (field: FieldShape) => comparisonOf(field) === "moment";
 
 /** The field's value as the API shows it (NULL when unset); `table` qualifies the column in a query, and is empty in an index. */
-export function valueSql(field: FieldRow, table = '"records".'): string {
+export function valueSql(field: FieldRow, table = RECORDS): string {
   const column = columnOf(field);
-  if (column && isTime(field)) return `strftime('%Y-%m-%dT%H:%M:%fZ', ${table}"${column}" / 1000.0, 'unixepoch')`;
-  if (column) return `${table}"${column}"`;
-  return `json_extract(${table}"data", '$."${safe(field.slug, SLUG)}"')`;
+  if (column && isTime(field)) return `strftime('%Y-%m-%dT%H:%M:%fZ', ${table}${column} / 1000.0, 'unixepoch')`;
+  if (column) return `${table}${column}`;
+  return `json_extract(${table}${DATA}, '$."${safe(field.slug, SLUG)}"')`;
 }
 
 /** The value as sorts and indexed filters see it: unset as the sentinel. Computed columns are never NULL. */
-export function sortableSql(field: FieldRow, table = '"records".'): string {
+export function sortableSql(field: FieldRow, table = RECORDS): string {
   const column = columnOf(field);
-  if (column) return `${table}"${column}"`;
+  if (column) return `${table}${column}`;
   return `coalesce(${valueSql(field, table)}, ${sentinelOf(field)})`;
 }
 

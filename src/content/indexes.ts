@@ -1,3 +1,4 @@
+import { fieldsNamedByViews } from "./store";
 import { FIELD_KINDS, FILLED_BY_UPKEEP } from "./fields/registry";
 import { and, eq, inArray, isNull, lt, notInArray, or, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
@@ -76,16 +77,7 @@ export function noteFieldsQueried(ctx: AppContext, queried: FieldRow[]): void {
 }
 
 /** The fields every active view filters or sorts by (by the id the view saved), which keep their indexes. */
-function fieldsViewsName(ctx: AppContext): Set<string> {
-  // Read in SQL, tolerating any stored shape: a view row no client could have written must not stop the upkeep.
-  const ids = ctx.store.sqlite
-    .query<{ id: string }, []>(
-      `SELECT DISTINCT json_extract(item."value", '$.fieldId') AS "id" FROM "views" v, json_each(v."config") part, json_each(part."value") item
-       WHERE v."status" = 'active' AND json_valid(v."config") AND json_type(v."config") = 'object' AND part."key" IN ('filters', 'sorts') AND part."type" = 'array' AND item."type" = 'object'`,
-    )
-    .all();
-  return new Set(ids.map((row) => row.id).filter((id) => typeof id === "string"));
-}
+const fieldsViewsName = (ctx: AppContext): Set<string> => new Set(fieldsNamedByViews(ctx));
 
 /** Daily: indexes no listing used for `unusedMs`, and no view names, are dropped (by the upkeep, a batch a step). Answers how many. */
 export function dropUnusedIndexes(tx: Tx): number {

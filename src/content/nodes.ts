@@ -1,3 +1,4 @@
+import { ancestorsOf, depthOf } from "./store";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -201,23 +202,6 @@ function subtree(ctx: AppContext, spaceId: string, rootId: string): string[] {
 }
 
 const takenSlug = (slug: string) => `A sibling node already has the slug "${slug}".`;
-
-/** How many folders are above a node (0 for the root). */
-const depthOf = (ctx: AppContext, nodeId: string): number =>
-  (
-    ctx.store.sqlite
-      .query(`WITH RECURSIVE "up"("id", "parent_id") AS (SELECT "id", "parent_id" FROM "nodes" WHERE "id" = ?1
-        UNION ALL SELECT "nodes"."id", "nodes"."parent_id" FROM "nodes" JOIN "up" ON "nodes"."id" = "up"."parent_id") SELECT count(*) - 1 AS "n" FROM "up"`)
-      .get(nodeId) as { n: number }
-  ).n;
-
-/** The ids of the folders above a node, nearest first (the folder depth bounds the walk). */
-const ancestorsOf = (ctx: AppContext, nodeId: string): string[] =>
-  ctx.store.sqlite
-    .query<{ id: string }, [string]>(`WITH RECURSIVE "up"("id", "parent_id") AS (SELECT "id", "parent_id" FROM "nodes" WHERE "id" = ?1
-        UNION ALL SELECT "nodes"."id", "nodes"."parent_id" FROM "nodes" JOIN "up" ON "nodes"."id" = "up"."parent_id") SELECT "id" FROM "up" WHERE "id" != ?1`)
-    .all(nodeId)
-    .map((row) => row.id);
 
 /** `GET /nodes/{nodeId}/is-descendant`: whether the node lies below `potentialAncestorId` (a node is not below itself). */
 export function isDescendant(ctx: AppContext, spaceId: string, nodeRef: string, ancestorRef: string): { isDescendant: boolean } {

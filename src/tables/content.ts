@@ -184,6 +184,9 @@ export const records = sqliteTable(
   ],
 );
 
+/** The index of links by their target (a query that must walk it names it). */
+export const RECORD_LINKS_TARGET_INDEX = "record_links_target_idx";
+
 /**
  * The links of relation fields, each stored once, under the field that owns the pair (`content/relations/`):
  * its source record holds it in that field, its target record in the inverse field. Keyed by field
@@ -209,7 +212,7 @@ export const recordLinks = sqliteTable(
     createdAt: instant("created_at").notNull(),
     updatedAt: instant("updated_at").notNull(),
   },
-  (table) => [primaryKey({ columns: [table.fieldId, table.sourceRecordId, table.targetRecordId] }), index("record_links_target_idx").on(table.fieldId, table.targetRecordId, table.targetPosition)],
+  (table) => [primaryKey({ columns: [table.fieldId, table.sourceRecordId, table.targetRecordId] }), index(RECORD_LINKS_TARGET_INDEX).on(table.fieldId, table.targetRecordId, table.targetPosition)],
 );
 
 export const VIEW_TYPES = ["table", "gallery", "kanban", "calendar", "gantt"] as const;

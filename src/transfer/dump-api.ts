@@ -9,8 +9,9 @@ import { removeUnnamed } from "../db/content-files";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
 import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
-import { exported, storeCheckedFile, unusablePassword, usersNamed } from "./dump";
-import { DUMP_TABLES, DumpLoader, type DumpPeople, DumpRefusal, type DumpUser } from "./dump-rows";
+import { exported, storeCheckedFile, unusablePassword } from "./dump";
+import { DumpLoader, type DumpPeople, DumpRefusal } from "./dump-rows";
+import { columnsOf, DUMP_TABLES, dumpTableNamed, type DumpUser, heldBySpace, pageOfSpace, removeRootFolder, usersNamed } from "./store";
 
 /**
  * Busabase's dump routes over a space's tables: raw rows a page at a time out, and an import
@@ -71,8 +72,10 @@ function keyAfter(cursor: string | undefined, length: number): string[] | null {
 function peopleOf(ctx: AppContext, spaceId: string): readonly DumpUser[] {
   const cache = ctx.dumpPeople;
   if (!cache.open()) return usersNamed(ctx.store, spaceId);
-  let users = cache.get(spaceId);
-  if (!users) cache.set(spaceId, (users = usersNamed(ctx.store, spaceId)));
+  const kept = cache.get(spaceId);
+  if (kept) return kept;
+  const users = usersNamed(ctx.store, spaceId);
+  cache.set(spaceId, users);
   return users;
 }
 
@@ -84,7 +87,7 @@ function peopleOf(ctx: AppContext, spaceId: string): readonly DumpUser[] {
 export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTableName, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
   const table = DUMP_TABLE_NAMES[name];
   if (table === null) return { rows: [], nextCursor: null };
-  const spec = table === "users" ? null : DUMP_TABLES.find((entry) => entry.table === table)!;
+  const spec = table === "users" ? null : dumpTableNamed(table)!;
   const key = spec?.key ?? ["id"];
   const after = keyAfter(cursor, key.length);
   let rows: Row[];
@@ -93,9 +96,7 @@ export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTabl
     const start = after === null ? 0 : people.findIndex((user) => user.id > after[0]);
     rows = start < 0 ? [] : people.slice(start, start + limit + 1);
   } else {
-    const columns = key.map((column) => `t."${column}"`).join(", ");
-    const resume = after === null ? "" : ` AND (${columns}) > (${key.map((_, i) => `?${i + 3}`).join(", ")})`;
-    rows = ctx.store.sqlite.query<Row, (string | number)[]>(`SELECT t.* FROM ${spec.from}${resume} ORDER BY ${columns} LIMIT ?2`).all(spaceId, limit + 1, ...(after ?? []));
+    rows = pageOfSpace(ctx.store, spec, spaceId, after, limit + 1);
   }
   const more = rows.length > limit;
   const page = rows.slice(0, limit).map((row) => exported(table, row));
@@ -134,13 +135,7 @@ const saveSession = (ctx: AppContext, id: string, session: Session) => writeFile
 
 /** What keeps a space from taking an import, or null: it must hold nothing but its root folder. */
 function notEmpty(ctx: Pick<AppContext, "store">, spaceId: string): string | null {
-  const held = ctx.store.sqlite
-    .query<Record<string, number>, [string]>(
-      `SELECT (SELECT count(*) FROM "nodes" WHERE "space_id" = ?1) AS "nodes", (SELECT count(*) FROM "change_requests" WHERE "space_id" = ?1) AS "change requests",
-              (SELECT count(*) FROM "assets" WHERE "space_id" = ?1) AS "files", (SELECT count(*) FROM "webhook_rules" WHERE "space_id" = ?1) AS "webhook rules",
-              (SELECT count(*) FROM "comments" WHERE "space_id" = ?1) AS "comments"`,
-    )
-    .get(spaceId)!;
+  const held = heldBySpace(ctx.store, spaceId);
   const what = Object.entries(held).filter(([kind, n]) => n > (kind === "nodes" ? 1 : 0));
   return what.length === 0 ? null : `The space holds ${what.map(([kind, n]) => `${kind === "nodes" ? n - 1 : n} ${kind === "nodes" ? "nodes besides its root" : kind}`).join(", ")}: an import keeps the dump's ids, so it goes into an empty space only.`;
 }
@@ -182,9 +177,6 @@ function readSessionFile(ctx: AppContext, id: string): Session | null {
 }
 
 /** The columns of each table (as SQLite has them), for checking rows before they are kept. */
-function columnsOf(ctx: AppContext, table: string): Set<string> {
-  return new Set(ctx.store.sqlite.query<{ name: string }, [string]>(`SELECT "name" FROM pragma_table_info(?1)`).all(table).map((column) => column.name));
-}
 
 const USER_KEYS = ["id", "email", "name"];
 
@@ -223,7 +215,7 @@ export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessi
   if (!(DUMP_TABLE_LIST as string[]).includes(input.table)) throw badRequest(`table must be one of ${[...DUMP_TABLE_LIST, BLOBS].join(", ")}.`);
   const table = DUMP_TABLE_NAMES[input.table as DumpTableName];
   if (table === null) return { inserted: 0 };
-  const columns = columnsOf(ctx, table);
+  const columns = columnsOf(ctx.store, table);
   const lines = input.rows.map((row, i) => {
     const error = rowError(row, table, columns);
     if (error) throw badRequest(`Row ${i} of ${input.table} ${error}.`);
@@ -287,14 +279,13 @@ function refusedRow(error: unknown, table: string, row: Row): ApiError {
 function loadStaged(tx: Tx, spaceId: string, dir: string, people: DumpPeople, actor: AuditActor, sentFiles: Set<string>): { warnings: string[] } {
   const refusal = notEmpty(tx, spaceId);
   if (refusal) throw spaceNotEmpty(refusal);
-  const sqlite = tx.store.sqlite;
-  const loader = new DumpLoader(sqlite, spaceId, people, new Date(tx.clock.now()).toISOString());
+  const loader = new DumpLoader(tx.store, spaceId, people, new Date(tx.clock.now()).toISOString());
   let rules = 0;
   let unsent = 0;
   try {
     for (const user of stagedRows(dir, "users")) loader.addUser(user);
     const nodes = parentsFirst([...stagedRows(dir, "nodes")]);
-    if (nodes.some((node) => node.parent_id === null || node.parent_id === undefined)) sqlite.query(`DELETE FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).run(spaceId);
+    if (nodes.some((node) => node.parent_id === null || node.parent_id === undefined)) removeRootFolder(tx.store, spaceId);
     for (const { table } of DUMP_TABLES) {
       if (table === "spaces") continue;
       for (const row of table === "nodes" ? nodes : stagedRows(dir, table)) {

@@ -1,12 +1,12 @@
+import { type DumpUser, dumpTableNamed, insertDumpRow, insertUser, markUnsentFiles, rootFolders, type Target, userExists, userIdByEmail } from "./store";
 import { isAttachment } from "../content/fields/attachment";
 import { isRelation } from "../content/fields/relation";
 import { Value } from "@sinclair/typebox/value";
-import { COMMENT_SUBJECTS, CHANGE_STATUSES, OPERATION_STATUSES, VERDICTS } from "../tables/changes";
+import { COMMENT_SUBJECTS } from "../tables/changes";
 import { idsStoodFor } from "../changes/direct";
 import { checkFieldOptions, recordValueErrors } from "../content/field-types";
 import { type FieldDefinition } from "../content/fields/kind";
-import { type FieldType, FIELD_TYPES } from "../shared/field-types";
-import { NODE_STATUSES, NODE_TYPES, OPERATION_KINDS, TARGET_TYPES, VIEW_TYPES } from "../tables/content";
+import { type FieldType } from "../shared/field-types";
 import { ViewConfigSchema } from "../content/views";
 import type { Store } from "../db/client";
 import { newId } from "../db/ids";
@@ -22,58 +22,7 @@ import { newId } from "../db/ids";
  */
 export class DumpRefusal extends Error {}
 
-const USERS = "users";
-type Target = "nodes" | "bases" | "fields" | "views" | "assets" | "records" | "commits" | "change_requests" | "operations" | typeof USERS;
-
-interface DumpTable {
-  table: string;
-  /**
-   * Where the space's rows are: `t` is the table, `?1` the space id. Read in the order of `key`
-   * through the table's own key index (`INDEXED BY`), so an export page starts where the last one
-   * ended and never sorts the space.
-   */
-  from: string;
-  /** The columns a page is ordered and resumed by (the table's primary key); `id` when not given. */
-  key?: string[];
-  /** Each column that names another row, and the table that row must be in (in the same dump). */
-  names: Record<string, Target>;
-  /** Columns whose value is one of a closed list. */
-  oneOf?: Record<string, readonly string[]>;
-}
-
-/**
- * Each table of a space, in an order that satisfies their references. Webhook rules travel without
- * a secret: the sealed secret is left out and header values emptied, and a loaded rule waits,
- * disabled, for its secret.
- */
-export const DUMP_TABLES: DumpTable[] = [
-  { table: "spaces", from: `"spaces" t WHERE t."id" = ?1`, names: {} },
-  { table: "nodes", from: `"nodes" t INDEXED BY sqlite_autoindex_nodes_1 WHERE t."space_id" = ?1`, names: { parent_id: "nodes" }, oneOf: { type: NODE_TYPES, status: NODE_STATUSES } },
-  { table: "bases", from: `"bases" t INDEXED BY sqlite_autoindex_bases_1 WHERE t."space_id" = ?1`, names: { node_id: "nodes" } },
-  { table: "fields", from: `"fields" t INDEXED BY sqlite_autoindex_fields_1 CROSS JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
-  { table: "deleted_fields", from: `"deleted_fields" t INDEXED BY sqlite_autoindex_deleted_fields_1 CROSS JOIN "bases" b ON b."id" = t."base_id" WHERE b."space_id" = ?1`, names: { base_id: "bases" }, oneOf: { type: FIELD_TYPES } },
-  { table: "views", from: `"views" t INDEXED BY sqlite_autoindex_views_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS }, oneOf: { type: VIEW_TYPES, status: NODE_STATUSES } },
-  { table: "assets", from: `"assets" t INDEXED BY sqlite_autoindex_assets_1 WHERE t."space_id" = ?1`, names: { created_by: USERS }, oneOf: { status: ["pending", "ready"] } },
-  { table: "records", from: `"records" t INDEXED BY sqlite_autoindex_records_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", head_commit_id: "commits", created_by: USERS, updated_by: USERS }, oneOf: { status: NODE_STATUSES } },
-  {
-    table: "commits",
-    from: `"commits" t INDEXED BY sqlite_autoindex_commits_1 WHERE t."space_id" = ?1`,
-    names: { base_id: "bases", node_id: "nodes", operation_id: "operations", record_id: "records", parent_commit_id: "commits", author_id: USERS },
-    oneOf: { kind: OPERATION_KINDS, target_type: TARGET_TYPES },
-  },
-  { table: "record_links", from: `"record_links" t WHERE t."space_id" = ?1`, key: ["field_id", "source_record_id", "target_record_id"], names: { field_id: "fields", source_record_id: "records", target_record_id: "records", base_id: "bases", target_base_id: "bases", commit_id: "commits" } },
-  { table: "change_requests", from: `"change_requests" t INDEXED BY sqlite_autoindex_change_requests_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", node_id: "nodes", submitted_by: USERS }, oneOf: { status: CHANGE_STATUSES, target_type: TARGET_TYPES } },
-  {
-    table: "operations",
-    from: `"operations" t INDEXED BY sqlite_autoindex_operations_1 CROSS JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`,
-    names: { change_request_id: "change_requests", base_id: "bases", node_id: "nodes", target_record_id: "records", base_commit_id: "commits", head_commit_id: "commits", target_view_id: "views" },
-    oneOf: { kind: OPERATION_KINDS, status: OPERATION_STATUSES, target_type: TARGET_TYPES },
-  },
-  { table: "reviews", from: `"reviews" t INDEXED BY sqlite_autoindex_reviews_1 CROSS JOIN "change_requests" c ON c."id" = t."change_request_id" WHERE c."space_id" = ?1`, names: { change_request_id: "change_requests", reviewer_id: USERS }, oneOf: { verdict: VERDICTS } },
-  { table: "comments", from: `"comments" t INDEXED BY sqlite_autoindex_comments_1 WHERE t."space_id" = ?1`, names: { record_id: "records", change_request_id: "change_requests", operation_id: "operations", commit_id: "commits", author_id: USERS }, oneOf: { subject_type: COMMENT_SUBJECTS } },
-  { table: "audit_events", from: `"audit_events" t INDEXED BY sqlite_autoindex_audit_events_1 WHERE t."space_id" = ?1`, names: { actor_id: USERS, base_id: "bases" } },
-  { table: "webhook_rules", from: `"webhook_rules" t INDEXED BY sqlite_autoindex_webhook_rules_1 WHERE t."space_id" = ?1`, names: { base_id: "bases", created_by: USERS } },
-];
+const USERS: Target = "users";
 
 const COMMENT_SUBJECT_TABLE: Record<(typeof COMMENT_SUBJECTS)[number], Target> = { record: "records", change_request: "change_requests", operation: "operations", commit: "commits" };
 /** The ids an operation's payload (of a node, field or view change) names, by key. */
@@ -82,7 +31,6 @@ const RECORD_KINDS = new Set(["record_create", "record_update", "record_delete",
 const USER_ID = /^usr_[0-9A-Za-z]+$/;
 const USER_IDS = /usr_[0-9A-Za-z]+/g;
 
-export type DumpUser = { id: string; email: string; name: string };
 type Row = Record<string, unknown>;
 
 /**
@@ -104,7 +52,7 @@ export class DumpLoader {
   rows = 0;
 
   constructor(
-    private readonly sqlite: Store["sqlite"],
+    private readonly store: Store,
     private readonly spaceId: string,
     private readonly people: DumpPeople,
     private readonly now: string,
@@ -117,16 +65,16 @@ export class DumpLoader {
     if (this.userMap.has(id)) throw new DumpRefusal(`The user ${id} is listed twice.`);
     const address = email.trim().toLowerCase();
     if (!this.people.accounts) return void this.userMap.set(id, address === this.people.self.email.toLowerCase() ? this.people.self.id : newId("usr"));
-    const here = this.sqlite.query<{ id: string }, [string]>(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(address);
-    if (here) return void this.userMap.set(id, here.id);
-    const made = this.sqlite.query(`SELECT 1 FROM "users" WHERE "id" = ?1`).get(id) ? newId("usr") : id;
-    this.sqlite.query(`INSERT INTO "users" ("id", "email", "name", "password_hash", "admin", "banned", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, 0, 0, ?5, ?5)`).run(made, address, name, this.people.password, this.now);
+    const here = userIdByEmail(this.store, address);
+    if (here) return void this.userMap.set(id, here);
+    const made = userExists(this.store, id) ? newId("usr") : id;
+    insertUser(this.store, made, address, name, this.people.password, this.now);
     this.userMap.set(id, made);
   }
 
   /** Checks one row of `table`, puts it in the space (its ids kept, its people mapped) and inserts it. */
   addRow(table: string, given: Row): void {
-    const spec = DUMP_TABLES.find((entry) => entry.table === table);
+    const spec = dumpTableNamed(table);
     if (!spec || table === "spaces") throw new DumpRefusal(`The dump holds rows of a table "${table}" this version does not load.`);
     const id = given.id;
     if (typeof id !== "string" || !/^[a-z]{3}_[0-9A-Za-z]+$/.test(id)) throw new DumpRefusal(`A ${table} row has no id of Basalt's form.`);
@@ -142,8 +90,7 @@ export class DumpLoader {
     }
     for (const column of JSON_COLUMNS[table] ?? []) if (typeof row[column] === "string") row[column] = this.peopleInText(row[column] as string);
     this.checkShape(table, id, row, refuse);
-    const columns = Object.keys(row);
-    this.sqlite.query(`INSERT INTO "${table}" (${columns.map((column) => `"${column.replace(/"/g, "")}"`).join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`).run(...(columns.map((column) => row[column]) as never[]));
+    insertDumpRow(this.store, spec, row);
     // A deleted field's id is still named by the history that deleted it.
     this.remember(table === "deleted_fields" ? "fields" : table, id);
     const direct = table === "commits" ? idsStoodFor({ id, sourceAttribution: row.source_attribution }) : undefined;
@@ -172,11 +119,9 @@ export class DumpLoader {
       if (fields.some((field) => isRelation(field) && current[field.slug] !== undefined)) throw new DumpRefusal(`The records row ${record.id} holds relation values in its data; links travel as record_links rows.`);
     }
     this.refuseUnresolved();
-    const roots = this.sqlite.query<{ n: number }, [string]>(`SELECT count(*) AS "n" FROM "nodes" WHERE "space_id" = ?1 AND "parent_id" IS NULL`).get(this.spaceId)!.n;
+    const roots = rootFolders(this.store, this.spaceId);
     if (roots !== 1) throw new DumpRefusal(`The dump's nodes have ${roots} root folders; a space has exactly one.`);
-    return this.sqlite
-      .query(`UPDATE "assets" SET "status" = 'pending', "content_hash" = NULL WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL AND "content_hash" NOT IN (SELECT "value" FROM json_each(?2))`)
-      .run(this.spaceId, JSON.stringify([...sentFiles])).changes;
+    return markUnsentFiles(this.store, this.spaceId, [...sentFiles]);
   }
 
   private refuseUnresolved(): void {

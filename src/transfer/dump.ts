@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { contentPath, filesDir, holdLanding, tmpDir } from "../db/content-files";
 import { SCHEMA_VERSION, type Store } from "../db/client";
 import { privateDir, writePrivately } from "../db/files";
-import { flushStagedSearch } from "../db/search-index";
 import { SLUG_PATTERN } from "../shared/formats";
-import { DUMP_TABLES, DumpLoader, DumpRefusal, type DumpUser, secretless } from "./dump-rows";
+import { DumpLoader, DumpRefusal, secretless } from "./dump-rows";
+import { brokenReferences, DUMP_TABLES, fileHashesOf, inLoadTransaction, insertSpaceRow, makeOwner, rowsOfSpace, spaceExists, spaceRow, userIdByEmail, usersNamed } from "./store";
 
 /**
  * A space's dump: gzip of JSON lines. The first line is the header (format, version, the schema it
@@ -18,35 +18,21 @@ import { DUMP_TABLES, DumpLoader, DumpRefusal, type DumpUser, secretless } from 
 export const DUMP_FORMAT = "basalt-dump";
 export const DUMP_VERSION = 1;
 
-const everyRow = (from: string) => `SELECT t.* FROM ${from}`;
 const FILE_PART = 768 * 1024;
 
 /** A row as a dump carries it: a webhook rule without its secret. */
 export const exported = (table: string, row: Record<string, unknown>) => (table === "webhook_rules" ? secretless(row) : row);
-
-/**
- * The people who share the space: its members, and those its rows name as actors (authors,
- * reviewers, creators): id, e-mail and name, never a password. Ids in free text (a record's values)
- * are not people of the space, so a value cannot turn any user id into an e-mail.
- */
-export function usersNamed(store: Store, spaceId: string): DumpUser[] {
-  const actors = DUMP_TABLES.flatMap(({ from, names }) => Object.entries(names).filter(([, target]) => target === "users").map(([column]) => `SELECT t."${column}" AS "id" FROM ${from}`));
-  const members = `SELECT "user_id" AS "id" FROM "members" WHERE "space_id" = ?1`;
-  return store.sqlite.query<DumpUser, [string]>(`SELECT "id", "email", "name" FROM "users" WHERE "id" IN (${[members, ...actors].join(" UNION ")}) ORDER BY "id"`).all(spaceId);
-}
 
 /** A password no one knows, for the accounts a loaded history names, until an admin gives them one. */
 export const unusablePassword = () => Bun.password.hash(randomBytes(24).toString("hex"), { algorithm: "argon2id" });
 
 /** The dump's lines, one string each, read from the database a table at a time. */
 function* dumpLines(store: Store, dataDir: string, spaceId: string): Generator<string> {
-  const sqlite = store.sqlite;
-  const space = sqlite.query(`SELECT * FROM "spaces" WHERE "id" = ?1`).get(spaceId);
+  const space = spaceRow(store, spaceId);
   yield JSON.stringify({ format: DUMP_FORMAT, version: DUMP_VERSION, schema: SCHEMA_VERSION, space, madeAt: new Date().toISOString() });
   for (const user of usersNamed(store, spaceId)) yield JSON.stringify({ user });
-  for (const { table, from } of DUMP_TABLES) for (const row of sqlite.query(everyRow(from)).iterate(spaceId) as Iterable<Record<string, unknown>>) yield JSON.stringify({ table, row: exported(table, row) });
-  const hashes = sqlite.query(`SELECT DISTINCT "content_hash" AS hash FROM "assets" WHERE "space_id" = ?1 AND "content_hash" IS NOT NULL`).all(spaceId) as { hash: string }[];
-  for (const { hash } of hashes) {
+  for (const table of DUMP_TABLES) for (const row of rowsOfSpace(store, table, spaceId)) yield JSON.stringify({ table: table.table, row: exported(table.table, row) });
+  for (const hash of fileHashesOf(store, spaceId)) {
     const path = contentPath(dataDir, hash);
     if (!existsSync(path)) continue;
     const fd = openSync(path, "r");
@@ -127,7 +113,6 @@ async function* readLines(path: string): AsyncGenerator<string> {
  * loading twice never duplicates. Files are written to the store before the rows are committed.
  */
 export async function loadDump(store: Store, dataDir: string, path: string, owner: { email: string }, slug?: string): Promise<{ spaceId: string; rows: number; files: number }> {
-  const sqlite = store.sqlite;
   const lines = readLines(path);
   const first = await lines.next();
   let header: { format?: string; version?: number; schema?: number; space?: { id: string; slug: string } };
@@ -139,21 +124,20 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
   if (header.format !== DUMP_FORMAT || !header.space) throw new Error(`${path} is not a Basalt dump.`);
   if ((header.version ?? 0) > DUMP_VERSION || (header.schema ?? 0) > SCHEMA_VERSION) throw new Error(`${path} was made by a newer version of Basalt; load it with that version.`);
   const spaceId = header.space.id;
-  if (sqlite.query(`SELECT 1 FROM "spaces" WHERE "id" = ?1`).get(spaceId)) throw new Error(`The space ${header.space.slug} (${spaceId}) is here already: a dump loads once.`);
-  const ownerRow = sqlite.query(`SELECT "id" FROM "users" WHERE "email" = ?1`).get(owner.email.trim().toLowerCase()) as { id: string } | null;
-  if (!ownerRow) throw new Error(`No user has the e-mail ${owner.email}.`);
+  if (spaceExists(store, spaceId)) throw new Error(`The space ${header.space.slug} (${spaceId}) is here already: a dump loads once.`);
+  const ownerId = userIdByEmail(store, owner.email.trim().toLowerCase());
+  if (!ownerId) throw new Error(`No user has the e-mail ${owner.email}.`);
 
   const files = new Map<string, { path: string; fd: number }>();
   const now = new Date().toISOString();
-  const loader = new DumpLoader(sqlite, spaceId, { accounts: true, password: await unusablePassword() }, now);
-  sqlite.run("PRAGMA foreign_keys = OFF");
-  sqlite.run("BEGIN IMMEDIATE");
+  const loader = new DumpLoader(store, spaceId, { accounts: true, password: await unusablePassword() }, now);
   try {
+    await inLoadTransaction(store, async () => {
     for await (const line of lines) {
       if (line === "") continue;
       const entry = JSON.parse(line) as { user?: unknown; table?: string; row?: Record<string, unknown>; file?: string; data?: string };
       if (entry.user) loader.addUser(entry.user);
-      else if (entry.table === "spaces" && entry.row) insertSpace(sqlite, spaceId, entry.row, slug, now);
+      else if (entry.table === "spaces" && entry.row) insertSpace(store, spaceId, entry.row, slug, now);
       else if (entry.table && entry.row) loader.addRow(entry.table, entry.row);
       else if (entry.file && entry.data !== undefined && /^[0-9a-f]{64}$/.test(entry.file)) {
         let file = files.get(entry.file);
@@ -168,7 +152,7 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
       }
     }
     loader.finish(new Set(files.keys()));
-    sqlite.query(`INSERT INTO "members" ("space_id", "user_id", "role", "created_at") VALUES (?1, ?2, 'owner', ?3) ON CONFLICT DO UPDATE SET "role" = 'owner'`).run(spaceId, ownerRow.id, now);
+    makeOwner(store, spaceId, ownerId, now);
     for (const [hash, file] of files) {
       closeSync(file.fd);
       file.fd = -1;
@@ -177,28 +161,24 @@ export async function loadDump(store: Store, dataDir: string, path: string, owne
       // This command is the only writer of its store: the bytes are kept from here on, until the sweep finds them unnamed.
       landed();
     }
-    const broken = sqlite.query("PRAGMA foreign_key_check").all();
-    if (broken.length > 0) throw new Error(`${path} holds rows whose references are missing (${broken.length}); it is not loaded.`);
-    flushStagedSearch(sqlite);
-    sqlite.run("COMMIT");
+    const broken = brokenReferences(store);
+    if (broken > 0) throw new Error(`${path} holds rows whose references are missing (${broken}); it is not loaded.`);
+    });
   } catch (error) {
-    sqlite.run("ROLLBACK");
     for (const file of files.values()) {
       if (file.fd >= 0) closeSync(file.fd);
       rmSync(file.path, { force: true });
     }
     if (error instanceof SyntaxError) throw new Error(`${path} holds a line that is not JSON; it is not loaded.`);
     throw error instanceof DumpRefusal ? new Error(`${path} is not loaded: ${error.message}`) : error;
-  } finally {
-    sqlite.run("PRAGMA foreign_keys = ON");
   }
   return { spaceId, rows: loader.rows, files: files.size };
 }
 
 /** The dump's space row, under the id its header gives and the slug asked for: its name and slug, nothing else. */
-function insertSpace(sqlite: Store["sqlite"], spaceId: string, row: Record<string, unknown>, slug: string | undefined, now: string): void {
+function insertSpace(store: Store, spaceId: string, row: Record<string, unknown>, slug: string | undefined, now: string): void {
   const name = typeof row.name === "string" && row.name !== "" ? row.name : "Loaded space";
   const chosen = slug ?? (typeof row.slug === "string" ? row.slug : "");
   if (!SLUG_PATTERN.test(chosen)) throw new DumpRefusal(`The space's slug ${JSON.stringify(chosen)} is not one a space may have; choose one with --slug.`);
-  sqlite.query(`INSERT INTO "spaces" ("id", "name", "slug", "created_at", "updated_at") VALUES (?1, ?2, ?3, ?4, ?4)`).run(spaceId, name, chosen, now);
+  insertSpaceRow(store, spaceId, name, chosen, now);
 }

@@ -36,7 +36,7 @@ export interface FieldKind {
   /** A value (never null) as the text of an exported cell; `names` holds linked records' primary values by id. */
   toText(value: unknown, names: Record<string, string | null>): string;
   /** The record's own column that holds its value (a system field), if any: read from the row, never stored in `data`. */
-  column?: { name: "created_at" | "updated_at" | "created_by" | "updated_by" | "auto_number"; read(row: RecordColumns): unknown };
+  column?: { key: keyof RecordColumns; read(row: RecordColumns): unknown };
   /** What a formula that reads the field sees its value as. */
   formulaType: FormulaType;
   /** Whether full-text search reads its values (the `field_kinds` table tells the search index's triggers). */

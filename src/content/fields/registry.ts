@@ -1,6 +1,6 @@
 import type { Db } from "../../db/client";
 import { FIELD_TRAITS, FIELD_TYPES, type FieldType } from "../../shared/field-types";
-import { fieldKinds } from "../../tables/content";
+import { fieldKinds, records } from "../../tables/content";
 import { attachmentKind } from "./attachment";
 import { multiselectKind, selectKind } from "./choice";
 import { emailKind, phoneKind, urlKind } from "./contact";
@@ -62,11 +62,17 @@ export const FILLED_BY_UPKEEP: readonly FieldType[] = FIELD_TYPES.filter((type) 
 /** The types a field converts between. */
 export const CONVERTIBLE_TYPES: readonly FieldType[] = FIELD_TYPES.filter((type) => FIELD_KINDS[type].convertsFrom !== undefined);
 
+/** The name of the record's own column a type reads, if any. */
+const recordColumnOf = (type: FieldType): string | null => {
+  const column = FIELD_KINDS[type].column;
+  return column ? records[column.key].name : null;
+};
+
 /** What the triggers need of each type (`field_kinds`), from the kinds. */
 export const fieldKindRows = () =>
   FIELD_TYPES.map((type) => {
     const { compares } = FIELD_TRAITS[type];
-    return { type, recordColumn: FIELD_KINDS[type].column?.name ?? null, numeric: compares === "number" || compares === "flag", searched: FIELD_KINDS[type].searched };
+    return { type, recordColumn: recordColumnOf(type), numeric: compares === "number" || compares === "flag", searched: FIELD_KINDS[type].searched };
   });
 
 /** Writes `field_kinds` from the kinds, when the server starts: a type added since the last migration is known to the triggers before any field of it is made. */

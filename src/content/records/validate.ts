@@ -1,3 +1,4 @@
+import { recordStates } from "../store";
 import { idsOf, targetBaseOf } from "../relations/schema";
 import { isAttachment } from "../fields/attachment";
 import { isRelation } from "../fields/relation";
@@ -28,12 +29,9 @@ function linkErrors(ctx: AppContext, loaded: LoadedBase, values: Record<string, 
       const had = new Set(idsOf(current?.()[field.slug]));
       if (ids.some((id) => !had.has(id))) throw conflict(`${field.slug} links to the base "${target.node.slug}", which is archived: restore it before linking to its records.`, { reason: "TARGET_BASE_ARCHIVED" });
     }
-    // Read by id alone (a seek per id; with the base in the WHERE, SQLite walked the base's index), then matched to the base.
     const found = new Map(
-      ctx.store.sqlite
-        .query<{ id: string; base_id: string; status: string }, [string]>(`SELECT "id", "base_id", "status" FROM "records" WHERE "id" IN (SELECT "value" FROM json_each(?1))`)
-        .all(JSON.stringify(ids))
-        .filter((row) => row.base_id === target.base.id)
+      recordStates(ctx, ids)
+        .filter((row) => row.baseId === target.base.id)
         .map((row) => [row.id, row.status]),
     );
     for (const id of ids) {

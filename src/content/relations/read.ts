@@ -1,3 +1,4 @@
+import { recordData } from "../store";
 import { type LinkRow, linkRows, storedValues } from "./store";
 import { ownership, targetBaseOf } from "./schema";
 import { isLookup, lookupOf, type Rollup } from "../fields/lookup";
@@ -186,11 +187,8 @@ export function rollUp(rollup: Rollup, looked: unknown[]): unknown {
 export function recordNames(ctx: AppContext, spaceId: string, ids: string[]): Record<string, string | null> {
   const names: Record<string, string | null> = {};
   if (ids.length === 0) return names;
-  const rows = ctx.store.sqlite
-    .query<{ id: string; base_id: string; data: string }, [string, string]>(`SELECT "id", "base_id", "data" FROM "records" WHERE "space_id" = ?1 AND "id" IN (SELECT "value" FROM json_each(?2))`)
-    .all(spaceId, JSON.stringify([...new Set(ids)]));
-  for (const row of rows) {
-    const primary = primaryField(findBaseOrNull(ctx, spaceId, row.base_id)?.fields ?? []);
+  for (const row of recordData(ctx, spaceId, [...new Set(ids)])) {
+    const primary = primaryField(findBaseOrNull(ctx, spaceId, row.baseId)?.fields ?? []);
     const value = primary ? (JSON.parse(row.data) as Record<string, unknown>)[primary.slug] : null;
     names[row.id] = typeof value === "string" && value !== "" ? value : null;
   }

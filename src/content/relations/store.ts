@@ -1,6 +1,6 @@
 import type { AppContext, Tx } from "../../context";
 import { named as n, rawStatement } from "../../db/client";
-import { recordLinks as l, records as r } from "../../tables/content";
+import { RECORD_LINKS_TARGET_INDEX, recordLinks as l, records as r } from "../../tables/content";
 
 /**
  * The relations' raw SQL, on paths drizzle builds too slowly for (every link a write touches, a
@@ -72,3 +72,20 @@ export function storedValues(ctx: AppContext, ids: string[], slugs: string[]): [
   const columns = slugs.map((slug) => `o.${n(r.data)} -> '$."${slug}"'`).join(", ");
   return rawStatement<unknown, [string]>(ctx.store, `SELECT o.${n(r.id)}, ${columns} FROM json_each(?1) i CROSS JOIN ${n(r)} o ON o.${n(r.id)} = i."value"`).values(JSON.stringify(ids)) as [string, ...(string | null)[]][];
 }
+
+/**
+ * Every link of a record, both ways, whole rows after the side they were found from (0: the record
+ * is their source, 1: their target, a link to itself once). The incoming part names its index:
+ * without statistics SQLite reads a WITHOUT ROWID table's rows through its key on field_id alone,
+ * every link of the field (measured: 9.5 ms instead of 0.15 ms for 100 links among 40,000).
+ */
+function linksOfRecordSql(): string {
+  const part = (index: number, fieldIds: string, { near, far }: (typeof SIDES)[SideName], indexedBy = "") =>
+    `SELECT ${index}, l.* FROM json_each(${fieldIds}) p CROSS JOIN ${L} l ${indexedBy} ON l.${n(l.fieldId)} = p."value" AND l.${n(near)} = ?1
+       CROSS JOIN ${n(r)} o ON o.${n(r.id)} = l.${n(far)} AND o.${n(r.status)} = 'active'`;
+  return `${part(0, "?2", SIDES.owner)}\n       UNION ALL ${part(1, "?3", SIDES.inverse, `INDEXED BY "${RECORD_LINKS_TARGET_INDEX}"`)} AND l.${n(l.sourceRecordId)} != ?1`;
+}
+const LINKS_OF_RECORD = linksOfRecordSql();
+
+export const linksOfRecord = (ctx: AppContext, recordId: string, owned: string[], inverse: string[]): unknown[][] =>
+  rawStatement<unknown, [string, string, string]>(ctx.store, LINKS_OF_RECORD).values(recordId, JSON.stringify(owned), JSON.stringify(inverse)) as unknown[][];
