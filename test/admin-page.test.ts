@@ -561,6 +561,37 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("a rating shows its stars in the grid, is edited in its cell, and is picked from stars on the record's page", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "films", name: "Films", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "stars", name: "Stars", type: "rating", options: { max: 5 } }] } });
+    await server.call("POST", "/api/v1/bases/films/change-requests", { key: write, body: { fields: { title: "Metropolis", stars: 3 } } });
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Films" }).click();
+    const grid = page.getByRole("grid", { name: "Films records" });
+    const row = grid.getByRole("row", { name: /Metropolis/ });
+    await row.getByLabel("3 of 5").waitFor();
+    expect(await row.getByRole("gridcell").nth(1).innerText()).toBe("★★★");
+    expect(await row.getByRole("gridcell").nth(1).getAttribute("class")).toContain("num");
+    await row.getByRole("gridcell").first().click();
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("5");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved Stars." }).waitFor();
+    await row.getByLabel("5 of 5").waitFor();
+    await grid.getByRole("link", { name: "Open Metropolis" }).click();
+    const panel = page.getByRole("complementary", { name: "Record Metropolis" });
+    await panel.getByLabel("Stars").selectOption({ label: "★★" });
+    await panel.getByRole("button", { name: "Save changes" }).click();
+    await panel.getByText("Saved.").waitFor();
+    const saved = (await server.call("GET", "/api/v1/records?baseId=films&limit=1", { key: write })).body.records[0];
+    expect(saved.fields.stars).toBe(2);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");

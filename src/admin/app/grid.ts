@@ -1,11 +1,13 @@
+import { cellContent, cellEditor, editable, editedValue, numeric, toggled } from "./cells";
+import { MIN_WIDTH, OPEN_WIDTH, orderedColumns, readLayout, saveLayout } from "./grid-layout";
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
-import { primaryField, RATING_MAX, traitsOf } from "../../shared/field-types";
+import { primaryField, traitsOf } from "../../shared/field-types";
 import type { RecordView } from "../../content/records/view";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
-import { failureText, link, recordName, shown } from "./ui";
+import { failureText, link, recordName } from "./ui";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
@@ -36,115 +38,6 @@ export interface GridSetup {
   canPropose: boolean;
 }
 
-/** Edited in a cell; the others (links, files, JSON, long documents, computed values) are edited on the record's page, or not at all. */
-const editable = (field: FieldView) => traitsOf(field.type).cellEdited;
-/** Edited by a click or Space in its cell, without an editor. */
-const toggled = (field: FieldView) => traitsOf(field.type).editor === "checkbox";
-/** Cells aligned as numbers. */
-const numeric = (field: FieldView) => {
-  const { cell } = traitsOf(field.type);
-  return cell === "number" || cell === "rating";
-};
-
-/** A value as its cell shows it, by the field's type; `names` are linked records' primary values. */
-function cellContent(field: FieldView, value: unknown, names: Map<string, string | null>): Child {
-  if (value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0)) return "";
-  switch (traitsOf(field.type).cell) {
-    case "checkbox":
-      return h("span", { class: "tick", "aria-label": value ? "yes" : "no" }, value ? "✓" : "");
-    case "number":
-      // Numbers as written (a year is not 2,017), in the reader's decimal sign.
-      return typeof value === "number" ? value.toLocaleString(undefined, { useGrouping: false, maximumFractionDigits: 20 }) : shown(value);
-    case "rating":
-      return typeof value === "number" ? h("span", { class: "stars", "aria-label": `${value} of ${field.options.max ?? RATING_MAX.default}` }, "★".repeat(value)) : shown(value);
-    case "date":
-      return typeof value === "string" ? new Date(value).toLocaleDateString(undefined, { dateStyle: "medium" }) : shown(value);
-    case "moment":
-      return typeof value === "string" ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : shown(value);
-    case "choice":
-      return h("span", { class: "chip" }, String(value));
-    case "choices":
-      return Array.isArray(value) ? value.map((choice) => h("span", { class: "chip" }, String(choice))) : shown(value);
-    case "links": {
-      const ids = (Array.isArray(value) ? value : [value]).map(String);
-      return ids.map((id) => h("span", { class: "chip link-chip" }, names.get(id) ?? "a record without a name"));
-    }
-    case "files":
-      return Array.isArray(value)
-        ? value.map((file: { url?: string; fileName?: string; mimeType?: string }) =>
-            file.mimeType?.startsWith("image/") && file.url ? h("img", { class: "thumb", src: new URL(file.url, location.href).pathname, alt: file.fileName ?? "", loading: "lazy" }) : h("span", { class: "chip" }, file.fileName ?? "file"),
-          )
-        : shown(value);
-    default:
-      return typeof value === "string" ? value : JSON.stringify(value);
-  }
-}
-
-/** The editor a cell opens, holding the value now. */
-function cellEditor(field: FieldView, value: unknown): HTMLInputElement | HTMLSelectElement {
-  const label = `${field.name}`;
-  const { editor } = traitsOf(field.type);
-  if (editor === "select") {
-    const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name);
-    return h("select", { "aria-label": label }, h("option", { value: "" }, "—"), ...choices.map((choice) => h("option", { value: choice, selected: choice === value }, choice)));
-  }
-  // A number is typed as text and read here: a browser's number input answers "" for text it cannot read, which would clear the cell.
-  const type = editor === "date" || editor === "email" || editor === "url" ? editor : "text";
-  const text = value === null || value === undefined ? "" : editor === "date" && typeof value === "string" ? value.slice(0, 10) : String(value);
-  return h("input", { type, value: text, "aria-label": label, inputmode: editor === "number" ? "decimal" : editor === "rating" ? "numeric" : undefined });
-}
-
-/** What an editor holds, as the field's value ("" is none), or why the field's type refuses it: the cell then keeps its value. */
-function editedValue(field: FieldView, editor: HTMLInputElement | HTMLSelectElement): { value: unknown } | { refused: string } {
-  const raw = editor.value.trim();
-  if (editor instanceof HTMLInputElement && !editor.validity.valid) return { refused: `${field.name} keeps its value: ${editor.validationMessage || `that is not a ${field.type}`}` };
-  if (raw === "") return { value: null };
-  const { editor: kind } = traitsOf(field.type);
-  if (kind === "number" || kind === "rating") {
-    const number = Number(raw.replace(",", "."));
-    return Number.isFinite(number) ? { value: number } : { refused: `${field.name} keeps its value: "${raw}" is not a number.` };
-  }
-  return { value: kind === "document" ? editor.value : raw };
-}
-
-/** A person's layout of a base's grid: the columns' order and widths, kept in this browser. */
-interface Layout {
-  order: string[];
-  widths: Record<string, number>;
-}
-
-const OPEN_WIDTH = 60;
-const MIN_WIDTH = 60;
-const layoutKey = (baseId: string) => `basalt.grid.${baseId}`;
-
-/**
- * Each base's layout, one object for the page's life: a grid drawn again in place (another
- * client's write) is built while the one it replaces still takes the keyboard, and both must see
- * the same widths and order, or a press made meanwhile is lost.
- */
-const layouts = new Map<string, Layout>();
-
-function readLayout(baseId: string): Layout {
-  let layout = layouts.get(baseId);
-  if (layout) return layout;
-  try {
-    const saved = JSON.parse(localStorage.getItem(layoutKey(baseId)) ?? "{}") as Partial<Layout>;
-    layout = { order: Array.isArray(saved.order) ? saved.order.map(String) : [], widths: typeof saved.widths === "object" && saved.widths ? saved.widths : {} };
-  } catch {
-    layout = { order: [], widths: {} };
-  }
-  layouts.set(baseId, layout);
-  return layout;
-}
-
-const saveLayout = (baseId: string, layout: Layout) => localStorage.setItem(layoutKey(baseId), JSON.stringify(layout));
-
-/** The columns: in the order kept, then the fields it does not name (the primary one first). */
-function orderedColumns(base: BaseView, primary: FieldView | undefined, order: string[]): FieldView[] {
-  const fields = [...(primary ? [primary] : []), ...base.fields.filter((field) => field !== primary)];
-  const placed = order.map((slug) => fields.find((field) => field.slug === slug)).filter((field): field is FieldView => field !== undefined);
-  return [...placed, ...fields.filter((field) => !placed.includes(field))];
-}
 
 /**
  * A base as a grid: a column per field (the primary one first), typed cells, keyboard navigation

@@ -1,19 +1,19 @@
+import { comparable, fieldInput, readField } from "../editors";
 import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { DEFAULT_TYPE, filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, RATING_MAX, traitsOf } from "../../../shared/field-types";
+import { DEFAULT_TYPE, filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, traitsOf } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { card, checkbox, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
+import { card, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
-import { filePicker, idsIn, linkPicker } from "../pickers";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
 import type { RecordLinkView } from "../../../content/relations/view";
@@ -217,59 +217,6 @@ async function basePage(ctx: Context): Promise<Node> {
   );
 }
 
-/** An input for one field, by its type; computed fields are not edited. */
-function fieldInput(field: FieldView, value: unknown): Child {
-  const label = `${field.name}${field.required ? " (required)" : ""}`;
-  const text = value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
-  const { editor, label: typeLabel } = traitsOf(field.type);
-  switch (editor) {
-    case "checkbox":
-      return checkbox(field.name, field.slug, value === true);
-    case "number":
-      return input(label, field.slug, { type: "number", value: text });
-    case "rating": {
-      const max = Number(field.options.max ?? RATING_MAX.default);
-      return select(label, field.slug, [{ value: "", label: "—" }, ...Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: "★".repeat(i + 1) }))], text);
-    }
-    case "date":
-      return input(label, field.slug, { value: text, hint: "YYYY-MM-DD or an ISO date-time." });
-    case "document":
-      return textarea(label, field.slug, { value: text, hint: typeLabel === "Long text" ? undefined : `${typeLabel}, stored as written.` });
-    case "code":
-      return textarea(label, field.slug, { value: text, hint: `Code${field.options.code ? ` (${(field.options.code as { language?: string }).language ?? "any language"})` : ""}, stored as written.` });
-    case "select": {
-      const choices = ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => ({ value: choice.name, label: choice.name }));
-      return select(label, field.slug, [{ value: "", label: "—" }, ...choices], text);
-    }
-    case "multiselect":
-      return input(label, field.slug, { value: Array.isArray(value) ? value.join(", ") : "", hint: "Comma-separated choices." });
-    case "json":
-      return textarea(label, field.slug, { value: text, hint: "JSON." });
-    case "relation":
-      return linkPicker(field, value);
-    case "attachment":
-      return filePicker(field, value);
-    default:
-      return input(label, field.slug, { type: editor === "email" || editor === "url" ? editor : "text", value: text });
-  }
-}
-
-/** The form's value for a field, read by its type; "" is no value. */
-function readField(field: FieldView, values: FormData): unknown {
-  const { editor } = traitsOf(field.type);
-  if (editor === "checkbox") return values.get(field.slug) === "on";
-  const written = String(values.get(field.slug) ?? "");
-  const raw = written.trim();
-  if (raw === "") return null;
-  if (editor === "document" || editor === "code") return written;
-  if (editor === "number" || editor === "rating") return Number(raw);
-  if (editor === "multiselect") return raw.split(",").map((part) => part.trim()).filter(Boolean);
-  if (editor === "json" || editor === "relation" || editor === "attachment") return JSON.parse(raw);
-  return raw;
-}
-
-/** A value as a change compares it: attachments by the ids of their files. */
-const comparable = (field: FieldView, value: unknown) => JSON.stringify(traitsOf(field.type).holdsFiles ? idsIn(value) : (value ?? null));
 
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
 function proposalOutcome(ctx: Context, answer: Proposed<RecordView>, savedAt: (id: string) => string = (id) => `/admin/records/${id}?saved=1`): void {
