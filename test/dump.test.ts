@@ -215,7 +215,6 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
   });
 });
 
-
 describe("a dump describes one space: every row it holds names only rows of the same dump", () => {
   const at = "2026-01-01T00:00:00.000Z";
   /** Mallory, no admin, imports into her own empty space with her own manage key. */

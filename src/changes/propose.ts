@@ -83,7 +83,6 @@ export interface Proposed {
 
 const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, email: user.email });
 
-
 /** Whether a proposal is merged in the write that stores it: asked for (or not refused) at write or more. */
 export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> & Partial<Pick<Proposal, "operations" | "reviewAlways">>): boolean =>
   !refusedAutoMerge(review)?.waits && review.autoMerge !== false && atLeast(level, "write");
@@ -128,7 +127,6 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
     p.prepare?.(tx);
-
     const heads: CommitRow[] = [];
     const rows: OperationRow[] = p.operations.map((op, position) => {
       const id = storage.operationId();

@@ -15,8 +15,6 @@ export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
 export const OPERATION_STATUSES = ["pending", "merged", "archived"] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
-
-
 export const changeRequests = sqliteTable(
   "change_requests",
   {
@@ -70,7 +68,6 @@ export const operations = sqliteTable(
   },
   (table) => [index("operations_change_request_idx").on(table.changeRequestId, table.position), index("operations_record_idx").on(table.targetRecordId)],
 );
-
 
 export const VERDICTS = ["approved", "rejected"] as const;
 export type Verdict = (typeof VERDICTS)[number];

@@ -38,7 +38,6 @@ export interface GridSetup {
   canPropose: boolean;
 }
 
-
 /**
  * A base as a grid: a column per field (the primary one first), typed cells, keyboard navigation
  * (arrows, Home, End, PageUp, PageDown; Enter or F2 edits, Escape cancels, Enter or Tab saves),

@@ -11,7 +11,6 @@ import { holdsMany } from "../../shared/field-types";
 
 /** A record's values as a client gives them, checked: each value by its kind, files against the space's assets, links against the records they name. */
 
-
 /**
  * Checks the ids of the relation values a write gives, against the database: each must name a
  * record of the field's target base (which is in the same space: a record of another space reads

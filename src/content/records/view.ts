@@ -166,7 +166,6 @@ export function currentFields(ctx: AppContext, loaded: LoadedBase, row: RecordRo
   return recordFields(row, loaded.fields, linkedValues(ctx, loaded, [row.id], { lookups: false }).get(row.id));
 }
 
-
 /** The names of the records a page's relation values name (`linkedNames=true`): one statement for the page. */
 export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, records: RecordView[]): Record<string, string | null> {
   const relations = loaded.fields.filter(isRelation).map((field) => field.slug);

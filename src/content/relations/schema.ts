@@ -32,7 +32,6 @@ export function ownership(field: FieldRow): { ownerId: string; owns: boolean } {
 
 export const targetBaseOf = (field: FieldRow) => field.options.targetBaseId as string;
 
-
 /**
  * The records whose derived values a change of one record alters, by base: those whose link to it
  * came or went (their side of the relation changed), and, when its values or its being active

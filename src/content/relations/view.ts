@@ -12,7 +12,6 @@ import { recordLinks } from "../../tables/content";
 
 /** `GET /records/{id}/links`: a record's links both ways, as the API shows them. */
 
-
 export const RecordLinkSchema = t.Object(
   {
     id: t.String(),

@@ -102,7 +102,6 @@ const ShapeParams = {
 
 const now = (ctx: AppContext) => iso(ctx.clock.now());
 
-
 /** The bracketed query of the record listing, parsed by hand, shown in the OpenAPI document. */
 
 /** An answer already written as JSON text, sent as Elysia sends the objects it writes. */

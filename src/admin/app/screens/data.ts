@@ -217,7 +217,6 @@ async function basePage(ctx: Context): Promise<Node> {
   );
 }
 
-
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */
 function proposalOutcome(ctx: Context, answer: Proposed<RecordView>, savedAt: (id: string) => string = (id) => `/admin/records/${id}?saved=1`): void {
   if (answer.materialized) ctx.go(savedAt(answer.id));
