@@ -11,7 +11,8 @@ import { scopeOf } from "../spaces/resolve";
 import { findMembership, listSpacesWithOwners } from "../spaces/spaces";
 import { loadDump, writeDump } from "../transfer/dump";
 import { EXPORT_FORMATS, type ExportFormat, exportParts } from "../transfer/export";
-import { checkedUpload, commitImport, type ImportResult, importNewBase, NO_BASE, previewImport } from "../transfer/import";
+import { commitImport, importNewBase, NO_BASE } from "../transfer/import";
+import { checkedUpload, type ImportResult, previewImport } from "../transfer/import-plan";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../shared/import-formats";
 import { CliError, openContext, parseFlags, required } from "./common";
 

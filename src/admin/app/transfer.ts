@@ -1,5 +1,5 @@
 import type { BaseView } from "../../content/bases";
-import type { ImportPreview, ImportResult } from "../../transfer/import";
+import type { ImportPreview, ImportResult } from "../../transfer/import-plan";
 import { formatOf } from "../../shared/import-formats";
 import type { ImportJob } from "../../transfer/import-jobs";
 import { api, query, send } from "./api";
