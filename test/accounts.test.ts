@@ -129,7 +129,7 @@ describe("users (instance admins)", () => {
     const created = await server.call("POST", "/api/v1/users", { session, body: { email: "bob@example.com", name: "Bob", password: "bob password" } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ email: "bob@example.com", name: "Bob", admin: false, banned: false });
-    expect(Object.keys(created.body).sort()).toEqual(["admin", "banned", "createdAt", "email", "id", "name"]);
+    expect(Object.keys(created.body).sort()).toEqual(["admin", "banned", "createdAt", "email", "emailVerified", "id", "image", "name"]);
 
     const duplicate = await server.call("POST", "/api/v1/users", { session, body: { email: "BOB@example.com", name: "Bob 2", password: "bob password" } });
     expect(duplicate.status).toBe(409);

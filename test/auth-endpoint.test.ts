@@ -14,12 +14,12 @@ test("GET /auth with a key: user, credential, space in effect, member, every spa
   const reply = await server.call("GET", "/api/v1/auth", { key });
   expect(reply.status).toBe(200);
   expect(reply.body).toEqual({
-    user: { id: ada.id, name: "Ada", email: "ada@example.com" },
+    user: { id: ada.id, name: "Ada", email: "ada@example.com", image: null },
     credential: { type: "api_key", id: expect.stringMatching(/^key_/), name: "changeRequest key", prefix: key.slice(0, 12), level: "changeRequest", expiresAt: expect.any(String) },
-    space: { id: research.id, name: "Research", slug: "research" },
+    space: { id: research.id, name: "Research", slug: "research", plan: null, nodeVisibilityMode: "open" },
     member: { userId: ada.id, spaceId: research.id, role: "editor" },
     effectiveLevel: "changeRequest",
-    spaces: [{ id: research.id, name: "Research", slug: "research", role: "editor", effectiveLevel: "changeRequest" }],
+    spaces: [{ id: research.id, name: "Research", slug: "research", plan: null, role: "editor", effectiveLevel: "changeRequest" }],
   });
 });
 

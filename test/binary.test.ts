@@ -74,7 +74,7 @@ describe("the single executable", () => {
     const server = await serve(cwd);
     try {
       expect(existsSync(join(cwd, "basalt-data/basalt.db"))).toBe(true);
-      expect(await (await fetch(`${server.url}/api/health`)).json()).toEqual({ status: "ok", version: VERSION });
+      expect(await (await fetch(`${server.url}/api/health`)).json()).toMatchObject({ status: "ok", service: "basalt", version: VERSION });
       const spec = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
       expect(Object.keys(spec.paths)).toContain("/api/v1/device/finalize");
       const docs = await (await fetch(`${server.url}/api/v1/docs`)).text();

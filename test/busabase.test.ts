@@ -28,6 +28,31 @@ describe("records", () => {
     expect((await server.call("GET", "/api/v1/records?baseId=papers&sort[fieldSlug]=year&sort[direction]=up", { key: ws.read })).status).toBe(400);
   });
 
+  test("Busabase's filter operators: equals in any case, contains, is_empty and not_empty with '-' as empty, is_true, and is_false matching an unset checkbox", async () => {
+    await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "read", name: "Read" } });
+    await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "done", name: "Done", type: "checkbox" } });
+    await create({ title: "Attention", year: 2017, read: "yes", done: true });
+    await create({ title: "attention", year: 2018, read: "-", done: false });
+    await create({ title: "BERT", year: 2019 });
+    const titles = async (operator: string, fieldSlug: string, value?: string) => {
+      const query = `filters[0][fieldSlug]=${fieldSlug}&filters[0][operator]=${operator}${value === undefined ? "" : `&filters[0][value]=${encodeURIComponent(value)}`}&sort=year`;
+      const listed = await server.call("GET", `/api/v1/records?baseId=papers&${query}`, { key: ws.read });
+      expect(listed.status).toBe(200);
+      const counted = await server.call("GET", `/api/v1/records/count?baseId=papers&${query}`, { key: ws.read });
+      expect(counted.body.total).toBe(listed.body.records.length);
+      return listed.body.records.map((record: { fields: { title: string } }) => record.fields.title);
+    };
+    expect(await titles("equals", "title", "ATTENTION")).toEqual(["Attention", "attention"]);
+    expect(await titles("equals", "year", "2018")).toEqual(["attention"]);
+    expect(await titles("contains", "title", "ert")).toEqual(["BERT"]);
+    expect(await titles("is_empty", "read")).toEqual(["attention", "BERT"]);
+    expect(await titles("not_empty", "read")).toEqual(["Attention"]);
+    expect(await titles("is_true", "done")).toEqual(["Attention"]);
+    expect(await titles("is_false", "done")).toEqual(["attention", "BERT"]);
+    const missing = await server.call("GET", "/api/v1/records?baseId=papers&filters[0][fieldSlug]=title&filters[0][operator]=equals", { key: ws.read });
+    expect(missing.status).toBe(400);
+  });
+
   test("look-up by field value: records/get (newest, 404 when none) and records/search", async () => {
     const older = await create({ title: "Twin", year: 1 });
     const newer = await create({ title: "Twin", year: 2 });
@@ -44,7 +69,12 @@ describe("records", () => {
     const proposal = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Merged" } } })).body;
     await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
     const merged = await server.call("POST", "/api/v1/change-requests/merge", { key: ws.write, body: { changeRequestIds: [proposal.id] } });
-    expect(merged.body.results[0]).toMatchObject({ ok: true, status: "merged", record: { fields: { title: "Merged" } } });
+    expect(merged.body.results[0]).toMatchObject({ ok: true, status: "merged", record: { fields: { title: "Merged" } }, view: null });
+    expect(merged.body.results[0].changeRequest.operations[0].deleteMode).toBe("archive");
+    const viewProposal = (await server.call("POST", "/api/v1/views/change-requests", { key: ws.propose, body: { operation: "create", baseId: "papers", name: "Drafts", config: { filters: [{ fieldSlug: "status", operator: "equals", value: "draft" }] } } })).body;
+    await server.call("POST", `/api/v1/change-requests/${viewProposal.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    const mergedView = await server.call("POST", "/api/v1/change-requests/merge", { key: ws.write, body: { changeRequestIds: [viewProposal.id] } });
+    expect(mergedView.body.results[0]).toMatchObject({ ok: true, record: null, view: { name: "Drafts", config: { filters: [{ operator: "equals" }] } } });
   });
 });
 
@@ -62,6 +92,22 @@ describe("nodes", () => {
     expect(a.children[0].children[0]).toMatchObject({ slug: "c", children: [], hasChildren: false });
     const shallow = (await server.call("GET", "/api/v1/nodes?depth=1", { key: ws.read })).body.find((n: { slug: string }) => n.slug === "a");
     expect(shallow.children[0]).toMatchObject({ slug: "b", children: [], hasChildren: true });
+  });
+
+  test("GET /nodes with types[] answers a flat list of every node of those types, however deep, without children", async () => {
+    const operations = [
+      { kind: "create", ref: "a", nodeType: "folder", slug: "a", name: "A" },
+      { kind: "create", ref: "b", parentNodeRef: "a", nodeType: "folder", slug: "b", name: "B" },
+      { kind: "create", parentNodeRef: "b", nodeType: "base", slug: "deep", name: "Deep" },
+    ];
+    await server.call("POST", "/api/v1/nodes/change-requests", { key: ws.write, body: { operations } });
+    const list = async (query: string) => (await server.call("GET", `/api/v1/nodes?${query}`, { key: ws.read })).body;
+    const folders = await list("types[0]=folder");
+    expect(folders.map((node: { slug: string }) => node.slug).sort()).toEqual(["a", "b"]);
+    expect(folders.every((node: { children: unknown[]; hasChildren: boolean }) => node.children.length === 0 && !node.hasChildren)).toBe(true);
+    expect((await list("types[0]=base&types[1]=doc")).map((node: { slug: string }) => node.slug).sort()).toEqual(["deep", "papers"]);
+    expect(await list("types=doc")).toEqual([]);
+    expect((await server.call("GET", "/api/v1/nodes?types[0]=table", { key: ws.read })).status).toBe(400);
   });
 
   test("GET /nodes/search finds active nodes by name or slug, with their path; the word search is no node", async () => {

@@ -22,10 +22,12 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 describe("section 1: conventions", () => {
-  test("GET /api/health answers without a credential", async () => {
-    const reply = await server.call("GET", "/api/health");
-    expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ status: "ok", version: VERSION });
+  test("GET /api/health (and Busabase's GET /api/v1/health) answers without a credential", async () => {
+    for (const path of ["/api/health", "/api/v1/health"]) {
+      const reply = await server.call("GET", path);
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({ status: "ok", service: "basalt", version: VERSION, timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+    }
   });
 
   test("an unknown route answers 404 in the envelope with its path", async () => {
@@ -250,9 +252,9 @@ describe("OpenAPI and docs", () => {
 
   test("an answer the document does not describe fails the test that received it", async () => {
     const contract = new Contract((await server.call("GET", "/api/v1/openapi.json")).body);
-    const health = { status: "ok", version: "1.0.0" };
+    const health = { status: "ok", service: "basalt", version: "1.0.0", timestamp: "2026-01-01T00:00:00.000Z" };
     expect(() => contract.check("GET", "/api/health", 200, health, "application/json")).not.toThrow();
-    expect(() => contract.check("GET", "/api/health", 200, { status: "ok" }, "application/json")).toThrow("must have required property 'version'");
+    expect(() => contract.check("GET", "/api/health", 200, { status: "ok", service: "basalt", timestamp: health.timestamp }, "application/json")).toThrow("must have required property 'version'");
     expect(() => contract.check("GET", "/api/health", 418, health, "application/json")).toThrow("does not document");
     expect(() => contract.check("GET", "/api/v1/nowhere", 404, { message: "no" }, "application/json")).toThrow("must have required property 'error'");
   });

@@ -130,7 +130,7 @@ describe("which space a request targets (section 2.3)", () => {
     const key = await server.key(ada.id, "read");
     expect((await server.call("GET", "/api/v1/nodes", { key })).status).toBe(200);
     const auth = await server.call("GET", "/api/v1/auth", { key });
-    expect(auth.body.space).toEqual({ id: space.id, name: "Only", slug: "only" });
+    expect(auth.body.space).toEqual({ id: space.id, name: "Only", slug: "only", plan: null, nodeVisibilityMode: "open" });
   });
 
   test("several spaces and no header: 400 SPACE_SELECTION_REQUIRED listing them", async () => {

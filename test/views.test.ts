@@ -32,7 +32,7 @@ describe("saved views", () => {
       materialized: true,
       missingFieldSlugs: [],
       createdBy: ws.owner.id,
-      config: { filters: [{ fieldSlug: "status", operator: "eq", value: "published", fieldId: expect.stringMatching(/^fld_/) }], sorts: [{ fieldSlug: "year", direction: "desc" }], visibleFieldSlugs: ["title", "year"] },
+      config: { filters: [{ fieldSlug: "status", operator: "equals", value: "published", fieldId: expect.stringMatching(/^fld_/) }], sorts: [{ fieldSlug: "year", direction: "desc" }], visibleFieldSlugs: ["title", "year"] },
     });
     const listed = (await server.call("GET", "/api/v1/bases/papers/views", { key: ws.read })).body;
     expect(listed.map((v: { id: string }) => v.id)).toEqual([view.id]);

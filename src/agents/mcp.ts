@@ -63,6 +63,8 @@ const MAX_EVENT_WAIT_SECONDS = 30;
 export interface ToolCaller {
   actor: Actor;
   spaceRef: string | undefined;
+  /** The header that named the space, so an error names what the client sent. */
+  spaceHeader?: string;
   stillReads(spaceId: string): boolean;
 }
 
@@ -71,14 +73,14 @@ export interface ToolCaller {
  * the REST routes. Each tool resolves the space from `x-basalt-space` and requires its level with
  * the very functions the access macro uses, so a refusal carries the REST 403's sentence.
  */
-export function toolsFor(ctx: AppContext, { actor, spaceRef, stillReads }: ToolCaller): McpServer {
+export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillReads }: ToolCaller): McpServer {
   const server = new McpServer({ name: "basalt", version: VERSION });
   /** Runs a tool in the request's space at a level. */
   const inSpace =
     <A>(level: Level, run: (scope: SpaceScope, args: A) => unknown) =>
     (args: A) =>
       toolAnswer(ctx, () => {
-        const scope = resolveSpace(ctx, actor, spaceRef);
+        const scope = resolveSpace(ctx, actor, spaceRef, spaceHeader);
         requireLevel(scope.level, level);
         return run(scope, args);
       });

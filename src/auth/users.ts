@@ -13,7 +13,16 @@ import { sessions, type UserRow, users } from "../tables/auth";
 export const MIN_PASSWORD_LENGTH = 8;
 
 export const UserSchema = t.Object(
-  { id: t.String(), email: t.String(), name: t.String(), admin: t.Boolean({ description: "An instance admin: manages users." }), banned: t.Boolean(), createdAt: Timestamp },
+  {
+    id: t.String(),
+    email: t.String(),
+    name: t.String(),
+    emailVerified: t.Boolean({ description: "Busabase's: an account made here by an admin or the first setup is trusted with its address." }),
+    image: t.Null({ description: "Basalt keeps no picture." }),
+    admin: t.Boolean({ description: "An instance admin: manages users." }),
+    banned: t.Boolean(),
+    createdAt: Timestamp,
+  },
   { $id: "User" },
 );
 export type UserView = Static<typeof UserSchema>;
@@ -22,6 +31,8 @@ export const userView = (row: UserRow): UserView => ({
   id: row.id,
   email: row.email,
   name: row.name,
+  emailVerified: true,
+  image: null,
   admin: row.admin,
   banned: row.banned,
   createdAt: row.createdAt,

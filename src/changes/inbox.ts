@@ -1,3 +1,4 @@
+import { ViewSchema, type ViewView } from "../content/views";
 import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq, inArray, lt, type SQL } from "drizzle-orm";
 import { t } from "elysia";
@@ -138,7 +139,7 @@ export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordI
 export const BatchResultsSchema = t.Object({
   results: t.Array(
     t.Union([
-      t.Object({ changeRequestId: t.String(), ok: t.Literal(true), status: t.String(), changeRequest: ChangeRequestSchema, record: t.Optional(Nullable(RecordSchema)) }),
+      t.Object({ changeRequestId: t.String(), ok: t.Literal(true), status: t.String(), changeRequest: ChangeRequestSchema, record: t.Optional(Nullable(RecordSchema)), view: t.Optional(Nullable(ViewSchema)) }),
       t.Object({ changeRequestId: t.String(), ok: t.Literal(false), error: t.String(), code: t.String(), data: t.Optional(JsonObject) }),
     ]),
     { description: "One per id, in order: one failing does not stop the others." },
@@ -147,7 +148,7 @@ export const BatchResultsSchema = t.Object({
 export type BatchResult = Static<typeof BatchResultsSchema>["results"][number];
 
 /** What one item of a batch answers: the change request, and for a merge the record it produced. */
-type BatchOutcome = { changeRequest: ChangeRequestView; record?: RecordView | null };
+type BatchOutcome = { changeRequest: ChangeRequestView; record?: RecordView | null; view?: ViewView | null };
 
 /** Runs one action per id, each on its own and in order: one failing does not stop the others. */
 export async function eachChangeRequest(ids: string[], action: (id: string) => Promise<BatchOutcome>): Promise<{ results: BatchResult[] }> {

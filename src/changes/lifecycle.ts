@@ -1,3 +1,4 @@
+import { getView, ViewSchema, type ViewView } from "../content/views";
 import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
 import { and, eq, sql } from "drizzle-orm";
@@ -134,7 +135,14 @@ export function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOut
 export const MergeResultSchema = t.Object({
   changeRequest: ChangeRequestSchema,
   record: Nullable(RecordSchema),
+  view: Nullable(ViewSchema, { description: "The view a view change request made or changed; null for others." }),
 });
+
+/** The view a merged change request made or changed, if any (a merge that ran now names it; an earlier one's operations do). */
+function mergedView(ctx: AppContext, spaceId: string, outcome: MergeOutcome & { merged: true }, ops: () => OperationRow[]): ViewView | null {
+  const viewId = outcome.viewIds?.[0] ?? ops().find((op) => op.targetViewId)?.targetViewId;
+  return viewId ? getView(ctx, spaceId, viewId) : null;
+}
 
 export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, actor: AuditActor): Promise<Static<typeof MergeResultSchema>> {
   const outcome = await write(ctx, (tx): MergeOutcome => {
@@ -158,7 +166,7 @@ export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id:
   if (!outcome.merged) {
     throw conflict("The data changed since this was proposed: the change request is now in conflict.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict, changeRequestId: id });
   }
-  return { changeRequest, record: mergedRecord(ctx, scope.space.id, outcome) };
+  return { changeRequest, record: mergedRecord(ctx, scope.space.id, outcome), view: mergedView(ctx, scope.space.id, outcome, () => operationsOf(ctx, id)) };
 }
 
 function baseForOperation(ctx: AppContext, spaceId: string, op: OperationRow): LoadedBase {

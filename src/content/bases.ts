@@ -10,7 +10,7 @@ import { badRequest, notFound } from "../shared/errors";
 import { oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { isIndexable } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug } from "./field-types";
-import { FIELD_TYPES, type FieldType } from "../shared/field-types";
+import { DEFAULT_TYPE, FIELD_TYPES, type FieldType } from "../shared/field-types";
 import { bases, deletedFields, type FieldIndexState, type FieldRow, fields, type LoadedBase, type NodeRow, nodes, type NodeStatus, type ReviewPolicy } from "../tables/content";
 
 export type { BaseRow, FieldRow, LoadedBase, NodeRow } from "../tables/content";
@@ -153,7 +153,8 @@ export type FieldPatch = {
 export type NewField = {
   slug: string;
   name: string;
-  type: FieldType;
+  /** `text` when not given (Busabase's default). */
+  type?: FieldType;
   required?: boolean;
   options?: Record<string, unknown>;
 };
@@ -167,20 +168,21 @@ export type NewField = {
 export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string, indexing: Exclude<FieldIndexState, "none"> = "ready"): FieldRow {
   checkFieldSlug(input.slug);
   const name = checkName(input.name);
-  if (!(FIELD_TYPES as readonly string[]).includes(input.type)) throw badRequest(`"${input.type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
+  const type = input.type ?? DEFAULT_TYPE;
+  if (!(FIELD_TYPES as readonly string[]).includes(type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   if (existing.some((field) => field.slug === input.slug)) throw badRequest(`The base already has a field "${input.slug}".`);
-  const options = checkFieldOptions(input.type, input.options);
+  const options = checkFieldOptions(type, input.options);
   return {
     id: newId("fld"),
     baseId,
     slug: input.slug,
     name,
-    type: input.type,
+    type,
     required: input.required ?? false,
     position,
     options,
     createdAt: at,
-    indexState: FIELD_KINDS[input.type].filledByUpkeep && isIndexable({ type: input.type, options }) ? indexing : "none",
+    indexState: FIELD_KINDS[type].filledByUpkeep && isIndexable({ type, options }) ? indexing : "none",
     indexUsedAt: null,
     convertFrom: null,
   };

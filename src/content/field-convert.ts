@@ -71,8 +71,8 @@ function checkConvertible(ctx: AppContext, loaded: LoadedBase, conversion: Field
   const keepsChoices = FIELD_KINDS[field.type].choices && FIELD_KINDS[conversion.newType].choices;
   if (!FIELD_KINDS[conversion.newType].choices) return { field, options: checkFieldOptions(conversion.newType, {}) };
   const choices = keepsChoices ? ((field.options.choices as unknown[] | undefined) ?? []) : [];
-  if (conversion.selectChoiceMode === "auto_create") return { field, options: { choices } };
-  if (choices.length === 0) throw badRequest(`"${field.slug}" would become a ${conversion.newType} without choices: send selectChoiceMode "auto_create" to make its choices from the values.`);
+  // `null_on_missing` (the default) onto no choices leaves every value empty, as Busabase does: the preview says so first.
+  if (conversion.selectChoiceMode === "auto_create" || choices.length === 0) return { field, options: { choices } };
   return { field, options: checkFieldOptions(conversion.newType, { choices }) };
 }
 

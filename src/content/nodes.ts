@@ -118,11 +118,21 @@ export function findNode(ctx: AppContext, spaceId: string, ref: string, status?:
 export const DEFAULT_TREE_DEPTH = 5;
 
 /** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it (default 5). */
-export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus }): NodeView[] {
+export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus; types?: readonly string[] }): NodeView[] {
   const byParent = treeOf(ctx, spaceId);
-  const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : byParent.get(null)![0];
   const status = query.status ?? "active";
+  if (query.types && query.types.length > 0) return nodesOfTypes(byParent, new Set(query.types), status);
+  const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : byParent.get(null)![0];
   return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? DEFAULT_TREE_DEPTH));
+}
+
+/** Busabase's flat listing (`types` given): every node of those types in the space, however deep, by position then creation, without children. */
+function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: ReadonlySet<string>, status: NodeStatus): NodeView[] {
+  return [...byParent.values()]
+    .flat()
+    .filter((row) => row.parentId !== null && types.has(row.type) && row.status === status)
+    .sort((a, b) => a.position - b.position || (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+    .map((row) => ({ ...view(row, byParent, status, 0), hasChildren: false }));
 }
 
 /** `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not found. */

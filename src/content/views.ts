@@ -29,15 +29,6 @@ const KEY_TYPES: Partial<Record<FieldKey, readonly FieldType[]>> = {
   endFieldSlug: typesWith("dated"),
 };
 
-/** Busabase's view operators, read as the listing's. */
-const OPERATOR_ALIASES: Record<string, { operator: FilterOperator; value?: string }> = {
-  equals: { operator: "eq" },
-  not_empty: { operator: "isNotEmpty" },
-  is_empty: { operator: "isEmpty" },
-  is_true: { operator: "eq", value: "true" },
-  is_false: { operator: "eq", value: "false" },
-};
-
 /** A view's sort is one field: the listing's keyset pages follow one sort key (and creation order). */
 export const VIEW_BOUNDS = { sorts: 1, visibleFields: 500, fieldWidth: { minimum: 40, maximum: 2000 } } as const;
 
@@ -45,7 +36,7 @@ const FieldSlugRef = t.String({ minLength: 1, maxLength: 64 });
 const ViewFilterSchema = t.Object({
   fieldSlug: FieldSlugRef,
   fieldId: t.Optional(t.String({ description: "The field's id when the view was saved (set by the merge)." })),
-  operator: t.String({ description: `${FILTER_OPERATORS.join(", ")}; Busabase's equals, is_empty, not_empty, is_true and is_false are read as eq, isEmpty, isNotEmpty and eq true/false.` }),
+  operator: t.String({ description: `${FILTER_OPERATORS.join(", ")}: kept as given.` }),
   value: t.Optional(t.Unknown({ description: "Read by the field's type: a text, number or boolean, or a list of them for in." })),
 });
 const ViewSortSchema = t.Object({ fieldSlug: FieldSlugRef, fieldId: t.Optional(t.String()), direction: t.Optional(oneOf(["asc", "desc"])) });
@@ -136,13 +127,10 @@ export function checkViewConfig(loaded: LoadedBase, input: ViewConfigInput): Vie
   };
   const filters: ViewFilter[] = (input.filters ?? []).map((filter, i) => {
     const where = `config.filters[${i}]`;
-    const alias = OPERATOR_ALIASES[filter.operator];
-    if (!alias && !(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) {
-      throw badRequest(`${where}.operator must be one of ${[...FILTER_OPERATORS, ...Object.keys(OPERATOR_ALIASES)].join(", ")}.`);
-    }
+    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) throw badRequest(`${where}.operator must be one of ${FILTER_OPERATORS.join(", ")}.`);
     const field = named(filter.fieldSlug, where);
-    const value = alias?.value ?? filterValue(filter.value, where);
-    return { fieldSlug: field.slug, fieldId: field.id, operator: alias?.operator ?? filter.operator, ...(value === undefined ? {} : { value }) };
+    const value = filterValue(filter.value, where);
+    return { fieldSlug: field.slug, fieldId: field.id, operator: filter.operator, ...(value === undefined ? {} : { value }) };
   });
   const sorts: ViewSort[] = (input.sorts ?? []).map((sort, i) => {
     const field = named(sort.fieldSlug, `config.sorts[${i}]`);

@@ -23,9 +23,16 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-/** The headers a request may name its space with. */
-export const spaceHeader = (request: Request): string | undefined =>
-  request.headers.get("x-basalt-space") ?? request.headers.get("x-busabase-space") ?? undefined;
+const SPACE_HEADERS = ["x-basalt-space", "x-busabase-space"] as const;
+
+/** The header a request names its space with, and what it says; undefined when none does. */
+export function spaceHeader(request: Request): { header: string; ref: string } | undefined {
+  for (const header of SPACE_HEADERS) {
+    const ref = request.headers.get(header);
+    if (ref) return { header, ref };
+  }
+  return undefined;
+}
 
 /** The errors an access check can answer beyond 401, by status, with their `reason` values. */
 export type Refusals = { 400?: string[]; 403: string[] };
@@ -110,7 +117,8 @@ export function grantedSpace(ctx: AppContext, request: Request, required: SpaceA
   const cookies = cookiesOf(request);
   const actor = actorOf(ctx, request, cookies);
   const chosen = actor.credential.type === "session" ? (cookies?.get(SPACE_COOKIE) ?? undefined) : undefined;
-  const space = resolveSpace(ctx, actor, spaceHeader(request) ?? chosen);
+  const named = spaceHeader(request);
+  const space = resolveSpace(ctx, actor, named?.ref ?? chosen, named?.header);
   requireSpaceAccess(space, required, body);
   return { actor, space };
 }

@@ -24,6 +24,10 @@ const DOCS_ASSETS = "/api/v1/docs/assets";
 const GENERATED_SPEC = "/api/v1/openapi.generated.json";
 
 /** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
+/** Whether the server answers: Basalt's `status` and `version`, with Busabase's `service` and `timestamp`. */
+const HealthSchema = t.Object({ status: t.Literal("ok"), service: t.Literal("basalt"), version: t.String(), timestamp: t.String({ format: "date-time" }) });
+const health = () => ({ status: "ok" as const, service: "basalt" as const, version: VERSION, timestamp: new Date().toISOString() });
+
 export function createApp(ctx: AppContext) {
   const known: (KnownRoute & DocumentedRoute)[] = [];
   let document: unknown;
@@ -61,7 +65,8 @@ export function createApp(ctx: AppContext) {
     )
     .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => Bun.file(swaggerJs), { public: true, detail: { hide: true } })
     .get(`${DOCS_ASSETS}/swagger-ui.css`, () => Bun.file(swaggerCss), { public: true, detail: { hide: true } })
-    .get("/api/health", () => ({ status: "ok", version: VERSION }), { answers: { 200: t.Object({ status: t.Literal("ok"), version: t.String() }) }, public: true })
+    .get("/api/health", health, { answers: { 200: HealthSchema }, public: true })
+    .get("/api/v1/health", health, { answers: { 200: HealthSchema }, public: true })
     .use(agentRoutes(ctx))
     .use(mcpRoutes(ctx))
     .use(authRoutes(ctx))

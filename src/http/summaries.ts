@@ -4,6 +4,7 @@
  */
 export const SUMMARIES: Record<string, string> = {
   "GET /api/health": "Health and version (no credential)",
+  "GET /api/v1/health": "Health and version, where Busabase's clients ask (no credential)",
   "GET /api/v1": "Links to the docs, the OpenAPI document, the agent guide and the admin page",
   "GET /api/v1/meta": "The service, its version and the server's clock (no credential)",
   "POST /mcp": "Model Context Protocol server (streamable HTTP)",

@@ -107,15 +107,22 @@ export const typesWith = (trait: "dated" | "stacks" | "holdsFiles" | "computed")
 /** The traits of a type, for a field whose type is read as text (the page's, an answer's). */
 export const traitsOf = (type: string): FieldTraits => FIELD_TRAITS[type as FieldType] ?? FIELD_TRAITS.text;
 
-/** How a listing may filter on a field (section 6.3). */
-export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty"] as const;
+/**
+ * How a listing may filter on a field: Basalt's (section 6.3), then Busabase's own names (its
+ * contract, §2.2), which mean what they mean there: `equals` is whole text equal in any case,
+ * `is_empty` and `not_empty` count "-" as empty, `is_false` matches an unset value.
+ */
+export const FILTER_OPERATORS = ["eq", "neq", "contains", "gt", "gte", "lt", "lte", "in", "isEmpty", "isNotEmpty", "equals", "is_empty", "not_empty", "is_true", "is_false"] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
+/** The operators that take no value. */
+export const VALUELESS_OPERATORS: ReadonlySet<FilterOperator> = new Set(["isEmpty", "isNotEmpty", "is_empty", "not_empty", "is_true", "is_false"]);
 
 /** The operators that mean something for a type: none for values computed when read, no ranges for lists. */
 export function filterOperatorsOf(type: string): readonly FilterOperator[] {
   const { compares } = traitsOf(type);
   if (compares === "read") return [];
-  if (compares === "choices" || compares === "list") return ["eq", "neq", "contains", "in", "isEmpty", "isNotEmpty"];
+  if (compares === "choices" || compares === "list") return ["eq", "neq", "contains", "in", "isEmpty", "isNotEmpty", "equals", "is_empty", "not_empty"];
   return FILTER_OPERATORS;
 }
 

@@ -12,8 +12,8 @@ export const Slug = t.String({ minLength: 1, maxLength: 64 });
  * Not `t.UnionEnum`: it silently defaults an omitted optional field to the first value (an omitted
  * key expiration would become "never").
  */
-export const oneOf = <const T extends readonly string[]>(values: T) =>
-  t.Union(values.map((value) => t.Literal(value)) as TSchema[], { type: "string", enum: [...values] }) as unknown as TUnion<TLiteral<T[number]>[]>;
+export const oneOf = <const T extends readonly string[]>(values: T, options: { description?: string } = {}) =>
+  t.Union(values.map((value) => t.Literal(value)) as TSchema[], { type: "string", enum: [...values], ...options }) as unknown as TUnion<TLiteral<T[number]>[]>;
 
 /** Documents a query parameter that a route parses by hand (bracket notation) in the OpenAPI document. */
 export const queryParameter = (name: string, description: string, required = false) => ({
@@ -53,7 +53,7 @@ export const variants = <const T extends TObject[]>(shapes: T) => t.Union(shapes
 // ---- Answer shapes: the types the views are written against, and the document's response schemas ----
 
 /** A value or null; the views answer null, never an omitted key, where there is nothing. */
-export const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
+export const Nullable = <T extends TSchema>(schema: T, options: { description?: string } = {}) => t.Union([schema, t.Null()], options);
 
 /** An instant as the API writes one: ISO 8601 in UTC with milliseconds. */
 export const Timestamp = t.String({ format: "date-time" });

@@ -9,8 +9,9 @@ export interface SpaceScope extends Membership {
   level: Level;
 }
 
-const spaceNotAllowed = () =>
-  forbidden("This space does not exist or you are not a member of it.", { reason: "SPACE_NOT_ALLOWED" });
+/** A space named (by `header`, when a request's header named it) that the caller may not use. */
+const spaceNotAllowed = (header?: string) =>
+  forbidden(`${header ? `The space your ${header} header names` : "This space"} does not exist or you are not a member of it.`, { reason: "SPACE_NOT_ALLOWED" });
 
 /** Too low a level is a 403 that says what was needed and what the caller has. */
 export function requireLevel(effective: Level, required: Level): void {
@@ -23,17 +24,21 @@ export function scopeOf(actor: Actor, membership: Membership): SpaceScope {
   return { ...membership, level: effectiveLevel(actor.ceiling, membership.role) };
 }
 
-/** Section 2.3: the named space (id or slug), else the caller's only space; never a guess. */
-export function resolveSpace(ctx: AppContext, actor: Actor, spaceRef: string | undefined): SpaceScope {
+/**
+ * Section 2.3: the named space (id or slug), else the caller's only space; never a guess. `header`
+ * is the header that named it, so an error names what the client sent (Busabase's clients send
+ * x-busabase-space, Basalt's x-basalt-space).
+ */
+export function resolveSpace(ctx: AppContext, actor: Actor, spaceRef: string | undefined, header?: string): SpaceScope {
   if (spaceRef) {
     const membership = findMembership(ctx, actor.user.id, spaceRef);
-    if (!membership) throw spaceNotAllowed();
+    if (!membership) throw spaceNotAllowed(header);
     return scopeOf(actor, membership);
   }
   const memberships = listMemberships(ctx, actor.user.id);
   if (memberships.length === 1) return scopeOf(actor, memberships[0]);
   if (memberships.length === 0) throw forbidden("You are not a member of any space: create one with POST /api/v1/spaces (a session or a manage key), or ask a space's owner or admin to add you.", { reason: "SPACE_NOT_ALLOWED" });
-  throw badRequest("You belong to several spaces: name one with the x-basalt-space header.", {
+  throw badRequest("You belong to several spaces: name one with the x-basalt-space header (Busabase's clients: x-busabase-space).", {
     reason: "SPACE_SELECTION_REQUIRED",
     spaces: memberships.map(({ space }) => ({ id: space.id, name: space.name, slug: space.slug })),
   });

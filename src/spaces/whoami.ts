@@ -7,15 +7,17 @@ import { effectiveLevel, listMemberships } from "./spaces";
 import type { Actor } from "../auth/actor";
 import { LEVELS, ROLES } from "../shared/levels";
 
-const SpaceRef = { id: t.String(), name: t.String(), slug: t.String() };
+/** Busabase's clients read a space's plan (a hosted offer; none here) and how its nodes are seen (every member sees every node here). */
+const SpaceRef = { id: t.String(), name: t.String(), slug: t.String(), plan: t.Null({ description: "Busabase's hosted plan: none on a self-hosted Basalt." }) };
+const spaceView = (space: { id: string; name: string; slug: string }) => ({ id: space.id, name: space.name, slug: space.slug, plan: null });
 
 export const CallerSchema = t.Object({
-  user: t.Object({ id: t.String(), name: t.String(), email: t.String() }),
+  user: t.Object({ id: t.String(), name: t.String(), email: t.String(), image: t.Null({ description: "Basalt keeps no picture." }) }),
   credential: t.Union([
     t.Object({ type: t.Literal("api_key"), id: t.String(), name: t.String(), prefix: t.String(), level: oneOf(LEVELS), expiresAt: Nullable(Timestamp) }),
     t.Object({ type: t.Literal("session"), csrfToken: t.String({ description: "Send as x-csrf-token with every request that changes state." }) }),
   ]),
-  space: Nullable(t.Object(SpaceRef, { description: "The space in effect: the one named by x-basalt-space, or the only one." })),
+  space: Nullable(t.Object({ ...SpaceRef, nodeVisibilityMode: t.Literal("open") }, { description: "The space in effect: the one named by x-basalt-space (or x-busabase-space), or the only one." })),
   member: Nullable(t.Object({ userId: t.String(), spaceId: t.String(), role: oneOf(ROLES) })),
   effectiveLevel: Nullable(oneOf(LEVELS)),
   spaces: t.Array(t.Object({ ...SpaceRef, role: oneOf(ROLES), effectiveLevel: oneOf(LEVELS) })),
@@ -38,14 +40,14 @@ export function describeCaller(ctx: AppContext, actor: Actor, spaceRef: string |
   const { credential, user } = actor;
   if (credential.type === "operator") throw new Error("GET /auth describes callers over HTTP; the operator's commands have none.");
   return {
-    user: { id: user.id, name: user.name, email: user.email },
+    user: { id: user.id, name: user.name, email: user.email, image: null },
     credential:
       credential.type === "api_key"
         ? { type: "api_key", id: credential.key.id, name: credential.key.name, prefix: credential.key.prefix, level: credential.key.level, expiresAt: credential.key.expiresAt }
         : { type: "session", csrfToken: credential.csrfToken },
-    space: current ? { id: current.space.id, name: current.space.name, slug: current.space.slug } : null,
+    space: current ? { ...spaceView(current.space), nodeVisibilityMode: "open" } : null,
     member: current ? { userId: user.id, spaceId: current.space.id, role: current.role } : null,
     effectiveLevel: current ? effectiveLevel(actor.ceiling, current.role) : null,
-    spaces: memberships.map(({ space, role }) => ({ id: space.id, name: space.name, slug: space.slug, role, effectiveLevel: effectiveLevel(actor.ceiling, role) })),
+    spaces: memberships.map(({ space, role }) => ({ ...spaceView(space), role, effectiveLevel: effectiveLevel(actor.ceiling, role) })),
   };
 }

@@ -7,6 +7,8 @@ import type { FieldType } from "../shared/field-types";
 
 export const NODE_TYPES = ["folder", "base"] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
+/** Every node type Busabase's contract names (a listing may ask for any of them; Basalt makes `NODE_TYPES`). */
+export const CONTRACT_NODE_TYPES = ["folder", "base", "skill", "drive", "airapp", "file", "doc", "form", "whiteboard", "workflow", "html"] as const;
 export const NODE_STATUSES = ["active", "archived"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 

@@ -5,7 +5,7 @@ import { whyReadAtRead } from "../fields/registry";
 import { type SQL, sql } from "drizzle-orm";
 import { badRequest, conflict } from "../../shared/errors";
 import { holdsChoices, isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "../field-sql";
-import type { FilterOperator } from "../../shared/field-types";
+import { type FilterOperator, VALUELESS_OPERATORS } from "../../shared/field-types";
 import { type FieldRow } from "../bases";
 import { records, type RecordStatus } from "../../tables/content";
 
@@ -108,7 +108,7 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
   if (isComputedAtRead(field)) throw badRequest(`Records cannot be filtered by the ${field.type} field "${field.slug}": ${whyReadOnly(field)}`);
   const { value } = fieldExpression(field);
   const values = filterValues(filter);
-  const needsValue = filter.operator !== "isEmpty" && filter.operator !== "isNotEmpty";
+  const needsValue = !VALUELESS_OPERATORS.has(filter.operator);
   if (needsValue && values.length === 0) throw badRequest(`The filter on ${field.slug} (${filter.operator}) needs a value.`);
   shape.key.push(`${field.id}:${filter.operator}`);
   const one = () => shape.param(typedValue(field, values[0]));
@@ -138,6 +138,18 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
       return empty;
     case "isNotEmpty":
       return sql`NOT ${empty}`;
+    case "equals":
+      // Busabase's: the value as text, whole, in any case (a number or flag as the typed `eq`).
+      return isNumeric(field) ? sql`(${sortable} = ${one()}${set})` : sql`lower(${value}) = lower(${shape.param(values[0])})`;
+    case "is_empty":
+      return sql`(${empty} OR ${value} = '-')`;
+    case "not_empty":
+      return sql`NOT (${empty} OR ${value} = '-')`;
+    case "is_true":
+      return sql`(${value} = 1 OR ${value} = 'true')`;
+    case "is_false":
+      // An unset value is false: an unset checkbox is an unticked one.
+      return isBoolean(field) ? sql`(${value} IS NULL OR ${value} = 0)` : sql`(${value} IS NULL OR ${value} = 'false')`;
   }
 }
 

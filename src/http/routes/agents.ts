@@ -48,7 +48,8 @@ export function mcpRoutes(ctx: AppContext) {
     async ({ actor, request, body }) => {
       if (Array.isArray(body) && body.length > MAX_BATCH) throw badRequest(`A JSON-RPC batch holds at most ${MAX_BATCH} messages; this one holds ${body.length}.`);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      const caller = { actor, spaceRef: spaceHeader(request), stillReads: (spaceId: string) => grantedSpace(ctx, request, "read").space.space.id === spaceId };
+      const named = spaceHeader(request);
+      const caller = { actor, spaceRef: named?.ref, spaceHeader: named?.header, stillReads: (spaceId: string) => grantedSpace(ctx, request, "read").space.space.id === spaceId };
       await toolsFor(ctx, caller).connect(transport);
       return inEnvelope(await transport.handleRequest(request, { parsedBody: body }));
     },

@@ -77,7 +77,7 @@ export function authRoutes(ctx: AppContext) {
       },
       { answers: { 200: Success }, account: "session" },
     )
-    .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)), { answers: { 200: CallerSchema, 403: ["SPACE_NOT_ALLOWED"] }, account: "signedIn" })
+    .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)?.ref), { answers: { 200: CallerSchema, 403: ["SPACE_NOT_ALLOWED"] }, account: "signedIn" })
     .get("/users/me", ({ actor }) => userView(actor.user), { answers: { 200: UserSchema }, account: "signedIn" })
     .get("/users", () => listUsers(ctx), { answers: { 200: t.Array(UserSchema) }, account: "admin" })
     .post(

@@ -15,7 +15,7 @@ import { write } from "../../db/tx";
 import { access } from "../access";
 import { answers } from "../openapi";
 import { badRequest, notFound } from "../../shared/errors";
-import { limitParam, nestedQuery, oneString, wholeNumberParam } from "../../shared/query-params";
+import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../../shared/schemas";
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "../../content/bases";
 import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
@@ -25,7 +25,7 @@ import { getRecord, linksOfRecordJson, recordHistory } from "../../content/recor
 import { linkedNamesOf, pageJson, NumberedRecordPageSchema, RecordPageSchema, RecordSchema } from "../../content/records/view";
 import type { SpaceScope } from "../../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "../../shared/field-types";
-import { VIEW_TYPES } from "../../tables/content";
+import { CONTRACT_NODE_TYPES, VIEW_TYPES } from "../../tables/content";
 import { getView, listViews, ViewConfigSchema, ViewSchema } from "../../content/views";
 
 const Json = t.Record(t.String(), t.Unknown());
@@ -33,7 +33,8 @@ const Message = t.Optional(t.String({ maxLength: 10_000 }));
 const Review = { message: Message, autoMerge: t.Optional(t.Boolean()) };
 /** A key repeated by the same caller on the same base answers the first result instead of proposing again. */
 const IdempotencyKey = t.Optional(t.String({ minLength: 1, maxLength: 200 }));
-const FieldDefinition = t.Object({ slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json) });
+const FieldType = t.Optional(oneOf(FIELD_TYPES, { description: "text when not given." }));
+const FieldDefinition = t.Object({ slug: Slug, name: Name, type: FieldType, required: t.Optional(t.Boolean()), options: t.Optional(Json) });
 const ReviewPolicy = t.Object({ kind: t.Optional(t.Literal("single")), requiredApprovals: WholeNumber({ minimum: 1, maximum: 10 }) });
 const Status = oneOf(["active", "archived"]);
 
@@ -64,7 +65,7 @@ const Conversion = {
 };
 
 const FieldChange = variants([
-  t.Object({ operation: t.Literal("create"), slug: Slug, name: Name, type: oneOf(FIELD_TYPES), required: t.Optional(t.Boolean()), options: t.Optional(Json), ...Review }),
+  t.Object({ operation: t.Literal("create"), slug: Slug, name: Name, type: FieldType, required: t.Optional(t.Boolean()), options: t.Optional(Json), ...Review }),
   t.Object({
     operation: t.Literal("update"),
     fieldId: t.String(),
@@ -168,13 +169,26 @@ export const proposer = (scope: SpaceScope, actor: Actor, request: Request): Pro
 });
 
 /** Nodes, bases, fields and records, in the space of section 2.3 of the contract. */
+/** `types` of `GET /nodes`: one type or a list (`types[0]=doc`), each a node type of the contract. */
+function nodeTypesParam(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  const types = stringList("types", value);
+  const unknown = types.find((type) => !(CONTRACT_NODE_TYPES as readonly string[]).includes(type));
+  if (unknown !== undefined) throw badRequest(`types holds "${unknown}", which is not a node type; use ${CONTRACT_NODE_TYPES.join(", ")}.`);
+  return types;
+}
+
 export function contentRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .get("/nodes", ({ space, query }) => listNodes(ctx, space.space.id, { ...query, depth: wholeNumberParam("depth", query.depth, DEFAULT_TREE_DEPTH, 1, 5) }), {
+    .get("/nodes", ({ space, query, request }) => listNodes(ctx, space.space.id, { ...query, depth: wholeNumberParam("depth", query.depth, DEFAULT_TREE_DEPTH, 1, 5), types: nodeTypesParam(nestedQuery(request.url).types) }), {
       answers: { 200: t.Array(NodeSchema) }, level: "read",
-      query: t.Object({ parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.String({ description: "Levels of children under each node, 1..5; default 5." })), status: t.Optional(Status) }),
+      query: t.Object(
+        { parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.String({ description: "Levels of children under each node, 1..5; default 5." })), status: t.Optional(Status) },
+        { additionalProperties: true },
+      ),
+      detail: { parameters: [queryParameter("types[i]", `Node types (${CONTRACT_NODE_TYPES.join(", ")}): a flat list of every node of those types instead of the tree.`)] },
     })
     .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, [query.query], limitParam(query.limit, 20, 50)), {
       answers: { 200: t.Array(NodeHitSchema) }, level: "read",
@@ -212,7 +226,7 @@ export function contentRoutes(ctx: AppContext) {
       answers: { 200: NodeSchema, 409: ["LIMIT_REACHED"] }, level: "write",
       body: t.Object({ metadata: Json }),
     })
-    .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) })), { answers: { 200: t.Object({ success: t.Boolean(), purged: WholeNumber({ description: "How many nodes were deleted." }) }), 409: ["NOT_ARCHIVED"] }, level: "manage" })
+    .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) > 0 })), { answers: { 200: t.Object({ success: t.Boolean(), purged: t.Boolean({ description: "Whether the node (and everything below it) was deleted." }) }), 409: ["NOT_ARCHIVED"] }, level: "manage" })
     .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, query.status), { answers: { 200: t.Array(BaseSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }) })
     .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { answers: { 200: BaseSchema }, level: "read" })
     .post(

@@ -3,7 +3,7 @@ import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { DEFAULT_TYPE, filterOperatorsOf, FILTER_OPERATORS, INPUT_TYPES, traitsOf } from "../../../shared/field-types";
+import { DEFAULT_TYPE, filterOperatorsOf, FILTER_OPERATORS, type FilterOperator, INPUT_TYPES, traitsOf, VALUELESS_OPERATORS } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
@@ -78,7 +78,6 @@ async function dataHome(ctx: Context): Promise<Node> {
   );
 }
 
-const FILTERS_WITHOUT_VALUE = ["isEmpty", "isNotEmpty"];
 
 /** A view's sort as the listing's `sort` parameter; the listing's own default (newest first) without one. */
 const sortOfView = (view: ViewView | undefined) => {
@@ -148,7 +147,7 @@ async function basePage(ctx: Context): Promise<Node> {
   const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ view: view?.id, field, op, value, sort, ...extra })}`;
   const opened = ctx.query.get("record");
   const panel = opened ? await recordPanel(ctx, opened, here) : null;
-  const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": FILTERS_WITHOUT_VALUE.includes(op) ? undefined : value } : {};
+  const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": VALUELESS_OPERATORS.has(op as FilterOperator) ? undefined : value } : {};
   const level = ctx.me.caller.effectiveLevel;
   const canPropose = level !== null && atLeast(level, "changeRequest");
   const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && traitsOf(candidate.type).stacks) : undefined;
