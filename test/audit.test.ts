@@ -103,12 +103,17 @@ describe("the activity feed", () => {
     ]);
     expect(feed.items[0]).toMatchObject({ recordId: record.id, summary: "typo", actorId: ws.owner.id });
     expect(feed.items[3]).toMatchObject({ operationId: proposal.operations[0].id, summary: "second try" });
+    // Each item embeds what it is about (Busabase's shape).
+    expect(feed.items[0].record).toMatchObject({ id: record.id, fields: { title: "Direct, edited" } });
+    expect(feed.items[1].changeRequest).toMatchObject({ id: feed.items[1].id, status: "merged" });
+    expect(feed.items[3].changeRequest).toMatchObject({ id: proposal.id, operations: [{ id: proposal.operations[0].id }] });
     const next = (await server.call("GET", `/api/v1/activity/paged?limit=4&cursor=${feed.nextCursor}`, { key: ws.read })).body;
     expect(next.items[0]).toMatchObject({ kind: "change_request", id: proposal.id, summary: "first try", action: "in_review" });
     expect(next.items.some((item: { kind: string }) => item.kind === "audit")).toBe(false);
 
     const managed = (await server.call("GET", "/api/v1/activity/paged?limit=100", { key: ws.manage })).body;
-    expect(managed.items.some((item: { kind: string }) => item.kind === "audit")).toBe(true);
+    const audit = managed.items.find((item: { kind: string }) => item.kind === "audit");
+    expect(audit.auditEvent).toMatchObject({ id: audit.id, action: audit.action });
     expect((await server.call("GET", "/api/v1/activity/paged?cursor=!!", { key: ws.read })).status).toBe(400);
   });
 });

@@ -110,6 +110,18 @@ describe("nodes", () => {
     expect((await server.call("GET", "/api/v1/nodes?types[0]=table", { key: ws.read })).status).toBe(400);
   });
 
+  test("GET /nodes/{id} is Busabase's typed detail too: type, node, a folder's children; another ?type is not found", async () => {
+    const operations = [
+      { kind: "create", ref: "a", nodeType: "folder", slug: "a", name: "A" },
+      { kind: "create", parentNodeRef: "a", nodeType: "folder", slug: "b", name: "B" },
+    ];
+    await server.call("POST", "/api/v1/nodes/change-requests", { key: ws.write, body: { operations } });
+    const folder = (await server.call("GET", "/api/v1/nodes/a?type=folder", { key: ws.read })).body;
+    expect(folder).toMatchObject({ type: "folder", node: { slug: "a", type: "folder" }, children: [{ slug: "b" }] });
+    expect((await server.call("GET", "/api/v1/nodes/papers", { key: ws.read })).body).toMatchObject({ type: "base", node: { slug: "papers" } });
+    expect((await server.call("GET", "/api/v1/nodes/a?type=doc", { key: ws.read })).status).toBe(404);
+  });
+
   test("GET /nodes/search finds active nodes by name or slug, with their path; the word search is no node", async () => {
     await server.call("POST", "/api/v1/nodes/change-requests", {
       key: ws.write,

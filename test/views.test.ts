@@ -77,7 +77,9 @@ describe("saved views", () => {
     const refused = async (config: unknown) => {
       const reply = await propose({ operation: "create", baseId: "papers", name: "Bad", config });
       expect(reply.status).toBe(400);
-      return reply.body.error as string;
+      // A schema's refusal names each problem in data.issues; the domain's, in the sentence.
+      const issues = (reply.body.data?.issues ?? []) as { path: string[]; message: string }[];
+      return [reply.body.error, ...issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`)].join(" ");
     };
     expect(await refused({ filters: [{ fieldSlug: "colour", operator: "eq", value: "red" }] })).toContain('no field "colour"');
     expect(await refused({ filters: [{ fieldSlug: "year", operator: "around", value: "1" }] })).toContain("config.filters[0].operator");

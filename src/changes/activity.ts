@@ -1,7 +1,11 @@
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, isNotNull, lt } from "drizzle-orm";
 import { t } from "elysia";
-import { listAuditEvents } from "../audit/audit";
+import { AuditEventSchema, type AuditEventView, listAuditEvents } from "../audit/audit";
+import { getRecord } from "../content/records/read";
+import { RecordSchema } from "../content/records/view";
+import { findChangeRequest, findOperation } from "./lifecycle";
+import { ChangeRequestSchema, changeRequestViews } from "./views";
 import { atLeast } from "../shared/levels";
 import { commits } from "../tables/content";
 import type { AppContext } from "../context";
@@ -24,8 +28,11 @@ export const ActivityItemSchema = t.Object(
     changeRequestId: Nullable(t.String()),
     operationId: Nullable(t.String()),
     recordId: Nullable(t.String()),
+    changeRequest: t.Optional(ChangeRequestSchema),
+    record: t.Optional(Nullable(RecordSchema)),
+    auditEvent: t.Optional(AuditEventSchema),
   },
-  { $id: "ActivityItem" },
+  { $id: "ActivityItem", description: "Busabase's item, which embeds what it is about: a change request's or a revision's `changeRequest`, a record change's `record`, an audit event's `auditEvent` (and its record, if it is about one)." },
 );
 type ActivityItem = Static<typeof ActivityItemSchema>;
 
@@ -85,8 +92,9 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
     operationId: null,
     recordId: null,
   }));
+  const audited = new Map<string, AuditEventView>();
   const audits: ActivityItem[] = atLeast(scope.level, "manage")
-    ? listAuditEvents(ctx, spaceId, { limit: wanted, before: before ? `aud_${before}` : undefined }).map((row) => ({
+    ? listAuditEvents(ctx, spaceId, { limit: wanted, before: before ? `aud_${before}` : undefined }).map((row) => (audited.set(row.id, row), {
         kind: "audit",
         id: row.id,
         timestamp: row.createdAt,
@@ -101,5 +109,35 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
     : [];
   const items = [...changeRequests, ...laterCommits(ctx, spaceId, wanted, before), ...audits].sort((a, b) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0));
   const page = items.slice(0, query.limit);
-  return { items: page, nextCursor: items.length > query.limit ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
+  return { items: withEmbedded(ctx, spaceId, page, audited), nextCursor: items.length > query.limit ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
+}
+
+/** The page's items with what each is about, read once each (a page holds at most 100). */
+function withEmbedded(ctx: AppContext, spaceId: string, page: ActivityItem[], audited: Map<string, AuditEventView>): ActivityItem[] {
+  const operationIds = page.filter((item) => item.kind === "operation" && item.operationId).map((item) => item.operationId!);
+  const crOfOperation = new Map(operationIds.map((id) => [id, findOperation(ctx, spaceId, id).changeRequestId]));
+  const crIds = [...new Set([...page.flatMap((item) => (item.kind === "change_request" && item.changeRequestId ? [item.changeRequestId] : [])), ...crOfOperation.values()])];
+  const views = new Map(changeRequestViews(ctx, crIds.map((id) => findChangeRequest(ctx, spaceId, id))).map((view) => [view.id, view]));
+  const recordOf = (id: string | null) => {
+    if (!id) return null;
+    try {
+      return getRecord(ctx, spaceId, id);
+    } catch {
+      return null;
+    }
+  };
+  return page.map((item) => {
+    switch (item.kind) {
+      case "change_request":
+        return { ...item, changeRequest: views.get(item.changeRequestId!) };
+      case "operation":
+        return { ...item, changeRequest: views.get(crOfOperation.get(item.operationId!)!) };
+      case "record":
+        return { ...item, record: recordOf(item.recordId) };
+      case "audit": {
+        const auditEvent = audited.get(item.id)!;
+        return { ...item, auditEvent, record: auditEvent.targetType === "record" ? recordOf(auditEvent.targetId) : null };
+      }
+    }
+  });
 }

@@ -17,31 +17,35 @@ import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type No
 export type NodeRow = typeof nodes.$inferSelect;
 type NodeWithBase = NodeRow & { baseId: string | null };
 
+const NODE_PROPERTIES = {
+  id: t.String(),
+  parentId: Nullable(t.String()),
+  type: oneOf(NODE_TYPES),
+  slug: t.String(),
+  name: t.String(),
+  description: t.String(),
+  baseId: Nullable(t.String({ description: "The base of a base node." })),
+  metadata: JsonObject,
+  settings: JsonObject,
+  explicitVisibility: t.Null(),
+  icon: t.Null(),
+  position: WholeNumber(),
+  status: oneOf(NODE_STATUSES),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  hasChildren: t.Boolean(),
+  shared: t.Literal(false),
+};
+
 export const NodeSchema = t.Recursive(
-  (Self) =>
-    t.Object({
-      id: t.String(),
-      parentId: Nullable(t.String()),
-      type: oneOf(NODE_TYPES),
-      slug: t.String(),
-      name: t.String(),
-      description: t.String(),
-      baseId: Nullable(t.String({ description: "The base of a base node." })),
-      metadata: JsonObject,
-      settings: JsonObject,
-      explicitVisibility: t.Null(),
-      icon: t.Null(),
-      position: WholeNumber(),
-      status: oneOf(NODE_STATUSES),
-      createdAt: Timestamp,
-      updatedAt: Timestamp,
-      hasChildren: t.Boolean(),
-      shared: t.Literal(false),
-      children: t.Array(Self, { description: "Filled down to the depth asked for; empty at the limit, where hasChildren tells whether there is more." }),
-    }),
+  (Self) => t.Object({ ...NODE_PROPERTIES, children: t.Array(Self, { description: "Filled down to the depth asked for; empty at the limit, where hasChildren tells whether there is more." }) }),
   { $id: "Node", description: "A folder or a base in the space's tree." },
 );
 export type NodeView = Static<typeof NodeSchema>;
+
+/** `GET /nodes/{nodeId}`: the node with its direct children, and Busabase's typed detail (`type`, `node`; a folder's `children`) in the same object. */
+export const NodeDetailSchema = t.Object({ ...NODE_PROPERTIES, children: t.Array(NodeSchema), node: NodeSchema }, { $id: "NodeDetail" });
+export type NodeDetailView = Static<typeof NodeDetailSchema>;
 
 const nodesOfSpace = (db: ReadDb) =>
   db
@@ -135,9 +139,19 @@ function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: Reado
     .map((row) => ({ ...view(row, byParent, status, 0), hasChildren: false }));
 }
 
-/** `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not found. */
-export function getNode(ctx: AppContext, spaceId: string, ref: string): NodeView {
+/**
+ * `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not
+ * found, nor is a node of another `type` than the one asked for (Busabase's `?type=`).
+ */
+export function getNode(ctx: AppContext, spaceId: string, ref: string, type?: string): NodeDetailView {
   const row = findNode(ctx, spaceId, ref, "active");
+  if (type !== undefined && row.type !== type) throw notFound(`Node not found: ${ref}`);
+  const shown = withChildren(ctx, spaceId, row);
+  return { ...shown, node: shown };
+}
+
+/** A node as the tree shows it, with its direct children. */
+function withChildren(ctx: AppContext, spaceId: string, row: NodeRow): NodeView {
   const byParent = treeOf(ctx, spaceId);
   const self = (byParent.get(row.parentId) ?? []).find((node) => node.id === row.id)!;
   return view(self, byParent, "active", 1);
@@ -336,7 +350,7 @@ export function updateMetadata(tx: Tx, spaceId: string, nodeId: string, metadata
   const merged = { ...node.metadata, ...metadata };
   requireMetadataWithin(tx, merged);
   tx.db.update(nodes).set({ metadata: merged, updatedAt: at }).where(eq(nodes.id, node.id)).run();
-  return getNode(tx, spaceId, node.id);
+  return withChildren(tx, spaceId, { ...node, metadata: merged, updatedAt: at });
 }
 
 /**

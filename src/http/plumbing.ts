@@ -72,7 +72,6 @@ function validationIssues(error: ValidationError): Issue[] {
   return [...byPath.values()];
 }
 
-const describe = (issue: Issue) => `${issue.path.length ? issue.path.join(".") : "body"}: ${issue.message}`;
 
 /** The contract's unknown route (API.md section 1): `path` at the top level, where Busabase's clients read it. */
 const unknownRoute = (path: string) => ({ error: "Not found", code: "NOT_FOUND", path, data: { path, hint: "GET /api/v1 links to the docs and openapi.json." } });
@@ -188,7 +187,8 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
         failure = new ApiError(405, "METHOD_NOT_ALLOWED", `${path} does not take ${request.method}; it takes ${allowed.join(", ")}.`, { allowed }, { allow: allowed.join(", ") });
       } else if (error instanceof ValidationError) {
         const issues = validationIssues(error);
-        failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.map(describe).join("; ")}`, { issues });
+        // The issues are in `data.issues` only: Busabase's SDK and CLI each print them after the message, so a message that also held them showed each three times.
+        failure = new ApiError(400, "BAD_REQUEST", `Invalid request: ${issues.length === 1 ? "1 problem" : `${issues.length} problems`}, each in data.issues.`, { issues });
       } else if (code === "PARSE") failure = new ApiError(400, "BAD_REQUEST", "The body is not valid JSON.");
       else if (isDiskFull(error)) {
         ctx.log.error(`disk full on ${path}: the write was rolled back`);

@@ -108,7 +108,14 @@ export const expirationChoices = (): Choice[] => (Object.entries(EXPIRATION_LABE
 
 /** The sentence to show for a failure: the server's own, or a plain one for a network error. */
 export const failureText = (failure: unknown): string =>
-  failure instanceof ApiError ? failure.message : failure instanceof Error ? `Could not reach the server: ${failure.message}` : String(failure);
+  failure instanceof ApiError ? withIssues(failure) : failure instanceof Error ? `Could not reach the server: ${failure.message}` : String(failure);
+
+/** A validation failure's sentence says how many problems; each is in `data.issues` (path and message), shown here. */
+function withIssues(failure: ApiError): string {
+  const issues = failure.data.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return failure.message;
+  return `The request is not valid: ${issues.map((issue: { path?: string[]; message?: string }) => `${issue.path?.length ? issue.path.join(".") : "body"}: ${issue.message}`).join("; ")}.`;
+}
 
 /**
  * A form that sends its values once at a time: the button is disabled while the request runs, and

@@ -18,7 +18,7 @@ import { badRequest, notFound } from "../../shared/errors";
 import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../../shared/schemas";
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "../../content/bases";
-import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
+import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeDetailSchema, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
 import { RecordLinkSchema } from "../../content/relations/view";
 import { countRecords, listRecords, NUMBERED_PAGE_BOUNDS, numberedPage, recordsWithValue } from "../../content/records/list";
 import { getRecord, linksOfRecordJson, recordHistory } from "../../content/records/read";
@@ -199,7 +199,10 @@ export function contentRoutes(ctx: AppContext) {
       answers: { 200: t.Object({ favorited: t.Boolean({ description: "Whether the node is now one of the caller's favorites." }) }) },
       level: "read",
     })
-    .get("/nodes/:nodeId", ({ space, params }) => getNode(ctx, space.space.id, params.nodeId), { answers: { 200: NodeSchema }, level: "read" })
+    .get("/nodes/:nodeId", ({ space, params, query }) => getNode(ctx, space.space.id, params.nodeId, query.type), {
+      answers: { 200: NodeDetailSchema }, level: "read",
+      query: t.Object({ type: t.Optional(oneOf(CONTRACT_NODE_TYPES, { description: "The node's type: a node of another type is not found." })) }),
+    })
     .get("/nodes/:nodeId/is-descendant", ({ space, params, query }) => isDescendant(ctx, space.space.id, params.nodeId, query.potentialAncestorId), {
       answers: { 200: t.Object({ isDescendant: t.Boolean({ description: "True when the node lies below potentialAncestorId; a node is not below itself." }) }) },
       level: "read",
