@@ -117,6 +117,12 @@ describe("transitions (section 7)", () => {
       [second.id, "changes_requested", "wrong year", []],
       [first.id, "changes_requested", "cite the paper", [asked]],
     ]);
+    // Busabase's agent tasks are the same, in its shape, paged.
+    const contract = (await server.call("GET", "/api/v1/agent-tasks?limit=1&offset=1", { key: agent })).body;
+    expect(contract).toEqual({ tasks: [expect.objectContaining({ id: first.id, description: "cite the paper", status: "pending", priority: "normal", completedAt: null })], total: 2 });
+    expect((await server.call("GET", "/api/v1/agent-tasks?status=completed", { key: agent })).body).toEqual({ tasks: [], total: 0 });
+    expect((await server.call("GET", `/api/v1/agent-tasks/${second.id}`, { key: agent })).body).toMatchObject({ id: second.id, description: "wrong year" });
+    expect((await server.call("GET", `/api/v1/agent-tasks/${adas.id}`, { key: agent })).status).toBe(404);
     await revise(first.operations[0].id, { title: "One, cited" }, agent);
     expect((await tasks()).map((task: any) => task.changeRequest.id)).toEqual([second.id]);
     expect((await tasks(ws.read)).map((task: any) => task.changeRequest.id)).toEqual([adas.id]);

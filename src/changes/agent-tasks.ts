@@ -3,7 +3,8 @@ import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import type { AppContext } from "../context";
-import { Nullable } from "../shared/schemas";
+import { notFound } from "../shared/errors";
+import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { CommentSchema, type CommentView, commentView } from "./comments";
 import { changeRequests, comments, reviews } from "../tables/changes";
@@ -55,4 +56,50 @@ export function agentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor): Ag
     reviewReason: reasons.get(changeRequest.id) ?? null,
     aiComments: asked.get(changeRequest.id) ?? [],
   }));
+}
+
+/** The states of Busabase's agent tasks; a change request sent back is `pending` until revised. */
+export const AGENT_TASK_STATUSES = ["pending", "in_progress", "completed", "failed", "cancelled"] as const;
+
+export const ContractAgentTaskSchema = t.Object(
+  {
+    id: t.String({ description: "The change request sent back." }),
+    title: t.String({ description: "Its message, or what it changes." }),
+    description: Nullable(t.String({ description: "What the reviewer asked for." })),
+    status: oneOf(AGENT_TASK_STATUSES),
+    priority: t.Literal("normal"),
+    createdAt: Timestamp,
+    completedAt: t.Null(),
+    result: t.Null(),
+  },
+  { $id: "ContractAgentTask", description: "Busabase's agent task: here, a change request of the caller a reviewer sent back (what GET /agent/tasks answers in Basalt's own shape)." },
+);
+type ContractAgentTask = Static<typeof ContractAgentTaskSchema>;
+
+const contractTask = (task: AgentTask): ContractAgentTask => {
+  const { changeRequest } = task;
+  const message = typeof changeRequest.sourceMeta.message === "string" ? changeRequest.sourceMeta.message : "";
+  return {
+    id: changeRequest.id,
+    title: message || `${changeRequest.operations.length === 1 ? "1 operation" : `${changeRequest.operations.length} operations`} sent back for changes`,
+    description: task.reviewReason,
+    status: "pending",
+    priority: "normal",
+    createdAt: changeRequest.updatedAt,
+    completedAt: null,
+    result: null,
+  };
+};
+
+/** `GET /agent-tasks` (Busabase's): the caller's tasks, a page of them after `offset`; only pending ones exist here. */
+export function contractAgentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor, query: { limit: number; offset: number; status?: (typeof AGENT_TASK_STATUSES)[number] }) {
+  const tasks = query.status === undefined || query.status === "pending" ? agentTasks(ctx, scope, actor).map(contractTask) : [];
+  return { tasks: tasks.slice(query.offset, query.offset + query.limit), total: tasks.length };
+}
+
+/** `GET /agent-tasks/{id}`: one of them, or 404. */
+export function contractAgentTask(ctx: AppContext, scope: SpaceScope, actor: Actor, id: string): ContractAgentTask {
+  const task = agentTasks(ctx, scope, actor).find((candidate) => candidate.changeRequest.id === id);
+  if (!task) throw notFound(`No agent task ${id}: none of your change requests waits for changes under that id.`);
+  return contractTask(task);
 }

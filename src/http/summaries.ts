@@ -99,6 +99,8 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/comments": "The comments on a record, change request, operation or commit, oldest first",
   "POST /api/v1/comments": "Comment on a record, change request, operation or commit",
   "GET /api/v1/agent/tasks": "The caller's change requests a reviewer sent back, with the reason",
+  "GET /api/v1/agent-tasks": "Busabase's agent tasks: the caller's change requests sent back for changes, paged",
+  "GET /api/v1/agent-tasks/:id": "One of Busabase's agent tasks, or 404",
   "GET /api/v1/change-requests/:changeRequestId": "One change request",
   "POST /api/v1/change-requests/:changeRequestId/reviews": "Approve or reject a change request",
   "POST /api/v1/change-requests/reviews": "Review up to 100 change requests",

@@ -21,6 +21,7 @@ import { columnsOf, DUMP_TABLES, dumpTableNamed, type DumpUser, heldBySpace, pag
  */
 export const DUMP_TABLE_NAMES = {
   nodes: "nodes",
+  nodePrincipals: null,
   bases: "bases",
   baseFields: "fields",
   views: "views",

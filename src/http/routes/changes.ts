@@ -8,10 +8,10 @@ import { access } from "../access";
 import { answers } from "../openapi";
 import { badRequest } from "../../shared/errors";
 import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
-import { oneOf, queryParameter } from "../../shared/schemas";
+import { oneOf, queryParameter, WholeNumber } from "../../shared/schemas";
 import { BatchResultsSchema, CHANGE_REQUEST_PAGE_REACH, ChangeRequestPageSchema, eachChangeRequest, inboxCounts, InboxCountsSchema, listChangeRequests, NumberedChangeRequestPageSchema, numberedChangeRequests, recordChangeRequests } from "../../changes/inbox";
 import { closeChangeRequest, mergeChangeRequest, MergeResultSchema, reviewChangeRequest, reviseOperation } from "../../changes/lifecycle";
-import { AgentTaskSchema, agentTasks } from "../../changes/agent-tasks";
+import { AGENT_TASK_STATUSES, AgentTaskSchema, agentTasks, contractAgentTask, contractAgentTasks, ContractAgentTaskSchema } from "../../changes/agent-tasks";
 import { addComment, ChangeRequestDetailSchema, changeRequestDetail, CommentSchema, listComments, MAX_COMMENT, MAX_LISTED } from "../../changes/comments";
 import { CHANGE_STATUSES, type ChangeStatus, COMMENT_SUBJECTS, VERDICTS } from "../../tables/changes";
 import { ChangeRequestSchema } from "../../changes/views";
@@ -77,6 +77,17 @@ export function changeRoutes(ctx: AppContext) {
       query: t.Object({ limit: t.Optional(t.String({ description: "1..100, default 50." })), cursor: t.Optional(t.String({ description: "nextCursor of the previous page." })) }),
     })
     .get("/agent/tasks", ({ space, actor }) => agentTasks(ctx, space, actor), { answers: { 200: t.Array(AgentTaskSchema) }, level: "read" })
+    .get(
+      "/agent-tasks",
+      ({ space, actor, query }) =>
+        contractAgentTasks(ctx, space, actor, { limit: limitParam(query.limit, 50), offset: wholeNumberParam("offset", query.offset, 0, 0, 1_000_000), status: query.status }),
+      {
+        answers: { 200: t.Object({ tasks: t.Array(ContractAgentTaskSchema), total: WholeNumber() }) },
+        level: "read",
+        query: t.Object({ limit: t.Optional(t.String()), offset: t.Optional(t.String()), status: t.Optional(oneOf(AGENT_TASK_STATUSES)) }),
+      },
+    )
+    .get("/agent-tasks/:id", ({ space, actor, params }) => contractAgentTask(ctx, space, actor, params.id), { answers: { 200: ContractAgentTaskSchema }, level: "read" })
     .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { answers: { 200: InboxCountsSchema }, level: "read" })
     .get("/change-requests/:changeRequestId", ({ space, params }) => changeRequestDetail(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestDetailSchema }, level: "read" })
     .get("/comments", ({ space, query }) => listComments(ctx, space.space.id, { ...query, limit: limitParam(query.limit, 50, MAX_LISTED) }), {
