@@ -53,6 +53,8 @@ export interface KeyCachePort {
 export interface SecretBoxPort {
   seal(secret: string): string;
   open(sealed: string): string;
+  /** An HMAC-SHA256 of `text` under the instance's key (base64url): what a link signed by this server carries. */
+  sign(text: string): string;
 }
 
 /** A webhook target checked against the operator's allow-list, with the address a delivery connects to. */

@@ -101,6 +101,32 @@ describe("assets", () => {
     expect((await upload(PNG, "image/png", "", ws.read)).status).toBe(403);
   });
 
+  test("Busabase's CLI upload: an absolute link that needs no key, a confirmation by storageKey, known bytes answered as a duplicate", async () => {
+    const CLI_PDF = new TextEncoder().encode("%PDF-1.7\n% sent by Busabase's CLI\n");
+    const hash = `sha256:${new Bun.CryptoHasher("sha256").update(CLI_PDF).digest("hex")}`;
+    const ask = () => server.call("POST", "/api/v1/assets/upload-urls", { key: ws.write, body: { fileName: "cli.pdf", mimeType: "application/pdf", sizeBytes: CLI_PDF.length, context: "record-field", contentHash: hash } });
+    const started = await ask();
+    expect(started.status).toBe(201);
+    expect(started.body).toMatchObject({ duplicate: false, expiresIn: 3600, storageKey: `attachments/${started.body.assetId}`, publicUrl: `http://basalt.test/api/v1/assets/${started.body.assetId}/content` });
+    expect(started.body.uploadUrl).toStartWith("http://basalt.test/api/v1/assets/uploads/");
+    const link = new URL(started.body.uploadUrl).pathname;
+    // The link carries its own authority: no key. Changed by one character, it is nothing.
+    const forged = await fetch(`${server.url}${link.slice(0, -1)}${link.endsWith("A") ? "B" : "A"}`, { method: "PUT", body: CLI_PDF });
+    expect(forged.status).toBe(404);
+    const put = await fetch(`${server.url}${link}`, { method: "PUT", headers: { "content-type": "application/pdf" }, body: CLI_PDF });
+    expect(put.status).toBe(200);
+    const refused = await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { storageKey: "attachments/../secret", fileName: "x", mimeType: "x", sizeBytes: 1 } });
+    expect(refused.status).toBe(400);
+    const confirmed = await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { storageKey: started.body.storageKey, fileName: "cli.pdf", mimeType: "application/pdf", sizeBytes: CLI_PDF.length, contentHash: hash } });
+    expect(confirmed.body).toMatchObject({ success: true, assetId: started.body.assetId, attachmentId: started.body.assetId, status: "ready", storageKey: started.body.storageKey });
+    // The same bytes again: the asset the space has, nothing to upload.
+    expect((await ask()).body).toMatchObject({ duplicate: true, assetId: started.body.assetId, uploadUrl: "", expiresIn: 0 });
+    // A link an hour old no longer works.
+    const later = await server.call("POST", "/api/v1/assets/upload-urls", { key: ws.write, body: { fileName: "late.pdf", mimeType: "application/pdf", sizeBytes: 5 } });
+    server.clock.advance(3601_000);
+    expect((await fetch(`${server.url}${new URL(later.body.uploadUrl).pathname}`, { method: "PUT", body: "bytes" })).status).toBe(404);
+  });
+
   test("an attachment value names assets of the space, within the field's count, types and size", async () => {
     const image = (await upload(PNG, "image/png", "?fileName=cover.png")).body;
     const pdf = (await upload(PDF, "application/pdf", "?fileName=paper.pdf")).body;

@@ -4,7 +4,8 @@ import { DAY_MS, iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { ApiError, conflict, forbidden, notFound } from "../shared/errors";
+import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/errors";
+import { timingSafeEqual } from "node:crypto";
 import { Timestamp } from "../shared/schemas";
 import { type AssetRow, assets } from "../tables/assets";
 import { servedType, storeStream, type Upload } from "./storage";
@@ -89,14 +90,86 @@ async function insertAsset(ctx: AppContext, spaceId: string, userId: string, giv
   return row;
 }
 
-/** `POST /assets/upload-urls`: a pending asset, and where to PUT its bytes. */
-export async function createUploadUrl(ctx: AppContext, spaceId: string, userId: string, input: { fileName: string; mimeType?: string; size?: number }) {
-  const max = ctx.config.maxFileBytes;
-  if (input.size !== undefined && input.size > max) throw tooLarge(max)();
-  const declaredType = input.mimeType ?? "application/octet-stream";
-  const row = await insertAsset(ctx, spaceId, userId, { status: "pending", fileName: safeFileName(input.fileName), declaredType, mimeType: servedType(declaredType, new Uint8Array()), size: input.size ?? 0, contentHash: null });
-  return { assetId: row.id, uploadUrl: `/api/v1/assets/${row.id}/upload`, method: "PUT" as const, headers: { "content-type": row.declaredType }, maxSize: max };
+/** How long a signed upload link works, in seconds (Busabase's `expiresIn`). */
+export const UPLOAD_LINK_SECONDS = 3600;
+const STORAGE_PREFIX = "attachments/";
+
+/** Busabase's name for where an asset's bytes are kept: `attachments/<asset id>` here. */
+export const storageKeyOf = (assetId: string) => `${STORAGE_PREFIX}${assetId}`;
+
+/** The asset's bytes as an absolute URL (read with the same credentials). */
+const publicUrlOf = (ctx: AppContext, assetId: string) => `${ctx.config.publicUrl}${assetUrl(assetId)}`;
+
+/**
+ * A link that lets whoever holds it PUT one pending asset's bytes, until it expires: the asset,
+ * the moment it expires, and this server's signature of both. Busabase's clients PUT there
+ * without a credential.
+ */
+function signedUploadUrl(ctx: AppContext, assetId: string): string {
+  const link = `${assetId}.${Math.floor(ctx.clock.now() / 1000) + UPLOAD_LINK_SECONDS}`;
+  return `${ctx.config.publicUrl}/api/v1/assets/uploads/${link}.${ctx.secretBox.sign(`upload ${link}`)}`;
 }
+
+const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** The pending asset a signed upload link names; a link this server did not sign, or that expired, is a 404 (one answer for both). */
+export function assetOfUploadLink(ctx: AppContext, link: string): AssetRow {
+  const [assetId = "", expires = "", signature = ""] = link.split(".");
+  const signed = sameText(signature, ctx.secretBox.sign(`upload ${assetId}.${expires}`)) && Number(expires) * 1000 > ctx.clock.now();
+  const row = signed ? ctx.db.select().from(assets).where(eq(assets.id, assetId)).get() : undefined;
+  if (!row) throw notFound("This upload link is not one this server gave, or it has expired: ask for a new one.");
+  return row;
+}
+
+/** What an upload asks for: Basalt's (`size`) or Busabase's (`sizeBytes`, `context`, a `contentHash` of bytes it may already have). */
+export interface UploadRequest {
+  fileName: string;
+  mimeType?: string;
+  size?: number;
+  sizeBytes?: number;
+  context?: string;
+  contentHash?: string;
+}
+
+/** A ready asset of the space with these bytes (`sha256:<hex>` or the hex), if any. */
+function assetWithBytes(ctx: AppContext, spaceId: string, contentHash: string): AssetRow | undefined {
+  const hex = contentHash.replace(/^sha256:/, "");
+  return ctx.db.select().from(assets).where(and(eq(assets.spaceId, spaceId), eq(assets.contentHash, hex), eq(assets.status, "ready"))).get();
+}
+
+/**
+ * `POST /assets/upload-urls`: a pending asset, and where to PUT its bytes. Asked in Busabase's form
+ * (`sizeBytes`), the answer is Busabase's too: an absolute link that carries its own authority
+ * (`signedUploadUrl`), `storageKey`, `publicUrl`, `expiresIn`, and for bytes the space already
+ * holds (by `contentHash`) that asset, with nothing to upload (`duplicate: true`).
+ */
+export async function createUploadUrl(ctx: AppContext, spaceId: string, userId: string, input: UploadRequest) {
+  const max = ctx.config.maxFileBytes;
+  const size = input.size ?? input.sizeBytes;
+  if (size !== undefined && size > max) throw tooLarge(max)();
+  const contract = input.sizeBytes !== undefined;
+  const known = contract && input.contentHash ? assetWithBytes(ctx, spaceId, input.contentHash) : undefined;
+  if (known) {
+    return { duplicate: true, assetId: known.id, attachmentId: known.id, uploadUrl: "", storageKey: storageKeyOf(known.id), publicUrl: publicUrlOf(ctx, known.id), expiresIn: 0, method: "PUT" as const, headers: {}, maxSize: max };
+  }
+  const declaredType = input.mimeType ?? "application/octet-stream";
+  const row = await insertAsset(ctx, spaceId, userId, { status: "pending", fileName: safeFileName(input.fileName), declaredType, mimeType: servedType(declaredType, new Uint8Array()), size: size ?? 0, contentHash: null });
+  const basalt = { assetId: row.id, uploadUrl: `/api/v1/assets/${row.id}/upload`, method: "PUT" as const, headers: { "content-type": row.declaredType }, maxSize: max };
+  if (!contract) return basalt;
+  return { ...basalt, duplicate: false, attachmentId: row.id, uploadUrl: signedUploadUrl(ctx, row.id), storageKey: storageKeyOf(row.id), publicUrl: publicUrlOf(ctx, row.id), expiresIn: UPLOAD_LINK_SECONDS };
+}
+
+/** The asset a confirmation names: by id (Basalt's), or by the `storageKey` an upload link gave (Busabase's). */
+export function confirmedAssetId(input: { assetId?: string; storageKey?: string }): string {
+  if (input.assetId) return input.assetId;
+  const key = input.storageKey;
+  if (key === undefined) throw badRequest("A confirmation names the asset: assetId, or the storageKey its upload link gave.");
+  if (!key.startsWith(STORAGE_PREFIX) || key.split("/").includes("..")) throw badRequest("storageKey must be an attachment upload under attachments/ (from createUploadUrl).");
+  return key.slice(STORAGE_PREFIX.length);
+}
+
+/** A confirmed asset as both answer it: Basalt's asset, with Busabase's `success`, `assetId`, `storageKey` and `publicUrl`. */
+export const confirmation = (ctx: AppContext, view: AssetView) => ({ ...view, success: true, assetId: view.id, storageKey: storageKeyOf(view.id), publicUrl: publicUrlOf(ctx, view.id) });
 
 /** A pending asset's bytes and confirmation are its uploader's: another member cannot swap them. */
 function uploadersAsset(row: AssetRow, userId: string): AssetRow {

@@ -142,6 +142,7 @@ const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number
   { method: "POST", path: /^\/api\/v1\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
   { method: "POST", path: /^\/api\/v1\/assets$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
   { method: "PUT", path: /^\/api\/v1\/assets\/[^/]+\/upload$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
+  { method: "PUT", path: /^\/api\/v1\/assets\/uploads\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
 ];
 export const UPLOAD = Object.freeze({ upload: true });
 /** The path of a request's URL, without parsing the whole URL (this runs for every request with a body). */

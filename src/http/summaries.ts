@@ -80,6 +80,7 @@ export const SUMMARIES: Record<string, string> = {
   "POST /api/v1/assets": "Upload a file in one request",
   "POST /api/v1/assets/upload-urls": "Start an upload: a pending asset and where to PUT its bytes",
   "PUT /api/v1/assets/:assetId/upload": "Upload a pending asset's bytes",
+  "PUT /api/v1/assets/uploads/:link": "Upload a pending asset's bytes through a signed link (no credential)",
   "POST /api/v1/assets/confirmations": "Confirm an upload: the asset becomes ready",
   "GET /api/v1/assets/:assetId": "An asset: its name, type, size and hash",
   "GET /api/v1/assets/:assetId/content": "An asset's bytes (ranges, ETag)",

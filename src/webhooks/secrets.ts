@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../shared/config";
@@ -31,6 +31,11 @@ export class SecretBox {
     const cipher = createCipheriv("aes-256-gcm", this.keyBytes(), iv);
     const body = Buffer.concat([cipher.update(secret, "utf8"), cipher.final()]);
     return ["v1", iv, body, cipher.getAuthTag()].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
+  }
+
+  sign(text: string): string {
+    // A key of its own for signatures, derived from the sealing key: a signature never reveals or reuses the cipher's key.
+    return createHmac("sha256", createHmac("sha256", this.keyBytes()).update("basalt signed links").digest()).update(text).digest("base64url");
   }
 
   open(sealed: string): string {

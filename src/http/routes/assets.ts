@@ -6,7 +6,7 @@ import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
 import { nestedQuery, oneString } from "../../shared/query-params";
 import { queryParameter } from "../../shared/schemas";
-import { AssetSchema, assetView, confirmAsset, createUploadUrl, findAsset, putAssetBytes, uploadAsset } from "../../assets/assets";
+import { AssetSchema, assetOfUploadLink, assetView, confirmAsset, confirmation, confirmedAssetId, createUploadUrl, findAsset, putAssetBytes, uploadAsset } from "../../assets/assets";
 import { contentPath } from "../../db/content-files";
 import { INLINE_IMAGES } from "../../assets/storage";
 
@@ -79,24 +79,53 @@ export function assetRoutes(ctx: AppContext) {
         answers: {
           201: t.Object({
             assetId: t.String(),
-            uploadUrl: t.String({ description: "PUT the bytes here, with the same credentials." }),
+            uploadUrl: t.String({ description: "PUT the bytes here: with the same credentials (Basalt's form, a path), or as it is (Busabase's form, an absolute link that carries its own authority; empty for a duplicate)." }),
             method: t.Literal("PUT"),
             headers: t.Record(t.String(), t.String()),
             maxSize: t.Integer({ description: "The most bytes the upload may have." }),
+            duplicate: t.Optional(t.Boolean({ description: "Busabase's form: the space has these bytes already (by contentHash); nothing to upload or confirm." })),
+            attachmentId: t.Optional(t.String()),
+            storageKey: t.Optional(t.String({ description: "Busabase's form: what the confirmation names." })),
+            publicUrl: t.Optional(t.String({ description: "Busabase's form: where the bytes are read." })),
+            expiresIn: t.Optional(t.Integer({ minimum: 0, description: "Busabase's form: seconds the upload link works." })),
           }),
         },
         level: "changeRequest",
-        body: t.Object({ fileName: t.String({ minLength: 1, maxLength: 1000 }), mimeType: t.Optional(t.String({ maxLength: 255 })), size: t.Optional(t.Integer({ minimum: 0 })), contentHash: t.Optional(t.String({ maxLength: 200 })) }),
+        body: t.Object({
+          fileName: t.String({ minLength: 1, maxLength: 1000 }),
+          mimeType: t.Optional(t.String({ maxLength: 255 })),
+          size: t.Optional(t.Integer({ minimum: 0 })),
+          sizeBytes: t.Optional(t.Integer({ minimum: 1, description: "Busabase's form: the answer is Busabase's too." })),
+          context: t.Optional(t.String({ maxLength: 100, pattern: "^[a-zA-Z0-9_/-]+$" })),
+          contentHash: t.Optional(t.String({ maxLength: 200 })),
+        }),
       },
     )
+    .put("/assets/uploads/:link", ({ params, request }) => {
+      const row = assetOfUploadLink(ctx, params.link);
+      if (!request.body) throw badRequest("Send the file as the request's body.");
+      return putAssetBytes(ctx, row.spaceId, row.createdBy, row.id, request);
+    }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, public: true, detail: { requestBody: FILE_BODY, description: "Busabase's upload: the link an upload-urls answer gave carries its own authority (one asset, for an hour)." } })
     .put("/assets/:assetId/upload", async ({ space, actor, params, request }) => {
       if (!request.body) throw badRequest("Send the file as the request's body.");
       return putAssetBytes(ctx, space.space.id, actor.user.id, params.assetId, request);
     }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, level: "changeRequest", detail: { requestBody: FILE_BODY } })
-    .post("/assets/confirmations", ({ space, actor, body }) => confirmAsset(ctx, space.space.id, actor.user.id, body.assetId), {
-      answers: { 200: AssetSchema, 409: ["ASSET_EMPTY"] },
+    .post("/assets/confirmations", async ({ space, actor, body }) => confirmation(ctx, await confirmAsset(ctx, space.space.id, actor.user.id, confirmedAssetId(body))), {
+      answers: {
+        200: t.Composite([AssetSchema, t.Object({ success: t.Literal(true), assetId: t.String(), storageKey: t.String(), publicUrl: t.String() })], { description: "The asset, and Busabase's confirmation." }),
+        409: ["ASSET_EMPTY"],
+      },
       level: "changeRequest",
-      body: t.Object({ assetId: t.String({ minLength: 1 }) }),
+      body: t.Object({
+        assetId: t.Optional(t.String({ minLength: 1 })),
+        storageKey: t.Optional(t.String({ minLength: 1, description: "Busabase's form: the storageKey the upload link came with." })),
+        fileName: t.Optional(t.String()),
+        mimeType: t.Optional(t.String()),
+        sizeBytes: t.Optional(t.Integer({ minimum: 1 })),
+        context: t.Optional(t.String()),
+        metadata: t.Optional(t.Record(t.String(), t.Unknown())),
+        contentHash: t.Optional(t.String()),
+      }),
     })
     .get("/assets/:assetId", ({ space, params }) => assetView(findAsset(ctx, space.space.id, params.assetId)), { answers: { 200: AssetSchema }, level: "read" })
     .get(
