@@ -153,6 +153,30 @@ describe("assets", () => {
     expect(badOptions.status).toBe(400);
   });
 
+  test("Busabase's asset library: the list with usage counts, an asset with its usages, its metadata, and a delete refused while a record names it", async () => {
+    const used = (await upload(new TextEncoder().encode("used by a record"), "text/plain", "?fileName=used.txt")).body;
+    const spare = (await upload(new TextEncoder().encode("named by nothing"), "text/plain", "?fileName=spare.txt")).body;
+    await createBase(server, ws.write, "library", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "files", name: "Files", type: "attachment" },
+    ]);
+    const record = (await server.call("POST", "/api/v1/bases/library/change-requests", { key: ws.write, body: { fields: { title: "With a file", files: [used.id] } } })).body;
+    const listed = (await server.call("GET", "/api/v1/assets", { key: ws.read })).body as { id: string; usageCount: number; name: string; contentKind: string }[];
+    expect(listed[0].id).toBe(spare.id);
+    expect(listed.find((asset) => asset.id === used.id)).toMatchObject({ usageCount: 1, name: "used.txt", contentKind: "text", textStatus: "present", metadata: {} });
+    const detail = (await server.call("GET", `/api/v1/assets/${used.id}`, { key: ws.read })).body;
+    expect(detail).toMatchObject({ id: used.id, asset: { id: used.id, usageCount: 1 }, usages: [{ ownerType: "base", nodeSlug: "library", recordId: record.id, fieldSlug: "files" }] });
+    const merged = await server.call("PATCH", `/api/v1/assets/${used.id}/metadata`, { key: ws.write, body: { metadata: { source: "scan", pages: 2 } } });
+    expect(merged.body.asset.metadata).toEqual({ source: "scan", pages: 2 });
+    expect((await server.call("PATCH", `/api/v1/assets/${used.id}/metadata`, { key: ws.write, body: { metadata: { pages: 3 } } })).body.metadata).toEqual({ source: "scan", pages: 3 });
+    expect((await server.call("PATCH", `/api/v1/assets/${used.id}/metadata`, { key: ws.write, body: { metadata: { only: true }, mode: "replace" } })).body.metadata).toEqual({ only: true });
+    expect((await server.call("PATCH", `/api/v1/assets/${used.id}/metadata`, { key: ws.read, body: { metadata: {} } })).status).toBe(403);
+    const refused = await server.call("DELETE", `/api/v1/assets/${used.id}`, { key: ws.write });
+    expect([refused.status, refused.body.reason]).toEqual([409, "ASSET_IN_USE"]);
+    expect((await server.call("DELETE", `/api/v1/assets/${spare.id}`, { key: ws.write })).body).toEqual({ deleted: true });
+    expect((await server.call("GET", `/api/v1/assets/${spare.id}`, { key: ws.read })).status).toBe(404);
+  });
+
   test("another space's keys neither read an asset nor attach it", async () => {
     const image = (await upload(PNG, "image/png", "?fileName=private.png")).body;
     const grace = await server.user("Grace");

@@ -1,5 +1,5 @@
 import { type Static, t } from "elysia";
-import { and, eq, inArray, lt } from "drizzle-orm";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import { DAY_MS, iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
@@ -10,7 +10,9 @@ import { Timestamp } from "../shared/schemas";
 import { type AssetRow, assets } from "../tables/assets";
 import { servedType, storeStream, type Upload } from "./storage";
 import { allows } from "./values";
-import { assetsNamedByRecords, pendingPayloadsNamingAssets } from "./store";
+import { assetsNamedByRecords, assetUsagesInSpace, pendingPayloadsNamingAssets } from "./store";
+import { checkJsonDepth } from "../shared/json";
+import { requireWithin } from "../shared/limits";
 
 export const AssetSchema = t.Object(
   {
@@ -22,15 +24,23 @@ export const AssetSchema = t.Object(
     size: t.Integer({ minimum: 0 }),
     contentHash: t.Union([t.String(), t.Null()], { description: "sha256:<hex> of its bytes; null until uploaded." }),
     url: t.String({ description: "Where its bytes are read (GET, with the same credentials)." }),
+    name: t.String({ description: "Busabase's name of it: its file name." }),
+    contentKind: t.Union([t.Literal("text"), t.Literal("binary")], { description: "text for text/* and JSON, XML, YAML, JavaScript or TypeScript; else binary." }),
+    metadata: t.Record(t.String(), t.Unknown(), { description: "What its uploader says of it." }),
+    usageCount: t.Integer({ minimum: 0, description: "How many record values name it." }),
+    textStatus: t.Union([t.Literal("present"), t.Literal("missing")], { description: "A text file's text is its own bytes (present); Basalt extracts none from other files (missing)." }),
     createdAt: Timestamp,
   },
   { $id: "Asset" },
 );
 export type AssetView = Static<typeof AssetSchema>;
 
+const TEXT_TYPES = /json|xml|yaml|javascript|typescript/;
+const contentKindOf = (mimeType: string) => (mimeType.startsWith("text/") || TEXT_TYPES.test(mimeType) ? "text" : "binary");
+
 export const assetUrl = (id: string) => `/api/v1/assets/${id}/content`;
 
-export const assetView = (row: AssetRow): AssetView => ({
+export const assetView = (row: AssetRow, usageCount = 0): AssetView => ({
   id: row.id,
   attachmentId: row.id,
   status: row.status,
@@ -39,6 +49,11 @@ export const assetView = (row: AssetRow): AssetView => ({
   size: row.size,
   contentHash: row.contentHash ? `sha256:${row.contentHash}` : null,
   url: assetUrl(row.id),
+  name: row.fileName,
+  contentKind: contentKindOf(row.mimeType),
+  metadata: row.metadata,
+  usageCount,
+  textStatus: contentKindOf(row.mimeType) === "text" ? "present" : "missing",
   createdAt: row.createdAt,
 });
 
@@ -85,7 +100,7 @@ export async function uploadAsset(ctx: AppContext, spaceId: string, userId: stri
 /** A new asset of the space, written with its id and times. */
 async function insertAsset(ctx: AppContext, spaceId: string, userId: string, given: Pick<AssetRow, "status" | "fileName" | "declaredType" | "mimeType" | "size" | "contentHash">): Promise<AssetRow> {
   const at = iso(ctx.clock.now());
-  const row: AssetRow = { id: newId("ast", ctx.clock.now()), spaceId, createdBy: userId, createdAt: at, updatedAt: at, ...given };
+  const row: AssetRow = { id: newId("ast", ctx.clock.now()), spaceId, createdBy: userId, createdAt: at, updatedAt: at, metadata: {}, ...given };
   await write(ctx, (tx) => tx.db.insert(assets).values(row).run());
   return row;
 }
@@ -197,6 +212,71 @@ export function confirmAsset(ctx: AppContext, spaceId: string, userId: string, a
     if (!row.contentHash) throw conflict(`Asset ${assetId} has no bytes yet: PUT them to its uploadUrl first.`, { reason: "ASSET_EMPTY" });
     tx.db.update(assets).set({ status: "ready", updatedAt: iso(tx.clock.now()) }).where(eq(assets.id, assetId)).run();
     return assetView({ ...row, status: "ready" });
+  });
+}
+
+export const AssetUsageSchema = t.Object(
+  {
+    ownerType: t.Literal("base"),
+    nodeId: t.String(),
+    nodeName: t.String(),
+    nodeType: t.Literal("base"),
+    nodeSlug: t.String(),
+    path: t.Null(),
+    recordId: t.String(),
+    fieldSlug: t.String(),
+    blockId: t.Null(),
+    createdAt: Timestamp,
+  },
+  { $id: "AssetUsage", description: "A record value that names the asset (Busabase's usage)." },
+);
+type AssetUsage = Static<typeof AssetUsageSchema>;
+
+/** The asset's usages: each active record value of the space that names it, with its base's node. */
+function usagesOf(ctx: AppContext, spaceId: string, assetId: string, nodeOf: (baseId: string) => { id: string; name: string; slug: string } | undefined): AssetUsage[] {
+  return assetUsagesInSpace(ctx, spaceId)
+    .filter((usage) => usage.assetId === assetId)
+    .flatMap((usage) => {
+      const node = nodeOf(usage.baseId);
+      return node ? [{ ownerType: "base" as const, nodeId: node.id, nodeName: node.name, nodeType: "base" as const, nodeSlug: node.slug, path: null, recordId: usage.recordId, fieldSlug: usage.fieldSlug, blockId: null, createdAt: usage.createdAt }] : [];
+    });
+}
+
+/** `GET /assets`: the space's assets, newest first, each with how many record values name it. */
+export function listAssets(ctx: AppContext, spaceId: string): AssetView[] {
+  const counts = new Map<string, number>();
+  for (const usage of assetUsagesInSpace(ctx, spaceId)) counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
+  return ctx.db.select().from(assets).where(eq(assets.spaceId, spaceId)).orderBy(desc(assets.id)).all().map((row) => assetView(row, counts.get(row.id) ?? 0));
+}
+
+/** `GET /assets/{id}`: the asset as it always was, with Busabase's `{asset, usages}` in the same object. */
+export function assetDetail(ctx: AppContext, spaceId: string, assetId: string, nodeOf: (baseId: string) => { id: string; name: string; slug: string } | undefined) {
+  const row = findAsset(ctx, spaceId, assetId);
+  const usages = usagesOf(ctx, spaceId, assetId, nodeOf);
+  const asset = assetView(row, usages.length);
+  return { ...asset, asset, usages };
+}
+
+/** `PATCH /assets/{id}/metadata`: merged into (shallow) or replacing what its uploader said of it. */
+export function updateAssetMetadata(ctx: AppContext, spaceId: string, assetId: string, metadata: Record<string, unknown>, mode: "merge" | "replace") {
+  return write(ctx, (tx) => {
+    const row = findAsset(tx, spaceId, assetId);
+    const next = mode === "replace" ? metadata : { ...row.metadata, ...metadata };
+    checkJsonDepth("metadata", next);
+    requireWithin(tx.config.limits, "metadataBytes", Buffer.byteLength(JSON.stringify(next)));
+    tx.db.update(assets).set({ metadata: next, updatedAt: iso(tx.clock.now()) }).where(eq(assets.id, assetId)).run();
+  });
+}
+
+/** `DELETE /assets/{id}`: an asset no record value and no open proposal names; its bytes go once no other asset holds them. */
+export function deleteAsset(ctx: AppContext, spaceId: string, assetId: string): Promise<{ deleted: true }> {
+  return write(ctx, (tx) => {
+    findAsset(tx, spaceId, assetId);
+    const named = assetUsagesInSpace(tx, spaceId).filter((usage) => usage.assetId === assetId).length + pendingPayloadsNamingAssets(tx).filter((payload) => payload.includes(`"${assetId}"`)).length;
+    if (named > 0) throw conflict(`Asset is still referenced by ${named} place(s); remove those references first.`, { reason: "ASSET_IN_USE" });
+    // Its bytes are noted by the delete (migrations/0027) and removed once it commits, when no other asset names them.
+    tx.db.delete(assets).where(eq(assets.id, assetId)).run();
+    return { deleted: true as const };
   });
 }
 

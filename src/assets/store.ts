@@ -1,8 +1,8 @@
-import type { Tx } from "../context";
+import type { AppContext, Tx } from "../context";
 import { named as n, rawStatement } from "../db/client";
 import { typesWith } from "../shared/field-types";
 import { operations } from "../tables/changes";
-import { commits, fields, records } from "../tables/content";
+import { bases, commits, fields, records } from "../tables/content";
 
 /** The assets' raw SQL: what names an asset, read over every record's files and every pending proposal; names from the tables. */
 
@@ -23,3 +23,14 @@ const PENDING_PAYLOADS = `SELECT c.${n(commits.payload)} AS payload FROM ${n(ope
 
 /** The payloads of pending proposals that may name an asset (their text holds an asset id). */
 export const pendingPayloadsNamingAssets = (tx: Tx): string[] => rawStatement<{ payload: string }, []>(tx.store, PENDING_PAYLOADS).all().map((row) => row.payload);
+
+const NAMED_IN_SPACE = `SELECT json_extract(item.value, '$.id') AS "assetId", ${R}.${n(records.id)} AS "recordId", ${R}.${n(records.baseId)} AS "baseId", ${F}.${n(fields.slug)} AS "fieldSlug", ${R}.${n(records.createdAt)} AS "createdAt"
+  FROM ${n(fields)} ${F} JOIN ${n(bases)} b ON b.${n(bases.id)} = ${F}.${n(fields.baseId)} JOIN ${n(records)} ${R} ON ${R}.${n(records.baseId)} = ${F}.${n(fields.baseId)},
+  json_each(${R}.${n(records.data)}, '$."' || ${F}.${n(fields.slug)} || '"') AS item
+  WHERE b.${n(bases.spaceId)} = ?1 AND ${F}.${n(fields.type)} IN (SELECT value FROM json_each(?2)) AND ${R}.${n(records.status)} = 'active'`;
+
+/** Each active record value of the space that names an asset: which asset, which record and field. Read in one statement over the space's file fields. */
+export const assetUsagesInSpace = (ctx: AppContext, spaceId: string) =>
+  rawStatement<{ assetId: string; recordId: string; baseId: string; fieldSlug: string; createdAt: number }, [string, string]>(ctx.store, NAMED_IN_SPACE)
+    .all(spaceId, JSON.stringify(typesWith("holdsFiles")))
+    .map((usage) => ({ ...usage, createdAt: records.createdAt.mapFromDriverValue(usage.createdAt) as string }));

@@ -3,7 +3,8 @@ import { checkConversion, type FieldConversion } from "../content/field-convert"
 import type { Actor } from "../auth/actor";
 import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
 import { fieldChanges, fieldsToDelete } from "../content/field-changes";
-import { checkJsonDepth, type FieldError, invalidValues } from "../content/field-types";
+import { type FieldError, invalidValues } from "../content/field-types";
+import { checkJsonDepth } from "../shared/json";
 import { resolveNewFormulas } from "../content/fields/formula/plan";
 import { recordInputErrors } from "../content/records/validate";
 import { resolveLinkedField } from "../content/relations/schema";

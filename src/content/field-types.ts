@@ -1,17 +1,12 @@
+import { checkJsonDepth, PROTOTYPE_KEYS } from "../shared/json";
 import { FIELD_TYPES, type FieldType, isComputed, isEmpty } from "../shared/field-types";
 import { badRequest } from "../shared/errors";
-import { nestsDeeperThan, PROTOTYPE_KEYS } from "../shared/json";
 import { textTooLarge } from "../shared/limits";
 import { type Checked, type FieldDefinition, TOO_LARGE } from "./fields/kind";
 import { FIELD_KINDS } from "./fields/registry";
-import { MAX_JSON_DEPTH } from "./fields/scalar";
 
 export const FIELD_SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
-/** Refuses a stored JSON object (a `json` value, node metadata, field options) that nests too deep. */
-export function checkJsonDepth(what: string, value: unknown): void {
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw badRequest(`${what} may nest at most ${MAX_JSON_DEPTH} levels.`);
-}
 
 export interface FieldError {
   slug: string;

@@ -10,7 +10,7 @@ import { checkName, checkSlug } from "../shared/formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../shared/errors";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { forgetBases } from "./bases";
-import { checkJsonDepth } from "./field-types";
+import { checkJsonDepth } from "../shared/json";
 import { relationsInto } from "./relations/schema";
 import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type NodeStatus, type NodeType } from "../tables/content";
 

@@ -92,3 +92,11 @@ export function nestsDeeperThan(value: unknown, levels: number): boolean {
   for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeperThan(child, levels - 1)) return true;
   return false;
 }
+
+/** How deep a stored JSON value (a `json` value, node or asset metadata, field options) may nest: deeper values could break SQLite's JSON functions in later reads. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Refuses a stored JSON value that nests too deep. */
+export function checkJsonDepth(what: string, value: unknown): void {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw badRequest(`${what} may nest at most ${MAX_JSON_DEPTH} levels.`);
+}

@@ -25,6 +25,8 @@ export const assets = sqliteTable(
     size: integer("size").notNull(),
     /** SHA-256 of the bytes, hex; null until they are uploaded. */
     contentHash: text("content_hash"),
+    /** What its uploader says of it (Busabase's asset metadata): a JSON object, merged or replaced by `PATCH /assets/{id}/metadata`. */
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
     createdBy: text("created_by").notNull(),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),

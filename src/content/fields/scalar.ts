@@ -1,4 +1,4 @@
-import { nestsDeeperThan } from "../../shared/json";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../shared/json";
 import { textTooLarge } from "../../shared/limits";
 import { anyOptions, type FieldKind, NOT_CONVERTIBLE, plainText, textOf, TOO_LARGE } from "./kind";
 
@@ -64,8 +64,6 @@ export const dateKind: FieldKind = {
   convertsFrom: textOf,
 };
 
-/** How deep a `json` value (and node metadata) may nest: deeper values could break SQLite's JSON functions in later reads. */
-export const MAX_JSON_DEPTH = 32;
 
 export const jsonKind: FieldKind = {
   checkOptions: anyOptions,

@@ -6,7 +6,8 @@ import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
 import { nestedQuery, oneString } from "../../shared/query-params";
 import { queryParameter } from "../../shared/schemas";
-import { AssetSchema, assetOfUploadLink, assetView, confirmAsset, confirmation, confirmedAssetId, createUploadUrl, findAsset, putAssetBytes, uploadAsset } from "../../assets/assets";
+import { assetDetail, AssetSchema, AssetUsageSchema, assetOfUploadLink, confirmAsset, confirmation, confirmedAssetId, createUploadUrl, deleteAsset, findAsset, listAssets, putAssetBytes, updateAssetMetadata, uploadAsset } from "../../assets/assets";
+import { findBaseOrNull } from "../../content/bases";
 import { contentPath } from "../../db/content-files";
 import { INLINE_IMAGES } from "../../assets/storage";
 
@@ -50,6 +51,12 @@ function rangeOf(header: string | null, size: number): [number, number] | null {
 /** `attachment; filename="…"` with an ASCII fallback and the UTF-8 name (RFC 6266). */
 const disposition = (kind: "inline" | "attachment", fileName: string) =>
   `${kind}; filename="${fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+
+/** An asset as `GET /assets/{id}` answers it: as before, with Busabase's `{asset, usages}` in the same object. */
+const AssetDetailSchema = t.Composite([AssetSchema, t.Object({ asset: AssetSchema, usages: t.Array(AssetUsageSchema) })], { $id: "AssetDetail" });
+
+/** The node of a base of the space, for naming where an asset is used. */
+const nodeOfBase = (ctx: AppContext, spaceId: string) => (baseId: string) => findBaseOrNull(ctx, spaceId, baseId)?.node;
 
 /** Files of a space: upload (one request, or Busabase's upload URL then confirmation), read and download. */
 export function assetRoutes(ctx: AppContext) {
@@ -127,7 +134,21 @@ export function assetRoutes(ctx: AppContext) {
         contentHash: t.Optional(t.String()),
       }),
     })
-    .get("/assets/:assetId", ({ space, params }) => assetView(findAsset(ctx, space.space.id, params.assetId)), { answers: { 200: AssetSchema }, level: "read" })
+    .get("/assets", ({ space }) => listAssets(ctx, space.space.id), { answers: { 200: t.Array(AssetSchema) }, level: "read" })
+    .get("/assets/:assetId", ({ space, params }) => assetDetail(ctx, space.space.id, params.assetId, nodeOfBase(ctx, space.space.id)), { answers: { 200: AssetDetailSchema }, level: "read" })
+    .patch(
+      "/assets/:assetId/metadata",
+      async ({ space, params, body }) => {
+        await updateAssetMetadata(ctx, space.space.id, params.assetId, body.metadata, body.mode ?? "merge");
+        return assetDetail(ctx, space.space.id, params.assetId, nodeOfBase(ctx, space.space.id));
+      },
+      {
+        answers: { 200: AssetDetailSchema },
+        level: "write",
+        body: t.Object({ metadata: t.Record(t.String(), t.Unknown()), mode: t.Optional(t.Union([t.Literal("merge"), t.Literal("replace")], { description: "merge (default): shallow, into what it has; replace: instead of it." })) }),
+      },
+    )
+    .delete("/assets/:assetId", ({ space, params }) => deleteAsset(ctx, space.space.id, params.assetId), { answers: { 200: t.Object({ deleted: t.Literal(true) }), 409: ["ASSET_IN_USE"] }, level: "write" })
     .get(
       "/assets/:assetId/content",
       ({ space, params, request }) => {

@@ -1,0 +1,1 @@
+ALTER TABLE `assets` ADD `metadata` text DEFAULT '{}' NOT NULL;
