@@ -56,11 +56,11 @@ describe("section 1: conventions", () => {
   });
 
   test("a validation failure lists one issue per path: a missing property is not also 'not a string'", async () => {
-    const reply = await server.call("POST", "/api/v1/webhooks", { key, body: { eventType: "record.created", actionKind: "webhook", config: {} } });
+    const reply = await server.call("POST", "/api/v1/webhooks", { key, body: { eventType: "record.created", actionKind: "webhook", config: { headers: "none" } } });
     expect(reply.status).toBe(400);
     expect(reply.body.data.issues).toEqual([
       { path: ["name"], message: "Expected required property" },
-      { path: ["config", "targetUrl"], message: "Expected required property" },
+      { path: ["config", "headers"], message: "Expected object" },
     ]);
     // The sentence does not repeat them: Busabase's SDK and CLI each print data.issues after it.
     expect(reply.body.error).toBe("Invalid request: 2 problems, each in data.issues.");

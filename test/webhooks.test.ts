@@ -80,7 +80,13 @@ describe("rules (section 8.1)", () => {
     for (const header of ["Content-Type", "webhook-id", "Webhook-Signature"]) {
       expect((await rule({ config: { targetUrl: receiver.url, headers: { [header]: "x" } } })).status, header).toBe(400);
     }
-    expect((await rule({ config: { targetUrl: receiver.url, secret: "short" } })).status).toBe(400);
+    expect((await rule({ config: { targetUrl: receiver.url, secret: "x".repeat(257) } })).status).toBe(400);
+    // Busabase's kinds: a secret of any length from 1, notify_agent delivered as a webhook, run_function refused with the reason.
+    expect((await rule({ config: { targetUrl: receiver.url, secret: "s" } })).status).toBe(201);
+    expect((await rule({ actionKind: "notify_agent" })).body).toMatchObject({ actionKind: "notify_agent", config: { targetUrl: receiver.url } });
+    const code = await rule({ actionKind: "run_function", config: { code: "return input", timeoutMs: 2000 } });
+    expect([code.status, code.body.reason]).toEqual([400, "ACTION_NOT_SUPPORTED"]);
+    expect((await rule({ config: {} })).status).toBe(400);
     expect((await rule({ baseId: "no-such-base" })).status).toBe(404);
   });
 

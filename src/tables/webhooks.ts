@@ -8,6 +8,10 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const DELIVERY_TRIGGERS = ["event", "test", "redeliver"] as const;
 export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
+/** The action kinds a rule may have: both are delivered as a signed POST (Busabase's `notify_agent` is a webhook an agent listens to). */
+export const DELIVERED_KINDS = ["webhook", "notify_agent"] as const;
+export type DeliveredKind = (typeof DELIVERED_KINDS)[number];
+
 /** A space's webhook rules. The secret is stored encrypted (see `secrets.ts`), never in clear. */
 export const webhookRules = sqliteTable(
   "webhook_rules",
@@ -17,7 +21,7 @@ export const webhookRules = sqliteTable(
     baseId: text("base_id").references(() => bases.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     eventType: text("event_type").notNull(),
-    actionKind: text("action_kind").$type<"webhook">().notNull(),
+    actionKind: text("action_kind").$type<DeliveredKind>().notNull(),
     targetUrl: text("target_url").notNull(),
     secretSealed: text("secret_sealed"),
     headers: text("headers", { mode: "json" }).$type<Record<string, string>>().notNull(),

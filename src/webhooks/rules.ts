@@ -12,7 +12,7 @@ import { checkName } from "../shared/formats";
 import { badRequest, conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
-import { DELIVERY_STATUSES, webhookRules } from "../tables/webhooks";
+import { DELIVERED_KINDS, type DeliveredKind, DELIVERY_STATUSES, webhookRules } from "../tables/webhooks";
 import { TargetRefused } from "./ssrf";
 
 export type RuleRow = typeof webhookRules.$inferSelect;
@@ -21,11 +21,14 @@ export const MAX_RULES_PER_SPACE = 50;
 
 const ALIASES: Record<string, string> = { changes_requested: "change_request.changes_requested" };
 
+/** Busabase's action kinds: the two delivered here, and `run_function`, which would run a client's code on the server. */
+export const ACTION_KINDS = [...DELIVERED_KINDS, "run_function"] as const;
+
 export interface RuleInput {
   name: string;
   eventType: (typeof RULE_EVENT_TYPES)[number];
-  actionKind: "webhook";
-  config: { targetUrl: string; secret?: string | null; headers?: Record<string, string> };
+  actionKind: (typeof ACTION_KINDS)[number];
+  config: { targetUrl?: string; secret?: string | null; headers?: Record<string, string>; code?: string; timeoutMs?: number };
   baseId?: string | null;
   enabled?: boolean;
 }
@@ -44,7 +47,7 @@ export const WebhookRuleSchema = t.Object(
     updatedAt: Timestamp,
     lastTriggeredAt: Nullable(Timestamp),
     lastStatus: Nullable(oneOf(DELIVERY_STATUSES)),
-    actionKind: t.Literal("webhook"),
+    actionKind: oneOf(DELIVERED_KINDS, { description: "Both are delivered as a signed POST to the target." }),
     config: t.Object({
       targetUrl: t.String(),
       hasSecret: t.Boolean({ description: "The secret itself is write-only." }),
@@ -98,24 +101,30 @@ function checkSecret(secret: string): string {
     }
     return secret;
   }
-  if (secret.length < 16 || secret.length > 256) throw badRequest("config.secret must be whsec_ + base64, or a string of 16 to 256 characters.");
+  if (secret.length < 1 || secret.length > 256) throw badRequest("config.secret must be whsec_ + base64, or a string of 1 to 256 characters.");
   return secret;
 }
 
 /** Checks a rule's fields and its target (the SSRF guard resolves it now, and again at every attempt). */
 async function checkRule(ctx: AppContext, scope: SpaceScope, input: RuleInput) {
+  if (input.actionKind === "run_function") {
+    throw badRequest("actionKind run_function would run code on the server, and Basalt runs none of its clients' code: deliver the event to your own endpoint (actionKind webhook) and run it there.", { reason: "ACTION_NOT_SUPPORTED" });
+  }
+  const actionKind: DeliveredKind = input.actionKind;
+  const targetUrl = input.config.targetUrl;
+  if (targetUrl === undefined) throw badRequest(`A ${actionKind} rule needs config.targetUrl: where its events are POSTed.`);
   const name = checkName(input.name);
   const eventType = ALIASES[input.eventType] ?? input.eventType;
   const headers = checkHeaders(input.config.headers);
   const baseId = input.baseId ? findBase(ctx, scope.space.id, input.baseId, { archived: true }).base.id : null;
   try {
-    await ctx.webhookTargets.resolve(input.config.targetUrl);
+    await ctx.webhookTargets.resolve(targetUrl);
   } catch (error) {
     if (error instanceof TargetRefused) throw badRequest(error.message, { reason: "TARGET_NOT_ALLOWED" });
     throw error;
   }
   const secret = input.config.secret === undefined || input.config.secret === null ? input.config.secret : checkSecret(input.config.secret);
-  return { name, eventType, headers, baseId, secret };
+  return { name, eventType, headers, baseId, secret, actionKind, targetUrl };
 }
 
 export function findRule(ctx: AppContext, spaceId: string, ruleId: string): RuleRow {
@@ -152,8 +161,8 @@ export async function createRule(ctx: AppContext, scope: SpaceScope, actor: Audi
       baseId: checked.baseId,
       name: checked.name,
       eventType: checked.eventType,
-      actionKind: "webhook",
-      targetUrl: input.config.targetUrl,
+      actionKind: checked.actionKind,
+      targetUrl: checked.targetUrl,
       secretSealed: sealed,
       headers: checked.headers,
       enabled: input.enabled ?? true,
@@ -187,7 +196,8 @@ export async function updateRule(ctx: AppContext, scope: SpaceScope, ruleId: str
     const changes: Partial<RuleRow> = {
       name: checked.name,
       eventType: checked.eventType,
-      targetUrl: input.config.targetUrl,
+      actionKind: checked.actionKind,
+      targetUrl: checked.targetUrl,
       headers: checked.headers,
       baseId: checked.baseId,
       enabled,

@@ -8,16 +8,18 @@ import { Name, oneOf, Success } from "../../shared/schemas";
 import { answers } from "../openapi";
 import { DeliverySchema, listDeliveries, redeliver, testFire } from "../../webhooks/deliveries";
 import { RULE_EVENT_TYPES } from "../../shared/event-types";
-import { createRule, deleteRule, findRule, listRules, ruleView, updateRule, WebhookRuleSchema } from "../../webhooks/rules";
+import { ACTION_KINDS, createRule, deleteRule, findRule, listRules, ruleView, updateRule, WebhookRuleSchema } from "../../webhooks/rules";
 
 const Rule = t.Object({
   name: Name,
   eventType: oneOf(RULE_EVENT_TYPES),
-  actionKind: t.Literal("webhook"),
+  actionKind: oneOf(ACTION_KINDS, { description: "webhook and notify_agent are delivered as a signed POST; run_function is refused (Basalt runs no client code)." }),
   config: t.Object({
-    targetUrl: t.String({ minLength: 1, maxLength: 2048 }),
+    targetUrl: t.Optional(t.String({ minLength: 1, maxLength: 2048, description: "Required for webhook and notify_agent." })),
     secret: t.Optional(t.Union([t.String({ maxLength: 512 }), t.Null()])),
     headers: t.Optional(t.Record(t.String({ maxLength: 256 }), t.String({ maxLength: 4096 }), { maxProperties: 50 })),
+    code: t.Optional(t.String({ maxLength: 20_000, description: "run_function's; refused." })),
+    timeoutMs: t.Optional(t.Integer({ minimum: 100, maximum: 5000 })),
   }),
   baseId: t.Optional(t.Union([t.String({ minLength: 1 }), t.Null()])),
   enabled: t.Optional(t.Boolean()),
@@ -35,11 +37,11 @@ export function webhookRoutes(ctx: AppContext) {
         set.status = 201;
         return createRule(ctx, space, actingAs(actor), body);
       },
-      { answers: { 201: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"], 409: ["RULE_LIMIT_REACHED"] }, level: "manage", body: Rule },
+      { answers: { 201: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED", "ACTION_NOT_SUPPORTED"], 409: ["RULE_LIMIT_REACHED"] }, level: "manage", body: Rule },
     )
     .get("/webhooks/:ruleId", ({ space, params }) => ruleView(findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: WebhookRuleSchema }, level: "manage" })
     .put("/webhooks/:ruleId", ({ space, actor, params, body }) => updateRule(ctx, space, params.ruleId, body, actingAs(actor)), {
-      answers: { 200: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED"] },
+      answers: { 200: WebhookRuleSchema, 400: ["TARGET_NOT_ALLOWED", "ACTION_NOT_SUPPORTED"] },
       level: "manage",
       body: Rule,
     })
