@@ -175,3 +175,34 @@ describe("a search with many matches", () => {
     }
   }, 60_000);
 });
+
+describe("grep (Busabase's POST /grep)", () => {
+  test("one expression over record values, line by line, with context; bounded by maxMatches; a pattern that could backtrack without end is refused", async () => {
+    const { server: own, ws: mine } = await freshWorkspace({ deliveries: false });
+    try {
+      await createBase(own, mine.write, "notes", [
+        { slug: "title", name: "Title", type: "text" },
+        { slug: "body", name: "Body", type: "longtext" },
+      ]);
+      await fillBase(own, mine.write, "notes", 3, (i) => ({ title: `note ${i}`, body: `first line\nTODO: fix ${i}\nlast line` }));
+      const grep = (body: Record<string, unknown>) => own.call("POST", "/api/v1/grep", { key: mine.read, body });
+      const found = await grep({ pattern: "todo: fix (\\d)", flags: "i", contextLines: 1 });
+      expect(found.status).toBe(200);
+      expect(found.body.matches).toHaveLength(3);
+      expect(found.body.matches[0]).toMatchObject({ source: "records", baseSlug: "notes", fieldSlug: "body", line: 2, column: 1, text: "TODO: fix 0", before: ["first line"], after: ["last line"] });
+      expect(found.body).toMatchObject({ truncated: false, coverage: { records: { scanned: 3, notReached: 0 }, docs: { scanned: 0 }, files: { scanned: 0 } } });
+      const capped = await grep({ pattern: "line", maxMatches: 2, sources: ["records"] });
+      expect([capped.body.matches.length, capped.body.truncated]).toEqual([2, true]);
+      expect((await grep({ pattern: "TODO", scope: { records: { baseSlugs: ["notes"] } } })).body.matches).toHaveLength(3);
+      expect((await grep({ pattern: "TODO", sources: ["docs"] })).body.matches).toEqual([]);
+      for (const pattern of ["(a+)+$", "(a|aa)*b", "([a-z]*)*x"]) {
+        const refused = await grep({ pattern });
+        expect([refused.status, refused.body.error]).toEqual([400, expect.stringContaining("catastrophic backtracking")]);
+      }
+      const invalid = await grep({ pattern: "(unclosed" });
+      expect([invalid.status, invalid.body.error]).toEqual([400, expect.stringContaining("Invalid pattern")]);
+    } finally {
+      own.stop();
+    }
+  });
+});

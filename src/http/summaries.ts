@@ -82,6 +82,7 @@ export const SUMMARIES: Record<string, string> = {
   "PUT /api/v1/assets/:assetId/upload": "Upload a pending asset's bytes",
   "PUT /api/v1/assets/uploads/:link": "Upload a pending asset's bytes through a signed link (no credential)",
   "GET /api/v1/assets": "The space's assets, newest first, with their usage counts",
+  "POST /api/v1/grep": "One regular expression over the space's record values, line by line (bounded by matches and time)",
   "PATCH /api/v1/assets/:assetId/metadata": "Merge into or replace an asset's metadata",
   "DELETE /api/v1/assets/:assetId": "Delete an asset nothing names",
   "POST /api/v1/assets/confirmations": "Confirm an upload: the asset becomes ready",

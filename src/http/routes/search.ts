@@ -1,10 +1,11 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import { grep, GREP_BOUNDS, GREP_SOURCES, GrepAnswerSchema } from "../../search/grep";
 import type { AppContext } from "../../context";
 import { access } from "../access";
 import { badRequest } from "../../shared/errors";
 import { answers } from "../openapi";
 import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
-import { queryParameter } from "../../shared/schemas";
+import { oneOf, queryParameter } from "../../shared/schemas";
 import { SEARCH_BOUNDS, SEARCH_SOURCES, SearchAnswerSchema, type SearchSource, searchSpace } from "../../search/search";
 
 const SEARCH_QUERY = [
@@ -26,6 +27,18 @@ export function searchRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
+    .post("/grep", ({ space, body }) => grep(ctx, space.space.id, body), {
+      answers: { 200: GrepAnswerSchema },
+      level: "read",
+      body: t.Object({
+        pattern: t.String({ minLength: 1, maxLength: GREP_BOUNDS.pattern, description: "A JavaScript regular expression, matched line by line." }),
+        flags: t.Optional(t.String({ maxLength: 10, description: "Only i (ignore case) is honoured." })),
+        sources: t.Optional(t.Array(oneOf(GREP_SOURCES), { maxItems: 3 })),
+        scope: t.Optional(t.Object({ records: t.Optional(t.Object({ baseIds: t.Optional(t.Array(t.String(), { maxItems: 100 })), baseSlugs: t.Optional(t.Array(t.String(), { maxItems: 100 })) })) }, { additionalProperties: true })),
+        maxMatches: t.Optional(t.Integer({ minimum: 1, maximum: GREP_BOUNDS.maxMatches })),
+        contextLines: t.Optional(t.Integer({ minimum: 0, maximum: GREP_BOUNDS.contextLines })),
+      }),
+    })
     .get(
       "/search",
       ({ space, request }) => {
