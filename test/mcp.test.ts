@@ -22,7 +22,7 @@ const text = (result: unknown) => (result as { content: { text: string }[] }).co
 test("lists the core loop's tools", async () => {
   const client = await connect(ws.read);
   const names = (await client.listTools()).tools.map((tool) => tool.name);
-  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request", "list_agent_tasks", "revise_operation", "search", "list_views", "propose_view_change", "list_comments", "add_comment"]) {
+  for (const name of ["whoami", "list_tree", "get_base", "list_records", "search_records", "get_record", "get_record_links", "propose_record_create", "propose_record_update", "propose_record_delete", "get_change_request", "review_change_request", "merge_change_request", "list_agent_tasks", "revise_operation", "search", "grep", "list_views", "propose_view_change", "list_comments", "add_comment"]) {
     expect(names).toContain(name);
   }
   await client.close();
@@ -82,6 +82,8 @@ test("an agent saves a view, lists through it, searches the space and comments, 
   expect(view).toEqual((await server.call("GET", "/api/v1/bases/papers/views", { key: ws.read })).body[0]);
   const page = JSON.parse(text(await agent.callTool({ name: "list_records", arguments: { base: "papers", viewId: view.id } })));
   expect(page.records.map((r: { fields: { title: string } }) => r.fields.title)).toEqual(["BERT", "Attention"]);
+  const grepped = JSON.parse(text(await agent.callTool({ name: "grep", arguments: { pattern: "^Atten", baseSlugs: ["papers"] } })));
+  expect(grepped.matches.map((match: { fieldSlug: string; column: number }) => [match.fieldSlug, match.column])).toContainEqual(["title", 1]);
   const found = JSON.parse(text(await agent.callTool({ name: "search", arguments: { query: "atten" } })));
   expect(found).toEqual((await server.call("GET", "/api/v1/search?query=atten", { key: ws.read })).body);
   expect(found.results.map((hit: { title: string }) => hit.title)).toEqual(["Attention"]);

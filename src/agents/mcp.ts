@@ -1,3 +1,4 @@
+import { grep, GREP_BOUNDS } from "../search/grep";
 import { SEARCH_BOUNDS, searchSpace } from "../search/search";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
@@ -128,6 +129,22 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
       inputSchema: { query: z.string().min(1).max(500), limit: z.number().int().min(1).max(SEARCH_BOUNDS.limit).optional(), offset: z.number().int().min(0).max(SEARCH_BOUNDS.offset).optional() },
     },
     inSpace("read", (scope, args: { query: string; limit?: number; offset?: number }) => searchSpace(ctx, scope.space.id, { query: args.query, limit: args.limit ?? 20, offset: args.offset ?? 0, sources: ["records", "names"] })),
+  );
+  server.registerTool(
+    "grep",
+    {
+      description: "One JavaScript regular expression over the space's record values, line by line (as POST /api/v1/grep): each match with its base, record, field, line and column; bounded by maxMatches and time.",
+      inputSchema: {
+        pattern: z.string().min(1).max(GREP_BOUNDS.pattern),
+        flags: z.string().max(10).optional(),
+        baseSlugs: z.array(z.string()).max(100).optional(),
+        maxMatches: z.number().int().min(1).max(GREP_BOUNDS.maxMatches).optional(),
+        contextLines: z.number().int().min(0).max(GREP_BOUNDS.contextLines).optional(),
+      },
+    },
+    inSpace("read", (scope, args: { pattern: string; flags?: string; baseSlugs?: string[]; maxMatches?: number; contextLines?: number }) =>
+      grep(ctx, scope.space.id, { ...args, sources: ["records"], scope: args.baseSlugs ? { records: { baseSlugs: args.baseSlugs } } : undefined }),
+    ),
   );
   server.registerTool(
     "wait_for_events",

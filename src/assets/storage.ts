@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
-import { closeSync, copyFileSync, existsSync, linkSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, ftruncateSync, linkSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { contentPath, filesDir, holdLanding, tmpDir } from "../db/content-files";
@@ -96,10 +96,22 @@ export async function writeTemporary(dataDir: string, body: Upload, max: number,
     if (length !== null && size !== length) throw new Error(`the upload ended after ${size} of its ${length} bytes`);
     return { path, size };
   } catch (error) {
+    // Emptied before it is removed: a write of Bun's may still hold the file open for a moment, and
+    // an unlinked file's blocks are freed only when the last handle closes; a full disk must be free again at once.
+    emptied(fd);
     rmSync(path, { force: true });
     throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Frees a failed upload's blocks; the failure it follows is what the caller hears, whatever this meets. */
+function emptied(fd: number): void {
+  try {
+    ftruncateSync(fd, 0);
+  } catch {
+    // The file is removed next either way; only its blocks may be freed later.
   }
 }
 

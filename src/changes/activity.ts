@@ -9,7 +9,7 @@ import { ChangeRequestSchema, changeRequestViews } from "./views";
 import { atLeast } from "../shared/levels";
 import { commits } from "../tables/content";
 import type { AppContext } from "../context";
-import { badRequest } from "../shared/errors";
+import { ApiError, badRequest } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { newestChangeRequests } from "./inbox";
@@ -92,21 +92,20 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
     operationId: null,
     recordId: null,
   }));
-  const audited = new Map<string, AuditEventView>();
-  const audits: ActivityItem[] = atLeast(scope.level, "manage")
-    ? listAuditEvents(ctx, spaceId, { limit: wanted, before: before ? `aud_${before}` : undefined }).map((row) => (audited.set(row.id, row), {
-        kind: "audit",
-        id: row.id,
-        timestamp: row.createdAt,
-        actorId: row.actorId,
-        action: row.action,
-        summary: "",
-        baseId: row.baseId,
-        changeRequestId: row.targetType === "change_request" ? row.targetId : null,
-        operationId: null,
-        recordId: null,
-      }))
-    : [];
+  const auditRows = atLeast(scope.level, "manage") ? listAuditEvents(ctx, spaceId, { limit: wanted, before: before ? `aud_${before}` : undefined }) : [];
+  const audited = new Map(auditRows.map((row) => [row.id, row]));
+  const audits: ActivityItem[] = auditRows.map((row) => ({
+    kind: "audit",
+    id: row.id,
+    timestamp: row.createdAt,
+    actorId: row.actorId,
+    action: row.action,
+    summary: "",
+    baseId: row.baseId,
+    changeRequestId: row.targetType === "change_request" ? row.targetId : null,
+    operationId: null,
+    recordId: null,
+  }));
   const items = [...changeRequests, ...laterCommits(ctx, spaceId, wanted, before), ...audits].sort((a, b) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0));
   const page = items.slice(0, query.limit);
   return { items: withEmbedded(ctx, spaceId, page, audited), nextCursor: items.length > query.limit ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
@@ -118,12 +117,14 @@ function withEmbedded(ctx: AppContext, spaceId: string, page: ActivityItem[], au
   const crOfOperation = new Map(operationIds.map((id) => [id, findOperation(ctx, spaceId, id).changeRequestId]));
   const crIds = [...new Set([...page.flatMap((item) => (item.kind === "change_request" && item.changeRequestId ? [item.changeRequestId] : [])), ...crOfOperation.values()])];
   const views = new Map(changeRequestViews(ctx, crIds.map((id) => findChangeRequest(ctx, spaceId, id))).map((view) => [view.id, view]));
+  // A record purged since the item was written is shown as null.
   const recordOf = (id: string | null) => {
     if (!id) return null;
     try {
       return getRecord(ctx, spaceId, id);
-    } catch {
-      return null;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return null;
+      throw error;
     }
   };
   return page.map((item) => {
