@@ -87,6 +87,19 @@ describe("the audit trail", () => {
   });
 });
 
+describe("events a client appends (Busabase's POST /audit-events)", () => {
+  test("an action of Busabase's about a record of the space, acted by the caller; another space's record is not found; it needs manage", async () => {
+    const record = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Seen" } } })).body;
+    const appended = await server.call("POST", "/api/v1/audit-events", { key: ws.manage, body: { action: "record.viewed", actorId: "usr_someone_else", recordId: record.id, operationId: "opr_x", metadata: { via: "cli" } } });
+    expect(appended.status).toBe(200);
+    expect(appended.body).toMatchObject({ action: "record.viewed", actorId: ws.owner.id, actor: { id: ws.owner.id }, recordId: record.id, operationId: "opr_x", commitId: null, metadata: { via: "cli", operationId: "opr_x" } });
+    expect((await trail())[0]).toMatchObject({ id: appended.body.id, recordId: record.id });
+    expect((await server.call("POST", "/api/v1/audit-events", { key: ws.manage, body: { action: "record.viewed", recordId: "rec_0000000000000000" } })).status).toBe(404);
+    expect((await server.call("POST", "/api/v1/audit-events", { key: ws.manage, body: { action: "api_key.created" } })).status).toBe(400);
+    expect((await server.call("POST", "/api/v1/audit-events", { key: ws.write, body: { action: "record.viewed" } })).status).toBe(403);
+  });
+});
+
 describe("the activity feed", () => {
   test("change requests, revisions and record changes, newest first, paged by cursor; audit events for managers only", async () => {
     const proposal = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Draft" }, message: "first try" } })).body;

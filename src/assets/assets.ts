@@ -11,8 +11,8 @@ import { type AssetRow, assets } from "../tables/assets";
 import { servedType, storeStream, type Upload } from "./storage";
 import { allows } from "./values";
 import { assetsNamedByRecords, assetUsagesInSpace, pendingPayloadsNamingAssets } from "./store";
-import { checkJsonDepth } from "../shared/json";
-import { requireWithin } from "../shared/limits";
+import { checkMetadata } from "../shared/json";
+
 
 export const AssetSchema = t.Object(
   {
@@ -262,8 +262,7 @@ export function updateAssetMetadata(ctx: AppContext, spaceId: string, assetId: s
   return write(ctx, (tx) => {
     const row = findAsset(tx, spaceId, assetId);
     const next = mode === "replace" ? metadata : { ...row.metadata, ...metadata };
-    checkJsonDepth("metadata", next);
-    requireWithin(tx.config.limits, "metadataBytes", Buffer.byteLength(JSON.stringify(next)));
+    checkMetadata(tx.config.limits, next);
     tx.db.update(assets).set({ metadata: next, updatedAt: iso(tx.clock.now()) }).where(eq(assets.id, assetId)).run();
   });
 }

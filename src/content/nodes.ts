@@ -10,7 +10,7 @@ import { checkName, checkSlug } from "../shared/formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../shared/errors";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { forgetBases } from "./bases";
-import { checkJsonDepth } from "../shared/json";
+import { checkMetadata } from "../shared/json";
 import { relationsInto } from "./relations/schema";
 import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type NodeStatus, type NodeType } from "../tables/content";
 
@@ -242,7 +242,6 @@ function heightBelow(ctx: AppContext, spaceId: string, nodeId: string): number {
   return height;
 }
 
-const requireMetadataWithin = (ctx: AppContext, metadata: Record<string, unknown>) => requireWithin(ctx.config.limits, "metadataBytes", Buffer.byteLength(JSON.stringify(metadata)));
 
 function activeFolder(ctx: AppContext, spaceId: string, ref: string | undefined): NodeRow {
   const parent = ref ? findNode(ctx, spaceId, ref, "active") : rootNode(ctx, spaceId);
@@ -274,11 +273,10 @@ export type NewNode = {
 export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string): NodeRow {
   forgetBases(tx);
   checkSlug(input.slug, "node slug");
-  checkJsonDepth("metadata", input.metadata);
+  checkMetadata(tx.config.limits, input.metadata ?? {});
   const name = checkName(input.name);
   const parent = activeFolder(tx, spaceId, input.parentId);
   requireWithin(tx.config.limits, "folderDepth", depthOf(tx, parent.id) + 1);
-  requireMetadataWithin(tx, input.metadata ?? {});
   const row: NodeRow = {
     id: newId("nod"),
     spaceId,
@@ -345,10 +343,9 @@ export function restoreNode(tx: Tx, spaceId: string, nodeId: string, at: string)
 
 /** Shallow merge into the node's metadata. */
 export function updateMetadata(tx: Tx, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
-  checkJsonDepth("metadata", metadata);
   const node = findNode(tx, spaceId, nodeId, "active");
   const merged = { ...node.metadata, ...metadata };
-  requireMetadataWithin(tx, merged);
+  checkMetadata(tx.config.limits, merged);
   tx.db.update(nodes).set({ metadata: merged, updatedAt: at }).where(eq(nodes.id, node.id)).run();
   return withChildren(tx, spaceId, { ...node, metadata: merged, updatedAt: at });
 }

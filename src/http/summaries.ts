@@ -61,6 +61,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/records/count": "How many records match",
   "GET /api/v1/records/page": "A numbered page of records, with the total",
   "GET /api/v1/audit-events": "The space's audit trail, newest first",
+  "POST /api/v1/audit-events": "Append an event of the client's own to the audit trail (Busabase's actions)",
   "GET /api/v1/activity/paged": "The space's activity, newest first",
   "GET /api/v1/bases/:baseId/fields/deleted": "The fields deleted from a base, the latest first",
   "POST /api/v1/bases/:baseId/fields/convert/preview": "What converting a field to another type would do, before any change",

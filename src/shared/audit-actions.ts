@@ -1,4 +1,28 @@
-/** What the audit trail records. */
+/** What a client may append to the audit trail (`POST /audit-events`): Busabase's names (its contract, §3.5). */
+export const CLIENT_AUDIT_ACTIONS = [
+  "record.viewed",
+  "change_request.created",
+  "change_request.updated",
+  "change_request.deleted",
+  "change_request.reviewed",
+  "change_request.merged",
+  "base.created",
+  "field.created",
+  "doc.created",
+  "doc.updated",
+  "file.created",
+  "skill.created",
+  "drive.created",
+  "airapp.created",
+  "asset.deleted",
+  "asset.metadata_updated",
+  "asset.text_written",
+  "asset.text_marked_none",
+  "node.metadata_updated",
+  "node.purged",
+] as const;
+
+/** What the audit trail records: the server's own actions, and those clients append. */
 export const AUDIT_ACTIONS = [
   "api_key.created",
   "api_key.updated",
@@ -15,5 +39,6 @@ export const AUDIT_ACTIONS = [
   "webhook_rule.deleted",
   "change_request.merged",
   "change_request.closed",
+  ...CLIENT_AUDIT_ACTIONS.filter((action) => action !== "change_request.merged"),
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,4 +1,5 @@
 import { ApiError, badRequest } from "./errors";
+import { type Limits, requireWithin } from "./limits";
 
 /** Keys that reach an object's prototype when assigned; no body or query may carry them as names. */
 export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
@@ -99,4 +100,10 @@ export const MAX_JSON_DEPTH = 32;
 /** Refuses a stored JSON value that nests too deep. */
 export function checkJsonDepth(what: string, value: unknown): void {
   if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw badRequest(`${what} may nest at most ${MAX_JSON_DEPTH} levels.`);
+}
+
+/** Metadata a client stores (a node's, an asset's, an audit event's): at most `MAX_JSON_DEPTH` levels deep and `--max-metadata` of JSON. */
+export function checkMetadata(limits: Limits, metadata: Record<string, unknown>): void {
+  checkJsonDepth("metadata", metadata);
+  requireWithin(limits, "metadataBytes", Buffer.byteLength(JSON.stringify(metadata)));
 }
