@@ -173,6 +173,11 @@ describe("assets", () => {
     expect((await server.call("PATCH", `/api/v1/assets/${used.id}/metadata`, { key: ws.read, body: { metadata: {} } })).status).toBe(403);
     const refused = await server.call("DELETE", `/api/v1/assets/${used.id}`, { key: ws.write });
     expect([refused.status, refused.body.reason]).toEqual([409, "ASSET_IN_USE"]);
+    // Busabase's asset text: a text file's is its own bytes (no separate download); a file of another kind has none.
+    expect((await server.call("GET", `/api/v1/dump/export/asset-texts/${used.id}/content`, { key: ws.manage })).body).toEqual({ assetId: used.id, textStorageKey: "", downloadUrl: null, textContentHash: used.contentHash, byteCount: used.size });
+    const binary = (await upload(PNG, "image/png", "?fileName=dot.png")).body;
+    const none = await server.call("GET", `/api/v1/dump/export/asset-texts/${binary.id}/content`, { key: ws.manage });
+    expect([none.status, none.body.error]).toEqual([404, `Asset text not found: ${binary.id}`]);
     expect((await server.call("DELETE", `/api/v1/assets/${spare.id}`, { key: ws.write })).body).toEqual({ deleted: true });
     expect((await server.call("GET", `/api/v1/assets/${spare.id}`, { key: ws.read })).status).toBe(404);
   });

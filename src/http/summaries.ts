@@ -74,6 +74,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/events/stream": "Live events of the space as Server-Sent Events (resume with Last-Event-ID)",
   "POST /api/v1/bases/:baseId/records/bulk-update-change-request": "Propose updates of many records of a base as one change request",
   "POST /api/v1/dump/export/tables": "Export a page of one table's raw rows of the space (moving a space)",
+  "GET /api/v1/dump/export/asset-texts/:assetId/content": "Busabase's asset text: a text file's is its own bytes; others have none",
   "POST /api/v1/dump/import/begin": "Begin importing a dump into this empty space",
   "POST /api/v1/dump/import/tables": "Add a batch of one table's raw rows (or file bytes) to an import",
   "POST /api/v1/dump/import/commit": "Load an import's rows into the space, all or nothing",

@@ -1,7 +1,9 @@
+import { assetView, findAsset } from "../assets/assets";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { t } from "elysia";
+import { type Static, t } from "elysia";
+import { Nullable } from "../shared/schemas";
 import { type AuditActor, recordAudit } from "../audit/audit";
 import type { AppContext, Tx } from "../context";
 import { forgetBases } from "../content/bases";
@@ -341,4 +343,22 @@ export function abortDumpImport(ctx: AppContext, spaceId: string, sessionId: str
   readSession(ctx, spaceId, sessionId);
   rmSync(sessionDir(ctx, sessionId), { recursive: true, force: true });
   return { ok: true };
+}
+
+export const AssetTextSchema = t.Object(
+  {
+    assetId: t.String(),
+    textStorageKey: t.String({ description: "Empty: a text file's text is its own bytes." }),
+    downloadUrl: t.Null({ description: "Null: the text is the file's own bytes, carried with the asset." }),
+    textContentHash: Nullable(t.String()),
+    byteCount: t.Integer({ minimum: 0 }),
+  },
+  { description: "Busabase's asset text. Basalt keeps no text apart from the file: a text file's text is its bytes (downloadUrl null), and other files have none (404)." },
+);
+
+/** Busabase's `GET /dump/export/asset-texts/{assetId}/content`: a text file's text is its own bytes; any other asset has none. */
+export function assetText(ctx: AppContext, spaceId: string, assetId: string): Static<typeof AssetTextSchema> {
+  const asset = assetView(findAsset(ctx, spaceId, assetId));
+  if (asset.textStatus !== "present") throw notFound(`Asset text not found: ${assetId}`);
+  return { assetId, textStorageKey: "", downloadUrl: null, textContentHash: asset.contentHash, byteCount: asset.size };
 }

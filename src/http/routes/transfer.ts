@@ -15,7 +15,7 @@ import { commitImport, type ImportReview, importNewBase, NO_BASE } from "../../t
 import { checkedUpload, ImportPreviewSchema, ImportResultSchema, previewImport } from "../../transfer/import-plan";
 import { getImportJob, ImportJobSchema, listImportJobs } from "../../transfer/import-jobs";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../../shared/import-formats";
-import { abortDumpImport, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "../../transfer/dump-api";
+import { abortDumpImport, assetText, AssetTextSchema, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "../../transfer/dump-api";
 import { actingAs } from "../../auth/actor";
 
 const EXPORT_QUERY = [
@@ -144,6 +144,7 @@ export function transferRoutes(ctx: AppContext) {
       detail: { description: "The base's imports, newest first (at most 20), each with how far it went: running, done, or failed with its reason." },
     })
     .get("/imports/:importId", ({ space, params }) => getImportJob(ctx, space.space.id, params.importId), { answers: { 200: ImportJobSchema }, level: "read" })
+    .get("/dump/export/asset-texts/:assetId/content", ({ space, params }) => assetText(ctx, space.space.id, params.assetId), { answers: { 200: AssetTextSchema }, level: "manage" })
     .post("/dump/export/tables", ({ space, body }) => exportTablePage(ctx, space.space.id, body.table, body.cursor, body.limit ?? 500), {
       answers: { 200: t.Object({ rows: DumpRowsSchema, nextCursor: Nullable(t.String()) }) },
       level: "manage",
