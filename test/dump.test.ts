@@ -34,6 +34,8 @@ beforeAll(async () => {
   await source.call("POST", "/api/v1/views/change-requests", { key: from.write, body: { operation: "create", baseId: "papers", name: "All", type: "table", config: {} } });
   const rule = await source.call("POST", "/api/v1/webhooks", { key: from.manage, body: { name: "hook", eventType: "record.created", actionKind: "webhook", config: { targetUrl: "http://127.0.0.1:9/hook", secret: "whsec_dGhpcyBpcyBhIHNlY3JldCBrZXkgb2YgMzIgYnl0ZXM=", headers: { authorization: "Bearer very-secret" } } } });
   expect([rule.status, rule.body.error]).toEqual([201, undefined]);
+  ids.doc = (await source.call("POST", "/api/v1/docs", { key: from.write, body: { slug: "guide", name: "Guide", body: "# Guide\n" } })).body.node.id;
+  ids.skill = (await source.call("POST", "/api/v1/file-trees", { key: from.write, body: { type: "skill", slug: "triage", name: "Triage", files: [{ path: "notes/a.md", content: "A" }] } })).body.node.id;
   ({ server: target, ws: to } = await freshWorkspace({ deliveries: false }));
 });
 afterAll(async () => {
@@ -65,6 +67,8 @@ describe("moving a space between machines", () => {
     await same(`/api/v1/records/${ids.paper}/links`);
     await same(`/api/v1/records/${ids.ada}`);
     await same(`/api/v1/change-requests/${ids.proposal}`);
+    await same(`/api/v1/nodes/${ids.doc}`);
+    await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
     expect(await read(target, to.read, "moved", `/api/v1/change-requests/${ids.proposal}`)).toMatchObject({ status: "in_review", comments: [{ body: "Will fix" }] });
     expect((await read(target, to.read, "moved", "/api/v1/bases/papers/views")).map((view: { name: string }) => view.name)).toEqual(["All"]);
     const search = await read(target, to.read, "moved", "/api/v1/search?query=revised&sources=records");
@@ -90,7 +94,7 @@ describe("moving a space between machines", () => {
 });
 
 describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
-  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "nodeDocuments", "nodeFiles", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
   /** Every row of the table, a page of `limit` at a time. */
   async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];
@@ -110,6 +114,8 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       const exported = Object.fromEntries(await Promise.all(TABLES.map(async (table) => [table, await exportTable(table)] as const)));
       expect(exported.records.map((row) => row.id).sort()).toEqual([ids.ada, ids.paper].sort());
       expect(exported.fieldValues).toEqual([]);
+      expect(exported.nodeDocuments).toEqual([expect.objectContaining({ node_id: ids.doc, body: "# Guide\n" })]);
+      expect(exported.nodeFiles.map((row) => row.path)).toEqual(["SKILL.md", "notes/a.md", "skill.json"]);
       // Basalt has no node grants yet: Busabase's backup asks for the table and gets none.
       expect(exported.nodePrincipals).toEqual([]);
       expect(JSON.stringify(exported)).not.toContain("very-secret");
@@ -119,11 +125,12 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       const call = (path: string, body?: unknown, key = other.manage) => third.call("POST", path, { key, ...(body === undefined ? {} : { body }) });
       const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
       for (const [table, rows] of Object.entries(exported)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).body).toEqual({ inserted: table === "fieldValues" || table === "nodePrincipals" ? 0 : rows.length });
-      const bytes = new Uint8Array(await (await fetch(`${source.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${from.read}` } })).arrayBuffer());
-      const storageKey = exported.assets[0].content_hash;
-      // A file may come in parts: rows of one key, in order.
-      const parts = [bytes.slice(0, 5), bytes.slice(5)].map((part) => ({ storageKey, base64: Buffer.from(part).toString("base64") }));
-      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "attachmentBlobs", rows: parts })).body).toEqual({ inserted: 2 });
+      for (const asset of exported.assets) {
+        const bytes = new Uint8Array(await (await fetch(`${source.url}/api/v1/assets/${asset.id}/content`, { headers: { authorization: `Bearer ${from.read}` } })).arrayBuffer());
+        // A file may come in parts: rows of one key, in order.
+        const parts = [bytes.slice(0, 5), bytes.slice(5)].map((part) => ({ storageKey: asset.content_hash, base64: Buffer.from(part).toString("base64") }));
+        expect((await call("/api/v1/dump/import/tables", { sessionId, table: "attachmentBlobs", rows: parts })).body).toEqual({ inserted: 2 });
+      }
       // Nothing is in the space before the commit.
       expect((await third.call("GET", "/api/v1/records?baseId=papers", { key: other.read })).status).toBe(404);
       const committed = await call("/api/v1/dump/import/commit", { sessionId });
@@ -139,6 +146,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       await same(`/api/v1/records/${ids.paper}/history`);
       await same(`/api/v1/records/${ids.paper}/links`);
       await same(`/api/v1/change-requests/${ids.proposal}`);
+      await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
       const cover = await fetch(`${third.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${other.read}` } });
       expect(new Uint8Array(await cover.arrayBuffer())).toEqual(PNG);
       const audit = await read(third, other.manage, "research", "/api/v1/audit-events");
@@ -170,7 +178,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
 
       expect((await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: [{ id: "rec_1", password_hash: "x" }] })).body.error).toContain('has a column "password_hash"');
       expect((await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: [{ id: "rec_1", data: { a: 1 } }] })).body.error).toContain("JSON columns are sent as text");
-      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "docBodies", rows: [] })).status).toBe(400);
+      expect((await call("/api/v1/dump/import/tables", { sessionId, table: "docBodies", rows: [{ nodeId: 1, markdown: "x" }] })).body.error).toBe("Row 0 of docBodies is not { nodeId, markdown }.");
 
       // Rows whose references are missing: the commit loads nothing, and the session ends.
       const nodes = (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "nodes" } })).body.rows;

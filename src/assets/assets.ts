@@ -8,9 +8,10 @@ import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/e
 import { timingSafeEqual } from "node:crypto";
 import { Timestamp } from "../shared/schemas";
 import { type AssetRow, assets } from "../tables/assets";
-import { servedType, storeStream, type Upload } from "./storage";
+import { servedType, type Stored, storeStream, type Upload } from "./storage";
+import { contentPath } from "../db/content-files";
 import { allows } from "./values";
-import { assetsNamedByRecords, assetUsagesInSpace, pendingPayloadsNamingAssets } from "./store";
+import { assetMountsInSpace, assetsMountedOnNodes, assetsNamedByRecords, assetUsagesInSpace, mountsOf, pendingPayloadsNamingAssets } from "./store";
 import { checkMetadata } from "../shared/json";
 
 
@@ -27,7 +28,7 @@ export const AssetSchema = t.Object(
     name: t.String({ description: "Busabase's name of it: its file name." }),
     contentKind: t.Union([t.Literal("text"), t.Literal("binary")], { description: "text for text/* and JSON, XML, YAML, JavaScript or TypeScript; else binary." }),
     metadata: t.Record(t.String(), t.Unknown(), { description: "What its uploader says of it." }),
-    usageCount: t.Integer({ minimum: 0, description: "How many record values name it." }),
+    usageCount: t.Integer({ minimum: 0, description: "How many record values name it and node files mount it." }),
     textStatus: t.Union([t.Literal("present"), t.Literal("missing")], { description: "A text file's text is its own bytes (present); Basalt extracts none from other files (missing)." }),
     createdAt: Timestamp,
   },
@@ -36,7 +37,7 @@ export const AssetSchema = t.Object(
 export type AssetView = Static<typeof AssetSchema>;
 
 const TEXT_TYPES = /json|xml|yaml|javascript|typescript/;
-const contentKindOf = (mimeType: string) => (mimeType.startsWith("text/") || TEXT_TYPES.test(mimeType) ? "text" : "binary");
+export const contentKindOf = (mimeType: string) => (mimeType.startsWith("text/") || TEXT_TYPES.test(mimeType) ? "text" : "binary");
 
 export const assetUrl = (id: string) => `/api/v1/assets/${id}/content`;
 
@@ -95,6 +96,43 @@ export async function uploadAsset(ctx: AppContext, spaceId: string, userId: stri
   } finally {
     stored.landed();
   }
+}
+
+/**
+ * Texts given inline (a file tree's files), stored as ready assets of the space, all in one write;
+ * answered in the order given.
+ */
+export async function uploadTexts(ctx: AppContext, spaceId: string, userId: string, files: { fileName: string; mimeType: string; text: string }[]): Promise<AssetRow[]> {
+  const max = ctx.config.maxFileBytes;
+  const stored: Stored[] = [];
+  try {
+    for (const file of files) stored.push(await storeStream(ctx.config.dataDir, new Blob([file.text]), max, tooLarge(max)));
+    const at = iso(ctx.clock.now());
+    const rows: AssetRow[] = files.map((file, index) => ({
+      id: newId("ast", ctx.clock.now()),
+      spaceId,
+      status: "ready",
+      fileName: safeFileName(file.fileName),
+      declaredType: file.mimeType,
+      mimeType: file.mimeType,
+      size: stored[index].size,
+      contentHash: stored[index].hash,
+      metadata: {},
+      createdBy: userId,
+      createdAt: at,
+      updatedAt: at,
+    }));
+    if (rows.length > 0) await write(ctx, (tx) => tx.db.insert(assets).values(rows).run());
+    return rows;
+  } finally {
+    for (const file of stored) file.landed();
+  }
+}
+
+/** A text asset's text (its own bytes as UTF-8); null for a binary asset, one not uploaded yet, or one larger than `max` bytes. */
+export async function assetText(ctx: AppContext, row: AssetRow, max: number): Promise<string | null> {
+  if (contentKindOf(row.mimeType) !== "text" || row.contentHash === null || row.size > max) return null;
+  return Bun.file(contentPath(ctx.config.dataDir, row.contentHash)).text();
 }
 
 /** A new asset of the space, written with its id and times. */
@@ -217,35 +255,53 @@ export function confirmAsset(ctx: AppContext, spaceId: string, userId: string, a
 
 export const AssetUsageSchema = t.Object(
   {
-    ownerType: t.Literal("base"),
+    ownerType: t.Union(["base", "file_node", "skill", "drive", "airapp"].map((type) => t.Literal(type))),
     nodeId: t.String(),
     nodeName: t.String(),
-    nodeType: t.Literal("base"),
+    nodeType: t.String(),
     nodeSlug: t.String(),
-    path: t.Null(),
-    recordId: t.String(),
-    fieldSlug: t.String(),
+    path: t.Union([t.String(), t.Null()], { description: "Where a file tree mounts it." }),
+    recordId: t.Union([t.String(), t.Null()]),
+    fieldSlug: t.Union([t.String(), t.Null()]),
     blockId: t.Null(),
     createdAt: Timestamp,
   },
-  { $id: "AssetUsage", description: "A record value that names the asset (Busabase's usage)." },
+  { $id: "AssetUsage", description: "A record value that names the asset, or a file node or file tree that mounts it (Busabase's usage)." },
 );
 type AssetUsage = Static<typeof AssetUsageSchema>;
 
-/** The asset's usages: each active record value of the space that names it, with its base's node. */
-function usagesOf(ctx: AppContext, spaceId: string, assetId: string, nodeOf: (baseId: string) => { id: string; name: string; slug: string } | undefined): AssetUsage[] {
-  return assetUsagesInSpace(ctx, spaceId)
-    .filter((usage) => usage.assetId === assetId)
-    .flatMap((usage) => {
-      const node = nodeOf(usage.baseId);
-      return node ? [{ ownerType: "base" as const, nodeId: node.id, nodeName: node.name, nodeType: "base" as const, nodeSlug: node.slug, path: null, recordId: usage.recordId, fieldSlug: usage.fieldSlug, blockId: null, createdAt: usage.createdAt }] : [];
-    });
+/** The space's usages of assets: each active record value that names one, with its base's node, and each file of an active node that mounts one. */
+function usagesInSpace(ctx: AppContext, spaceId: string, nodeOf: (baseId: string) => { id: string; name: string; slug: string } | undefined): (AssetUsage & { assetId: string })[] {
+  const values = assetUsagesInSpace(ctx, spaceId).flatMap((usage) => {
+    const node = nodeOf(usage.baseId);
+    return node ? [{ assetId: usage.assetId, ownerType: "base" as const, nodeId: node.id, nodeName: node.name, nodeType: "base", nodeSlug: node.slug, path: null, recordId: usage.recordId, fieldSlug: usage.fieldSlug, blockId: null, createdAt: usage.createdAt }] : [];
+  });
+  const mounts = assetMountsInSpace(ctx, spaceId).map((mount) => ({
+    ...mount,
+    ownerType: mount.nodeType === "file" ? ("file_node" as const) : (mount.nodeType as "skill" | "drive" | "airapp"),
+    path: mount.nodeType === "file" ? null : mount.path,
+    recordId: null,
+    fieldSlug: null,
+    blockId: null,
+  }));
+  return [...values, ...mounts];
 }
 
-/** `GET /assets`: the space's assets, newest first, each with how many record values name it. */
+const usagesOf = (ctx: AppContext, spaceId: string, assetId: string, nodeOf: (baseId: string) => { id: string; name: string; slug: string } | undefined): AssetUsage[] =>
+  usagesInSpace(ctx, spaceId, nodeOf)
+    .filter((usage) => usage.assetId === assetId)
+    .map(({ assetId: _, ...usage }) => usage);
+
+/** An asset with how many record values name it and node files mount it. */
+export function assetWithUsage(ctx: AppContext, spaceId: string, assetId: string): AssetView {
+  const used = [...assetUsagesInSpace(ctx, spaceId), ...assetMountsInSpace(ctx, spaceId)].filter((usage) => usage.assetId === assetId).length;
+  return assetView(findAsset(ctx, spaceId, assetId), used);
+}
+
+/** `GET /assets`: the space's assets, newest first, each with how many record values and node files name it. */
 export function listAssets(ctx: AppContext, spaceId: string): AssetView[] {
   const counts = new Map<string, number>();
-  for (const usage of assetUsagesInSpace(ctx, spaceId)) counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
+  for (const usage of [...assetUsagesInSpace(ctx, spaceId), ...assetMountsInSpace(ctx, spaceId)]) counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
   return ctx.db.select().from(assets).where(eq(assets.spaceId, spaceId)).orderBy(desc(assets.id)).all().map((row) => assetView(row, counts.get(row.id) ?? 0));
 }
 
@@ -271,7 +327,11 @@ export function updateAssetMetadata(ctx: AppContext, spaceId: string, assetId: s
 export function deleteAsset(ctx: AppContext, spaceId: string, assetId: string): Promise<{ deleted: true }> {
   return write(ctx, (tx) => {
     findAsset(tx, spaceId, assetId);
-    const named = assetUsagesInSpace(tx, spaceId).filter((usage) => usage.assetId === assetId).length + pendingPayloadsNamingAssets(tx).filter((payload) => payload.includes(`"${assetId}"`)).length;
+    // A file of an archived node counts too: restoring the node brings it back.
+    const named =
+      assetUsagesInSpace(tx, spaceId).filter((usage) => usage.assetId === assetId).length +
+      mountsOf(tx, assetId) +
+      pendingPayloadsNamingAssets(tx).filter((payload) => payload.includes(`"${assetId}"`)).length;
     if (named > 0) throw conflict(`Asset is still referenced by ${named} place(s); remove those references first.`, { reason: "ASSET_IN_USE" });
     // Its bytes are noted by the delete (migrations/0027) and removed once it commits, when no other asset names them.
     tx.db.delete(assets).where(eq(assets.id, assetId)).run();
@@ -308,12 +368,12 @@ export function resolveAttachments(ctx: AppContext, spaceId: string, options: Re
 export const UNUSED_ASSET_GRACE_MS = DAY_MS;
 
 /**
- * Daily: the assets that no record's attachment value and no open proposal names, a day or more
+ * Daily: the assets that no record's attachment value, no node's file and no open proposal names, a day or more
  * after they were made, go; and a stored file goes once no asset names its bytes (the store removes
  * it after the write commits, `db/content-files.ts`). A deleted attachment field's values no longer count. Answers how many assets went.
  */
 export function removeUnusedAssets(tx: Tx): number {
-  const referenced = new Set(assetsNamedByRecords(tx));
+  const referenced = new Set([...assetsNamedByRecords(tx), ...assetsMountedOnNodes(tx)]);
   for (const payload of pendingPayloadsNamingAssets(tx)) for (const id of payload.match(/ast_[0-9A-Za-z]+/g) ?? []) referenced.add(id);
   const unused = tx.db
     .select({ id: assets.id, hash: assets.contentHash })

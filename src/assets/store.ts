@@ -2,7 +2,7 @@ import type { AppContext, Tx } from "../context";
 import { named as n, rawStatement } from "../db/client";
 import { typesWith } from "../shared/field-types";
 import { operations } from "../tables/changes";
-import { bases, commits, fields, records } from "../tables/content";
+import { bases, commits, fields, nodeFiles, nodes, records } from "../tables/content";
 
 /** The assets' raw SQL: what names an asset, read over every record's files and every pending proposal; names from the tables. */
 
@@ -34,3 +34,20 @@ export const assetUsagesInSpace = (ctx: AppContext, spaceId: string) =>
   rawStatement<{ assetId: string; recordId: string; baseId: string; fieldSlug: string; createdAt: number }, [string, string]>(ctx.store, NAMED_IN_SPACE)
     .all(spaceId, JSON.stringify(typesWith("holdsFiles")))
     .map((usage) => ({ ...usage, createdAt: records.createdAt.mapFromDriverValue(usage.createdAt) as string }));
+
+const MOUNTED = `SELECT DISTINCT ${n(nodeFiles.assetId)} AS id FROM ${n(nodeFiles)}`;
+
+/** The ids of the assets mounted as a file node's file or a file tree's. */
+export const assetsMountedOnNodes = (tx: Tx): string[] => rawStatement<{ id: string }, []>(tx.store, MOUNTED).all().map((row) => row.id);
+
+const MOUNTS_IN_SPACE = `SELECT m.${n(nodeFiles.assetId)} AS "assetId", m.${n(nodeFiles.path)} AS path, m.${n(nodeFiles.createdAt)} AS "createdAt", d.${n(nodes.id)} AS "nodeId", d.${n(nodes.name)} AS "nodeName", d.${n(nodes.type)} AS "nodeType", d.${n(nodes.slug)} AS "nodeSlug"
+  FROM ${n(nodeFiles)} m JOIN ${n(nodes)} d ON d.${n(nodes.id)} = m.${n(nodeFiles.nodeId)} WHERE d.${n(nodes.spaceId)} = ?1 AND d.${n(nodes.status)} = 'active'`;
+
+/** Each file of an active node of the space: which asset is mounted where. */
+export const assetMountsInSpace = (ctx: AppContext, spaceId: string) =>
+  rawStatement<{ assetId: string; path: string; createdAt: string; nodeId: string; nodeName: string; nodeType: string; nodeSlug: string }, [string]>(ctx.store, MOUNTS_IN_SPACE).all(spaceId);
+
+const MOUNTS_OF = `SELECT count(*) AS n FROM ${n(nodeFiles)} WHERE ${n(nodeFiles.assetId)} = ?1`;
+
+/** How many node files, of active or archived nodes, mount the asset. */
+export const mountsOf = (tx: Tx, assetId: string): number => rawStatement<{ n: number }, [string]>(tx.store, MOUNTS_OF).get(assetId)!.n;

@@ -4,14 +4,16 @@ import { findRecordCommit, type UserRef } from "../content/commits";
 import { addField, createBaseForNode, deleteField, reorderFields, updateField } from "../content/field-changes";
 import { checkRecordInput, linkLists } from "../content/records/validate";
 import { recordsDerivingFrom } from "../content/relations/schema";
-import { archiveNode, createNode, moveNode, renameNode, restoreNode } from "../content/nodes";
+import { archiveNode, createNode, findNode, moveNode, renameNode, restoreNode, touchNode } from "../content/nodes";
+import { checkDocument, writeDocument } from "../content/documents";
+import { changeTreeFile, findTree, mountFiles, setTreeMetadata, type TreeFileChange, type TreeMetadata } from "../content/file-trees";
 import { findRecord } from "../content/records/read";
 import { currentFields, type RecordView } from "../content/records/view";
 import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
 import { createView, setViewStatus, updateView } from "../content/views";
 import type { AppContext, Tx } from "../context";
 import { conflict } from "../shared/errors";
-import type { OperationKind } from "../tables/content";
+import type { DocumentType, OperationKind } from "../tables/content";
 import type { FieldValues, OperationPayloads, Proposed } from "./operations";
 import type { ChangeRequestRow, OperationRow } from "../tables/changes";
 import { threeWay } from "./three-way";
@@ -112,6 +114,35 @@ function viewStatus(archive: boolean) {
   };
 }
 
+/** A document node's content, replaced whole: checked again unless this write proposed it. */
+function updateDocument<T extends DocumentType>(type: T) {
+  return (m: MergeContext, op: OperationRow, payload: { body?: string; document?: unknown }): Applied => {
+    const node = findNode(m.tx, m.cr.spaceId, op.nodeId!, "active");
+    if (node.type !== type) throw conflict(`The node "${node.slug}" is no longer a ${type}.`, { reason: "NOT_MERGEABLE" });
+    const content = type === "doc" ? payload.body : payload.document;
+    writeDocument(m.tx, node.id, type, m.proposedNow ? content : checkDocument(type, content), m.at);
+    touchNode(m.tx, node.id, m.at);
+    return { nodeId: node.id };
+  };
+}
+
+/** A file tree's file mounted, replaced or unmounted at its path, or its entry file, visibility or version set. */
+function treeFile(change: TreeFileChange["change"]) {
+  return (m: MergeContext, op: OperationRow, payload: Omit<TreeFileChange, "change">): Applied => {
+    const node = findTree(m.tx, m.cr.spaceId, op.nodeId!);
+    changeTreeFile(m.tx, node, { ...payload, change } as TreeFileChange, m.at);
+    return { nodeId: node.id };
+  };
+}
+
+const treeMetadata = (m: MergeContext, op: OperationRow, payload: { metadata: TreeMetadata }): Applied => {
+  const node = findTree(m.tx, m.cr.spaceId, op.nodeId!);
+  setTreeMetadata(m.tx, node, payload.metadata, m.at);
+  return { nodeId: node.id };
+};
+
+const FILE_DELETE_REVIEW = { reason: "deleting a file removes its bytes from the tree, so it requires review. Omit the flag.", waits: false };
+
 /** Every kind of operation: a kind without one does not compile. */
 export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   record_create: {
@@ -155,6 +186,8 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       const { tx, cr, at } = m;
       const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at);
       if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
+      if (payload.document !== undefined) writeDocument(tx, node.id, node.type as DocumentType, payload.document, at);
+      if (payload.files) mountFiles(tx, node.id, payload.files, at);
       if (node.type !== "base") return { nodeId: node.id };
       const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at, cr.id);
       return { nodeId: node.id, baseId: base.id };
@@ -204,6 +237,22 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       return schemaChanged(m, op);
     },
   },
+  doc_update: { apply: updateDocument("doc") },
+  whiteboard_document_update: { apply: updateDocument("whiteboard") },
+  workflow_document_update: { apply: updateDocument("workflow") },
+  html_document_update: { apply: updateDocument("html") },
+  skill_file_create: { apply: treeFile("create") },
+  skill_file_update: { apply: treeFile("update") },
+  skill_file_delete: { apply: treeFile("delete"), archives: true, review: FILE_DELETE_REVIEW },
+  skill_metadata_update: { apply: treeMetadata },
+  drive_file_create: { apply: treeFile("create") },
+  drive_file_update: { apply: treeFile("update") },
+  drive_file_delete: { apply: treeFile("delete"), archives: true, review: FILE_DELETE_REVIEW },
+  drive_metadata_update: { apply: treeMetadata },
+  airapp_file_create: { apply: treeFile("create") },
+  airapp_file_update: { apply: treeFile("update") },
+  airapp_file_delete: { apply: treeFile("delete"), archives: true, review: FILE_DELETE_REVIEW },
+  airapp_metadata_update: { apply: treeMetadata },
 };
 
 /** Applies one operation through its kind. */

@@ -2,6 +2,7 @@ import type { CommitRow, UserRef } from "../content/commits";
 import type { FieldConversion } from "../content/field-convert";
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
+import type { MountedFile, TreeMetadata } from "../content/file-trees";
 import type { NewView, ViewPatch } from "../content/views";
 import type { NodeType, OperationKind, ReviewPolicy } from "../tables/content";
 
@@ -19,7 +20,14 @@ export type NodeCreate = {
   metadata?: Record<string, unknown>;
   fields?: NewField[];
   reviewPolicy?: ReviewPolicy;
+  /** A document node's first content, checked (`checkDocument`); none: its type's empty document. */
+  document?: unknown;
+  /** A file tree's files, or a file node's one (path ""), each an asset of the space. */
+  files?: MountedFile[];
 };
+
+type TreeFileWrite = MountedFile & { baseContentHash?: string };
+type TreeFileDelete = { path: string; baseContentHash?: string };
 
 export type NodeMove = { nodeId: string; parentNodeId?: string; parentNodeRef?: string; position?: number };
 
@@ -43,6 +51,22 @@ export type OperationPayloads = {
   view_update: { viewId: string } & ViewPatch;
   view_delete: { viewId: string };
   view_restore: { viewId: string };
+  doc_update: { body: string };
+  whiteboard_document_update: { document: unknown };
+  workflow_document_update: { document: unknown };
+  html_document_update: { document: unknown };
+  skill_file_create: TreeFileWrite;
+  skill_file_update: TreeFileWrite;
+  skill_file_delete: TreeFileDelete;
+  skill_metadata_update: { metadata: TreeMetadata };
+  drive_file_create: TreeFileWrite;
+  drive_file_update: TreeFileWrite;
+  drive_file_delete: TreeFileDelete;
+  drive_metadata_update: { metadata: TreeMetadata };
+  airapp_file_create: TreeFileWrite;
+  airapp_file_update: TreeFileWrite;
+  airapp_file_delete: TreeFileDelete;
+  airapp_metadata_update: { metadata: TreeMetadata };
 };
 
 /** An operation's kind with its payload: a switch over `kind` narrows `payload`. */

@@ -9,9 +9,11 @@ import { resolveNewFormulas } from "../content/fields/formula/plan";
 import { recordInputErrors } from "../content/records/validate";
 import { resolveLinkedField } from "../content/relations/schema";
 import { findNode } from "../content/nodes";
+import { checkDocument } from "../content/documents";
+import { FILE_TREE_KINDS, mountable, type MountedFile } from "../content/file-trees";
 import { findRecord } from "../content/records/read";
 import { currentFields } from "../content/records/view";
-import type { NodeType, SourceAttribution, ViewType } from "../tables/content";
+import { isDocumentType, isFileTree, type NodeType, type SourceAttribution, type ViewType } from "../tables/content";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
 import { badRequest } from "../shared/errors";
@@ -28,13 +30,13 @@ export interface Proposer {
   attribution: SourceAttribution;
 }
 
-interface Review {
+export interface Review {
   message?: string;
   idempotencyKey?: string;
   autoMerge?: boolean;
 }
 
-const proposal = (who: Proposer, review: Review, rest: Omit<Proposal, "scope" | "actor" | "attribution">): Proposal => ({
+export const proposal = (who: Proposer, review: Review, rest: Omit<Proposal, "scope" | "actor" | "attribution">): Proposal => ({
   scope: who.scope,
   actor: who.actor,
   attribution: who.attribution,
@@ -137,7 +139,23 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
 }
 
 export type NodeChange =
-  | { kind: "create"; ref?: string; parentNodeId?: string; parentNodeRef?: string; nodeType: NodeType; slug: string; name: string; description?: string; metadata?: Record<string, unknown>; fields?: NewField[]; reviewPolicy?: { requiredApprovals?: number } }
+  | {
+      kind: "create";
+      ref?: string;
+      parentNodeId?: string;
+      parentNodeRef?: string;
+      nodeType: NodeType;
+      slug: string;
+      name: string;
+      description?: string;
+      metadata?: Record<string, unknown>;
+      fields?: NewField[];
+      reviewPolicy?: { requiredApprovals?: number };
+      /** A document node's first content (a doc's markdown, another's document); none: its empty one. */
+      document?: unknown;
+      /** A file tree's files, or a file node's one, mounted (`mountable`); none: what its type starts with. */
+      files?: MountedFile[];
+    }
   | { kind: "rename"; nodeId: string; slug?: string; name?: string; description?: string }
   | { kind: "move"; nodeId: string; parentNodeId?: string; parentNodeRef?: string; position?: number }
   | { kind: "delete"; nodeId: string }
@@ -156,6 +174,8 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
       checkSlug(change.slug, "node slug");
       checkName(change.name);
       if (change.nodeType !== "base" && change.fields?.length) throw badRequest("Only a base node has fields.");
+      if (change.document !== undefined && !isDocumentType(change.nodeType)) throw badRequest(`A ${change.nodeType} node has no document.`);
+      if (change.files !== undefined && !isFileTree(change.nodeType) && change.nodeType !== "file") throw badRequest(`A ${change.nodeType} node has no files.`);
       checkJsonDepth("metadata", change.metadata);
       const checked: FieldRow[] = [];
       const source = { spaceId, baseId: "bse_check", slug: change.slug, name: change.name };
@@ -167,8 +187,9 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
       }
       resolveNewFormulas(ctx, spaceId, checked, checked);
       if (change.ref !== undefined) refs.add(change.ref);
-      const { kind: _, reviewPolicy, ...create } = change;
-      return { ...target, nodeId: null, kind: "node_create", payload: { ...create, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
+      const { kind: _, reviewPolicy, document, ...create } = change;
+      const content = isDocumentType(change.nodeType) && document !== undefined ? { document: checkDocument(change.nodeType, document) } : {};
+      return { ...target, nodeId: null, kind: "node_create", payload: { ...create, ...content, ...(reviewPolicy ? { reviewPolicy: checkReviewPolicy(reviewPolicy) } : {}) } };
     }
     case "rename": {
       const node = findNode(ctx, spaceId, change.nodeId, "active");
@@ -192,9 +213,26 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
 
 const nodeTarget = (nodeId: string, kind: "node_delete" | "node_restore") => ({ nodeId, kind, payload: { nodeId } });
 
-export function proposeNodeChanges(ctx: AppContext, who: Proposer, changes: NodeChange[], review: Review): Promise<Proposed> {
-  if (changes.length === 0) throw badRequest("A change request needs at least one operation.");
+/**
+ * A new file tree or file node that names no files starts with its type's: a tree's seed files, a
+ * file node's empty file named after it. They are stored as assets before the write.
+ */
+async function withStartingFiles(ctx: AppContext, who: Proposer, changes: NodeChange[]): Promise<NodeChange[]> {
+  const out: NodeChange[] = [];
+  for (const change of changes) {
+    if (change.kind !== "create" || change.files !== undefined || !(isFileTree(change.nodeType) || change.nodeType === "file")) out.push(change);
+    else {
+      const seeds = isFileTree(change.nodeType) ? FILE_TREE_KINDS[change.nodeType].seeds({ slug: change.slug, name: change.name, description: change.description ?? "" }) : [{ path: change.slug, content: "" }];
+      out.push({ ...change, files: await mountable(ctx, who.scope.space.id, who.actor.user.id, seeds) });
+    }
+  }
+  return out;
+}
+
+export async function proposeNodeChanges(ctx: AppContext, who: Proposer, given: NodeChange[], review: Review): Promise<Proposed> {
+  if (given.length === 0) throw badRequest("A change request needs at least one operation.");
   const refs = new Set<string>();
+  const changes = await withStartingFiles(ctx, who, given);
   const ops = changes.map((change) => nodeOperation(ctx, who.scope.space.id, change, refs));
   return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: ops[0].nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: ops }));
 }

@@ -17,7 +17,7 @@ import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type No
 export type NodeRow = typeof nodes.$inferSelect;
 type NodeWithBase = NodeRow & { baseId: string | null };
 
-const NODE_PROPERTIES = {
+export const NODE_PROPERTIES = {
   id: t.String(),
   parentId: Nullable(t.String()),
   type: oneOf(NODE_TYPES),
@@ -39,13 +39,10 @@ const NODE_PROPERTIES = {
 
 export const NodeSchema = t.Recursive(
   (Self) => t.Object({ ...NODE_PROPERTIES, children: t.Array(Self, { description: "Filled down to the depth asked for; empty at the limit, where hasChildren tells whether there is more." }) }),
-  { $id: "Node", description: "A folder or a base in the space's tree." },
+  { $id: "Node", description: "A node of the space's tree: a folder, base, doc, file, file tree (skill, drive, airapp), form, whiteboard, workflow or html page." },
 );
 export type NodeView = Static<typeof NodeSchema>;
 
-/** `GET /nodes/{nodeId}`: the node with its direct children, and Busabase's typed detail (`type`, `node`; a folder's `children`) in the same object. */
-export const NodeDetailSchema = t.Object({ ...NODE_PROPERTIES, children: t.Array(NodeSchema), node: NodeSchema }, { $id: "NodeDetail" });
-export type NodeDetailView = Static<typeof NodeDetailSchema>;
 
 const nodesOfSpace = (db: ReadDb) =>
   db
@@ -143,11 +140,10 @@ function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: Reado
  * `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not
  * found, nor is a node of another `type` than the one asked for (Busabase's `?type=`).
  */
-export function getNode(ctx: AppContext, spaceId: string, ref: string, type?: string): NodeDetailView {
+export function getNode(ctx: AppContext, spaceId: string, ref: string, type?: string): { row: NodeRow; shown: NodeView } {
   const row = findNode(ctx, spaceId, ref, "active");
   if (type !== undefined && row.type !== type) throw notFound(`Node not found: ${ref}`);
-  const shown = withChildren(ctx, spaceId, row);
-  return { ...shown, node: shown };
+  return { row, shown: withChildren(ctx, spaceId, row) };
 }
 
 /** A node as the tree shows it, with its direct children. */
@@ -245,7 +241,7 @@ function heightBelow(ctx: AppContext, spaceId: string, nodeId: string): number {
 
 function activeFolder(ctx: AppContext, spaceId: string, ref: string | undefined): NodeRow {
   const parent = ref ? findNode(ctx, spaceId, ref, "active") : rootNode(ctx, spaceId);
-  if (parent.type !== "folder") throw badRequest(`"${parent.slug}" is a base; only folders hold nodes.`);
+  if (parent.type !== "folder") throw badRequest(`"${parent.slug}" is a ${parent.type}; only folders hold nodes.`);
   return parent;
 }
 
@@ -339,6 +335,11 @@ export function restoreNode(tx: Tx, spaceId: string, nodeId: string, at: string)
     takenSlug(node.slug),
   );
   return { ...node, status: "active", updatedAt: at };
+}
+
+/** Marks a node changed (its content was written). */
+export function touchNode(tx: Tx, nodeId: string, at: string): void {
+  tx.db.update(nodes).set({ updatedAt: at }).where(eq(nodes.id, nodeId)).run();
 }
 
 /** Shallow merge into the node's metadata. */

@@ -7,6 +7,7 @@ import { adminRoutes } from "./routes/admin";
 import { agentRoutes, mcpRoutes } from "./routes/agents";
 import { changeRoutes } from "./routes/changes";
 import { contentRoutes } from "./routes/content";
+import { nodeContentRoutes } from "./routes/node-content";
 import { authRoutes, rfcDeviceRoutes } from "./routes/auth";
 import type { AppContext } from "../context";
 import { access, declaredPublic, requireDeclaredAccess } from "./access";
@@ -43,7 +44,7 @@ export function createApp(ctx: AppContext) {
           // The plugin's own document, completed by `completeDocument` and served as /api/v1/openapi.json.
           specPath: GENERATED_SPEC,
           provider: "swagger-ui",
-          exclude: { paths: [/^\/api\/v1\/docs/, "/api/v1/openapi.json", GENERATED_SPEC] },
+          exclude: { paths: [/^\/api\/v1\/docs\/assets\//, "/api/v1/openapi.json", GENERATED_SPEC] },
           // The plugin's default spec URL is relative to the page and misses it; `url` is accepted at run time.
           swagger: { cdn: `${DOCS_ASSETS}/swagger-ui-bundle.js`, theme: `${DOCS_ASSETS}/swagger-ui.css`, autoDarkMode: false, url: "/api/v1/openapi.json" } as never,
           documentation: {
@@ -73,6 +74,7 @@ export function createApp(ctx: AppContext) {
     .use(rfcDeviceRoutes(ctx))
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
+    .use(nodeContentRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(searchRoutes(ctx))
     .use(transferRoutes(ctx))

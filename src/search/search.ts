@@ -5,7 +5,7 @@ import { findBaseOrNull } from "../content/bases";
 import { FIELD_KINDS } from "../content/fields/registry";
 import { primaryField } from "../shared/field-types";
 import { searchNodes } from "../content/nodes";
-import { bases, nodes, records } from "../tables/content";
+import { bases, NODE_TYPES, nodes, records } from "../tables/content";
 import { recordSearch } from "../tables/derived/tables";
 import type { AppContext } from "../context";
 import { compiledRows, qualified, queryPlan } from "../db/client";
@@ -21,10 +21,10 @@ export const SEARCH_BOUNDS = { limit: 100, offset: 1000, terms: 16, termLength: 
 
 export const SearchResultSchema = t.Object({
   id: t.String(),
-  kind: oneOf(["record", "base", "folder"]),
+  kind: oneOf(["record", ...NODE_TYPES], { description: "record, or the type of the node whose name matched." }),
   title: t.String({ description: "A record's primary value (its id when it has none), or the node's name." }),
   body: t.String({ description: "For a record, the text around the first match; for a node, its path." }),
-  eyebrow: t.String({ description: "Where it lives: the record's base, or Base / Folder." }),
+  eyebrow: t.String({ description: "Where it lives: the record's base, or the node's type (Base, Folder, Doc, …)." }),
   href: t.String({ description: "The API path that reads it." }),
   updatedAt: Timestamp,
 });
@@ -139,7 +139,7 @@ export function searchSpace(ctx: AppContext, spaceId: string, input: { query: st
         kind: hit.type,
         title: hit.name,
         body: hit.path,
-        eyebrow: hit.type === "base" ? "Base" : "Folder",
+        eyebrow: hit.type[0].toUpperCase() + hit.type.slice(1),
         href: `/api/v1/nodes/${hit.id}`,
         updatedAt: hit.updatedAt,
       }))

@@ -27,6 +27,7 @@ export const unauthorized = (message = "A valid API key or session is required."
 export const forbidden = (message: string, data?: Data) => new ApiError(403, "FORBIDDEN", message, data);
 export const notFound = (message = "Not found") => new ApiError(404, "NOT_FOUND", message);
 export const conflict = (message: string, data?: Data) => new ApiError(409, "CONFLICT", message, data);
+export const payloadTooLarge = (message: string) => new ApiError(413, "PAYLOAD_TOO_LARGE", message);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, "TOO_MANY_REQUESTS", `Too many requests; try again in ${retryAfterSeconds} s.`, undefined, {
     "retry-after": String(retryAfterSeconds),

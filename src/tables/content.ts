@@ -1,14 +1,22 @@
 import { sql } from "drizzle-orm";
 import { type AnySQLiteColumn, customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { assets } from "./assets";
 import { users } from "./auth";
 import { instant } from "./columns";
 import { spaces } from "./spaces";
 import type { FieldType } from "../shared/field-types";
 
-export const NODE_TYPES = ["folder", "base"] as const;
+/** Every node type of Busabase's contract; what each holds is its kind's to say (`content/node-kinds.ts`). */
+export const NODE_TYPES = ["folder", "base", "skill", "drive", "airapp", "file", "doc", "form", "whiteboard", "workflow", "html"] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
-/** Every node type Busabase's contract names (a listing may ask for any of them; Basalt makes `NODE_TYPES`). */
-export const CONTRACT_NODE_TYPES = ["folder", "base", "skill", "drive", "airapp", "file", "doc", "form", "whiteboard", "workflow", "html"] as const;
+/** The node types that are file trees: files mounted at paths. */
+export const FILE_TREE_TYPES = ["skill", "drive", "airapp"] as const;
+export type FileTreeType = (typeof FILE_TREE_TYPES)[number];
+export const isFileTree = (type: string): type is FileTreeType => (FILE_TREE_TYPES as readonly string[]).includes(type);
+/** The node types whose content is one document: a doc's markdown, or a whiteboard's, workflow's or html page's JSON. */
+export const DOCUMENT_TYPES = ["doc", "whiteboard", "workflow", "html"] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+export const isDocumentType = (type: string): type is DocumentType => (DOCUMENT_TYPES as readonly string[]).includes(type);
 export const NODE_STATUSES = ["active", "archived"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 
@@ -36,6 +44,42 @@ export const nodes = sqliteTable(
     uniqueIndex("nodes_sibling_slug_idx").on(table.parentId, table.slug).where(sql`${table.status} = 'active'`),
   ],
 );
+
+/**
+ * The content of a document node: a doc's markdown, or the JSON of a whiteboard's, workflow's or
+ * html node's document. A node without a row reads as its type's default document.
+ */
+export const nodeDocuments = sqliteTable("node_documents", {
+  nodeId: text("node_id")
+    .primaryKey()
+    .references(() => nodes.id, { onDelete: "cascade" }),
+  body: text("body").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/**
+ * The files of a file tree (skill, drive, airapp) by path, and a file node's one file (path ""):
+ * each an asset mounted there. An asset mounted anywhere is in use: it is neither deleted nor
+ * collected.
+ */
+export const nodeFiles = sqliteTable(
+  "node_files",
+  {
+    nodeId: text("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    path: text("path").notNull(),
+    assetId: text("asset_id")
+      .notNull()
+      .references(() => assets.id),
+    displayName: text("display_name"),
+    mimeType: text("mime_type"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.nodeId, table.path] }), index("node_files_asset_idx").on(table.assetId)],
+);
+export type NodeFileRow = typeof nodeFiles.$inferSelect;
 
 /** The nodes a user marked as favorites, per space (`POST /nodes/{id}/favorite` toggles one). */
 export const nodeFavorites = sqliteTable(
@@ -285,6 +329,22 @@ export const OPERATION_KINDS = [
   "view_update",
   "view_delete",
   "view_restore",
+  "doc_update",
+  "whiteboard_document_update",
+  "workflow_document_update",
+  "html_document_update",
+  "skill_file_create",
+  "skill_file_update",
+  "skill_file_delete",
+  "skill_metadata_update",
+  "drive_file_create",
+  "drive_file_update",
+  "drive_file_delete",
+  "drive_metadata_update",
+  "airapp_file_create",
+  "airapp_file_update",
+  "airapp_file_delete",
+  "airapp_metadata_update",
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 export const TARGET_TYPES = ["node", "base"] as const;

@@ -4,6 +4,7 @@ import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileS
 import { join } from "node:path";
 import { type Static, t } from "elysia";
 import { Nullable } from "../shared/schemas";
+import { iso } from "../shared/clock";
 import { type AuditActor, recordAudit } from "../audit/audit";
 import type { AppContext, Tx } from "../context";
 import { forgetBases } from "../content/bases";
@@ -32,6 +33,8 @@ export const DUMP_TABLE_NAMES = {
   recordLinks: "record_links",
   attachments: null,
   assets: "assets",
+  nodeDocuments: "node_documents",
+  nodeFiles: "node_files",
   assetUsages: null,
   assetTexts: null,
   commits: "commits",
@@ -46,7 +49,7 @@ export const DUMP_TABLE_NAMES = {
 } as const;
 export type DumpTableName = keyof typeof DUMP_TABLE_NAMES;
 export const DUMP_TABLE_LIST = Object.keys(DUMP_TABLE_NAMES) as DumpTableName[];
-/** Import-only pseudo-tables: file bytes by SHA-256 (`storageKey`), and Busabase's document bodies (Basalt has no documents). */
+/** Import-only pseudo-tables: file bytes by SHA-256 (`storageKey`), and Busabase's doc bodies (`{nodeId, markdown}`, kept as `nodeDocuments` rows). */
 export const BLOBS = "attachmentBlobs";
 export const DOC_BODIES = "docBodies";
 export const MAX_DUMP_ROWS = 2000;
@@ -67,7 +70,9 @@ function keyAfter(cursor: string | undefined, length: number): string[] | null {
   } catch {
     key = null;
   }
-  if (!Array.isArray(key) || key.length !== length || !key.every((part) => typeof part === "string" && /^[a-z]{3}_[0-9A-Za-z]+$/.test(part))) throw badRequest("cursor is not one this route gave.");
+  // A key starts with an id; a file's key goes on with its path.
+  const fits = (part: unknown, index: number) => typeof part === "string" && (index === 0 ? /^[a-z]{3}_[0-9A-Za-z]+$/.test(part) : part.length <= 1024);
+  if (!Array.isArray(key) || key.length !== length || !key.every(fits)) throw badRequest("cursor is not one this route gave.");
   return key;
 }
 
@@ -185,7 +190,9 @@ const USER_KEYS = ["id", "email", "name"];
 
 /** Why a row cannot be kept, or null. */
 function rowError(row: Row, table: string, columns: Set<string>): string | null {
-  if (typeof row.id !== "string" || !/^[a-z]{3}_[0-9A-Za-z]+$/.test(row.id)) return "has no id of Basalt's form";
+  // A row keyed by what it belongs to (a node's document, a node's file) goes by that id.
+  const id = row[dumpTableNamed(table)?.key[0] ?? "id"];
+  if (typeof id !== "string" || !/^[a-z]{3}_[0-9A-Za-z]+$/.test(id)) return "has no id of Basalt's form";
   if (table === "users") return USER_KEYS.every((key) => typeof row[key] === "string") && Object.keys(row).every((key) => USER_KEYS.includes(key)) ? null : "is not { id, email, name }";
   for (const [column, value] of Object.entries(row)) {
     if (!columns.has(column)) return `has a column "${column}" the table does not`;
@@ -202,7 +209,14 @@ export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessi
     session.bytes += bytes;
     if (session.bytes > ctx.config.maxImportBytes) throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The import session holds more than ${ctx.config.maxImportBytes} bytes, the most an import may (the operator sets it with --max-import).`);
   };
-  if (input.table === DOC_BODIES) throw badRequest("Basalt has no documents: docBodies cannot be imported.");
+  if (input.table === DOC_BODIES) {
+    const at = iso(ctx.clock.now());
+    const rows = input.rows.map((row, i) => {
+      if (typeof row.nodeId !== "string" || typeof row.markdown !== "string") throw badRequest(`Row ${i} of docBodies is not { nodeId, markdown }.`);
+      return { node_id: row.nodeId, body: row.markdown, updated_at: at };
+    });
+    return stageImportRows(ctx, spaceId, { sessionId: input.sessionId, table: "nodeDocuments", rows });
+  }
   if (input.table === BLOBS) {
     const parts = input.rows.map((row, i) => {
       if (typeof row.storageKey !== "string" || !/^[0-9a-f]{64}$/.test(row.storageKey) || typeof row.base64 !== "string") throw badRequest(`Row ${i} of attachmentBlobs is not { storageKey: the file's SHA-256 in hex, base64 }.`);

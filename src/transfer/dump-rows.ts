@@ -1,3 +1,5 @@
+import { MAX_DOCUMENT_BYTES } from "../content/documents";
+import { checkFilePath } from "../content/file-trees";
 import { type DumpUser, dumpTableNamed, insertDumpRow, insertUser, markUnsentFiles, rootFolders, type Target, userExists, userIdByEmail } from "./store";
 import { isAttachment } from "../content/fields/attachment";
 import { isRelation } from "../content/fields/relation";
@@ -76,7 +78,8 @@ export class DumpLoader {
   addRow(table: string, given: Row): void {
     const spec = dumpTableNamed(table);
     if (!spec || table === "spaces") throw new DumpRefusal(`The dump holds rows of a table "${table}" this version does not load.`);
-    const id = given.id;
+    // A row keyed by what it belongs to (a node's document, a node's file) goes by that id.
+    const id = given[spec.key[0]];
     if (typeof id !== "string" || !/^[a-z]{3}_[0-9A-Za-z]+$/.test(id)) throw new DumpRefusal(`A ${table} row has no id of Basalt's form.`);
     const refuse = (why: string) => new DumpRefusal(`The ${table} row ${id} ${why}.`);
     const row: Row = Object.hasOwn(given, "space_id") ? { ...given, space_id: this.spaceId } : { ...given };
@@ -160,6 +163,16 @@ export class DumpLoader {
     switch (table) {
       case "nodes":
         if (row.parent_id === null && row.type !== "folder") throw refuse("is a root that is not a folder");
+        return;
+      case "node_documents":
+        if (typeof row.body !== "string" || Buffer.byteLength(row.body) > MAX_DOCUMENT_BYTES) throw refuse(`has a body that is not text of at most ${MAX_DOCUMENT_BYTES} bytes`);
+        return;
+      case "node_files":
+        try {
+          checkFilePath(String(row.path));
+        } catch (error) {
+          throw refuse(`has a path a file tree refuses (${(error as Error).message})`);
+        }
         return;
       case "fields": {
         const options = parsed(row.options, refuse, "options");

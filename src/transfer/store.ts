@@ -7,7 +7,7 @@ import { assets } from "../tables/assets";
 import { auditEvents } from "../tables/audit";
 import { users } from "../tables/auth";
 import { CHANGE_STATUSES, changeRequests, COMMENT_SUBJECTS, comments, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
-import { bases, commits, deletedFields, fields, NODE_STATUSES, NODE_TYPES, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
+import { bases, commits, deletedFields, fields, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
 import { members, spaces } from "../tables/spaces";
 import { webhookRules } from "../tables/webhooks";
 
@@ -47,15 +47,16 @@ interface Spec {
   oneOf?: [Column, readonly string[]][];
 }
 
-function dumpTable(table: SQLiteTable & { id: Column }, spec: Spec): DumpTable {
+function dumpTable(table: SQLiteTable & { id?: Column }, spec: Spec): DumpTable {
   const name = getTableName(table);
   const indexed = spec.key ? "" : ` INDEXED BY sqlite_autoindex_${name}_1`;
+  const key = spec.key ?? [table.id!];
   const parent = spec.space.table as SQLiteTable & { id: Column };
   const placed = spec.via ? ` CROSS JOIN ${n(parent)} p ON p.${n(parent.id)} = t.${n(spec.via)} WHERE p.${n(spec.space)} = ?1` : ` WHERE t.${n(spec.space)} = ?1`;
   return {
     table: name,
     from: `${n(table)} t${spec.space === table.id ? "" : indexed}${placed}`,
-    key: (spec.key ?? [table.id]).map((column) => column.name),
+    key: key.map((column) => column.name),
     names: Object.fromEntries((spec.names ?? []).map(([column, target]) => [column.name, targetOf(target)])),
     oneOf: spec.oneOf && Object.fromEntries(spec.oneOf.map(([column, values]) => [column.name, values])),
   };
@@ -74,6 +75,8 @@ export const DUMP_TABLES: DumpTable[] = [
   dumpTable(deletedFields, { space: bases.spaceId, via: deletedFields.baseId, names: [[deletedFields.baseId, bases]], oneOf: [[deletedFields.type, FIELD_TYPES]] }),
   dumpTable(views, { space: views.spaceId, names: [[views.baseId, bases], [views.createdBy, users]], oneOf: [[views.type, VIEW_TYPES], [views.status, NODE_STATUSES]] }),
   dumpTable(assets, { space: assets.spaceId, names: [[assets.createdBy, users]], oneOf: [[assets.status, ["pending", "ready"]]] }),
+  dumpTable(nodeDocuments, { space: nodes.spaceId, via: nodeDocuments.nodeId, key: [nodeDocuments.nodeId], names: [[nodeDocuments.nodeId, nodes]] }),
+  dumpTable(nodeFiles, { space: nodes.spaceId, via: nodeFiles.nodeId, key: [nodeFiles.nodeId, nodeFiles.path], names: [[nodeFiles.nodeId, nodes], [nodeFiles.assetId, assets]] }),
   dumpTable(records, { space: records.spaceId, names: [[records.baseId, bases], [records.headCommitId, commits], [records.createdBy, users], [records.updatedBy, users]], oneOf: [[records.status, NODE_STATUSES]] }),
   dumpTable(commits, {
     space: commits.spaceId,

@@ -18,14 +18,15 @@ import { badRequest, notFound } from "../../shared/errors";
 import { limitParam, nestedQuery, oneString, stringList, wholeNumberParam } from "../../shared/query-params";
 import { Name, oneOf, queryParameter, Slug, variants, WholeNumber } from "../../shared/schemas";
 import { BaseSchema, baseView, DeletedFieldSchema, findBase, listBases, listDeletedFields, updateBase } from "../../content/bases";
-import { DEFAULT_TREE_DEPTH, favoriteNodes, getNode, isDescendant, listNodes, NodeDetailSchema, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
+import { DEFAULT_TREE_DEPTH, favoriteNodes, isDescendant, listNodes, NodeHitSchema, NodeSchema, purgeNode, searchNodes, toggleFavorite, updateMetadata } from "../../content/nodes";
 import { RecordLinkSchema } from "../../content/relations/view";
+import { nodeDetail, NodeDetailSchema } from "../../content/node-kinds";
 import { countRecords, listRecords, NUMBERED_PAGE_BOUNDS, numberedPage, recordsWithValue } from "../../content/records/list";
 import { getRecord, linksOfRecordJson, recordHistory } from "../../content/records/read";
 import { linkedNamesOf, pageJson, NumberedRecordPageSchema, RecordPageSchema, RecordSchema } from "../../content/records/view";
 import type { SpaceScope } from "../../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "../../shared/field-types";
-import { CONTRACT_NODE_TYPES, VIEW_TYPES } from "../../tables/content";
+import { NODE_TYPES, VIEW_TYPES } from "../../tables/content";
 import { getView, listViews, ViewConfigSchema, ViewSchema } from "../../content/views";
 
 const Json = t.Record(t.String(), t.Unknown());
@@ -44,7 +45,7 @@ const NodeOperation = variants([
     ref: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
     parentNodeId: t.Optional(t.String()),
     parentNodeRef: t.Optional(t.String()),
-    nodeType: oneOf(["folder", "base"]),
+    nodeType: oneOf(NODE_TYPES),
     slug: Slug,
     name: Name,
     description: t.Optional(t.String({ maxLength: 10_000 })),
@@ -147,16 +148,16 @@ function bulkItemFields(item: Record<string, unknown>): Record<string, unknown> 
 }
 
 /** A proposal's answer: the record (or base) when it merged at once, else the change request. */
-const Materialized = <T extends TObject>(merged: T) =>
+export const Materialized = <T extends TObject>(merged: T) =>
   t.Union([t.Composite([merged, t.Object({ materialized: t.Literal(true) })]), t.Composite([ChangeRequestSchema, t.Object({ materialized: t.Literal(false) })])], {
     description: "materialized: true when the write merged at once (the result), false when it waits for review (the change request).",
   });
 
 /** The errors of a merge made at once (autoMerge, or a write-level key on a base without review). */
 /** What a write that merges at once may be refused with (409), besides its own reasons. */
-const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"];
+export const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"];
 
-function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
+export function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
   return { ...viewOf(ctx, proposed.changeRequest), materialized: false as const };
 }
@@ -173,8 +174,8 @@ export const proposer = (scope: SpaceScope, actor: Actor, request: Request): Pro
 function nodeTypesParam(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
   const types = stringList("types", value);
-  const unknown = types.find((type) => !(CONTRACT_NODE_TYPES as readonly string[]).includes(type));
-  if (unknown !== undefined) throw badRequest(`types holds "${unknown}", which is not a node type; use ${CONTRACT_NODE_TYPES.join(", ")}.`);
+  const unknown = types.find((type) => !(NODE_TYPES as readonly string[]).includes(type));
+  if (unknown !== undefined) throw badRequest(`types holds "${unknown}", which is not a node type; use ${NODE_TYPES.join(", ")}.`);
   return types;
 }
 
@@ -188,7 +189,7 @@ export function contentRoutes(ctx: AppContext) {
         { parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.String({ description: "Levels of children under each node, 1..5; default 5." })), status: t.Optional(Status) },
         { additionalProperties: true },
       ),
-      detail: { parameters: [queryParameter("types[i]", `Node types (${CONTRACT_NODE_TYPES.join(", ")}): a flat list of every node of those types instead of the tree.`)] },
+      detail: { parameters: [queryParameter("types[i]", `Node types (${NODE_TYPES.join(", ")}): a flat list of every node of those types instead of the tree.`)] },
     })
     .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, [query.query], limitParam(query.limit, 20, 50)), {
       answers: { 200: t.Array(NodeHitSchema) }, level: "read",
@@ -199,9 +200,9 @@ export function contentRoutes(ctx: AppContext) {
       answers: { 200: t.Object({ favorited: t.Boolean({ description: "Whether the node is now one of the caller's favorites." }) }) },
       level: "read",
     })
-    .get("/nodes/:nodeId", ({ space, params, query }) => getNode(ctx, space.space.id, params.nodeId, query.type), {
+    .get("/nodes/:nodeId", ({ space, params, query }) => nodeDetail(ctx, space.space.id, params.nodeId, query.type), {
       answers: { 200: NodeDetailSchema }, level: "read",
-      query: t.Object({ type: t.Optional(oneOf(CONTRACT_NODE_TYPES, { description: "The node's type: a node of another type is not found." })) }),
+      query: t.Object({ type: t.Optional(oneOf(NODE_TYPES, { description: "The node's type: a node of another type is not found." })) }),
     })
     .get("/nodes/:nodeId/is-descendant", ({ space, params, query }) => isDescendant(ctx, space.space.id, params.nodeId, query.potentialAncestorId), {
       answers: { 200: t.Object({ isDescendant: t.Boolean({ description: "True when the node lies below potentialAncestorId; a node is not below itself." }) }) },

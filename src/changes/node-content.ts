@@ -1,0 +1,115 @@
+import { assetText, findAsset } from "../assets/assets";
+import { checkDocument, DOCUMENT_KINDS } from "../content/documents";
+import { checkFilePath, FILE_TREE_KINDS, findTree, type GivenFile, ignoredPaths, mountable, type TreeMetadata } from "../content/file-trees";
+import { findNode } from "../content/nodes";
+import type { AppContext } from "../context";
+import { badRequest } from "../shared/errors";
+import { DEFAULT_REVIEW_POLICY } from "../content/bases";
+import { type FileTreeType, isDocumentType, type OperationKind } from "../tables/content";
+import { type Proposer, proposeNodeChanges, proposal, type Review } from "./proposals";
+import { type Proposed, type ProposedOperation, propose } from "./propose";
+
+/** Docs, file nodes and file trees made, and their content changed, as change requests (contract §2.6 and §2.7). */
+
+interface NewNode {
+  parentNodeId?: string;
+  slug: string;
+  name: string;
+  description?: string;
+}
+
+/** `POST /docs`: a doc node with its markdown. */
+export function proposeDoc(ctx: AppContext, who: Proposer, input: NewNode & { body?: string }, review: Review): Promise<Proposed> {
+  const { body, ...node } = input;
+  return proposeNodeChanges(ctx, who, [{ kind: "create", nodeType: "doc", ...node, document: body ?? "" }], review);
+}
+
+/** `POST /files`: a file node mounting an asset of the space, at its file name. */
+export async function proposeFile(ctx: AppContext, who: Proposer, input: NewNode & { assetId: string }, review: Review): Promise<Proposed> {
+  const { assetId, ...node } = input;
+  const asset = findAsset(ctx, who.scope.space.id, assetId);
+  const files = await mountable(ctx, who.scope.space.id, who.actor.user.id, [{ path: asset.fileName, assetId: asset.id }]);
+  return proposeNodeChanges(ctx, who, [{ kind: "create", nodeType: "file", ...node, files }], review);
+}
+
+export interface NewFileTree extends NewNode {
+  type: FileTreeType;
+  visibility?: TreeMetadata["visibility"];
+  version?: string;
+  files?: GivenFile[];
+  /** merge (default): the given files over the type's seed files; replace: the given files only (the seeds when none are given). */
+  mergeMode?: "merge" | "replace";
+}
+
+/** The text of each `.gitignore` among the files, by path: given inline, or an asset's text. */
+async function gitignoresOf(ctx: AppContext, spaceId: string, files: GivenFile[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (const file of files) {
+    if (file.path !== ".gitignore" && !file.path.endsWith("/.gitignore")) continue;
+    const text = file.content ?? (await assetText(ctx, findAsset(ctx, spaceId, file.assetId), 64 * 1024));
+    if (text !== null) found.set(file.path, text);
+  }
+  return found;
+}
+
+/**
+ * `POST /file-trees`: a skill, drive or airapp with its files. Files a `.gitignore` among them
+ * leaves out are skipped and named in the answer; when every given file is skipped nothing is made.
+ */
+export async function proposeFileTree(ctx: AppContext, who: Proposer, input: NewFileTree, review: Review): Promise<{ proposed: Proposed; skipped: string[] }> {
+  const { type, visibility, version, files: given = [], mergeMode = "merge", ...node } = input;
+  for (const file of given) checkFilePath(file.path);
+  const seeds = FILE_TREE_KINDS[type].seeds({ slug: node.slug, name: node.name, description: node.description ?? "" });
+  const givenPaths = new Set(given.map((file) => file.path));
+  const files: GivenFile[] = mergeMode === "replace" && given.length > 0 ? given : [...seeds.filter((seed) => !givenPaths.has(seed.path)), ...given];
+  const skipped = ignoredPaths(files.map((file) => file.path), await gitignoresOf(ctx, who.scope.space.id, files));
+  if (given.length > 0 && given.every((file) => skipped.includes(file.path))) throw badRequest(`Every file given is left out by .gitignore: ${skipped.slice(0, 10).join(", ")}.`);
+  const mounted = await mountable(ctx, who.scope.space.id, who.actor.user.id, files.filter((file) => !skipped.includes(file.path)));
+  const metadata = { entryFile: FILE_TREE_KINDS[type].entryFile, visibility: visibility ?? "private", version: version ?? "0.1.0" };
+  const proposed = await proposeNodeChanges(ctx, who, [{ kind: "create", nodeType: type, ...node, metadata, files: mounted }], review);
+  return { proposed, skipped };
+}
+
+export type NodeContent = { kind: "doc"; body: string } | { kind: "whiteboard" | "workflow" | "html"; document: unknown };
+
+/** `PUT /nodes/{id}/content`: a document node's content replaced whole, as a change request. */
+export function proposeNodeContent(ctx: AppContext, who: Proposer, nodeRef: string, content: NodeContent, review: Review): Promise<Proposed> {
+  const node = findNode(ctx, who.scope.space.id, nodeRef, "active");
+  if (!isDocumentType(node.type) || content.kind !== node.type) throw badRequest(`Content kind "${content.kind}" does not match node type "${node.type}" for node ${node.id}.`);
+  const checked = checkDocument(node.type, content.kind === "doc" ? content.body : content.document);
+  const op = { targetType: "node", baseId: null, nodeId: node.id, kind: DOCUMENT_KINDS[node.type].operation, payload: node.type === "doc" ? { body: checked } : { document: checked } } as ProposedOperation;
+  return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: node.id, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: [op] }));
+}
+
+export type TreeOperation =
+  | { kind: "create" | "update"; path: string; content: string; mimeType?: string; baseContentHash?: string }
+  | { kind: "create" | "update"; path: string; assetId: string; displayName?: string; mimeType?: string; baseContentHash?: string }
+  | { kind: "delete"; path: string; baseContentHash?: string }
+  | { kind: "metadata_update"; metadata: TreeMetadata };
+
+const CONTENT_HASH = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * `POST /file-trees/{id}/change-requests`: files created, updated or deleted and the tree's
+ * settings changed, as one change request; texts are stored as assets first. A file that changed
+ * since the `baseContentHash` a change names is a conflict at merge.
+ */
+export async function proposeTreeChanges(ctx: AppContext, who: Proposer, nodeRef: string, type: FileTreeType | undefined, operations: TreeOperation[], review: Review): Promise<Proposed> {
+  const spaceId = who.scope.space.id;
+  const node = findTree(ctx, spaceId, nodeRef, type);
+  for (const op of operations) {
+    if (op.kind === "metadata_update") continue;
+    checkFilePath(op.path);
+    if (op.baseContentHash !== undefined && !CONTENT_HASH.test(op.baseContentHash)) throw badRequest(`baseContentHash of "${op.path}" must be sha256: and 64 lowercase hex digits.`);
+  }
+  const writes = operations.filter((op): op is Extract<TreeOperation, { kind: "create" | "update" }> => op.kind === "create" || op.kind === "update");
+  const mounted = await mountable(ctx, spaceId, who.actor.user.id, writes.map(({ kind: _, baseContentHash: __, ...file }) => file as GivenFile));
+  const ops = operations.map((op): ProposedOperation => {
+    const target = { targetType: "node" as const, baseId: null, nodeId: node.id };
+    if (op.kind === "metadata_update") return { ...target, kind: `${node.type}_metadata_update` as OperationKind, payload: { metadata: op.metadata } } as ProposedOperation;
+    if (op.kind === "delete") return { ...target, kind: `${node.type}_file_delete` as OperationKind, payload: { path: op.path, baseContentHash: op.baseContentHash } } as ProposedOperation;
+    const file = mounted[writes.indexOf(op)];
+    return { ...target, kind: `${node.type}_file_${op.kind}` as OperationKind, payload: { ...file, baseContentHash: op.baseContentHash } } as ProposedOperation;
+  });
+  return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: node.id, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: ops }));
+}
