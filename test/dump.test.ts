@@ -34,6 +34,7 @@ beforeAll(async () => {
   await source.call("POST", "/api/v1/views/change-requests", { key: from.write, body: { operation: "create", baseId: "papers", name: "All", type: "table", config: {} } });
   const rule = await source.call("POST", "/api/v1/webhooks", { key: from.manage, body: { name: "hook", eventType: "record.created", actionKind: "webhook", config: { targetUrl: "http://127.0.0.1:9/hook", secret: "whsec_dGhpcyBpcyBhIHNlY3JldCBrZXkgb2YgMzIgYnl0ZXM=", headers: { authorization: "Bearer very-secret" } } } });
   expect([rule.status, rule.body.error]).toEqual([201, undefined]);
+  await source.call("PUT", `/api/v1/assets/${ids.cover}/text`, { key: from.write, body: { text: "a cover\nof words" } });
   ids.doc = (await source.call("POST", "/api/v1/docs", { key: from.write, body: { slug: "guide", name: "Guide", body: "# Guide\n" } })).body.node.id;
   ids.skill = (await source.call("POST", "/api/v1/file-trees", { key: from.write, body: { type: "skill", slug: "triage", name: "Triage", files: [{ path: "notes/a.md", content: "A" }] } })).body.node.id;
   ({ server: target, ws: to } = await freshWorkspace({ deliveries: false }));
@@ -68,6 +69,7 @@ describe("moving a space between machines", () => {
     await same(`/api/v1/records/${ids.ada}`);
     await same(`/api/v1/change-requests/${ids.proposal}`);
     await same(`/api/v1/nodes/${ids.doc}`);
+    await same(`/api/v1/assets/${ids.cover}/text/lines`);
     await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
     expect(await read(target, to.read, "moved", `/api/v1/change-requests/${ids.proposal}`)).toMatchObject({ status: "in_review", comments: [{ body: "Will fix" }] });
     expect((await read(target, to.read, "moved", "/api/v1/bases/papers/views")).map((view: { name: string }) => view.name)).toEqual(["All"]);
@@ -94,7 +96,7 @@ describe("moving a space between machines", () => {
 });
 
 describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
-  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "nodeDocuments", "nodeFiles", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "assetTextSlots", "nodeDocuments", "nodeFiles", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
   /** Every row of the table, a page of `limit` at a time. */
   async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];
@@ -147,6 +149,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       await same(`/api/v1/records/${ids.paper}/links`);
       await same(`/api/v1/change-requests/${ids.proposal}`);
       await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
+      await same(`/api/v1/assets/${ids.cover}/text/lines`);
       const cover = await fetch(`${third.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${other.read}` } });
       expect(new Uint8Array(await cover.arrayBuffer())).toEqual(PNG);
       const audit = await read(third, other.manage, "research", "/api/v1/audit-events");

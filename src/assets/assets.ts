@@ -7,7 +7,7 @@ import { write } from "../db/tx";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/errors";
 import { timingSafeEqual } from "node:crypto";
 import { Timestamp } from "../shared/schemas";
-import { type AssetRow, assets } from "../tables/assets";
+import { type AssetRow, assets, assetTexts, type TextStatus } from "../tables/assets";
 import { servedType, type Stored, storeStream, type Upload } from "./storage";
 import { contentPath } from "../db/content-files";
 import { allows } from "./values";
@@ -29,7 +29,9 @@ export const AssetSchema = t.Object(
     contentKind: t.Union([t.Literal("text"), t.Literal("binary")], { description: "text for text/* and JSON, XML, YAML, JavaScript or TypeScript; else binary." }),
     metadata: t.Record(t.String(), t.Unknown(), { description: "What its uploader says of it." }),
     usageCount: t.Integer({ minimum: 0, description: "How many record values name it and node files mount it." }),
-    textStatus: t.Union([t.Literal("present"), t.Literal("missing")], { description: "A text file's text is its own bytes (present); Basalt extracts none from other files (missing)." }),
+    textStatus: t.Union([t.Literal("present"), t.Literal("missing"), t.Literal("none")], {
+      description: "present: it has a text (a text file's own bytes, or one its uploader set); none: its uploader said it has none; missing: neither (Basalt extracts no text from other files).",
+    }),
     createdAt: Timestamp,
   },
   { $id: "Asset" },
@@ -41,7 +43,13 @@ export const contentKindOf = (mimeType: string) => (mimeType.startsWith("text/")
 
 export const assetUrl = (id: string) => `/api/v1/assets/${id}/content`;
 
-export const assetView = (row: AssetRow, usageCount = 0): AssetView => ({
+/** The text status of each asset of `ids` whose uploader set its text (`texts.ts`). */
+export function textStatuses(ctx: AppContext, ids: string[]): Map<string, TextStatus> {
+  if (ids.length === 0) return new Map();
+  return new Map(ctx.db.select({ id: assetTexts.assetId, status: assetTexts.status }).from(assetTexts).where(inArray(assetTexts.assetId, ids)).all().map((row) => [row.id, row.status]));
+}
+
+export const assetView = (row: AssetRow, usageCount = 0, textSlot?: TextStatus): AssetView => ({
   id: row.id,
   attachmentId: row.id,
   status: row.status,
@@ -54,7 +62,7 @@ export const assetView = (row: AssetRow, usageCount = 0): AssetView => ({
   contentKind: contentKindOf(row.mimeType),
   metadata: row.metadata,
   usageCount,
-  textStatus: contentKindOf(row.mimeType) === "text" ? "present" : "missing",
+  textStatus: textSlot ?? (contentKindOf(row.mimeType) === "text" ? "present" : "missing"),
   createdAt: row.createdAt,
 });
 
@@ -154,24 +162,51 @@ export const storageKeyOf = (assetId: string) => `${STORAGE_PREFIX}${assetId}`;
 const publicUrlOf = (ctx: AppContext, assetId: string) => `${ctx.config.publicUrl}${assetUrl(assetId)}`;
 
 /**
- * A link that lets whoever holds it PUT one pending asset's bytes, until it expires: the asset,
- * the moment it expires, and this server's signature of both. Busabase's clients PUT there
- * without a credential.
+ * A link that lets whoever holds it act on one asset, for one purpose, until it expires: the
+ * asset, the moment it expires, and this server's signature of all three. Busabase's clients PUT
+ * an upload and GET a download there without a credential.
  */
-function signedUploadUrl(ctx: AppContext, assetId: string): string {
+function signedLink(ctx: AppContext, purpose: "upload" | "download", assetId: string): string {
   const link = `${assetId}.${Math.floor(ctx.clock.now() / 1000) + UPLOAD_LINK_SECONDS}`;
-  return `${ctx.config.publicUrl}/api/v1/assets/uploads/${link}.${ctx.secretBox.sign(`upload ${link}`)}`;
+  return `${link}.${ctx.secretBox.sign(`${purpose} ${link}`)}`;
 }
+
+const signedUploadUrl = (ctx: AppContext, assetId: string) => `${ctx.config.publicUrl}/api/v1/assets/uploads/${signedLink(ctx, "upload", assetId)}`;
 
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-/** The pending asset a signed upload link names; a link this server did not sign, or that expired, is a 404 (one answer for both). */
-export function assetOfUploadLink(ctx: AppContext, link: string): AssetRow {
+/** The asset a signed link names for that purpose; a link this server did not sign, or that expired, is a 404 (one answer for both). */
+function assetOfLink(ctx: AppContext, purpose: "upload" | "download", link: string): AssetRow {
   const [assetId = "", expires = "", signature = ""] = link.split(".");
-  const signed = sameText(signature, ctx.secretBox.sign(`upload ${assetId}.${expires}`)) && Number(expires) * 1000 > ctx.clock.now();
+  const signed = sameText(signature, ctx.secretBox.sign(`${purpose} ${assetId}.${expires}`)) && Number(expires) * 1000 > ctx.clock.now();
   const row = signed ? ctx.db.select().from(assets).where(eq(assets.id, assetId)).get() : undefined;
-  if (!row) throw notFound("This upload link is not one this server gave, or it has expired: ask for a new one.");
+  if (!row) throw notFound(`This ${purpose} link is not one this server gave, or it has expired: ask for a new one.`);
   return row;
+}
+
+/** The pending asset a signed upload link names. */
+export const assetOfUploadLink = (ctx: AppContext, link: string): AssetRow => assetOfLink(ctx, "upload", link);
+
+/** The asset a signed download link names. */
+export const assetOfDownloadLink = (ctx: AppContext, link: string): AssetRow => assetOfLink(ctx, "download", link);
+
+export const DownloadDescriptorSchema = t.Object(
+  {
+    assetId: t.String(),
+    downloadUrl: t.String({ description: "Where its bytes are read for an hour, without a credential." }),
+    fileName: t.String(),
+    mimeType: t.String(),
+    size: t.Integer({ minimum: 0 }),
+    contentHash: t.Union([t.String(), t.Null()]),
+  },
+  { $id: "DownloadDescriptor" },
+);
+
+/** Busabase's `GET /assets/{id}/content`: where the asset's bytes can be read without a credential (a signed link, for an hour). */
+export function downloadDescriptor(ctx: AppContext, row: AssetRow): Static<typeof DownloadDescriptorSchema> {
+  if (!row.contentHash) throw notFound(`Asset ${row.id} has no bytes yet.`);
+  const view = assetView(row);
+  return { assetId: row.id, downloadUrl: `${ctx.config.publicUrl}/api/v1/assets/downloads/${signedLink(ctx, "download", row.id)}`, fileName: row.fileName, mimeType: row.mimeType, size: row.size, contentHash: view.contentHash };
 }
 
 /** What an upload asks for: Basalt's (`size`) or Busabase's (`sizeBytes`, `context`, a `contentHash` of bytes it may already have). */
@@ -295,21 +330,31 @@ const usagesOf = (ctx: AppContext, spaceId: string, assetId: string, nodeOf: (ba
 /** An asset with how many record values name it and node files mount it. */
 export function assetWithUsage(ctx: AppContext, spaceId: string, assetId: string): AssetView {
   const used = [...assetUsagesInSpace(ctx, spaceId), ...assetMountsInSpace(ctx, spaceId)].filter((usage) => usage.assetId === assetId).length;
-  return assetView(findAsset(ctx, spaceId, assetId), used);
+  return assetView(findAsset(ctx, spaceId, assetId), used, textStatuses(ctx, [assetId]).get(assetId));
 }
+
+/** Where the asset is mounted in the space's active file nodes and file trees. */
+export const mountsOfAsset = (ctx: AppContext, spaceId: string, assetId: string) => assetMountsInSpace(ctx, spaceId).filter((mount) => mount.assetId === assetId);
 
 /** `GET /assets`: the space's assets, newest first, each with how many record values and node files name it. */
 export function listAssets(ctx: AppContext, spaceId: string): AssetView[] {
   const counts = new Map<string, number>();
   for (const usage of [...assetUsagesInSpace(ctx, spaceId), ...assetMountsInSpace(ctx, spaceId)]) counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
-  return ctx.db.select().from(assets).where(eq(assets.spaceId, spaceId)).orderBy(desc(assets.id)).all().map((row) => assetView(row, counts.get(row.id) ?? 0));
+  return ctx.db
+    .select({ row: assets, text: assetTexts.status })
+    .from(assets)
+    .leftJoin(assetTexts, eq(assetTexts.assetId, assets.id))
+    .where(eq(assets.spaceId, spaceId))
+    .orderBy(desc(assets.id))
+    .all()
+    .map(({ row, text }) => assetView(row, counts.get(row.id) ?? 0, text ?? undefined));
 }
 
 /** `GET /assets/{id}`: the asset as it always was, with Busabase's `{asset, usages}` in the same object. */
 export function assetDetail(ctx: AppContext, spaceId: string, assetId: string, nodeOf: (baseId: string) => { id: string; name: string; slug: string } | undefined) {
   const row = findAsset(ctx, spaceId, assetId);
   const usages = usagesOf(ctx, spaceId, assetId, nodeOf);
-  const asset = assetView(row, usages.length);
+  const asset = assetView(row, usages.length, textStatuses(ctx, [assetId]).get(assetId));
   return { ...asset, asset, usages };
 }
 

@@ -29,7 +29,7 @@ export const AuditEventSchema = t.Object(
     actorKeyId: Nullable(t.String({ description: "The API key used; null for a session or the command line." })),
     spaceId: Nullable(t.String({ description: "Null for an account's own action (its keys, its device approvals)." })),
     baseId: Nullable(t.String()),
-    targetType: t.String({ description: "api_key, device_request, member, space, webhook_rule or change_request." }),
+    targetType: t.String({ description: "api_key, device_request, member, space, webhook_rule, change_request, record, base or asset." }),
     targetId: t.String(),
     metadata: t.Record(t.String(), t.Unknown(), { description: "What changed (names, levels, roles, statuses), never a secret." }),
     actor: Nullable(t.Object({ id: t.String(), name: t.String(), email: t.String(), image: t.Null() }), { description: "Busabase's: who acted; null when the account is gone." }),

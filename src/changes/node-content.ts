@@ -1,9 +1,10 @@
-import { assetText, findAsset } from "../assets/assets";
+import { assetText, contentKindOf, findAsset, mountsOfAsset } from "../assets/assets";
+import { MAX_INLINE_TEXT_BYTES, textOfAsset } from "../assets/texts";
 import { checkDocument, DOCUMENT_KINDS } from "../content/documents";
 import { checkFilePath, FILE_TREE_KINDS, findTree, type GivenFile, ignoredPaths, mountable, type TreeMetadata } from "../content/file-trees";
 import { findNode } from "../content/nodes";
 import type { AppContext } from "../context";
-import { badRequest } from "../shared/errors";
+import { badRequest, payloadTooLarge } from "../shared/errors";
 import { DEFAULT_REVIEW_POLICY } from "../content/bases";
 import { type FileTreeType, isDocumentType, type OperationKind } from "../tables/content";
 import { type Proposer, proposeNodeChanges, proposal, type Review } from "./proposals";
@@ -112,4 +113,49 @@ export async function proposeTreeChanges(ctx: AppContext, who: Proposer, nodeRef
     return { ...target, kind: `${node.type}_file_${op.kind}` as OperationKind, payload: { ...file, baseContentHash: op.baseContentHash } } as ProposedOperation;
   });
   return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: node.id, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: ops }));
+}
+
+export interface ContentEdit {
+  oldString: string;
+  newString: string;
+  replaceAll?: boolean;
+}
+
+const EDIT_REVIEW = "editContent rewrites the real mounted file bytes, so it always requires review. Omit the flag.";
+
+/** The text after each edit in turn: each must find its text, once unless `replaceAll`, and change something. */
+function edited(text: string, edits: ContentEdit[]): string {
+  let result = text;
+  edits.forEach((edit, index) => {
+    const at = `Edit ${index + 1}`;
+    if (edit.oldString === edit.newString) throw badRequest(`${at}: oldString and newString are the same.`);
+    const matches = result.split(edit.oldString).length - 1;
+    if (matches === 0) throw badRequest(`${at}: oldString was not found.`);
+    if (matches > 1 && !edit.replaceAll) throw badRequest(`${at}: oldString matches ${matches} times; either make it unique or set replaceAll: true.`);
+    result = edit.replaceAll ? result.split(edit.oldString).join(edit.newString) : result.replace(edit.oldString, () => edit.newString);
+  });
+  if (result === text) throw badRequest("The edits leave the content as it was.");
+  return result;
+}
+
+/**
+ * `POST /assets/{id}/edit-content`: string replacements in a text file mounted in exactly one drive
+ * or skill, proposed as that file's update on the bytes it has now (a change since is a conflict
+ * at merge). It always waits for review.
+ */
+export async function proposeEditContent(ctx: AppContext, who: Proposer, assetId: string, edits: ContentEdit[], review: Review): Promise<Proposed> {
+  if (review.autoMerge === true) throw badRequest(`\`autoMerge: true\` is not accepted here: ${EDIT_REVIEW}`);
+  const spaceId = who.scope.space.id;
+  const asset = findAsset(ctx, spaceId, assetId);
+  const mounts = mountsOfAsset(ctx, spaceId, asset.id).filter((mount) => mount.nodeType === "drive" || mount.nodeType === "skill");
+  if (mounts.length !== 1) throw badRequest("Asset is not mounted in an editable Drive or Skill location.");
+  const [mount] = mounts;
+  const { text } = await textOfAsset(ctx, asset);
+  if (text === null || contentKindOf(asset.mimeType) !== "text") throw badRequest("Asset is not a text file: only text can be edited.");
+  const content = edited(text, edits);
+  if (Buffer.byteLength(content) > MAX_INLINE_TEXT_BYTES) throw payloadTooLarge(`The edited content would hold more than ${MAX_INLINE_TEXT_BYTES} bytes.`);
+  const node = findTree(ctx, spaceId, mount.nodeId);
+  const [file] = await mountable(ctx, spaceId, who.actor.user.id, [{ path: mount.path, content, mimeType: asset.mimeType }]);
+  const op = { targetType: "node", baseId: null, nodeId: node.id, kind: `${node.type}_file_update`, payload: { ...file, baseContentHash: `sha256:${asset.contentHash}` } } as ProposedOperation;
+  return propose(ctx, proposal(who, { ...review, autoMerge: false }, { targetType: "node", baseId: null, nodeId: node.id, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: [op], reviewAlways: EDIT_REVIEW }));
 }

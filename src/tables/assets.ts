@@ -35,3 +35,19 @@ export const assets = sqliteTable(
 );
 
 export type AssetRow = typeof assets.$inferSelect;
+
+export type TextStatus = "present" | "none";
+
+/**
+ * An asset's text as its uploader set it (Busabase's text slot, `PUT /assets/{id}/text`): what a
+ * reader of lines and grep read of it instead of its own bytes (the text of a PDF, say), or
+ * `none` for an asset that has no text. An asset without a row: a text file is its own bytes.
+ */
+export const assetTexts = sqliteTable("asset_texts", {
+  assetId: text("asset_id")
+    .primaryKey()
+    .references(() => assets.id, { onDelete: "cascade" }),
+  status: text("status").$type<TextStatus>().notNull(),
+  text: text("text"),
+  updatedAt: text("updated_at").notNull(),
+});

@@ -33,6 +33,7 @@ export const DUMP_TABLE_NAMES = {
   recordLinks: "record_links",
   attachments: null,
   assets: "assets",
+  assetTextSlots: "asset_texts",
   nodeDocuments: "node_documents",
   nodeFiles: "node_files",
   assetUsages: null,

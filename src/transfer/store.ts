@@ -3,7 +3,7 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { named as n, rawStatement, type Store } from "../db/client";
 import { flushStagedSearch } from "../db/search-index";
 import { FIELD_TYPES } from "../shared/field-types";
-import { assets } from "../tables/assets";
+import { assets, assetTexts } from "../tables/assets";
 import { auditEvents } from "../tables/audit";
 import { users } from "../tables/auth";
 import { CHANGE_STATUSES, changeRequests, COMMENT_SUBJECTS, comments, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
@@ -75,6 +75,7 @@ export const DUMP_TABLES: DumpTable[] = [
   dumpTable(deletedFields, { space: bases.spaceId, via: deletedFields.baseId, names: [[deletedFields.baseId, bases]], oneOf: [[deletedFields.type, FIELD_TYPES]] }),
   dumpTable(views, { space: views.spaceId, names: [[views.baseId, bases], [views.createdBy, users]], oneOf: [[views.type, VIEW_TYPES], [views.status, NODE_STATUSES]] }),
   dumpTable(assets, { space: assets.spaceId, names: [[assets.createdBy, users]], oneOf: [[assets.status, ["pending", "ready"]]] }),
+  dumpTable(assetTexts, { space: assets.spaceId, via: assetTexts.assetId, key: [assetTexts.assetId], names: [[assetTexts.assetId, assets]], oneOf: [[assetTexts.status, ["present", "none"]]] }),
   dumpTable(nodeDocuments, { space: nodes.spaceId, via: nodeDocuments.nodeId, key: [nodeDocuments.nodeId], names: [[nodeDocuments.nodeId, nodes]] }),
   dumpTable(nodeFiles, { space: nodes.spaceId, via: nodeFiles.nodeId, key: [nodeFiles.nodeId, nodeFiles.path], names: [[nodeFiles.nodeId, nodes], [nodeFiles.assetId, assets]] }),
   dumpTable(records, { space: records.spaceId, names: [[records.baseId, bases], [records.headCommitId, commits], [records.createdBy, users], [records.updatedBy, users]], oneOf: [[records.status, NODE_STATUSES]] }),

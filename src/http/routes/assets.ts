@@ -4,12 +4,20 @@ import type { AppContext } from "../../context";
 import { access } from "../access";
 import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
-import { nestedQuery, oneString } from "../../shared/query-params";
+import { nestedQuery, oneString, wholeNumberParam } from "../../shared/query-params";
 import { queryParameter } from "../../shared/schemas";
-import { assetDetail, AssetSchema, AssetUsageSchema, assetOfUploadLink, confirmAsset, confirmation, confirmedAssetId, createUploadUrl, deleteAsset, findAsset, listAssets, putAssetBytes, updateAssetMetadata, uploadAsset } from "../../assets/assets";
+import { assetDetail, AssetSchema, AssetUsageSchema, assetOfDownloadLink, assetOfUploadLink, downloadDescriptor, DownloadDescriptorSchema, confirmAsset, confirmation, confirmedAssetId, createUploadUrl, deleteAsset, findAsset, listAssets, putAssetBytes, updateAssetMetadata, uploadAsset } from "../../assets/assets";
 import { findBaseOrNull } from "../../content/bases";
 import { contentPath } from "../../db/content-files";
 import { INLINE_IMAGES } from "../../assets/storage";
+import type { AssetRow } from "../../tables/assets";
+import { createTextUploadUrl, MAX_INLINE_TEXT_BYTES, putAssetText, readAssetLines, TextWrittenSchema } from "../../assets/texts";
+import { ReadLinesSchema } from "../../shared/lines";
+import { actingAs } from "../../auth/actor";
+import { viewOf } from "../../changes/lifecycle";
+import { proposeEditContent } from "../../changes/node-content";
+import { ChangeRequestSchema } from "../../changes/views";
+import { proposer } from "./content";
 
 const FILE_BODY: OpenAPIV3.RequestBodyObject = {
   required: true,
@@ -134,6 +142,44 @@ export function assetRoutes(ctx: AppContext) {
         contentHash: t.Optional(t.String()),
       }),
     })
+    .post("/assets/text/upload-urls", ({ space, actor, body }) => createTextUploadUrl(ctx, space.space.id, actor.user.id, body), {
+      answers: { 200: t.Object({ uploadUrl: t.String({ description: "Where to PUT the text, without a credential, for an hour." }), storageKey: t.String({ description: "What PUT /assets/{id}/text names the text by, once uploaded." }), expiresIn: t.Integer() }) },
+      level: "write",
+      body: t.Object({ assetId: t.String({ minLength: 1 }), sizeBytes: t.Integer({ minimum: 1 }), contentHash: t.Optional(t.String({ maxLength: 80 })) }),
+    })
+    .put("/assets/:assetId/text", ({ space, actor, params, body }) => putAssetText(ctx, space.space.id, actingAs(actor), params.assetId, body), {
+      answers: { 200: TextWrittenSchema },
+      level: "write",
+      body: t.Object({
+        text: t.Optional(t.String({ description: `The text, at most ${MAX_INLINE_TEXT_BYTES} bytes.` })),
+        storageKey: t.Optional(t.String({ description: "A text uploaded first (POST /assets/text/upload-urls)." })),
+        contentHash: t.Optional(t.String({ maxLength: 80, description: "sha256:<hex> the uploaded text must have." })),
+        none: t.Optional(t.Boolean({ description: "true: the asset has no text." })),
+      }),
+    })
+    .get(
+      "/assets/:assetId/text/lines",
+      ({ space, params, query }) =>
+        readAssetLines(ctx, space.space.id, params.assetId, wholeNumberParam("startLine", query.startLine, 1, 1, Number.MAX_SAFE_INTEGER), query.endLine === undefined ? undefined : wholeNumberParam("endLine", query.endLine, 1, 1, Number.MAX_SAFE_INTEGER)),
+      { answers: { 200: ReadLinesSchema }, level: "read", query: t.Object({ startLine: t.Optional(t.String({ description: "From 1; default 1." })), endLine: t.Optional(t.String({ description: "Default: the last line." })) }) },
+    )
+    .post(
+      "/assets/:assetId/edit-content",
+      async ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const { edits, message, autoMerge } = body;
+        return viewOf(ctx, (await proposeEditContent(ctx, proposer(space, actor, request), params.assetId, edits, { message, autoMerge })).changeRequest);
+      },
+      {
+        answers: { 201: ChangeRequestSchema },
+        level: "write",
+        body: t.Object({
+          edits: t.Array(t.Object({ oldString: t.String({ minLength: 1 }), newString: t.String(), replaceAll: t.Optional(t.Boolean()) }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
+          message: t.Optional(t.String({ maxLength: 10_000 })),
+          autoMerge: t.Optional(t.Boolean({ description: "Only false: an edit always waits for review." })),
+        }),
+      },
+    )
     .get("/assets", ({ space }) => listAssets(ctx, space.space.id), { answers: { 200: t.Array(AssetSchema) }, level: "read" })
     .get("/assets/:assetId", ({ space, params }) => assetDetail(ctx, space.space.id, params.assetId, nodeOfBase(ctx, space.space.id)), { answers: { 200: AssetDetailSchema }, level: "read" })
     .patch(
@@ -153,26 +199,53 @@ export function assetRoutes(ctx: AppContext) {
       "/assets/:assetId/content",
       ({ space, params, request }) => {
         const asset = findAsset(ctx, space.space.id, params.assetId);
-        if (!asset.contentHash) throw new ApiError(404, "NOT_FOUND", `Asset ${asset.id} has no bytes yet.`);
-        const etag = `"${asset.contentHash}"`;
-        const headers: Record<string, string> = {
-          "content-type": asset.mimeType,
-          "content-disposition": disposition(INLINE_IMAGES.has(asset.mimeType) ? "inline" : "attachment", asset.fileName),
-          "x-content-type-options": "nosniff",
-          "content-security-policy": "default-src 'none'; sandbox",
-          "cache-control": "private, no-cache",
-          "accept-ranges": "bytes",
-          etag,
-        };
-        if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
-        const file = Bun.file(contentPath(ctx.config.dataDir, asset.contentHash));
-        const range = rangeOf(request.headers.get("range"), asset.size);
-        if (!range) return new Response(file, { headers });
-        return new Response(file.slice(range[0], range[1] + 1), { status: 206, headers: { ...headers, "content-range": `bytes ${range[0]}-${range[1]}/${asset.size}` } });
+        return asksForDescriptor(request) ? Response.json(downloadDescriptor(ctx, asset)) : assetBytes(ctx, asset, request);
       },
       {
-        answers: { 200: mediaAnswer({ "*/*": t.String() }, "The file's bytes, as its type; images inline, anything else as a download. Range and If-None-Match are honoured."), 206: mediaAnswer({ "*/*": t.String() }, "The range asked for."), 416: [] },
+        answers: {
+          200: mediaAnswer(
+            { "*/*": t.String(), "application/json": DownloadDescriptorSchema },
+            "The file's bytes, as its type; images inline, anything else as a download. Range and If-None-Match are honoured. Asked with Accept: application/json, or by a Busabase client (it names its space with x-busabase-space and asks for no other type): Busabase's download descriptor, whose downloadUrl reads the bytes for an hour without a credential.",
+          ),
+          206: mediaAnswer({ "*/*": t.String() }, "The range asked for."),
+          416: [],
+        },
         level: "read",
       },
-    );
+    )
+    .get("/assets/downloads/:link", ({ params, request }) => assetBytes(ctx, assetOfDownloadLink(ctx, params.link), request), {
+      answers: { 200: mediaAnswer({ "*/*": t.String() }, "The file's bytes, as the content route serves them."), 206: mediaAnswer({ "*/*": t.String() }, "The range asked for."), 416: [] },
+      public: true,
+      detail: { description: "Busabase's download: the link a download descriptor gave carries its own authority (one asset, for an hour)." },
+    });
+}
+
+/**
+ * Whether a read of an asset's content wants Busabase's JSON descriptor rather than the bytes: it
+ * asks for JSON, or it is Busabase's client (its space header) and asks for no particular type.
+ */
+function asksForDescriptor(request: Request): boolean {
+  const accept = request.headers.get("accept") ?? "";
+  if (/\bapplication\/json\b/.test(accept)) return true;
+  return request.headers.has("x-busabase-space") && (accept === "" || accept === "*/*");
+}
+
+/** An asset's bytes as a response: its type, inline only for images, sandboxed, with ETag and ranges. */
+function assetBytes(ctx: AppContext, asset: AssetRow, request: Request): Response {
+  if (!asset.contentHash) throw new ApiError(404, "NOT_FOUND", `Asset ${asset.id} has no bytes yet.`);
+  const etag = `"${asset.contentHash}"`;
+  const headers: Record<string, string> = {
+    "content-type": asset.mimeType,
+    "content-disposition": disposition(INLINE_IMAGES.has(asset.mimeType) ? "inline" : "attachment", asset.fileName),
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; sandbox",
+    "cache-control": "private, no-cache",
+    "accept-ranges": "bytes",
+    etag,
+  };
+  if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
+  const file = Bun.file(contentPath(ctx.config.dataDir, asset.contentHash));
+  const range = rangeOf(request.headers.get("range"), asset.size);
+  if (!range) return new Response(file, { headers });
+  return new Response(file.slice(range[0], range[1] + 1), { status: 206, headers: { ...headers, "content-range": `bytes ${range[0]}-${range[1]}/${asset.size}` } });
 }
