@@ -96,7 +96,7 @@ describe("moving a space between machines", () => {
 });
 
 describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
-  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "assetTextSlots", "nodeDocuments", "nodeFiles", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
   /** Every row of the table, a page of `limit` at a time. */
   async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];
@@ -116,8 +116,12 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       const exported = Object.fromEntries(await Promise.all(TABLES.map(async (table) => [table, await exportTable(table)] as const)));
       expect(exported.records.map((row) => row.id).sort()).toEqual([ids.ada, ids.paper].sort());
       expect(exported.fieldValues).toEqual([]);
-      expect(exported.nodeDocuments).toEqual([expect.objectContaining({ node_id: ids.doc, body: "# Guide\n" })]);
-      expect(exported.nodeFiles.map((row) => row.path)).toEqual(["SKILL.md", "notes/a.md", "skill.json"]);
+      expect(exported.nodeDocuments).toEqual([expect.objectContaining({ nodeId: ids.doc, body: "# Guide\n" })]);
+      expect(exported.assetUsages.map((row) => row.path)).toEqual(["SKILL.md", "notes/a.md", "skill.json"]);
+      // Busabase's names: what its CLI reads of assets and attachments.
+      const coverRow = exported.assets.find((row) => row.id === ids.cover)!;
+      expect(coverRow).toMatchObject({ attachmentId: ids.cover, spaceId: from.space.id, fileName: "cover.png" });
+      expect(exported.attachments.find((row) => row.id === ids.cover)).toMatchObject({ storageKey: coverRow.contentHash, mimeType: "image/png", sizeBytes: PNG.length });
       // Basalt has no node grants yet: Busabase's backup asks for the table and gets none.
       expect(exported.nodePrincipals).toEqual([]);
       expect(JSON.stringify(exported)).not.toContain("very-secret");
@@ -126,11 +130,11 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
 
       const call = (path: string, body?: unknown, key = other.manage) => third.call("POST", path, { key, ...(body === undefined ? {} : { body }) });
       const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
-      for (const [table, rows] of Object.entries(exported)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).body).toEqual({ inserted: table === "fieldValues" || table === "nodePrincipals" ? 0 : rows.length });
+      for (const [table, rows] of Object.entries(exported)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).body).toEqual({ inserted: ["fieldValues", "nodePrincipals", "attachments"].includes(table) ? 0 : rows.length });
       for (const asset of exported.assets) {
         const bytes = new Uint8Array(await (await fetch(`${source.url}/api/v1/assets/${asset.id}/content`, { headers: { authorization: `Bearer ${from.read}` } })).arrayBuffer());
         // A file may come in parts: rows of one key, in order.
-        const parts = [bytes.slice(0, 5), bytes.slice(5)].map((part) => ({ storageKey: asset.content_hash, base64: Buffer.from(part).toString("base64") }));
+        const parts = [bytes.slice(0, 5), bytes.slice(5)].map((part) => ({ storageKey: asset.contentHash, base64: Buffer.from(part).toString("base64") }));
         expect((await call("/api/v1/dump/import/tables", { sessionId, table: "attachmentBlobs", rows: parts })).body).toEqual({ inserted: 2 });
       }
       // Nothing is in the space before the commit.
@@ -157,6 +161,33 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
 
       // The space is no longer empty: a second import is refused before it begins.
       expect((await call("/api/v1/dump/import/begin")).body).toMatchObject({ code: "CONFLICT", reason: "SPACE_NOT_EMPTY" });
+    } finally {
+      await third.stop();
+    }
+  });
+
+  test("a dump without a users list (Busabase's backup sends none) loads, its people the importer's", async () => {
+    const { server: third, ws: other } = await freshWorkspace({ deliveries: false });
+    try {
+      const call = (path: string, body?: unknown) => third.call("POST", path, { key: other.manage, ...(body === undefined ? {} : { body }) });
+      const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
+      for (const table of TABLES.filter((name) => name !== "users")) await call("/api/v1/dump/import/tables", { sessionId, table, rows: await exportTable(table) });
+      const committed = await call("/api/v1/dump/import/commit", { sessionId });
+      expect(committed.body.warnings).toContainEqual(expect.stringMatching(/^The dump has no users list: the \d+ mention\(s\) of a person in its rows are the importer's\.$/));
+      const proposal = await third.call("GET", `/api/v1/change-requests/${ids.proposal}`, { key: other.read });
+      expect(proposal.body.submittedBy).toBe(other.owner.id);
+    } finally {
+      await third.stop();
+    }
+  });
+
+  test("a batch of rows may pass --max-body (Busabase's CLI sends a table's rows in its own batches); other routes may not", async () => {
+    const { server: third, ws: other } = await freshWorkspace({ deliveries: false });
+    try {
+      const { sessionId } = (await third.call("POST", "/api/v1/dump/import/begin", { key: other.manage })).body;
+      const rows = Array.from({ length: 3 }, (_, i) => ({ id: `nod_big${i}`, spaceId: "x", parentId: null, type: "folder", slug: `big-${i}`, name: "Big", description: "d".repeat(600_000), metadata: "{}", settings: "{}", position: i, status: "active", createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z" }));
+      expect((await third.call("POST", "/api/v1/dump/import/tables", { key: other.manage, body: { sessionId, table: "nodes", rows } })).body).toEqual({ inserted: 3 });
+      expect((await third.call("POST", "/api/v1/nodes/change-requests", { key: other.write, body: { operations: [{ kind: "create", nodeType: "folder", slug: "a", name: "A" }], message: "m".repeat(1_100_000) } })).status).toBe(413);
     } finally {
       await third.stop();
     }
@@ -189,7 +220,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       await call("/api/v1/dump/import/tables", { sessionId, table: "nodes", rows: nodes });
       await call("/api/v1/dump/import/tables", { sessionId, table: "records", rows: records });
       const refused = await call("/api/v1/dump/import/commit", { sessionId });
-      expect([refused.status, refused.body.error]).toEqual([400, expect.stringMatching(/^The records row rec_\w+ names (the user|\w+ in \w+, which the dump does not hold)/)]);
+      expect([refused.status, refused.body.error]).toEqual([400, expect.stringMatching(/^The records row rec_\w+ names (the user|\w+ in \w+, which the dump does not hold|a row the import does not hold)/)]);
       expect(refused.text).not.toMatch(/SQLITE|INSERT/);
       const held = () => third.ctx.store.sqlite.query("SELECT (SELECT count(*) FROM nodes WHERE space_id = ?1) AS nodes, (SELECT count(*) FROM records WHERE space_id = ?1) AS records").get(other.space.id);
       expect(held()).toEqual({ nodes: 1, records: 0 });

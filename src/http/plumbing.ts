@@ -145,6 +145,13 @@ const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number
   { method: "PUT", path: /^\/api\/v1\/assets\/uploads\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
 ];
 export const UPLOAD = Object.freeze({ upload: true });
+/**
+ * JSON bodies that may pass `--max-body`: a batch of a space's rows sent to an import session
+ * (Busabase's CLI sends a table's rows in batches of its own size), bounded by `--max-import`.
+ */
+const LARGE_JSON: { method: string; path: string; limit: (config: Config) => number; flag: string }[] = [
+  { method: "POST", path: "/api/v1/dump/import/tables", limit: (config) => config.maxImportBytes, flag: "--max-import" },
+];
 /** The path of a request's URL, without parsing the whole URL (this runs for every request with a body). */
 const urlPath = (url: string) => {
   const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -156,6 +163,8 @@ const uploadOf = (request: Request) => {
   const path = urlPath(request.url);
   return UPLOADS.find((upload) => upload.method === request.method && upload.path.test(path));
 };
+
+const largeJsonOf = (request: Request) => (request.method === "POST" ? LARGE_JSON.find((route) => route.method === request.method && route.path === urlPath(request.url)) : undefined);
 
 /** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
 const STREAMS = new Set(["/api/v1/events/stream"]);
@@ -170,6 +179,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   const methodsOf = allowedMethods(known);
   const maxBody = ctx.config.maxBodyBytes;
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
+  const largeTooLarge = (large: (typeof LARGE_JSON)[number]) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${large.limit(ctx.config)} bytes, the most this route reads (the operator sets it with ${large.flag}).`);
 
   return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
     .onError({ as: "global" }, ({ error, code, set, path, request }) => {
@@ -225,13 +235,15 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       }
       const length = Number(request.headers.get("content-length") ?? 0);
       const upload = uploadOf(request);
-      const limit = upload ? upload.limit(ctx.config) : maxBody;
-      if (length > limit) throw upload ? new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${limit} bytes, the most this route reads (the operator sets it with ${upload.flag}).`) : tooLarge();
+      const large = largeJsonOf(request);
+      const limit = upload ? upload.limit(ctx.config) : large ? large.limit(ctx.config) : maxBody;
+      if (length > limit) throw upload ? new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${limit} bytes, the most this route reads (the operator sets it with ${upload.flag}).`) : large ? largeTooLarge(large) : tooLarge();
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
       if (uploadOf(request)) return UPLOAD;
-      const text = await readBodyText(request, maxBody, tooLarge);
+      const large = largeJsonOf(request);
+      const text = await readBodyText(request, large ? large.limit(ctx.config) : maxBody, large ? () => largeTooLarge(large) : tooLarge);
       if (text.length === 0) return undefined;
       if (!JSON_TYPE.test(contentType ?? "")) {
         throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");

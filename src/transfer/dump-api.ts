@@ -1,4 +1,5 @@
-import { assetView, findAsset } from "../assets/assets";
+import { findAsset } from "../assets/assets";
+import { textOfAsset } from "../assets/texts";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,13 +32,11 @@ export const DUMP_TABLE_NAMES = {
   records: "records",
   fieldValues: null,
   recordLinks: "record_links",
-  attachments: null,
+  attachments: "assets",
   assets: "assets",
-  assetTextSlots: "asset_texts",
   nodeDocuments: "node_documents",
-  nodeFiles: "node_files",
-  assetUsages: null,
-  assetTexts: null,
+  assetUsages: "node_files",
+  assetTexts: "asset_texts",
   commits: "commits",
   changeRequests: "change_requests",
   operations: "operations",
@@ -57,7 +56,35 @@ export const MAX_DUMP_ROWS = 2000;
 
 type Row = Record<string, unknown>;
 
-export const DumpRowsSchema = t.Array(t.Record(t.String(), t.Unknown()), { description: "Raw rows: the table's columns as stored (snake_case; JSON columns as text)." });
+export const DumpRowsSchema = t.Array(t.Record(t.String(), t.Unknown()), {
+  description: "Raw rows: the table's columns as stored, by Busabase's camelCase names (JSON columns as text); an import takes them by those names or the stored snake_case ones.",
+});
+
+const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/**
+ * What Busabase's clients read of a row beyond its columns: an asset's attachment (here, itself),
+ * and the `attachments` table, which Basalt keeps as its assets' bytes (by content hash). An import
+ * drops these keys again.
+ */
+const CONTRACT_EXTRAS: Partial<Record<DumpTableName, (row: Row) => Row>> = {
+  assets: (row) => ({ ...row, attachmentId: row.id, storageKey: row.contentHash }),
+  attachments: (row) => ({ id: row.id, storageKey: row.contentHash, fileName: row.fileName, mimeType: row.mimeType, sizeBytes: row.size, contentHash: row.contentHash === null ? null : `sha256:${row.contentHash}`, createdAt: row.createdAt }),
+};
+const CONTRACT_ONLY: Partial<Record<DumpTableName, string[]>> = { assets: ["attachmentId", "storageKey"] };
+
+/** A stored row as the dump routes send it: Busabase's names, and what its clients read besides. */
+const contractRow = (name: DumpTableName, row: Row): Row => {
+  const renamed = Object.fromEntries(Object.entries(row).map(([key, value]) => [camel(key), value]));
+  return CONTRACT_EXTRAS[name]?.(renamed) ?? renamed;
+};
+
+/** A row an import was sent, by the stored column names: camelCase names become snake_case; what only the contract's rows carry is dropped. */
+const storedRow = (name: DumpTableName, row: Row): Row => {
+  const dropped = CONTRACT_ONLY[name] ?? [];
+  return Object.fromEntries(Object.entries(row).filter(([key]) => !dropped.includes(key)).map(([key, value]) => [snake(key), value]));
+};
 
 // ---- export ----
 
@@ -109,7 +136,7 @@ export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTabl
   }
   const more = rows.length > limit;
   const page = rows.slice(0, limit).map((row) => exported(table, row));
-  return { rows: page, nextCursor: more ? cursorOf(key.map((column) => String(page[page.length - 1][column]))) : null };
+  return { rows: page.map((row) => contractRow(name, row)), nextCursor: more ? cursorOf(key.map((column) => String(page[page.length - 1][column]))) : null };
 }
 
 // ---- import sessions ----
@@ -231,10 +258,13 @@ export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessi
     return { inserted: parts.length };
   }
   if (!(DUMP_TABLE_LIST as string[]).includes(input.table)) throw badRequest(`table must be one of ${[...DUMP_TABLE_LIST, BLOBS].join(", ")}.`);
-  const table = DUMP_TABLE_NAMES[input.table as DumpTableName];
-  if (table === null) return { inserted: 0 };
+  const name = input.table as DumpTableName;
+  const table = DUMP_TABLE_NAMES[name];
+  // Busabase's attachments are the assets' bytes here: they come as attachmentBlobs.
+  if (table === null || name === "attachments") return { inserted: 0 };
   const columns = columnsOf(ctx.store, table);
-  const lines = input.rows.map((row, i) => {
+  const lines = input.rows.map((given, i) => {
+    const row = storedRow(name, given);
     const error = rowError(row, table, columns);
     if (error) throw badRequest(`Row ${i} of ${input.table} ${error}.`);
     return `${JSON.stringify(row)}\n`;
@@ -297,7 +327,7 @@ function refusedRow(error: unknown, table: string, row: Row): ApiError {
 function loadStaged(tx: Tx, spaceId: string, dir: string, people: DumpPeople, actor: AuditActor, sentFiles: Set<string>): { warnings: string[] } {
   const refusal = notEmpty(tx, spaceId);
   if (refusal) throw spaceNotEmpty(refusal);
-  const loader = new DumpLoader(tx.store, spaceId, people, new Date(tx.clock.now()).toISOString());
+  const loader = new DumpLoader(tx.store, spaceId, people, new Date(tx.clock.now()).toISOString(), actor.userId);
   let rules = 0;
   let unsent = 0;
   try {
@@ -324,6 +354,7 @@ function loadStaged(tx: Tx, spaceId: string, dir: string, people: DumpPeople, ac
   const warnings = [
     ...(rules > 0 ? [`${rules} webhook rule(s) loaded disabled, without their secrets: enter each secret again and enable the rule.`] : []),
     ...(unsent > 0 ? [`${unsent} file(s) were not sent (attachmentBlobs): they wait, pending, for their bytes.`] : []),
+    ...(loader.unlistedPeople > 0 ? [`The dump has no users list: the ${loader.unlistedPeople} mention(s) of a person in its rows are the importer's.`] : []),
   ];
   return { warnings };
 }
@@ -363,17 +394,17 @@ export function abortDumpImport(ctx: AppContext, spaceId: string, sessionId: str
 export const AssetTextSchema = t.Object(
   {
     assetId: t.String(),
-    textStorageKey: t.String({ description: "Empty: a text file's text is its own bytes." }),
-    downloadUrl: t.Null({ description: "Null: the text is the file's own bytes, carried with the asset." }),
+    textStorageKey: t.String({ description: "Empty: the text travels with its asset (a text file's own bytes) or in its assetTexts row." }),
+    downloadUrl: t.Null({ description: "Null: nothing to download apart." }),
     textContentHash: Nullable(t.String()),
     byteCount: t.Integer({ minimum: 0 }),
   },
-  { description: "Busabase's asset text. Basalt keeps no text apart from the file: a text file's text is its bytes (downloadUrl null), and other files have none (404)." },
+  { description: "Busabase's asset text. Basalt keeps a text in its assetTexts row, or has a text file's own bytes; an asset with neither has none (404)." },
 );
 
-/** Busabase's `GET /dump/export/asset-texts/{assetId}/content`: a text file's text is its own bytes; any other asset has none. */
-export function assetText(ctx: AppContext, spaceId: string, assetId: string): Static<typeof AssetTextSchema> {
-  const asset = assetView(findAsset(ctx, spaceId, assetId));
-  if (asset.textStatus !== "present") throw notFound(`Asset text not found: ${assetId}`);
-  return { assetId, textStorageKey: "", downloadUrl: null, textContentHash: asset.contentHash, byteCount: asset.size };
+/** Busabase's `GET /dump/export/asset-texts/{assetId}/content`: where an asset's text travels; here always with the asset or its row, never apart. */
+export async function assetText(ctx: AppContext, spaceId: string, assetId: string): Promise<Static<typeof AssetTextSchema>> {
+  const { text } = await textOfAsset(ctx, findAsset(ctx, spaceId, assetId));
+  if (text === null) throw notFound(`Asset text not found: ${assetId}`);
+  return { assetId, textStorageKey: "", downloadUrl: null, textContentHash: `sha256:${new Bun.CryptoHasher("sha256").update(text).digest("hex")}`, byteCount: Buffer.byteLength(text) };
 }

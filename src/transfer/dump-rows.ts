@@ -51,17 +51,23 @@ export class DumpLoader {
   private readonly fieldsByBase = new Map<string, FieldDefinition[]>();
   private readonly goneSlugs = new Map<string, Set<string>>();
   private readonly recordChecks: { id: string; baseId: string; data: Row }[] = [];
+  private sawUsers = false;
   rows = 0;
+  /** How many times a dump without a users list named a person, each taken as the importer. */
+  unlistedPeople = 0;
 
   constructor(
     private readonly store: Store,
     private readonly spaceId: string,
     private readonly people: DumpPeople,
     private readonly now: string,
+    /** Over HTTP, the importer: Busabase's backup sends no users list, and the people its rows name become the importer. */
+    private readonly importerId?: string,
   ) {}
 
   /** One person of the dump's users list. */
   addUser(user: unknown): void {
+    this.sawUsers = true;
     const { id, email, name } = (user ?? {}) as Partial<DumpUser>;
     if (typeof id !== "string" || !USER_ID.test(id) || typeof email !== "string" || typeof name !== "string") throw new DumpRefusal("A user of the dump is not { id, email, name }.");
     if (this.userMap.has(id)) throw new DumpRefusal(`The user ${id} is listed twice.`);
@@ -145,8 +151,10 @@ export class DumpLoader {
   /** The person a user id of the dump is here; an id its users list does not hold is refused. */
   private person(id: string, refuse: (why: string) => Error): string {
     const mapped = this.userMap.get(id);
-    if (mapped === undefined) throw refuse(`names the user ${id}, who is not in the dump's users list`);
-    return mapped;
+    if (mapped !== undefined) return mapped;
+    if (this.sawUsers || this.importerId === undefined) throw refuse(`names the user ${id}, who is not in the dump's users list`);
+    this.unlistedPeople++;
+    return this.importerId;
   }
 
   /** User ids inside the server's own JSON (attributions, audit details): those of the users list are mapped, any other becomes an id that names no account. */
