@@ -158,6 +158,8 @@ export interface AppContext {
     nextCheckAt: Map<string, number>;
     deviceCodes: RateLimiter;
     deviceLookups: RateLimiter;
+    /** Submissions without a key, per form and per client address. */
+    formSubmissions: RateLimiter;
   };
   /** SHA-256 of the one-time setup token while no user exists. */
   setupTokenHash: string | null;
@@ -189,6 +191,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
       nextCheckAt: new Map(),
       deviceCodes: new RateLimiter(clock, 10, minute),
       deviceLookups: new RateLimiter(clock, 10, minute),
+      formSubmissions: new RateLimiter(clock, 30, minute),
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },

@@ -33,7 +33,12 @@ describe.skipIf(!browserAvailable)("the API docs page in a real browser", () => 
     await dialog.locator("button.authorize").click();
     await page.getByRole("button", { name: "Close" }).first().click();
 
+    // The page renders a long document's operations as they scroll into view.
     const operation = page.locator("#operations-Nodes-getApiV1Nodes");
+    for (let turn = 0; turn < 100 && (await operation.count()) === 0; turn++) {
+      await page.mouse.wheel(0, 600);
+      await page.waitForTimeout(100);
+    }
     await operation.locator(".opblock-summary").click();
     await operation.getByRole("button", { name: "Try it out" }).click();
     // The caller belongs to two spaces: the header picks one.

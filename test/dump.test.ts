@@ -36,6 +36,8 @@ beforeAll(async () => {
   expect([rule.status, rule.body.error]).toEqual([201, undefined]);
   await source.call("PUT", `/api/v1/assets/${ids.cover}/text`, { key: from.write, body: { text: "a cover\nof words" } });
   ids.doc = (await source.call("POST", "/api/v1/docs", { key: from.write, body: { slug: "guide", name: "Guide", body: "# Guide\n" } })).body.node.id;
+  const formNode = (await source.call("POST", "/api/v1/nodes/change-requests", { key: from.write, body: { operations: [{ kind: "create", nodeType: "form", slug: "suggest", name: "Suggest" }] } })).body.operations[0].nodeId;
+  ids.form = (await source.call("POST", "/api/v1/forms", { key: from.manage, body: { nodeId: formNode, targetBaseId: "papers", name: "Suggest a paper", bindings: [{ inputName: "t", fieldSlug: "title" }] } })).body.nodeId;
   ids.skill = (await source.call("POST", "/api/v1/file-trees", { key: from.write, body: { type: "skill", slug: "triage", name: "Triage", files: [{ path: "notes/a.md", content: "A" }] } })).body.node.id;
   ({ server: target, ws: to } = await freshWorkspace({ deliveries: false }));
 });
@@ -69,6 +71,7 @@ describe("moving a space between machines", () => {
     await same(`/api/v1/records/${ids.ada}`);
     await same(`/api/v1/change-requests/${ids.proposal}`);
     await same(`/api/v1/nodes/${ids.doc}`);
+    await same(`/api/v1/forms/${ids.form}`);
     await same(`/api/v1/assets/${ids.cover}/text/lines`);
     await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
     expect(await read(target, to.read, "moved", `/api/v1/change-requests/${ids.proposal}`)).toMatchObject({ status: "in_review", comments: [{ body: "Will fix" }] });
@@ -96,7 +99,7 @@ describe("moving a space between machines", () => {
 });
 
 describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
-  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "forms", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
   /** Every row of the table, a page of `limit` at a time. */
   async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];
@@ -153,6 +156,7 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       await same(`/api/v1/records/${ids.paper}/links`);
       await same(`/api/v1/change-requests/${ids.proposal}`);
       await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
+      await same(`/api/v1/forms/${ids.form}`);
       await same(`/api/v1/assets/${ids.cover}/text/lines`);
       const cover = await fetch(`${third.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${other.read}` } });
       expect(new Uint8Array(await cover.arrayBuffer())).toEqual(PNG);

@@ -212,3 +212,24 @@ test("a wait_for_events whose key is deleted meanwhile ends within a second, ans
   expect(answer.isError).toBe(true);
   await client.close().catch(() => undefined);
 });
+
+test("an agent reads and proposes docs and a drive's files", async () => {
+  const agent = await connect(ws.propose);
+  const made = JSON.parse(text(await agent.callTool({ name: "create_doc", arguments: { slug: "notes", name: "Notes", body: "# Notes\none\n" } })));
+  expect(made.status).toBe("in_review");
+  await server.call("POST", `/api/v1/change-requests/${made.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+  await server.call("POST", `/api/v1/change-requests/${made.id}/merge`, { key: ws.write });
+  expect(JSON.parse(text(await agent.callTool({ name: "read_doc", arguments: { doc: "notes", startLine: 2 } }))).lines).toEqual(["one"]);
+  const update = JSON.parse(text(await agent.callTool({ name: "update_doc", arguments: { doc: "notes", body: "# Notes\ntwo\n" } })));
+  expect(update.operations[0].operation).toBe("doc_update");
+
+  await server.call("POST", "/api/v1/file-trees", { key: ws.write, body: { type: "drive", slug: "handbook", name: "Handbook" } });
+  expect(JSON.parse(text(await agent.callTool({ name: "list_files", arguments: { tree: "handbook" } }))).map((file: { path: string }) => file.path)).toEqual(["README.md"]);
+  const readme = JSON.parse(text(await agent.callTool({ name: "read_file", arguments: { tree: "handbook", path: "README.md" } })));
+  expect(readme.content).toBe("# Handbook\n");
+  const change = JSON.parse(text(await agent.callTool({ name: "change_files", arguments: { tree: "handbook", operations: [{ kind: "update", path: "README.md", content: "# Handbook v2\n", baseContentHash: readme.contentHash }] } })));
+  expect(change).toMatchObject({ status: "in_review", operations: [{ operation: "drive_file_update" }] });
+  const refused = await agent.callTool({ name: "read_file", arguments: { tree: "handbook", path: "../etc/passwd" } });
+  expect((refused as { isError?: boolean }).isError).toBe(true);
+  await agent.close();
+});

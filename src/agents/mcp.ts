@@ -15,6 +15,9 @@ import { sourceAttribution } from "../changes/propose";
 import { proposeRecordChange, proposeRecords, proposeViewChange, type ViewChange } from "../changes/proposals";
 import { baseView, findBase, listBases } from "../content/bases";
 import { listNodes } from "../content/nodes";
+import { readDocLines } from "../content/documents";
+import { findTree, MAX_FILES_GIVEN, readTreeFile, treeFiles } from "../content/file-trees";
+import { proposeDoc, proposeNodeContent, proposeTreeChanges, type TreeOperation } from "../changes/node-content";
 import { FILTER_OPERATORS } from "../shared/field-types";
 import { listRecords, recordsWithValue } from "../content/records/list";
 import { getRecord, linksOfRecord } from "../content/records/read";
@@ -93,7 +96,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
   );
   server.registerTool(
     "list_tree",
-    { description: "The space's folders and bases, as a tree.", inputSchema: { depth: z.number().int().min(1).max(5).optional() } },
+    { description: "The space's nodes (folders, bases, docs, files, skills, drives, forms, …), as a tree.", inputSchema: { depth: z.number().int().min(1).max(5).optional() } },
     inSpace("read", (scope, { depth }: { depth?: number }) => listNodes(ctx, scope.space.id, { depth })),
   );
   server.registerTool("list_bases", { description: "Every base of the space with its fields (slug, type, required, options)." }, inSpace("read", (scope) => listBases(ctx, scope.space.id)));
@@ -277,6 +280,46 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
     "merge_change_request",
     { description: "Merge an approved change request (needs write); answers it and the merged record.", inputSchema: { changeRequestId: z.string().min(1) } },
     inSpace("write", (scope, { changeRequestId }: { changeRequestId: string }) => mergeChangeRequest(ctx, scope, changeRequestId, actingAs(actor))),
+  );
+  server.registerTool(
+    "read_doc",
+    { description: "A doc's markdown, by lines (at most 2000 a call).", inputSchema: { doc: z.string().min(1).describe("The doc node's id or slug"), startLine: z.number().int().min(1).optional(), endLine: z.number().int().min(1).optional() } },
+    inSpace("read", (scope, args: { doc: string; startLine?: number; endLine?: number }) => readDocLines(ctx, scope.space.id, args.doc, args.startLine, args.endLine)),
+  );
+  server.registerTool(
+    "create_doc",
+    { description: "Propose a new doc with its markdown (merged at once with write).", inputSchema: { slug: z.string().min(1).max(64), name: z.string().min(1).max(200), body: z.string().optional(), parentNodeId: z.string().optional(), ...proposal } },
+    inSpace("changeRequest", async (scope, { message, ...doc }: { slug: string; name: string; body?: string; parentNodeId?: string; message?: string }) => viewOf(ctx, (await proposeDoc(ctx, who(scope), doc, { message })).changeRequest)),
+  );
+  server.registerTool(
+    "update_doc",
+    { description: "Propose a doc's whole new markdown (merged at once with write).", inputSchema: { doc: z.string().min(1), body: z.string(), ...proposal } },
+    inSpace("changeRequest", async (scope, args: { doc: string; body: string; message?: string }) => viewOf(ctx, (await proposeNodeContent(ctx, who(scope), args.doc, { kind: "doc", body: args.body }, { message: args.message })).changeRequest)),
+  );
+  server.registerTool(
+    "list_files",
+    { description: "The files of a skill, drive or airapp.", inputSchema: { tree: z.string().min(1).describe("The file tree's node id or slug") } },
+    inSpace("read", (scope, { tree }: { tree: string }) => treeFiles(ctx, findTree(ctx, scope.space.id, tree).id)),
+  );
+  server.registerTool(
+    "read_file",
+    { description: "One file of a skill, drive or airapp: its text, or where its bytes are.", inputSchema: { tree: z.string().min(1), path: z.string().min(1) } },
+    inSpace("read", (scope, args: { tree: string; path: string }) => readTreeFile(ctx, findTree(ctx, scope.space.id, args.tree), args.path)),
+  );
+  server.registerTool(
+    "change_files",
+    {
+      description: "Propose files created, updated or deleted in a skill, drive or airapp (text content); give baseContentHash (from read_file) to refuse a change made on an older file.",
+      inputSchema: {
+        tree: z.string().min(1),
+        operations: z
+          .array(z.union([z.object({ kind: z.enum(["create", "update"]), path: z.string().min(1), content: z.string(), baseContentHash: z.string().optional() }), z.object({ kind: z.literal("delete"), path: z.string().min(1), baseContentHash: z.string().optional() })]))
+          .min(1)
+          .max(MAX_FILES_GIVEN),
+        ...proposal,
+      },
+    },
+    inSpace("changeRequest", async (scope, args: { tree: string; operations: TreeOperation[]; message?: string }) => viewOf(ctx, (await proposeTreeChanges(ctx, who(scope), args.tree, undefined, args.operations, { message: args.message })).changeRequest)),
   );
   return server;
 }

@@ -14,7 +14,9 @@ export type Credential =
   | { type: "api_key"; key: ApiKeyRow }
   | { type: "session"; tokenHash: string; csrfToken: string }
   /** The operator at the data directory (`basalt import`), acting as a user of their choosing. */
-  | { type: "operator" };
+  | { type: "operator" }
+  /** A submission without a key through a public form: it proposes as the form's creator, no higher than its level allows. */
+  | { type: "form"; formId: string };
 
 /** Who is calling, and the highest level their credential allows anywhere. */
 export interface Actor {

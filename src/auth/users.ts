@@ -80,6 +80,10 @@ export function listUsers(ctx: AppContext): UserView[] {
   return ctx.db.select().from(users).orderBy(asc(users.id)).all().map(userView);
 }
 
+export function findUserById(ctx: AppContext, id: string): UserRow | undefined {
+  return ctx.db.select().from(users).where(eq(users.id, id)).get();
+}
+
 export function findUserByEmail(ctx: AppContext, email: string): UserRow | undefined {
   return ctx.db.select().from(users).where(eq(users.email, normalizeEmail(email))).get();
 }

@@ -77,12 +77,16 @@ const checkedValues =
     throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${ops.length} ${bulk}.`);
   };
 
-/** One change request with one `record_create` per record (1..1000); a bulk request's errors also name the record's `index`. */
-export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review): Promise<Proposed> {
+/** One change request with one `record_create` per record (1..1000); a bulk request's errors also name the record's `index`. `alsoInWrite` runs in the write that stores it (a form counts its submission there). */
+export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, records: { fields: Record<string, unknown> }[], review: Review, alsoInWrite?: (tx: Tx) => void): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const ops = records.map(() => recordCreate(loaded));
   const check: ValueCheck = (tx, current, index) => recordInputErrors(tx, current, records[index].fields, "create");
-  return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope.space.id, loaded.base.id, ops, check, records.length > 1 ? "records" : undefined));
+  const values = checkedValues(who.scope.space.id, loaded.base.id, ops, check, records.length > 1 ? "records" : undefined);
+  return proposeBaseRecords(ctx, who, loaded, ops, review, (tx) => {
+    alsoInWrite?.(tx);
+    values(tx);
+  });
 }
 
 /** Record operations (creates or updates) of one base as one change request, under the base's review policy. */

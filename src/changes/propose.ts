@@ -26,6 +26,7 @@ export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
 export function sourceAttribution(actor: Actor, channelHeader: string | undefined): SourceAttribution {
   if (actor.credential.type === "session") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "web_ui" };
   if (actor.credential.type === "operator") return { displayName: actor.user.name, ownerName: actor.user.name, channel: "cli" };
+  if (actor.credential.type === "form") return { displayName: "A form's visitor", ownerName: actor.user.name, channel: "form" };
   const channel = channelHeader ?? "api";
   if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`x-basalt-channel must be one of ${CHANNELS.join(", ")}.`);
   return { displayName: actor.credential.key.name, ownerName: actor.user.name, channel };

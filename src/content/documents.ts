@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
-import { badRequest, payloadTooLarge } from "../shared/errors";
+import { badRequest, notFound, payloadTooLarge } from "../shared/errors";
+import { readLines } from "../shared/lines";
+import { findNode } from "./nodes";
 import { checkJsonDepth } from "../shared/json";
 import { type DocumentType, nodeDocuments } from "../tables/content";
 
@@ -190,4 +192,11 @@ export function readDocument(ctx: AppContext, nodeId: string, type: DocumentType
 export function writeDocument(tx: Tx, nodeId: string, type: DocumentType, content: unknown, at: string): void {
   const body = type === "doc" ? (content as string) : JSON.stringify(content);
   tx.db.insert(nodeDocuments).values({ nodeId, body, updatedAt: at }).onConflictDoUpdate({ target: nodeDocuments.nodeId, set: { body, updatedAt: at } }).run();
+}
+
+/** `GET /docs/{id}/lines`: a range of an active doc's lines (2000, about 2 MiB, at most). */
+export function readDocLines(ctx: AppContext, spaceId: string, ref: string, startLine = 1, endLine?: number) {
+  const node = findNode(ctx, spaceId, ref);
+  if (node.type !== "doc" || node.status !== "active") throw notFound(`Doc not found: ${ref}`);
+  return readLines(readDocument(ctx, node.id, "doc") as string, startLine, endLine);
 }

@@ -8,6 +8,7 @@ import { agentRoutes, mcpRoutes } from "./routes/agents";
 import { changeRoutes } from "./routes/changes";
 import { contentRoutes } from "./routes/content";
 import { nodeContentRoutes } from "./routes/node-content";
+import { formRoutes } from "./routes/forms";
 import { authRoutes, rfcDeviceRoutes } from "./routes/auth";
 import type { AppContext } from "../context";
 import { access, declaredPublic, requireDeclaredAccess } from "./access";
@@ -75,6 +76,7 @@ export function createApp(ctx: AppContext) {
     .use(spaceRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(nodeContentRoutes(ctx))
+    .use(formRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(searchRoutes(ctx))
     .use(transferRoutes(ctx))

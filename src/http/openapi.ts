@@ -44,6 +44,7 @@ const DOMAINS: Record<string, string> = {
   docs: "Docs and files",
   files: "Docs and files",
   "file-trees": "Docs and files",
+  forms: "Forms",
   bases: "Bases and fields",
   records: "Records",
   "change-requests": "Change requests",

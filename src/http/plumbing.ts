@@ -166,6 +166,10 @@ const uploadOf = (request: Request) => {
 
 const largeJsonOf = (request: Request) => (request.method === "POST" ? LARGE_JSON.find((route) => route.method === request.method && route.path === urlPath(request.url)) : undefined);
 
+export type ServerLike = { requestIP(request: Request): { address: string } | null } | null;
+/** The address a request came from, for the rate limits of what can be guessed or abused without a key. */
+export const clientAddress = (server: ServerLike, request: Request) => server?.requestIP(request)?.address ?? "unknown";
+
 /** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
 const STREAMS = new Set(["/api/v1/events/stream"]);
 const isStream = (request: Request) => request.method === "GET" && STREAMS.has(urlPath(request.url));

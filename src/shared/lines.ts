@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { wholeNumberParam } from "./query-params";
 import { WholeNumber } from "./schemas";
 
 /** The most lines, and about the most bytes, one read of lines answers (Busabase's caps). */
@@ -38,3 +39,12 @@ export function readLines(text: string, startLine = 1, endLine?: number) {
   }
   return { lines, startLine, endLine: Math.max(startLine, startLine + lines.length - 1), totalLines: all.length, truncated };
 }
+
+/** The query of a read of lines: `startLine` and `endLine`, from 1. */
+export const LinesQuery = t.Object({ startLine: t.Optional(t.String({ description: "From 1; default 1." })), endLine: t.Optional(t.String({ description: "Default: the last line." })) });
+
+/** The range a read of lines asks for. */
+export const lineRangeOf = (query: { startLine?: string; endLine?: string }): [number, number | undefined] => [
+  wholeNumberParam("startLine", query.startLine, 1, 1, Number.MAX_SAFE_INTEGER),
+  query.endLine === undefined ? undefined : wholeNumberParam("endLine", query.endLine, 1, 1, Number.MAX_SAFE_INTEGER),
+];

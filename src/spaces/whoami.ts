@@ -38,7 +38,7 @@ export function describeCaller(ctx: AppContext, actor: Actor, spaceRef: string |
       : undefined;
   if (spaceRef && !current) throw forbidden("This space does not exist or you are not a member of it.", { reason: "SPACE_NOT_ALLOWED" });
   const { credential, user } = actor;
-  if (credential.type === "operator") throw new Error("GET /auth describes callers over HTTP; the operator's commands have none.");
+  if (credential.type === "operator" || credential.type === "form") throw new Error("GET /auth describes callers with a key or a session.");
   return {
     user: { id: user.id, name: user.name, email: user.email, image: null },
     credential:

@@ -81,6 +81,44 @@ export const nodeFiles = sqliteTable(
 );
 export type NodeFileRow = typeof nodeFiles.$inferSelect;
 
+export type FormBinding = { inputName: string; fieldSlug: string; required?: boolean; label?: string; help?: string };
+export type FormPage = { code?: string; theme?: { logoUrl?: string; coverUrl?: string; brandColor?: string; hideBranding?: boolean } };
+export type FormShare = { isPublic: boolean; anonymousSubmit: boolean; submitLimit?: number; requireCaptcha?: boolean };
+
+/**
+ * A form: a `form` node bound to a base, whose submissions become record proposals (Busabase's
+ * forms, contract §2.7). `submissionCount` is reserved before a submission is proposed, so a
+ * `submitLimit` holds under concurrent submissions.
+ */
+export const forms = sqliteTable(
+  "forms",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    nodeId: text("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    targetBaseId: text("target_base_id")
+      .notNull()
+      .references(() => bases.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description").notNull().default(""),
+    bindings: text("bindings", { mode: "json" }).$type<FormBinding[]>().notNull(),
+    page: text("page", { mode: "json" }).$type<FormPage>().notNull(),
+    share: text("share", { mode: "json" }).$type<FormShare>().notNull(),
+    /** Whether a submission merges at once (the form's creator must be able to write), rather than wait for review. */
+    mergeSubmissions: integer("merge_submissions", { mode: "boolean" }).notNull().default(false),
+    submissionCount: integer("submission_count").notNull().default(0),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("forms_node_idx").on(table.nodeId), index("forms_space_idx").on(table.spaceId, table.id)],
+);
+export type FormRow = typeof forms.$inferSelect;
+
 /** The nodes a user marked as favorites, per space (`POST /nodes/{id}/favorite` toggles one). */
 export const nodeFavorites = sqliteTable(
   "node_favorites",

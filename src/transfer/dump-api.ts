@@ -35,6 +35,7 @@ export const DUMP_TABLE_NAMES = {
   attachments: "assets",
   assets: "assets",
   nodeDocuments: "node_documents",
+  forms: "forms",
   assetUsages: "node_files",
   assetTexts: "asset_texts",
   commits: "commits",

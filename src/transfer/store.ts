@@ -7,7 +7,7 @@ import { assets, assetTexts } from "../tables/assets";
 import { auditEvents } from "../tables/audit";
 import { users } from "../tables/auth";
 import { CHANGE_STATUSES, changeRequests, COMMENT_SUBJECTS, comments, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
-import { bases, commits, deletedFields, fields, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
+import { bases, commits, deletedFields, fields, forms, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
 import { members, spaces } from "../tables/spaces";
 import { webhookRules } from "../tables/webhooks";
 
@@ -75,6 +75,7 @@ export const DUMP_TABLES: DumpTable[] = [
   dumpTable(deletedFields, { space: bases.spaceId, via: deletedFields.baseId, names: [[deletedFields.baseId, bases]], oneOf: [[deletedFields.type, FIELD_TYPES]] }),
   dumpTable(views, { space: views.spaceId, names: [[views.baseId, bases], [views.createdBy, users]], oneOf: [[views.type, VIEW_TYPES], [views.status, NODE_STATUSES]] }),
   dumpTable(assets, { space: assets.spaceId, names: [[assets.createdBy, users]], oneOf: [[assets.status, ["pending", "ready"]]] }),
+  dumpTable(forms, { space: forms.spaceId, names: [[forms.nodeId, nodes], [forms.targetBaseId, bases], [forms.createdBy, users]] }),
   dumpTable(assetTexts, { space: assets.spaceId, via: assetTexts.assetId, key: [assetTexts.assetId], names: [[assetTexts.assetId, assets]], oneOf: [[assetTexts.status, ["present", "none"]]] }),
   dumpTable(nodeDocuments, { space: nodes.spaceId, via: nodeDocuments.nodeId, key: [nodeDocuments.nodeId], names: [[nodeDocuments.nodeId, nodes]] }),
   dumpTable(nodeFiles, { space: nodes.spaceId, via: nodeFiles.nodeId, key: [nodeFiles.nodeId, nodeFiles.path], names: [[nodeFiles.nodeId, nodes], [nodeFiles.assetId, assets]] }),

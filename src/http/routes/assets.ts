@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import { access } from "../access";
 import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
-import { nestedQuery, oneString, wholeNumberParam } from "../../shared/query-params";
+import { nestedQuery, oneString } from "../../shared/query-params";
 import { queryParameter } from "../../shared/schemas";
 import { assetDetail, AssetSchema, AssetUsageSchema, assetOfDownloadLink, assetOfUploadLink, downloadDescriptor, DownloadDescriptorSchema, confirmAsset, confirmation, confirmedAssetId, createUploadUrl, deleteAsset, findAsset, listAssets, putAssetBytes, updateAssetMetadata, uploadAsset } from "../../assets/assets";
 import { findBaseOrNull } from "../../content/bases";
@@ -12,7 +12,7 @@ import { contentPath } from "../../db/content-files";
 import { INLINE_IMAGES } from "../../assets/storage";
 import type { AssetRow } from "../../tables/assets";
 import { createTextUploadUrl, MAX_INLINE_TEXT_BYTES, putAssetText, readAssetLines, TextWrittenSchema } from "../../assets/texts";
-import { ReadLinesSchema } from "../../shared/lines";
+import { lineRangeOf, LinesQuery, ReadLinesSchema } from "../../shared/lines";
 import { actingAs } from "../../auth/actor";
 import { viewOf } from "../../changes/lifecycle";
 import { proposeEditContent } from "../../changes/node-content";
@@ -159,9 +159,8 @@ export function assetRoutes(ctx: AppContext) {
     })
     .get(
       "/assets/:assetId/text/lines",
-      ({ space, params, query }) =>
-        readAssetLines(ctx, space.space.id, params.assetId, wholeNumberParam("startLine", query.startLine, 1, 1, Number.MAX_SAFE_INTEGER), query.endLine === undefined ? undefined : wholeNumberParam("endLine", query.endLine, 1, 1, Number.MAX_SAFE_INTEGER)),
-      { answers: { 200: ReadLinesSchema }, level: "read", query: t.Object({ startLine: t.Optional(t.String({ description: "From 1; default 1." })), endLine: t.Optional(t.String({ description: "Default: the last line." })) }) },
+      ({ space, params, query }) => readAssetLines(ctx, space.space.id, params.assetId, ...lineRangeOf(query)),
+      { answers: { 200: ReadLinesSchema }, level: "read", query: LinesQuery },
     )
     .post(
       "/assets/:assetId/edit-content",

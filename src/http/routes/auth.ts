@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { clientAddress, type ServerLike } from "../plumbing";
 import type { AppContext } from "../../context";
 import { write } from "../../db/tx";
 import { access, sessionCookieOptions, spaceHeader } from "../access";
@@ -31,8 +32,6 @@ const Level = oneOf(LEVELS);
 const Expiration = oneOf(EXPIRATIONS);
 const UserCode = t.String({ minLength: 1, maxLength: 32 });
 
-type ServerLike = { requestIP(request: Request): { address: string } | null } | null;
-const clientAddress = (server: ServerLike, request: Request) => server?.requestIP(request)?.address ?? "unknown";
 const looker = (actor: Actor, server: ServerLike, request: Request): Looker => ({ userId: actor.user.id, address: clientAddress(server, request) });
 
 /** Users, sessions, setup, API keys, device authorization and `GET /auth`. */

@@ -2,15 +2,13 @@ import { Elysia, t } from "elysia";
 import { viewOf } from "../../changes/lifecycle";
 import { proposeDoc, proposeFile, proposeFileTree, proposeNodeContent, proposeTreeChanges } from "../../changes/node-content";
 import { ChangeRequestSchema } from "../../changes/views";
-import { MAX_DOC_BYTES, readDocument } from "../../content/documents";
+import { MAX_DOC_BYTES, readDocLines } from "../../content/documents";
 import { FileTreeFileSchema, findTree, MAX_FILES_GIVEN, readTreeFile, TREE_VISIBILITIES, TreeMetadataSchema, treeFiles } from "../../content/file-trees";
 import { nodeDetail, treeDetail } from "../../content/node-kinds";
 import { findNode, NodeSchema } from "../../content/nodes";
 import type { AppContext } from "../../context";
 import { AssetSchema } from "../../assets/assets";
-import { notFound } from "../../shared/errors";
-import { ReadLinesSchema, readLines } from "../../shared/lines";
-import { wholeNumberParam } from "../../shared/query-params";
+import { lineRangeOf, LinesQuery, ReadLinesSchema } from "../../shared/lines";
 import { Name, oneOf, Slug } from "../../shared/schemas";
 import { FILE_TREE_TYPES } from "../../tables/content";
 import { access } from "../access";
@@ -70,12 +68,8 @@ export function nodeContentRoutes(ctx: AppContext) {
     )
     .get(
       "/docs/:nodeId/lines",
-      ({ space, params, query }) => {
-        const node = findNode(ctx, space.space.id, params.nodeId);
-        if (node.type !== "doc" || node.status !== "active") throw notFound(`Doc not found: ${params.nodeId}`);
-        return readLines(readDocument(ctx, node.id, "doc") as string, wholeNumberParam("startLine", query.startLine, 1, 1, Number.MAX_SAFE_INTEGER), query.endLine === undefined ? undefined : wholeNumberParam("endLine", query.endLine, 1, 1, Number.MAX_SAFE_INTEGER));
-      },
-      { answers: { 200: ReadLinesSchema }, level: "read", query: t.Object({ startLine: t.Optional(t.String({ description: "From 1; default 1." })), endLine: t.Optional(t.String({ description: "Default: the last line." })) }) },
+      ({ space, params, query }) => readDocLines(ctx, space.space.id, params.nodeId, ...lineRangeOf(query)),
+      { answers: { 200: ReadLinesSchema }, level: "read", query: LinesQuery },
     )
     .post(
       "/files",
