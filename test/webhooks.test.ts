@@ -121,6 +121,24 @@ describe("delivery (section 8.2)", () => {
     expect((await server.call("GET", `/api/v1/webhooks/${created.id}`, { key: ws.manage })).body.lastStatus).toBe("success");
   });
 
+  test("a receiver written for Busabase reads the same deliveries: X-Busabase-Signature and its flat fields", async () => {
+    const secret = "a plain secret";
+    const hex = (body: string) => new Bun.CryptoHasher("sha256", secret).update(body).digest("hex");
+    await rule({ config: { targetUrl: receiver.url, secret } });
+    await rule({ name: "sent back", eventType: "changes_requested", config: { targetUrl: receiver.url, secret } });
+    const record = (await createRecord()).body;
+    await eventually(() => receiver.received.length === 1);
+    const created = receiver.received[0];
+    expect(created.headers["x-busabase-signature"]).toBe(hex(created.body));
+    expect(JSON.parse(created.body)).toMatchObject({ event: "record.created", recordId: record.id, baseId: record.baseId, changeRequestId: expect.stringMatching(/^crq_/), fields: { title: "Attention" } });
+    const proposal = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Draft" } } })).body;
+    await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: ws.write, body: { verdict: "rejected", reason: "needs a source" } });
+    await eventually(() => receiver.received.length === 2);
+    const sentBack = receiver.received[1];
+    expect(JSON.parse(sentBack.body)).toMatchObject({ event: "agent.task", trigger: "changes_requested", changeRequestId: proposal.id, type: "change_request.changes_requested" });
+    expect(sentBack.headers["x-busabase-signature"]).toBe(hex(sentBack.body));
+  });
+
   test("a 500, 500, 200 receiver gets three attempts with one webhook-id, and the log shows each", async () => {
     const created = (await rule()).body;
     receiver.answers = [500, 500, 200];
@@ -235,7 +253,7 @@ describe("delivery (section 8.2)", () => {
     const fired = await server.call("POST", `/api/v1/webhooks/${created.id}/test-fire`, { key: ws.manage });
     expect(fired.status).toBe(200);
     expect(fired.body).toMatchObject({ ruleId: created.id, eventType: "change_request.merged", trigger: "test", status: "success", attempt: 1, httpStatus: 200 });
-    expect(JSON.parse(receiver.received[0].body).data).toEqual({ test: true });
+    expect(JSON.parse(receiver.received[0].body)).toMatchObject({ data: { test: true }, _test: true });
     const again = await server.call("POST", `/api/v1/webhooks/${created.id}/deliveries/${fired.body.id}/redeliver`, { key: ws.manage });
     expect(again.body).toMatchObject({ trigger: "redeliver", eventId: fired.body.eventId, status: "success" });
     expect(receiver.received[1].headers["webhook-id"]).toBe(receiver.received[0].headers["webhook-id"]);

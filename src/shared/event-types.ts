@@ -30,9 +30,42 @@ export interface OutgoingEvent {
   data: object;
 }
 
-/** The body a webhook posts and the live stream sends as `data` (`event` repeats `type`, as Busabase's receivers read it). */
+/**
+ * Busabase's flat fields for the events its receivers read (contract §2.8): a created record's
+ * `recordId`, `changeRequestId` and `fields`; a change request sent back as Busabase's agent task
+ * (`event: "agent.task"`, `trigger`); `_test` on a test-fire's synthetic event.
+ */
+function busabaseFields(type: string, data: Record<string, unknown>): Record<string, unknown> {
+  const test = data.test === true ? { _test: true } : {};
+  const changeRequestId = (data.changeRequestId as string | undefined) ?? "crq_test";
+  switch (type) {
+    case "record.created": {
+      const record = data.record as { id: string; fields: Record<string, unknown> } | undefined;
+      return { recordId: record?.id ?? "rec_test", changeRequestId, fields: record?.fields ?? {}, ...test };
+    }
+    case "change_request.changes_requested":
+      return { event: "agent.task", trigger: "changes_requested", changeRequestId, ...test };
+    default:
+      return test;
+  }
+}
+
+/**
+ * The body a webhook posts and the live stream sends as `data`: Basalt's envelope (`type`,
+ * `data`), with Busabase's flat fields beside it (`event` repeats `type` unless Busabase names the
+ * event otherwise), so a receiver written for either reads the same body.
+ */
 export const eventBody = (event: OutgoingEvent): string =>
-  JSON.stringify({ id: event.id, type: event.type, event: event.type, timestamp: event.timestamp, spaceId: event.spaceId, baseId: event.baseId, data: event.data });
+  JSON.stringify({
+    id: event.id,
+    type: event.type,
+    event: event.type,
+    timestamp: event.timestamp,
+    spaceId: event.spaceId,
+    baseId: event.baseId,
+    data: event.data,
+    ...busabaseFields(event.type, event.data as Record<string, unknown>),
+  });
 
 /** A committed event: one of the outbox, so it has its `seq`. */
 export type LiveEvent = OutgoingEvent & { seq: number };

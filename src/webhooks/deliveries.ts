@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { checkServerIdentity } from "node:tls";
 import type { Static } from "@sinclair/typebox";
 import { desc, eq, sql } from "drizzle-orm";
@@ -131,7 +132,10 @@ export async function attemptDelivery(ctx: AppContext, rule: RuleRow, event: Out
   const failed = (detail: string, httpStatus: number | null = null): AttemptResult => ({ ok: false, httpStatus, detail, durationMs: took(), requestUrl: rule.targetUrl, retryAfterMs: null });
   if (rule.secretSealed) {
     try {
-      headers["webhook-signature"] = signer(ctx.secretBox.open(rule.secretSealed)).sign(event.id, sentAt, body);
+      const secret = ctx.secretBox.open(rule.secretSealed);
+      headers["webhook-signature"] = signer(secret).sign(event.id, sentAt, body);
+      // Busabase's signature: lowercase hex HMAC-SHA256 of the raw body, keyed with the secret as given.
+      headers["x-busabase-signature"] = createHmac("sha256", secret).update(body).digest("hex");
     } catch {
       return failed(UNOPENED_SECRET);
     }
