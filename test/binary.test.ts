@@ -101,6 +101,33 @@ describe("the single executable", () => {
     expect(await new Response(server.process.stderr as ReadableStream).text()).toBe("");
   });
 
+  test("serve --demo: the first space, made by the setup link, is the demo workspace; a restart leaves it as it is", async () => {
+    const cwd = tempDir("basalt-demo-");
+    const first = await serve(cwd, "--demo");
+    let cookie = "";
+    try {
+      await eventually(() => first.output().includes("setup?token="));
+      const token = /setup\?token=([0-9A-Za-z]+)/.exec(first.output())![1];
+      const setup = await post(`${first.url}/api/v1/setup`, { token, email: "ada@example.com", name: "Ada", password: "correct horse" });
+      expect(setup.status).toBe(201);
+      cookie = setup.headers.get("set-cookie")!.split(";")[0];
+      const bases = await (await fetch(`${first.url}/api/v1/bases`, { headers: { cookie } })).json();
+      expect(bases.map((base: { slug: string }) => base.slug).sort()).toEqual(["blog", "newsletter", "social-content"]);
+    } finally {
+      first.process.kill("SIGTERM");
+      await first.process.exited;
+    }
+    const again = await serve(cwd, "--demo");
+    try {
+      expect(again.output()).not.toContain("is now the demo workspace");
+      const records = await (await fetch(`${again.url}/api/v1/records?baseId=blog`, { headers: { cookie } })).json();
+      expect(records.records).toHaveLength(4);
+    } finally {
+      again.process.kill("SIGTERM");
+      await again.process.exited;
+    }
+  });
+
   test("setup link, acknowledged writes survive kill -9, backup while serving, graceful SIGTERM", async () => {
     const cwd = tempDir("basalt-e2e-");
     const first = await serve(cwd);

@@ -14,6 +14,17 @@ import { failInterruptedImports } from "../transfer/import-jobs";
 import { VERSION } from "../shared/version";
 import { CliError, parseFlags } from "./common";
 import { wire } from "./wiring";
+import { fillDemo } from "../transfer/demo";
+import { listSpacesWithOwners } from "../spaces/spaces";
+import { findUserByEmail } from "../auth/users";
+import type { AppContext } from "../context";
+
+/** `--demo` on an instance that has spaces: the first, while it holds nothing, becomes the demo workspace. */
+async function fillFirstSpace(ctx: AppContext): Promise<void> {
+  const [first] = listSpacesWithOwners(ctx);
+  const owner = first?.owners ? findUserByEmail(ctx, first.owners.split(", ")[0]) : undefined;
+  if (first && owner && (await fillDemo(ctx, first.id, owner.id))) console.log(`The space "${first.name}" is now the demo workspace.`);
+}
 
 export async function serveCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, {
@@ -25,6 +36,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     "max-file": { type: "string" },
     "webhook-allow": { type: "string" },
     "backup-cron": { type: "string" },
+    demo: { type: "boolean" },
     ...Object.fromEntries(Object.values(LIMIT_SETTINGS).map((setting) => [setting.flag, { type: "string" as const }])),
   });
   let config;
@@ -60,6 +72,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   deliveries.start(ctx);
   fieldUpkeep.start(ctx);
   console.log(`Basalt ${VERSION} listening on ${config.publicUrl} (data in ${config.dataDir}${applied ? `, ${applied} migration(s) applied` : ""})`);
+  if (config.demo) await fillFirstSpace(ctx);
   const setupToken = issueSetupToken(ctx);
   if (setupToken) console.log(`No user exists yet. Create the first account at ${config.publicUrl}/admin/setup?token=${setupToken}`);
 

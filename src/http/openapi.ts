@@ -45,6 +45,8 @@ const DOMAINS: Record<string, string> = {
   files: "Docs and files",
   "file-trees": "Docs and files",
   forms: "Forms",
+  "embed-links": "Embed links",
+  embed: "Embed links",
   bases: "Bases and fields",
   records: "Records",
   "change-requests": "Change requests",

@@ -17,4 +17,5 @@ export class ManualClock implements Clock {
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
-export const DAY_MS = 24 * 60 * 60 * 1000;
+export const MINUTE_MS = 60 * 1000;
+export const DAY_MS = 24 * 60 * MINUTE_MS;

@@ -20,6 +20,8 @@ export interface Config {
   secretKey: string | null;
   backupCron: string | null;
   limits: Limits;
+  /** `--demo`: the first space, while it holds nothing, is filled with the demo workspace (`transfer/demo.ts`). */
+  demo: boolean;
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: seven retries, eight attempts in all. */
@@ -95,13 +97,14 @@ export interface ServeFlags {
   "max-streams-per-key"?: string;
   "max-streams-per-user"?: string;
   "max-streams"?: string;
+  demo?: boolean;
 }
 
 /** The operator's limits: a whole number from 1 each (`--max-metadata` a size), a flag winning over its variable. */
 function loadLimits(flags: ServeFlags, env: Record<string, string | undefined>): Limits {
   const limits = { ...DEFAULT_LIMITS };
   for (const [name, setting] of Object.entries(LIMIT_SETTINGS) as [keyof Limits, (typeof LIMIT_SETTINGS)[keyof Limits]][]) {
-    const text = flags[setting.flag as keyof ServeFlags] ?? env[setting.env];
+    const text = flags[setting.flag as Exclude<keyof ServeFlags, "demo">] ?? env[setting.env];
     if (text === undefined) continue;
     if (name === "metadataBytes") limits[name] = parseSize(text);
     else if (/^\d+$/.test(text.trim()) && Number(text) >= 1) limits[name] = Number(text);
@@ -129,5 +132,6 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     secretKey: env.BASALT_SECRET_KEY || null,
     backupCron: flags["backup-cron"] ?? env.BASALT_BACKUP_CRON ?? null,
     limits: loadLimits(flags, env),
+    demo: flags.demo === true || env.BASALT_DEMO === "1" || env.BASALT_DEMO === "true",
   };
 }

@@ -119,6 +119,33 @@ export const forms = sqliteTable(
 );
 export type FormRow = typeof forms.$inferSelect;
 
+export type FramePolicy = { mode: "anywhere" | "top-level-only" | "origins"; allowedOrigins: string[] };
+
+/**
+ * Short-lived read-only links to one node (Busabase's embed links): whoever holds the token reads
+ * the node, and nothing else, until it expires or is revoked. Only the token's SHA-256 is kept.
+ */
+export const embedLinks = sqliteTable(
+  "embed_links",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    nodeId: text("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    createdBy: text("created_by").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    framePolicy: text("frame_policy", { mode: "json" }).$type<FramePolicy>().notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (table) => [uniqueIndex("embed_links_token_idx").on(table.tokenHash), index("embed_links_space_idx").on(table.spaceId, table.nodeId)],
+);
+export type EmbedLinkRow = typeof embedLinks.$inferSelect;
+
 /** The nodes a user marked as favorites, per space (`POST /nodes/{id}/favorite` toggles one). */
 export const nodeFavorites = sqliteTable(
   "node_favorites",

@@ -23,6 +23,8 @@ import {
 import { EXPIRATIONS, LEVELS } from "../../shared/levels";
 import { createSession, deleteSession, SESSION_COOKIE } from "../../auth/sessions";
 import { completeSetup, setupNeeded } from "../../spaces/setup";
+import { listMemberships } from "../../spaces/spaces";
+import { fillDemo } from "../../transfer/demo";
 import { createUser, listUsers, updateUser, UserSchema, userView, verifyLogin } from "../../auth/users";
 import { CallerSchema, describeCaller } from "../../spaces/whoami";
 
@@ -46,6 +48,8 @@ export function authRoutes(ctx: AppContext) {
       async ({ body, cookie, set }) => {
         const { token, ...input } = body;
         const { user, session } = await completeSetup(ctx, token, input);
+        // The account stands whatever becomes of the demo: a demo that cannot be made is only logged.
+        if (ctx.config.demo) await fillDemo(ctx, listMemberships(ctx, user.id, true)[0].space.id, user.id).catch((error) => ctx.log.error(`the demo workspace was not made: ${(error as Error).message}`));
         cookie[SESSION_COOKIE].set(sessionCookieOptions(session.token, secure));
         set.status = 201;
         return user;
