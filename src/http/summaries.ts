@@ -58,7 +58,6 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/embed-links": "The caller's embed links",
   "DELETE /api/v1/embed-links/:id": "Revoke an embed link",
   "GET /api/v1/embed/:token": "A node read through an embed link (no credential)",
-  "GET /embed/:token": "A node's read-only page through an embed link, for an iframe (no credential)",
   "GET /api/v1/forms": "The space's forms, newest first",
   "GET /api/v1/forms/:nodeId": "One form",
   "POST /api/v1/forms": "Put a form on a form node, bound to a base",

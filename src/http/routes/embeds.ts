@@ -4,7 +4,7 @@ import { readOnlyView } from "../../content/read-only";
 import type { AppContext } from "../../context";
 import { limitParam } from "../../shared/query-params";
 import { access } from "../access";
-import { answers, mediaAnswer } from "../openapi";
+import { answers } from "../openapi";
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const shown = (value: unknown) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value));
@@ -83,10 +83,7 @@ export function embedRoutes(ctx: AppContext) {
           },
         });
       },
-      {
-        answers: { 200: mediaAnswer({ "text/html": t.String() }, "The node's read-only page, framed only where the link's policy allows.") },
-        public: true,
-        query: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.String()) }),
-      },
+      // A page, not API: outside the document, as the admin page is.
+      { public: true, detail: { hide: true }, query: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.String()) }) },
     );
 }
