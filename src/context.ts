@@ -160,6 +160,8 @@ export interface AppContext {
     deviceLookups: RateLimiter;
     /** Submissions without a key, per form and per client address. */
     formSubmissions: RateLimiter;
+    /** Passwords tried on public shares, per node and per client address. */
+    sharePasswords: RateLimiter;
   };
   /** SHA-256 of the one-time setup token while no user exists. */
   setupTokenHash: string | null;
@@ -192,6 +194,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
       deviceCodes: new RateLimiter(clock, 10, minute),
       deviceLookups: new RateLimiter(clock, 10, minute),
       formSubmissions: new RateLimiter(clock, 30, minute),
+      sharePasswords: new RateLimiter(clock, 10, minute),
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },

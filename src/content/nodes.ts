@@ -1,6 +1,6 @@
 import { ancestorsOf, depthOf } from "./store";
 import type { Static } from "@sinclair/typebox";
-import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, preparedFor, type ReadDb } from "../db/client";
@@ -12,7 +12,8 @@ import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/s
 import { forgetBases } from "./bases";
 import { checkMetadata } from "../shared/json";
 import { relationsInto } from "./relations/schema";
-import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, type NodeStatus, type NodeType } from "../tables/content";
+import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, nodeShares, type NodeStatus, type NodeType } from "../tables/content";
+import { iso } from "../shared/clock";
 
 export type NodeRow = typeof nodes.$inferSelect;
 type NodeWithBase = NodeRow & { baseId: string | null };
@@ -34,7 +35,7 @@ export const NODE_PROPERTIES = {
   createdAt: Timestamp,
   updatedAt: Timestamp,
   hasChildren: t.Boolean(),
-  shared: t.Literal(false),
+  shared: t.Boolean({ description: "Whether it is shared publicly right now, by its own share (what is below it reads through it too)." }),
 };
 
 export const NodeSchema = t.Recursive(
@@ -81,7 +82,20 @@ function treeOf(ctx: AppContext, spaceId: string): Map<string | null, NodeWithBa
   return byParent;
 }
 
-function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, status: NodeStatus, depth: number): NodeView {
+/** A share that is public and has not expired. */
+export const liveShare = (ctx: AppContext) => and(eq(nodeShares.scope, "public"), or(isNull(nodeShares.expiresAt), gt(nodeShares.expiresAt, iso(ctx.clock.now()))));
+
+/** The nodes of the space (or those of `ids`) shared publicly right now, by their own share. */
+export function liveSharedIds(ctx: AppContext, spaceId: string, ids?: string[]): Set<string> {
+  const rows = ctx.db
+    .select({ id: nodeShares.nodeId })
+    .from(nodeShares)
+    .where(and(eq(nodeShares.spaceId, spaceId), ids ? inArray(nodeShares.nodeId, ids) : undefined, liveShare(ctx)))
+    .all();
+  return new Set(rows.map((row) => row.id));
+}
+
+function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, status: NodeStatus, depth: number, shared: ReadonlySet<string>): NodeView {
   const children = (byParent.get(row.id) ?? []).filter((child) => child.status === status);
   return {
     id: row.id,
@@ -100,8 +114,8 @@ function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, s
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     hasChildren: children.length > 0,
-    shared: false,
-    children: depth > 0 ? children.map((child) => view(child, byParent, status, depth - 1)) : [],
+    shared: shared.has(row.id),
+    children: depth > 0 ? children.map((child) => view(child, byParent, status, depth - 1, shared)) : [],
   };
 }
 
@@ -122,18 +136,19 @@ export const DEFAULT_TREE_DEPTH = 5;
 export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus; types?: readonly string[] }): NodeView[] {
   const byParent = treeOf(ctx, spaceId);
   const status = query.status ?? "active";
-  if (query.types && query.types.length > 0) return nodesOfTypes(byParent, new Set(query.types), status);
+  if (query.types && query.types.length > 0) return nodesOfTypes(byParent, new Set(query.types), status, liveSharedIds(ctx, spaceId));
   const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : byParent.get(null)![0];
-  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? DEFAULT_TREE_DEPTH));
+  const shared = liveSharedIds(ctx, spaceId);
+  return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? DEFAULT_TREE_DEPTH, shared));
 }
 
 /** Busabase's flat listing (`types` given): every node of those types in the space, however deep, by position then creation, without children. */
-function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: ReadonlySet<string>, status: NodeStatus): NodeView[] {
+function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: ReadonlySet<string>, status: NodeStatus, shared: ReadonlySet<string>): NodeView[] {
   return [...byParent.values()]
     .flat()
     .filter((row) => row.parentId !== null && types.has(row.type) && row.status === status)
     .sort((a, b) => a.position - b.position || (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
-    .map((row) => ({ ...view(row, byParent, status, 0), hasChildren: false }));
+    .map((row) => ({ ...view(row, byParent, status, 0, shared), hasChildren: false }));
 }
 
 /**
@@ -150,7 +165,7 @@ export function getNode(ctx: AppContext, spaceId: string, ref: string, type?: st
 function withChildren(ctx: AppContext, spaceId: string, row: NodeRow): NodeView {
   const byParent = treeOf(ctx, spaceId);
   const self = (byParent.get(row.parentId) ?? []).find((node) => node.id === row.id)!;
-  return view(self, byParent, "active", 1);
+  return view(self, byParent, "active", 1, liveSharedIds(ctx, spaceId));
 }
 
 export const NodeHitSchema = t.Object({
@@ -391,7 +406,7 @@ export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): N
   if (!row) return null;
   const node = { ...row.node, baseId: row.baseId };
   const hasChildren = (childCount(ctx).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
-  return { ...view(node, new Map(), node.status, 0), hasChildren };
+  return { ...view(node, new Map(), node.status, 0, liveSharedIds(ctx, spaceId, [node.id])), hasChildren };
 }
 
 // ---- favorites: each user's own, per space ----

@@ -9,7 +9,7 @@ import { changeRoutes } from "./routes/changes";
 import { contentRoutes } from "./routes/content";
 import { nodeContentRoutes } from "./routes/node-content";
 import { formRoutes } from "./routes/forms";
-import { embedRoutes } from "./routes/embeds";
+import { sharingRoutes } from "./routes/sharing";
 import { authRoutes, rfcDeviceRoutes } from "./routes/auth";
 import type { AppContext } from "../context";
 import { access, declaredPublic, requireDeclaredAccess } from "./access";
@@ -78,7 +78,7 @@ export function createApp(ctx: AppContext) {
     .use(contentRoutes(ctx))
     .use(nodeContentRoutes(ctx))
     .use(formRoutes(ctx))
-    .use(embedRoutes(ctx))
+    .use(sharingRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(searchRoutes(ctx))
     .use(transferRoutes(ctx))

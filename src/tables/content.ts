@@ -119,6 +119,33 @@ export const forms = sqliteTable(
 );
 export type FormRow = typeof forms.$inferSelect;
 
+export const SHARE_SCOPES = ["none", "public"] as const;
+export const SHARE_CAPABILITIES = ["read", "submit"] as const;
+
+/**
+ * A node's public link (Busabase's share): while `scope` is public and it has not expired, anyone
+ * reads the node and what is below it, without a key, after giving its password when it has one
+ * (kept as an scrypt hash, `salt:hex`).
+ */
+export const nodeShares = sqliteTable(
+  "node_shares",
+  {
+    nodeId: text("node_id")
+      .primaryKey()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    scope: text("scope").$type<(typeof SHARE_SCOPES)[number]>().notNull(),
+    capability: text("capability").$type<(typeof SHARE_CAPABILITIES)[number]>().notNull(),
+    passwordHash: text("password_hash"),
+    expiresAt: text("expires_at"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("node_shares_space_idx").on(table.spaceId)],
+);
+export type NodeShareRow = typeof nodeShares.$inferSelect;
+
 export type FramePolicy = { mode: "anywhere" | "top-level-only" | "origins"; allowedOrigins: string[] };
 
 /**

@@ -1,6 +1,10 @@
 import { Elysia, t } from "elysia";
 import { createEmbedLink, CreatedEmbedLinkSchema, EmbedLinkSchema, embeddedNode, FramePolicySchema, frameAncestors, listEmbedLinks, revokeEmbedLink } from "../../content/embeds";
 import { readOnlyView } from "../../content/read-only";
+import { disableShare, getShare, NodeShareSchema, setShare, sharedNode } from "../../content/shares";
+import { Nullable, oneOf } from "../../shared/schemas";
+import { SHARE_CAPABILITIES, SHARE_SCOPES } from "../../tables/content";
+import { clientAddress, type ServerLike } from "../plumbing";
 import type { AppContext } from "../../context";
 import { limitParam } from "../../shared/query-params";
 import { access } from "../access";
@@ -32,8 +36,18 @@ function embedPage(view: ReturnType<typeof readOnlyView>): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(node.name)}</title><style>${style}</style></head><body>${parts.join("\n")}</body></html>`;
 }
 
-/** Embed links (contract §2.12): made, listed and revoked by a manager; read by their token without a key. */
-export function embedRoutes(ctx: AppContext) {
+const ShareBody = t.Object({
+  scope: oneOf(SHARE_SCOPES),
+  capability: t.Optional(oneOf(SHARE_CAPABILITIES)),
+  password: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()], { description: "null removes it; one may be set only while the share is public." })),
+  expiresAt: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()])),
+});
+
+/**
+ * A node read without a key: by an embed link's token (contract §2.12) or through a public share
+ * (§2.6). Both are made, read and ended by a manager; what a visitor reads is `readOnlyView`.
+ */
+export function sharingRoutes(ctx: AppContext) {
   const page = (query: { cursor?: string; limit?: string }) => ({ cursor: query.cursor, limit: limitParam(query.limit, 100, 100) });
   return new Elysia()
     .use(access(ctx))
@@ -56,6 +70,27 @@ export function embedRoutes(ctx: AppContext) {
       query: t.Object({ nodeId: t.Optional(t.String({ minLength: 1 })) }),
     })
     .delete("/api/v1/embed-links/:id", ({ space, actor, params }) => revokeEmbedLink(ctx, space.space.id, actor.user.id, params.id), { answers: { 200: t.Object({ revoked: t.Literal(true) }) }, level: "manage" })
+    // null (never shared) is JSON too: Elysia would send an empty body for it.
+    .get("/api/v1/nodes/:nodeId/share", ({ space, params }) => Response.json(getShare(ctx, space.space.id, params.nodeId)), { answers: { 200: Nullable(NodeShareSchema) }, level: "manage" })
+    .post("/api/v1/nodes/:nodeId/share", ({ space, params, body }) => setShare(ctx, space.space.id, params.nodeId, body), { answers: { 200: NodeShareSchema }, level: "manage", body: ShareBody })
+    .delete("/api/v1/nodes/:nodeId/share", ({ space, params }) => disableShare(ctx, space.space.id, params.nodeId), { answers: { 200: NodeShareSchema }, level: "manage" })
+    .get(
+      "/api/v1/shared/:nodeId",
+      async ({ params, query, request, server, set }) => {
+        const password = request.headers.get("x-share-password") ?? undefined;
+        // Passwords are guessed here: every try is counted, per node and per address.
+        if (password !== undefined) ctx.limits.sharePasswords.take(`node ${params.nodeId}`, `address ${clientAddress(server as ServerLike, request)}`);
+        const node = await sharedNode(ctx, params.nodeId, password);
+        set.headers["cache-control"] = "no-store";
+        return readOnlyView(ctx, node, page(query));
+      },
+      {
+        answers: { 200: t.Record(t.String(), t.Unknown(), { description: "As an embed link reads it: the node's typed detail; a base's also its fields, a page of its records and nextCursor." }), 401: ["SHARE_PASSWORD_REQUIRED"], 429: [] },
+        public: true,
+        query: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.String({ description: "A base's records a page, 1..100, default 100." })) }),
+        detail: { description: "A node shared publicly (by its own share or an ancestor's), read-only, without a key; a share with a password takes it in the x-share-password header (10 tries a minute per node and per address)." },
+      },
+    )
     .get(
       "/api/v1/embed/:token",
       ({ params, query, set }) => {
