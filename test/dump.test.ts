@@ -99,7 +99,7 @@ describe("moving a space between machines", () => {
 });
 
 describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
-  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "forms", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "deletedFieldValues", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "forms", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
   /** Every row of the table, a page of `limit` at a time. */
   async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];

@@ -1,7 +1,7 @@
 import { convertField } from "../content/field-convert";
 import { findBase, type LoadedBase } from "../content/bases";
 import { findRecordCommit, type UserRef } from "../content/commits";
-import { addField, createBaseForNode, deleteField, reorderFields, updateField } from "../content/field-changes";
+import { addField, createBaseForNode, deleteField, reorderFields, restoreField, updateField } from "../content/field-changes";
 import { checkRecordInput, linkLists } from "../content/records/validate";
 import { recordsDerivingFrom } from "../content/relations/schema";
 import { archiveNode, createNode, findNode, moveNode, renameNode, restoreNode, touchNode } from "../content/nodes";
@@ -230,6 +230,12 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       return schemaChanged(m, op);
     },
     review: { reason: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.", waits: true },
+  },
+  base_restore_field: {
+    apply(m, op, payload) {
+      restoreField(m.tx, baseOf(m, op.baseId!), payload.fieldId, m.at);
+      return schemaChanged(m, op);
+    },
   },
   base_reorder_fields: {
     apply(m, op, payload) {

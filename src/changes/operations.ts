@@ -43,6 +43,7 @@ export type OperationPayloads = {
   base_delete_field: { fieldId: string };
   base_reorder_fields: { fieldIds: string[] };
   base_convert_field: FieldConversion;
+  base_restore_field: { fieldId: string };
   record_create: FieldValues;
   record_update: FieldValues;
   record_delete: { deleteMode: "archive" };

@@ -2,7 +2,7 @@ import { isRelation } from "../content/fields/relation";
 import { checkConversion, type FieldConversion } from "../content/field-convert";
 import type { Actor } from "../auth/actor";
 import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
-import { fieldChanges, fieldsToDelete } from "../content/field-changes";
+import { fieldChanges, fieldsToDelete, restorableField } from "../content/field-changes";
 import { type FieldError, invalidValues } from "../content/field-types";
 import { checkJsonDepth } from "../shared/json";
 import { resolveNewFormulas } from "../content/fields/formula/plan";
@@ -259,7 +259,8 @@ export type FieldChange =
   | { operation: "update"; fieldId: string; patch: FieldPatch }
   | { operation: "delete"; fieldId: string }
   | { operation: "reorder"; fieldIds: string[] }
-  | ({ operation: "convert" } & FieldConversion);
+  | ({ operation: "convert" } & FieldConversion)
+  | { operation: "restore"; fieldId: string };
 
 /** A field operation, checked against the space's fields as they are now (the merge checks again). */
 function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange): OperationChange {
@@ -280,6 +281,8 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
     case "reorder":
       fieldOrder(loaded.fields, change.fieldIds);
       return { kind: "base_reorder_fields", payload: { fieldIds: change.fieldIds } };
+    case "restore":
+      return { kind: "base_restore_field", payload: { fieldId: restorableField(ctx, loaded, change.fieldId).id } };
     case "convert": {
       const { operation: _, ...conversion } = change;
       checkConversion(ctx, loaded, conversion);

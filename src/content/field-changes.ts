@@ -1,19 +1,20 @@
 import { recordEvent } from "../events/outbox";
 import { formulaOf, isFormula } from "./fields/formula/kind";
 import { isRelation } from "./fields/relation";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { checkName } from "../shared/formats";
-import { badRequest, conflict } from "../shared/errors";
+import { isComputed } from "../shared/field-types";
+import { badRequest, conflict, notFound } from "../shared/errors";
 import { requireWithin } from "../shared/limits";
 import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
 import { checkFieldOptions } from "./field-types";
 import { renamedChoices } from "./fields/choice";
 import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./fields/formula/plan";
 import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./relations/schema";
-import { bases, deletedFields, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
+import { bases, deletedFields, deletedFieldValues, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
 
 /**
  * Changes to a base's fields, as a merge applies them (inside its transaction). A relation field
@@ -181,6 +182,59 @@ export function deleteField(tx: Tx, loaded: LoadedBase, fieldId: string, at: str
     touchBase(tx, field.baseId, at);
   }
   tx.afterCommit(tx.fieldUpkeep.wake);
+}
+
+const column = (name: string) => sql.identifier(name);
+
+/**
+ * Moves a deleted field's values in `where` (a part of its base's records) to
+ * `deleted_field_values` before the upkeep clears them, when the field is kept as deleted (not
+ * gone with its base or space).
+ */
+export function keepDeletedValues(tx: Tx, fieldId: string, path: string, where: SQL | undefined): void {
+  const into = [deletedFieldValues.fieldId, deletedFieldValues.recordId, deletedFieldValues.value].map((c) => column(c.name));
+  tx.db.run(
+    sql`INSERT OR REPLACE INTO ${deletedFieldValues} (${sql.join(into, sql`, `)}) SELECT ${fieldId}, ${records.id}, ${records.data} -> ${path} FROM ${records}
+      WHERE ${where} AND json_type(${records.data}, ${path}) IS NOT NULL AND EXISTS (SELECT 1 FROM ${deletedFields} WHERE ${deletedFields.id} = ${fieldId})`,
+  );
+}
+
+/** Puts a restored field's moved values back into their records. */
+function restoreValues(tx: Tx, fieldId: string, slug: string): void {
+  const path = `$."${slug}"`;
+  tx.db.run(
+    sql`UPDATE ${records} SET ${column(records.data.name)} = json_set(${records.data}, ${path}, json(v.${column(deletedFieldValues.value.name)}))
+      FROM ${deletedFieldValues} v WHERE v.${column(deletedFieldValues.recordId.name)} = ${records.id} AND v.${column(deletedFieldValues.fieldId.name)} = ${fieldId}`,
+  );
+}
+
+
+/** A deleted field of the base that can be restored now: its slug free, its type one a restore brings back. */
+export function restorableField(ctx: AppContext, loaded: LoadedBase, fieldId: string): typeof deletedFields.$inferSelect {
+  const deleted = ctx.db.select().from(deletedFields).where(and(eq(deletedFields.baseId, loaded.base.id), eq(deletedFields.id, fieldId))).get();
+  if (!deleted) throw notFound(`No deleted field ${fieldId} in the base "${loaded.node.slug}".`);
+  // A relation's links went with it, and a computed field reads what may have changed since: those are added again.
+  if (isRelation(deleted) || isComputed(deleted.type)) throw badRequest(`A deleted ${deleted.type} field cannot be restored: add it again.`);
+  if (loaded.fields.some((field) => field.slug === deleted.slug)) throw conflict(`The base has a field "${deleted.slug}" again; rename it before restoring this one.`, { reason: "SLUG_TAKEN" });
+  return deleted;
+}
+
+/**
+ * Restores a deleted field with its values: its clearing stops, the values it moved out come back
+ * into their records (those not cleared yet never left), and it is indexed again in the background.
+ */
+export function restoreField(tx: Tx, loaded: LoadedBase, fieldId: string, at: string): void {
+  const deleted = restorableField(tx, loaded, fieldId);
+  const existing = loadFields(tx, loaded.base.id);
+  requireWithin(tx.config.limits, "fieldsPerBase", existing.length + 1);
+  const { deletedAt: _, ...field } = deleted;
+  const position = existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1;
+  insertRow(tx, fields, { ...field, position, indexState: anyRecordOf(tx).get({ baseId: loaded.base.id }) ? "building" : "ready", indexUsedAt: null, convertFrom: null });
+  tx.db.delete(droppedFields).where(eq(droppedFields.fieldId, deleted.id)).run();
+  restoreValues(tx, deleted.id, deleted.slug);
+  tx.db.delete(deletedFields).where(eq(deletedFields.id, deleted.id)).run();
+  tx.afterCommit(tx.fieldUpkeep.wake);
+  touchBase(tx, loaded.base.id, at);
 }
 
 /** `fieldIds` must name every field of the base exactly once. */

@@ -11,6 +11,7 @@ import { sortableSql } from "./field-sql";
 import { dropLinks } from "./relations/store";
 import { recordFields } from "./records/view";
 import { droppedFields, fields, records } from "../tables/content";
+import { keepDeletedValues } from "./field-changes";
 
 /**
  * Rows one step clearing a deleted field removes (links, indexed values, or records' values). A
@@ -234,6 +235,7 @@ export class FieldUpkeep {
     const from = this.cleared.get(dropped.fieldId) ?? null;
     const part = nextPart(tx, dropped.baseId, from);
     const path = `$."${dropped.slug}"`;
+    keepDeletedValues(tx, dropped.fieldId, path, partOf(part));
     tx.db.run(sql`UPDATE ${records} SET "data" = json_remove("data", ${path}) WHERE ${partOf(part)} AND json_type("data", ${path}) IS NOT NULL`);
     const to = part.end;
     if (to) {

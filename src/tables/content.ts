@@ -296,6 +296,25 @@ export const droppedFields = sqliteTable("dropped_fields", {
   slug: text("slug").notNull(),
 });
 
+/**
+ * A deleted field's values, moved out of its records as the upkeep clears them (`dropped_fields`),
+ * so that restoring the field brings them back.
+ */
+export const deletedFieldValues = sqliteTable(
+  "deleted_field_values",
+  {
+    fieldId: text("field_id")
+      .notNull()
+      .references(() => deletedFields.id, { onDelete: "cascade" }),
+    recordId: text("record_id")
+      .notNull()
+      .references(() => records.id, { onDelete: "cascade" }),
+    /** The value as JSON text. */
+    value: text("value").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.fieldId, table.recordId] })],
+);
+
 export type RecordStatus = NodeStatus;
 
 /** The current state of each record; its history is the chain of commits ending at `head_commit_id`. */
@@ -413,6 +432,7 @@ export const OPERATION_KINDS = [
   "base_delete_field",
   "base_reorder_fields",
   "base_convert_field",
+  "base_restore_field",
   "record_create",
   "record_update",
   "record_delete",

@@ -45,6 +45,7 @@ export const DUMP_TABLE_NAMES = {
   reviews: "reviews",
   auditEvents: "audit_events",
   deletedFields: "deleted_fields",
+  deletedFieldValues: "deleted_field_values",
   webhookRules: "webhook_rules",
   users: "users",
 } as const;

@@ -7,7 +7,7 @@ import { assets, assetTexts } from "../tables/assets";
 import { auditEvents } from "../tables/audit";
 import { users } from "../tables/auth";
 import { CHANGE_STATUSES, changeRequests, COMMENT_SUBJECTS, comments, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
-import { bases, commits, deletedFields, fields, forms, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
+import { bases, commits, deletedFields, deletedFieldValues, fields, forms, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
 import { members, spaces } from "../tables/spaces";
 import { webhookRules } from "../tables/webhooks";
 
@@ -80,6 +80,7 @@ export const DUMP_TABLES: DumpTable[] = [
   dumpTable(nodeDocuments, { space: nodes.spaceId, via: nodeDocuments.nodeId, key: [nodeDocuments.nodeId], names: [[nodeDocuments.nodeId, nodes]] }),
   dumpTable(nodeFiles, { space: nodes.spaceId, via: nodeFiles.nodeId, key: [nodeFiles.nodeId, nodeFiles.path], names: [[nodeFiles.nodeId, nodes], [nodeFiles.assetId, assets]] }),
   dumpTable(records, { space: records.spaceId, names: [[records.baseId, bases], [records.headCommitId, commits], [records.createdBy, users], [records.updatedBy, users]], oneOf: [[records.status, NODE_STATUSES]] }),
+  dumpTable(deletedFieldValues, { space: records.spaceId, via: deletedFieldValues.recordId, key: [deletedFieldValues.fieldId, deletedFieldValues.recordId], names: [[deletedFieldValues.fieldId, fields], [deletedFieldValues.recordId, records]] }),
   dumpTable(commits, {
     space: commits.spaceId,
     names: [[commits.baseId, bases], [commits.nodeId, nodes], [commits.operationId, operations], [commits.recordId, records], [commits.parentCommitId, commits], [commits.authorId, users]],

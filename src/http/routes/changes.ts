@@ -129,7 +129,7 @@ export function changeRoutes(ctx: AppContext) {
       { answers: { 200: BatchResultsSchema }, level: "write", body: t.Object({ changeRequestIds: Ids, verdict: Verdict, reason: Reason }) },
     )
     .post("/change-requests/:changeRequestId/merge", ({ space, actor, params }) => mergeChangeRequest(ctx, space, params.changeRequestId, actingAs(actor)), {
-      answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED", "SLUG_BEING_FREED", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"] },
+      answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED", "SLUG_BEING_FREED", "SLUG_TAKEN", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"] },
       level: "write",
     })
     .post(

@@ -81,6 +81,7 @@ const FieldChange = variants([
   t.Object({ operation: t.Literal("delete"), fieldId: t.String(), ...Review }),
   t.Object({ operation: t.Literal("reorder"), fieldIds: t.Array(t.String(), { minItems: 1, maxItems: 500 }), ...Review }),
   t.Object({ operation: t.Literal("convert"), ...Conversion, ...Review }),
+  t.Object({ operation: t.Literal("restore"), fieldId: t.String({ minLength: 1, description: "A deleted field of the base (GET /bases/{id}/fields/deleted)." }), ...Review }),
 ]);
 
 const RecordChange = variants([
@@ -280,7 +281,7 @@ export function contentRoutes(ctx: AppContext) {
         const { message, autoMerge, ...change } = body;
         return viewOf(ctx, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
       },
-      { answers: { 201: ChangeRequestSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED"] }, level: "changeRequest", body: FieldChange },
+      { answers: { 201: ChangeRequestSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED", "SLUG_TAKEN"] }, level: "changeRequest", body: FieldChange },
     )
     .post(
       "/bases/:baseId/lifecycle/change-requests",
