@@ -665,6 +665,28 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("a doc opens from the tree, reads as its markdown, and is edited on the page; a skill's files open one by one", async () => {
+    const key = await sessionKey("write");
+    const doc = (await server.call("POST", "/api/v1/docs", { key, body: { slug: "handbook", name: "Handbook", body: "# Handbook\n\nWelcome aboard." } })).body.node;
+    await server.call("POST", "/api/v1/file-trees", { key, body: { type: "skill", slug: "triage", name: "Triage skill" } });
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Handbook" }).click();
+    await page.getByRole("heading", { name: "Handbook", level: 1 }).waitFor();
+    expect(await page.locator("pre.doc").textContent()).toBe("# Handbook\n\nWelcome aboard.");
+    await page.getByLabel("Markdown").fill("# Handbook\n\nWelcome aboard, edited.");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.locator("pre.doc", { hasText: "edited" }).waitFor();
+    expect((await server.call("GET", `/api/v1/docs/${doc.id}/lines?startLine=3`, { key })).body.lines).toEqual(["Welcome aboard, edited."]);
+
+    await page.goto(`${server.url}/admin/data`);
+    await page.getByRole("link", { name: "Triage skill" }).click();
+    await page.getByRole("link", { name: "SKILL.md" }).click();
+    await page.locator("pre.doc", { hasText: "name: triage" }).waitFor();
+    await atBothWidths(page, "skill-files");
+    await page.close();
+  });
+
   test("every screen fits 375 px and 1440 px without horizontal overflow, and no page logged an error", async () => {
     const session = await server.signIn(EMAIL, PASSWORD);
     const record = (await server.call("GET", "/api/v1/records?baseId=papers", { session })).body.records[0];
@@ -683,6 +705,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["inbox", "/admin/inbox"],
       ["change-request", `/admin/change-requests/${change.id}`],
       ["data", "/admin/data"],
+      ["doc", "/admin/docs/handbook"],
       ["base", `/admin/bases/${base}`],
       ["grid", `/admin/bases/${books.id}`, 'tr[data-row="0"] td[role=gridcell]'],
       ["record-panel", `/admin/bases/${books.id}?record=${book.id}`, ".record-panel"],

@@ -59,8 +59,10 @@ export const NodeDetailSchema = t.Object(
   { $id: "NodeDetail", description: "The node with its direct children, and Busabase's typed detail: `type`, `node`, and what its type adds (a doc's body, a file's asset, a tree's files, a document)." },
 );
 
+export type NodeDetailView = Static<typeof NodeDetailSchema>;
+
 /** `GET /nodes/{nodeId}`: the node with its direct children, and what its type adds. */
-export function nodeDetail(ctx: AppContext, spaceId: string, ref: string, type?: string): Static<typeof NodeDetailSchema> {
+export function nodeDetail(ctx: AppContext, spaceId: string, ref: string, type?: string): NodeDetailView {
   const { row, shown } = getNode(ctx, spaceId, ref, type);
   return { ...shown, node: shown, ...NODE_KINDS[row.type].detail?.(ctx, row) };
 }

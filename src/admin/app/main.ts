@@ -11,10 +11,11 @@ import { signInScreens } from "./screens/sign-in";
 import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
 import { searchScreens } from "./screens/search";
+import { docScreens } from "./screens/docs";
 import { failureText, notice } from "./ui";
 import { followEvents, type LiveEvent } from "./live";
 
-const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...searchScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
+const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...searchScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;

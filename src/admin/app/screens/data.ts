@@ -14,6 +14,7 @@ import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
+import { pageOfNode } from "./docs";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
 import type { RecordLinkView } from "../../../content/relations/view";
@@ -30,7 +31,7 @@ function tree(nodes: NodeView[]): HTMLElement {
       h(
         "li",
         {},
-        node.type === "base" && node.baseId ? link(`/admin/bases/${node.baseId}`, node.name) : h("span", { class: "folder" }, node.name),
+        node.type === "folder" ? h("span", { class: "folder" }, node.name) : link(pageOfNode(node), node.name),
         h("span", { class: "muted" }, ` ${node.type}`),
         node.children.length ? tree(node.children) : null,
       ),

@@ -2,13 +2,13 @@ import type { SearchAnswer } from "../../../search/search";
 import { api, query } from "../api";
 import { h } from "../dom";
 import type { Context, Screen } from "../screen";
+import { pageOfNode } from "./docs";
 import { card, empty, link, screen, when } from "../ui";
 
 const RESULTS_A_PAGE = 20;
 
-/** Where a result opens on this page: a record's page, a base's grid, or the tree for a folder. */
-const pageOf = (result: SearchAnswer["results"][number]) =>
-  result.kind === "record" ? `/admin/records/${result.id}` : result.kind === "base" ? `/admin/bases/${result.id}` : "/admin/data";
+/** Where a result opens on this page: a record's page, or its node's (a base's grid, a doc, a tree's files, the tree). */
+const pageOf = (result: SearchAnswer["results"][number]) => (result.kind === "record" ? `/admin/records/${result.id}` : pageOfNode({ id: result.id, type: result.kind }));
 
 /** Search across the space (`GET /api/v1/search`): the names of bases and folders, then records by relevance. */
 async function searchPage(ctx: Context): Promise<Node> {
