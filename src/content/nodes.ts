@@ -1,6 +1,6 @@
 import { ancestorsOf, depthOf } from "./store";
 import type { Static } from "@sinclair/typebox";
-import { and, asc, eq, getTableColumns, gt, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, inArray, isNull, or, type Placeholder, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, preparedFor, type ReadDb } from "../db/client";
@@ -82,17 +82,20 @@ function treeOf(ctx: AppContext, spaceId: string): Map<string | null, NodeWithBa
   return byParent;
 }
 
-/** A share that is public and has not expired. */
-export const liveShare = (ctx: AppContext) => and(eq(nodeShares.scope, "public"), or(isNull(nodeShares.expiresAt), gt(nodeShares.expiresAt, iso(ctx.clock.now()))));
+/** A share that is public and has not expired at `now` (an ISO moment). */
+export const liveShare = (now: string | Placeholder) => and(eq(nodeShares.scope, "public"), or(isNull(nodeShares.expiresAt), gt(nodeShares.expiresAt, now)));
 
-/** The nodes of the space (or those of `ids`) shared publicly right now, by their own share. */
-export function liveSharedIds(ctx: AppContext, spaceId: string, ids?: string[]): Set<string> {
-  const rows = ctx.db
+const sharedOfSpace = preparedFor((db) =>
+  db
     .select({ id: nodeShares.nodeId })
     .from(nodeShares)
-    .where(and(eq(nodeShares.spaceId, spaceId), ids ? inArray(nodeShares.nodeId, ids) : undefined, liveShare(ctx)))
-    .all();
-  return new Set(rows.map((row) => row.id));
+    .where(and(eq(nodeShares.spaceId, sql.placeholder("spaceId")), liveShare(sql.placeholder("now"))))
+    .prepare(),
+);
+
+/** The nodes of the space shared publicly right now, by their own share (read with the tree: one indexed select). */
+export function liveSharedIds(ctx: AppContext, spaceId: string): Set<string> {
+  return new Set(sharedOfSpace(ctx).all({ spaceId, now: iso(ctx.clock.now()) }).map((row) => row.id));
 }
 
 function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, status: NodeStatus, depth: number, shared: ReadonlySet<string>): NodeView {
@@ -406,7 +409,7 @@ export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): N
   if (!row) return null;
   const node = { ...row.node, baseId: row.baseId };
   const hasChildren = (childCount(ctx).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
-  return { ...view(node, new Map(), node.status, 0, liveSharedIds(ctx, spaceId, [node.id])), hasChildren };
+  return { ...view(node, new Map(), node.status, 0, liveSharedIds(ctx, spaceId)), hasChildren };
 }
 
 // ---- favorites: each user's own, per space ----

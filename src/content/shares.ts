@@ -84,7 +84,7 @@ export const disableShare = (ctx: AppContext, spaceId: string, nodeRef: string) 
 export async function sharedNode(ctx: AppContext, nodeId: string, password: string | undefined): Promise<NodeRow> {
   const node = nodeId.length > 64 ? undefined : ctx.db.select().from(nodes).where(eq(nodes.id, nodeId)).get();
   const chain = node && node.status === "active" ? [node.id, ...ancestorsOf(ctx, node.id)] : [];
-  const shares = chain.length === 0 ? [] : ctx.db.select().from(nodeShares).where(and(inArray(nodeShares.nodeId, chain), liveShare(ctx))).all();
+  const shares = chain.length === 0 ? [] : ctx.db.select().from(nodeShares).where(and(inArray(nodeShares.nodeId, chain), liveShare(iso(ctx.clock.now())))).all();
   const share = chain.map((id) => shares.find((row) => row.nodeId === id)).find((row) => row !== undefined);
   if (!node || !share) throw notFound(`No shared node ${nodeId}.`);
   if (share.passwordHash !== null && !(password !== undefined && password.length <= MAX_PASSWORD && (await Bun.password.verify(password, share.passwordHash)))) {
