@@ -36,6 +36,8 @@ beforeAll(async () => {
   expect([rule.status, rule.body.error]).toEqual([201, undefined]);
   await source.call("PUT", `/api/v1/assets/${ids.cover}/text`, { key: from.write, body: { text: "a cover\nof words" } });
   ids.doc = (await source.call("POST", "/api/v1/docs", { key: from.write, body: { slug: "guide", name: "Guide", body: "# Guide\n" } })).body.node.id;
+  await source.call("POST", `/api/v1/nodes/${ids.doc}/visibility`, { key: from.manage, body: { visibility: "private" } });
+  await source.call("POST", `/api/v1/nodes/${ids.doc}/principals`, { key: from.manage, body: { principalType: "space", principalId: from.space.id, role: "read" } });
   const formNode = (await source.call("POST", "/api/v1/nodes/change-requests", { key: from.write, body: { operations: [{ kind: "create", nodeType: "form", slug: "suggest", name: "Suggest" }] } })).body.operations[0].nodeId;
   ids.form = (await source.call("POST", "/api/v1/forms", { key: from.manage, body: { nodeId: formNode, targetBaseId: "papers", name: "Suggest a paper", bindings: [{ inputName: "t", fieldSlug: "title" }] } })).body.nodeId;
   ids.skill = (await source.call("POST", "/api/v1/file-trees", { key: from.write, body: { type: "skill", slug: "triage", name: "Triage", files: [{ path: "notes/a.md", content: "A" }] } })).body.node.id;
@@ -125,15 +127,16 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       const coverRow = exported.assets.find((row) => row.id === ids.cover)!;
       expect(coverRow).toMatchObject({ attachmentId: ids.cover, spaceId: from.space.id, fileName: "cover.png" });
       expect(exported.attachments.find((row) => row.id === ids.cover)).toMatchObject({ storageKey: coverRow.contentHash, mimeType: "image/png", sizeBytes: PNG.length });
-      // Basalt has no node grants yet: Busabase's backup asks for the table and gets none.
-      expect(exported.nodePrincipals).toEqual([]);
+      // A grant travels as the contract's row, its own node its source.
+      expect(exported.nodePrincipals).toEqual([expect.objectContaining({ nodeId: ids.doc, sourceNodeId: ids.doc, principalType: "space", principalId: from.space.id, role: "read", grantedBy: from.owner.id })]);
+      expect(exported.nodes.find((row) => row.id === ids.doc)).toMatchObject({ explicitVisibility: "private" });
       expect(JSON.stringify(exported)).not.toContain("very-secret");
       expect(JSON.stringify(exported)).not.toContain("whsec_");
       expect(exported.users).toEqual([{ id: from.owner.id, email: "ada@example.com", name: "Ada" }]);
 
       const call = (path: string, body?: unknown, key = other.manage) => third.call("POST", path, { key, ...(body === undefined ? {} : { body }) });
       const { sessionId } = (await call("/api/v1/dump/import/begin")).body;
-      for (const [table, rows] of Object.entries(exported)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).body).toEqual({ inserted: ["fieldValues", "nodePrincipals", "attachments"].includes(table) ? 0 : rows.length });
+      for (const [table, rows] of Object.entries(exported)) expect((await call("/api/v1/dump/import/tables", { sessionId, table, rows })).body).toEqual({ inserted: ["fieldValues", "attachments"].includes(table) ? 0 : rows.length });
       for (const asset of exported.assets) {
         const bytes = new Uint8Array(await (await fetch(`${source.url}/api/v1/assets/${asset.id}/content`, { headers: { authorization: `Bearer ${from.read}` } })).arrayBuffer());
         // A file may come in parts: rows of one key, in order.
@@ -158,6 +161,10 @@ describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () =>
       await same(`/api/v1/file-trees/${ids.skill}/files/notes/a.md`);
       await same(`/api/v1/forms/${ids.form}`);
       await same(`/api/v1/assets/${ids.cover}/text/lines`);
+      // The private doc and its grant to the whole space: the space it landed in.
+      const grants = await read(third, other.manage, "research", `/api/v1/nodes/${ids.doc}/principals`);
+      expect(grants).toEqual([expect.objectContaining({ principalType: "space", principalId: other.space.id, role: "read", grantedBy: other.owner.id })]);
+      expect((await read(third, other.read, "research", `/api/v1/nodes/${ids.doc}`)).explicitVisibility).toBe("private");
       const cover = await fetch(`${third.url}/api/v1/assets/${ids.cover}/content`, { headers: { authorization: `Bearer ${other.read}` } });
       expect(new Uint8Array(await cover.arrayBuffer())).toEqual(PNG);
       const audit = await read(third, other.manage, "research", "/api/v1/audit-events");

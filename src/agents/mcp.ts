@@ -27,6 +27,7 @@ import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
 import { ApiError, badRequest, forbidden } from "../shared/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
+import { namedTargets, requireSeenTargets, seesEvent } from "../spaces/sight";
 import { VERSION } from "../shared/version";
 
 type ToolAnswer = { content: { type: "text"; text: string }[]; isError?: boolean };
@@ -86,6 +87,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
       toolAnswer(ctx, () => {
         const scope = resolveSpace(ctx, actor, spaceRef, spaceHeader);
         requireLevel(scope.level, level);
+        requireSeenTargets(ctx, scope, namedTargets(args), level);
         return run(scope, args);
       });
   const who = (scope: SpaceScope) => ({ scope, actor, attribution: sourceAttribution(actor, "mcp") });
@@ -97,9 +99,9 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
   server.registerTool(
     "list_tree",
     { description: "The space's nodes (folders, bases, docs, files, skills, drives, forms, …), as a tree.", inputSchema: { depth: z.number().int().min(1).max(5).optional() } },
-    inSpace("read", (scope, { depth }: { depth?: number }) => listNodes(ctx, scope.space.id, { depth })),
+    inSpace("read", (scope, { depth }: { depth?: number }) => listNodes(ctx, scope.space.id, scope.sight, { depth })),
   );
-  server.registerTool("list_bases", { description: "Every base of the space with its fields (slug, type, required, options)." }, inSpace("read", (scope) => listBases(ctx, scope.space.id)));
+  server.registerTool("list_bases", { description: "Every base of the space with its fields (slug, type, required, options)." }, inSpace("read", (scope) => listBases(ctx, scope.space.id, scope.sight)));
   server.registerTool(
     "get_base",
     { description: "One base (id, node id or slug) with its fields.", inputSchema: { base: z.string().min(1) } },
@@ -131,7 +133,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
       description: "Search the space: records whose text fields hold every word (as the start of a word), and folders and bases by name; most relevant first.",
       inputSchema: { query: z.string().min(1).max(500), limit: z.number().int().min(1).max(SEARCH_BOUNDS.limit).optional(), offset: z.number().int().min(0).max(SEARCH_BOUNDS.offset).optional() },
     },
-    inSpace("read", (scope, args: { query: string; limit?: number; offset?: number }) => searchSpace(ctx, scope.space.id, { query: args.query, limit: args.limit ?? 20, offset: args.offset ?? 0, sources: ["records", "names"] })),
+    inSpace("read", (scope, args: { query: string; limit?: number; offset?: number }) => searchSpace(ctx, scope.space.id, scope.sight, { query: args.query, limit: args.limit ?? 20, offset: args.offset ?? 0, sources: ["records", "names"] })),
   );
   server.registerTool(
     "grep",
@@ -146,7 +148,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
       },
     },
     inSpace("read", (scope, args: { pattern: string; flags?: string; baseSlugs?: string[]; maxMatches?: number; contextLines?: number }) =>
-      grep(ctx, scope.space.id, { ...args, sources: ["records"], scope: args.baseSlugs ? { records: { baseSlugs: args.baseSlugs } } : undefined }),
+      grep(ctx, scope.space.id, scope.sight, { ...args, sources: ["records"], scope: args.baseSlugs ? { records: { baseSlugs: args.baseSlugs } } : undefined }),
     ),
   );
   server.registerTool(
@@ -167,7 +169,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
         events = hub.since(scope.space.id, from);
       }
       if (events === null) return { reset: true, events: [], lastEventId: hub.latest() };
-      return { events, lastEventId: events.at(-1)?.seq ?? from };
+      return { events: events.filter((event) => seesEvent(scope.sight, event)), lastEventId: events.at(-1)?.seq ?? from };
     }),
   );
   server.registerTool(
@@ -240,7 +242,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
   server.registerTool(
     "get_change_request",
     { description: "A change request: its status, operations, reviews, merge summary and comments.", inputSchema: { changeRequestId: z.string().min(1) } },
-    inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => changeRequestDetail(ctx, scope.space.id, changeRequestId)),
+    inSpace("read", (scope, { changeRequestId }: { changeRequestId: string }) => changeRequestDetail(ctx, scope.space.id, scope.sight, changeRequestId)),
   );
   server.registerTool(
     "list_comments",

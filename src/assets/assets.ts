@@ -1,3 +1,4 @@
+import type { Sight } from "../spaces/sight";
 import { type Static, t } from "elysia";
 import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import { DAY_MS, iso } from "../shared/clock";
@@ -337,9 +338,16 @@ export function assetWithUsage(ctx: AppContext, spaceId: string, assetId: string
 export const mountsOfAsset = (ctx: AppContext, spaceId: string, assetId: string) => assetMountsInSpace(ctx, spaceId).filter((mount) => mount.assetId === assetId);
 
 /** `GET /assets`: the space's assets, newest first, each with how many record values and node files name it. */
-export function listAssets(ctx: AppContext, spaceId: string): AssetView[] {
+export function listAssets(ctx: AppContext, spaceId: string, sight: Sight): AssetView[] {
   const counts = new Map<string, number>();
-  for (const usage of [...assetUsagesInSpace(ctx, spaceId), ...assetMountsInSpace(ctx, spaceId)]) counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
+  const seenSomewhere = new Set<string>();
+  const usages = [...assetUsagesInSpace(ctx, spaceId).map((usage) => ({ assetId: usage.assetId, hidden: sight.hiddenBases.has(usage.baseId) })), ...assetMountsInSpace(ctx, spaceId).map((mount) => ({ assetId: mount.assetId, hidden: sight.hiddenNodes.has(mount.nodeId) }))];
+  for (const usage of usages) {
+    counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
+    if (!usage.hidden) seenSomewhere.add(usage.assetId);
+  }
+  // An asset used only in what the caller does not see is not shown to them.
+  const shown = (id: string) => !counts.has(id) || seenSomewhere.has(id);
   return ctx.db
     .select({ row: assets, text: assetTexts.status })
     .from(assets)
@@ -347,6 +355,7 @@ export function listAssets(ctx: AppContext, spaceId: string): AssetView[] {
     .where(eq(assets.spaceId, spaceId))
     .orderBy(desc(assets.id))
     .all()
+    .filter(({ row }) => shown(row.id))
     .map(({ row, text }) => assetView(row, counts.get(row.id) ?? 0, text ?? undefined));
 }
 

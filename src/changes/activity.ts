@@ -1,3 +1,4 @@
+import { seenWhere, type Sight } from "../spaces/sight";
 import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, isNotNull, lt } from "drizzle-orm";
 import { t } from "elysia";
@@ -48,8 +49,8 @@ function decodeCursor(cursor: string): string {
 }
 
 /** Revisions of proposals and changes of records after their creation: the commits that have a parent. */
-function laterCommits(ctx: AppContext, spaceId: string, limit: number, before: string | undefined): ActivityItem[] {
-  const where = [eq(commits.spaceId, spaceId), isNotNull(commits.parentCommitId), ...(before ? [lt(commits.id, `cmt_${before}`)] : [])];
+function laterCommits(ctx: AppContext, spaceId: string, sight: Sight, limit: number, before: string | undefined): ActivityItem[] {
+  const where = [eq(commits.spaceId, spaceId), isNotNull(commits.parentCommitId), ...seenWhere(commits, sight), ...(before ? [lt(commits.id, `cmt_${before}`)] : [])];
   const rows = ctx.db
     .select({ id: commits.id, kind: commits.kind, recordId: commits.recordId, operationId: commits.operationId, baseId: commits.baseId, authorId: commits.authorId, message: commits.message, createdAt: commits.createdAt })
     .from(commits)
@@ -80,7 +81,7 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
   const before = query.cursor ? decodeCursor(query.cursor) : undefined;
   const spaceId = scope.space.id;
   const wanted = query.limit + 1;
-  const changeRequests: ActivityItem[] = newestChangeRequests(ctx, { spaceId, status: [] }, wanted, before ? `crq_${before}` : undefined).map((row) => ({
+  const changeRequests: ActivityItem[] = newestChangeRequests(ctx, { spaceId, status: [], sight: scope.sight }, wanted, before ? `crq_${before}` : undefined).map((row) => ({
     kind: "change_request",
     id: row.id,
     timestamp: row.createdAt,
@@ -106,7 +107,7 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
     operationId: null,
     recordId: null,
   }));
-  const items = [...changeRequests, ...laterCommits(ctx, spaceId, wanted, before), ...audits].sort((a, b) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0));
+  const items = [...changeRequests, ...laterCommits(ctx, spaceId, scope.sight, wanted, before), ...audits].sort((a, b) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0));
   const page = items.slice(0, query.limit);
   return { items: withEmbedded(ctx, spaceId, page, audited), nextCursor: items.length > query.limit ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
 }

@@ -1,3 +1,4 @@
+import { seenWhere } from "../spaces/sight";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { t } from "elysia";
@@ -29,7 +30,7 @@ export function agentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor): Ag
   const sentBack = ctx.db
     .select()
     .from(changeRequests)
-    .where(and(eq(changeRequests.spaceId, scope.space.id), eq(changeRequests.submittedBy, actor.user.id), eq(changeRequests.status, "changes_requested")))
+    .where(and(eq(changeRequests.spaceId, scope.space.id), eq(changeRequests.submittedBy, actor.user.id), eq(changeRequests.status, "changes_requested"), ...seenWhere(changeRequests, scope.sight)))
     .orderBy(desc(changeRequests.id))
     .limit(AGENT_TASK_LIMIT)
     .all();

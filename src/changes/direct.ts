@@ -1,3 +1,4 @@
+import { seenWhere, type Sight } from "../spaces/sight";
 import { and, count, desc, eq, inArray, isNotNull, lt, sql, type SQL } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor } from "../db/client";
@@ -155,6 +156,7 @@ export interface DirectQuery {
   spaceId: string;
   submittedBy?: string;
   baseId?: string;
+  sight: Sight;
   /** The last change request id of the previous page. */
   before?: string;
   limit: number;
@@ -165,7 +167,7 @@ function directWhere(query: Omit<DirectQuery, "limit">): SQL[] {
   if (query.submittedBy) where.push(eq(commits.authorId, query.submittedBy));
   if (query.baseId) where.push(eq(commits.baseId, query.baseId));
   if (query.before) where.push(lt(commits.id, commitIdOf(query.before)));
-  return where;
+  return [...where, ...seenWhere(commits, query.sight)];
 }
 
 /** How many direct creates match. */
@@ -179,8 +181,8 @@ export function directPage(ctx: AppContext, query: DirectQuery): ChangeRequestRo
 }
 
 /** How many direct creates the space has, and how many of them `userId` made. */
-export function directCounts(ctx: AppContext, spaceId: string, userId: string): { merged: number; mine: number } {
-  return { merged: directCount(ctx, { spaceId }), mine: directCount(ctx, { spaceId, submittedBy: userId }) };
+export function directCounts(ctx: AppContext, spaceId: string, sight: Sight, userId: string): { merged: number; mine: number } {
+  return { merged: directCount(ctx, { spaceId, sight }), mine: directCount(ctx, { spaceId, sight, submittedBy: userId }) };
 }
 
 /** The direct create that made a record, as its change request (none when it was made otherwise). */

@@ -25,7 +25,7 @@ export function visitorOf(ctx: AppContext, form: FormRow): Proposer {
   const membership = creator ? findMembership(ctx, creator.id, form.spaceId) : undefined;
   if (!creator || creator.banned || !membership) throw forbidden("This form's owner is no longer a member of its space: it takes no submissions.", { reason: "FORM_NOT_PUBLIC" });
   const actor: Actor = { user: creator, credential: { type: "form", formId: form.id }, ceiling: form.mergeSubmissions ? "write" : "changeRequest" };
-  return { scope: scopeOf(actor, membership), actor, attribution: { displayName: `A visitor of the form "${form.name}"`, ownerName: creator.name, channel: "form" } };
+  return { scope: scopeOf(ctx, actor, membership), actor, attribution: { displayName: `A visitor of the form "${form.name}"`, ownerName: creator.name, channel: "form" } };
 }
 
 /**

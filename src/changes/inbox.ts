@@ -1,3 +1,4 @@
+import { seenWhere, type Sight } from "../spaces/sight";
 import { ViewSchema, type ViewView } from "../content/views";
 import type { Static } from "@sinclair/typebox";
 import { and, count, desc, eq, inArray, lt, type SQL } from "drizzle-orm";
@@ -32,6 +33,7 @@ export interface ChangeRequestFilter {
   status: ChangeStatus[];
   submittedBy?: string;
   baseId?: string;
+  sight: Sight;
 }
 
 function filterOf(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<ChangeRequestQuery, "limit" | "cursor">): ChangeRequestFilter {
@@ -40,6 +42,7 @@ function filterOf(ctx: AppContext, scope: SpaceScope, actor: Actor, query: Omit<
     status: query.status ?? [],
     submittedBy: query.mine ? actor.user.id : undefined,
     baseId: query.baseId ? findBase(ctx, scope.space.id, query.baseId, { archived: true }).base.id : undefined,
+    sight: scope.sight,
   };
 }
 
@@ -48,7 +51,7 @@ function storedWhere(filter: ChangeRequestFilter): SQL[] {
   if (filter.status.length > 0) where.push(inArray(changeRequests.status, filter.status));
   if (filter.submittedBy) where.push(eq(changeRequests.submittedBy, filter.submittedBy));
   if (filter.baseId) where.push(eq(changeRequests.baseId, filter.baseId));
-  return where;
+  return [...where, ...seenWhere(changeRequests, filter.sight)];
 }
 
 /** Direct creates are merged change requests: a status filter without `merged` leaves them out. */
@@ -112,13 +115,13 @@ export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor): S
     ctx.db
       .select({ status: changeRequests.status, n: count() })
       .from(changeRequests)
-      .where(eq(changeRequests.spaceId, scope.space.id))
+      .where(and(eq(changeRequests.spaceId, scope.space.id), ...seenWhere(changeRequests, scope.sight)))
       .groupBy(changeRequests.status)
       .all()
       .map((row) => [row.status, row.n]),
   );
-  const created = ctx.db.select({ n: count() }).from(changeRequests).where(and(eq(changeRequests.spaceId, scope.space.id), eq(changeRequests.submittedBy, actor.user.id))).get()!.n;
-  const direct = directCounts(ctx, scope.space.id, actor.user.id);
+  const created = ctx.db.select({ n: count() }).from(changeRequests).where(and(eq(changeRequests.spaceId, scope.space.id), eq(changeRequests.submittedBy, actor.user.id), ...seenWhere(changeRequests, scope.sight))).get()!.n;
+  const direct = directCounts(ctx, scope.space.id, scope.sight, actor.user.id);
   return {
     review: byStatus.get("in_review") ?? 0,
     changes: byStatus.get("changes_requested") ?? 0,

@@ -76,7 +76,7 @@ export async function importCommand(args: string[]): Promise<void> {
     const membership = findMembership(ctx, user.id, required(flags, "space"));
     if (!membership) throw new CliError(`${flags.as} is not a member of a space ${flags.space}.`);
     const actor: Actor = { user, credential: { type: "operator" }, ceiling: "manage" };
-    const who = { scope: scopeOf(actor, membership), actor, attribution: sourceAttribution(actor, undefined) };
+    const who = { scope: scopeOf(ctx, actor, membership), actor, attribution: sourceAttribution(actor, undefined) };
     const file = { format, body: Bun.file(from).stream() };
     const review = { message: flags.message };
     if (flags.name !== undefined) {

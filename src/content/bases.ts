@@ -7,6 +7,7 @@ import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import { checkName } from "../shared/formats";
 import { badRequest, notFound } from "../shared/errors";
+import { type Sight, unseen } from "../spaces/sight";
 import { oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { isIndexable } from "./field-sql";
 import { checkFieldOptions, checkFieldSlug } from "./field-types";
@@ -131,12 +132,12 @@ export function findBaseOrNull(ctx: AppContext, spaceId: string, baseId: string)
 /** Called by every write that changes bases, fields or nodes. */
 export const forgetBases = (tx: Tx): void => tx.bases.invalidate(tx);
 
-export function listBases(ctx: AppContext, spaceId: string, status: NodeStatus = "active"): BaseView[] {
+export function listBases(ctx: AppContext, spaceId: string, sight: Sight, status: NodeStatus = "active"): BaseView[] {
   const rows = ctx.db
     .select({ base: bases, node: nodes })
     .from(bases)
     .innerJoin(nodes, eq(nodes.id, bases.nodeId))
-    .where(and(eq(bases.spaceId, spaceId), eq(nodes.status, status)))
+    .where(and(eq(bases.spaceId, spaceId), eq(nodes.status, status), unseen(bases.id, sight.hiddenBases)))
     .orderBy(asc(bases.id))
     .all();
   return rows.map((row) => baseView({ ...row, fields: loadFields(ctx, row.base.id) }));

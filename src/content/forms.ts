@@ -1,3 +1,4 @@
+import { type Sight, unseen } from "../spaces/sight";
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import { type Static, t } from "elysia";
 import type { AppContext, Tx } from "../context";
@@ -120,7 +121,7 @@ export function formOnNode(ctx: AppContext, nodeId: string): FormRow {
 export const getForm = (ctx: AppContext, spaceId: string, nodeRef: string): FormView => view(ctx, findForm(ctx, spaceId, nodeRef));
 
 /** `GET /forms`: the space's forms (of one base when asked), newest first, a page at a time. */
-export function listForms(ctx: AppContext, spaceId: string, query: { targetBaseId?: string; limit: number; cursor?: string }) {
+export function listForms(ctx: AppContext, spaceId: string, sight: Sight, query: { targetBaseId?: string; limit: number; cursor?: string }) {
   let after: string | undefined;
   if (query.cursor !== undefined) {
     after = Buffer.from(query.cursor, "base64url").toString();
@@ -130,7 +131,7 @@ export function listForms(ctx: AppContext, spaceId: string, query: { targetBaseI
   const rows = ctx.db
     .select()
     .from(forms)
-    .where(and(eq(forms.spaceId, spaceId), baseId ? eq(forms.targetBaseId, baseId) : undefined, after ? lt(forms.id, after) : undefined))
+    .where(and(eq(forms.spaceId, spaceId), baseId ? eq(forms.targetBaseId, baseId) : undefined, after ? lt(forms.id, after) : undefined, unseen(forms.nodeId, sight.hiddenNodes), unseen(forms.targetBaseId, sight.hiddenBases)))
     .orderBy(desc(forms.id))
     .limit(query.limit + 1)
     .all();

@@ -7,6 +7,7 @@ import { readDocument } from "./documents";
 import { FileTreeFileSchema, treeFiles, treeSettings, TREE_VISIBILITIES } from "./file-trees";
 import { getNode, NodeSchema, NODE_PROPERTIES, type NodeRow } from "./nodes";
 import { oneOf } from "../shared/schemas";
+import type { Sight } from "../spaces/sight";
 
 /**
  * Each type of node, one object: what Busabase's typed detail (`GET /nodes/{id}`) shows of a node
@@ -62,7 +63,7 @@ export const NodeDetailSchema = t.Object(
 export type NodeDetailView = Static<typeof NodeDetailSchema>;
 
 /** `GET /nodes/{nodeId}`: the node with its direct children, and what its type adds. */
-export function nodeDetail(ctx: AppContext, spaceId: string, ref: string, type?: string): NodeDetailView {
-  const { row, shown } = getNode(ctx, spaceId, ref, type);
+export function nodeDetail(ctx: AppContext, spaceId: string, sight: Sight, ref: string, type?: string): NodeDetailView {
+  const { row, shown } = getNode(ctx, spaceId, sight, ref, type);
   return { ...shown, node: shown, ...NODE_KINDS[row.type].detail?.(ctx, row) };
 }

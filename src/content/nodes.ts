@@ -1,4 +1,5 @@
 import { ancestorsOf, depthOf } from "./store";
+import { SEES_ALL, type Sight } from "../spaces/sight";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, getTableColumns, gt, inArray, isNull, or, type Placeholder, sql } from "drizzle-orm";
 import { t } from "elysia";
@@ -12,7 +13,7 @@ import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/s
 import { forgetBases } from "./bases";
 import { checkMetadata } from "../shared/json";
 import { relationsInto } from "./relations/schema";
-import { bases, fields, NODE_STATUSES, NODE_TYPES, nodeFavorites, nodes, nodeShares, type NodeStatus, type NodeType } from "../tables/content";
+import { bases, fields, NODE_STATUSES, NODE_TYPES, NODE_VISIBILITIES, nodeFavorites, nodes, nodeShares, type NodeStatus, type NodeType } from "../tables/content";
 import { iso } from "../shared/clock";
 
 export type NodeRow = typeof nodes.$inferSelect;
@@ -28,7 +29,7 @@ export const NODE_PROPERTIES = {
   baseId: Nullable(t.String({ description: "The base of a base node." })),
   metadata: JsonObject,
   settings: JsonObject,
-  explicitVisibility: t.Null(),
+  explicitVisibility: Nullable(oneOf(NODE_VISIBILITIES), { description: "Set on this node (POST /nodes/{id}/visibility); null inherits. private hides it, and what is below it, from members without a grant." }),
   icon: t.Null(),
   position: WholeNumber(),
   status: oneOf(NODE_STATUSES),
@@ -71,15 +72,29 @@ const NODE_COLUMNS = Object.entries(getTableColumns(nodes));
  * as arrays and decoded column by column, cheaper than drizzle's mapping of joined rows (with the
  * root taken from here rather than read again, `listNodes` went from 22 to 9.5 us).
  */
-function treeOf(ctx: AppContext, spaceId: string): Map<string | null, NodeWithBase[]> {
+function treeOf(ctx: AppContext, spaceId: string, sight: Sight): Map<string | null, NodeWithBase[]> {
   const byParent = new Map<string | null, NodeWithBase[]>();
-  for (const values of compiledRows(ctx.store, "tree", () => nodesOfSpace(ctx.db))({ spaceId })) {
-    const node: NodeWithBase = { ...decodeRow<NodeRow>(values, 0, NODE_COLUMNS), baseId: values[NODE_COLUMNS.length] as string | null };
-    const siblings = byParent.get(node.parentId);
-    if (siblings) siblings.push(node);
-    else byParent.set(node.parentId, [node]);
+  const rows = compiledRows(ctx.store, "tree", () => nodesOfSpace(ctx.db))({ spaceId }).map((values): NodeWithBase => ({ ...decodeRow<NodeRow>(values, 0, NODE_COLUMNS), baseId: values[NODE_COLUMNS.length] as string | null }));
+  const parentOf = sight.hiddenNodes.size === 0 ? (node: NodeWithBase) => node.parentId : seenParent(rows, sight.hiddenNodes);
+  for (const node of rows) {
+    if (sight.hiddenNodes.has(node.id)) continue;
+    const parentId = parentOf(node);
+    const seen = parentId === node.parentId ? node : { ...node, parentId };
+    const siblings = byParent.get(parentId);
+    if (siblings) siblings.push(seen);
+    else byParent.set(parentId, [seen]);
   }
   return byParent;
+}
+
+/** A node the caller sees under a hidden one (a grant opened it) hangs from its nearest seen ancestor (the root is never hidden). */
+function seenParent(rows: NodeWithBase[], hidden: ReadonlySet<string>): (node: NodeWithBase) => string | null {
+  const parents = new Map(rows.map((row) => [row.id, row.parentId]));
+  return (node) => {
+    let parentId = node.parentId;
+    while (parentId !== null && hidden.has(parentId)) parentId = parents.get(parentId) ?? null;
+    return parentId;
+  };
 }
 
 /** A share that is public and has not expired at `now` (an ISO moment). */
@@ -110,7 +125,7 @@ function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, s
     baseId: row.baseId,
     metadata: row.metadata,
     settings: row.settings,
-    explicitVisibility: null,
+    explicitVisibility: row.explicitVisibility,
     icon: null,
     position: row.position,
     status: row.status,
@@ -136,8 +151,8 @@ export function findNode(ctx: AppContext, spaceId: string, ref: string, status?:
 export const DEFAULT_TREE_DEPTH = 5;
 
 /** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it (default 5). */
-export function listNodes(ctx: AppContext, spaceId: string, query: { parentId?: string; depth?: number; status?: NodeStatus; types?: readonly string[] }): NodeView[] {
-  const byParent = treeOf(ctx, spaceId);
+export function listNodes(ctx: AppContext, spaceId: string, sight: Sight, query: { parentId?: string; depth?: number; status?: NodeStatus; types?: readonly string[] }): NodeView[] {
+  const byParent = treeOf(ctx, spaceId, sight);
   const status = query.status ?? "active";
   if (query.types && query.types.length > 0) return nodesOfTypes(byParent, new Set(query.types), status, liveSharedIds(ctx, spaceId));
   const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : byParent.get(null)![0];
@@ -158,16 +173,16 @@ function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: Reado
  * `GET /nodes/{nodeId}` (id or slug): the node and its direct children; archived nodes are not
  * found, nor is a node of another `type` than the one asked for (Busabase's `?type=`).
  */
-export function getNode(ctx: AppContext, spaceId: string, ref: string, type?: string): { row: NodeRow; shown: NodeView } {
+export function getNode(ctx: AppContext, spaceId: string, sight: Sight, ref: string, type?: string): { row: NodeRow; shown: NodeView } {
   const row = findNode(ctx, spaceId, ref, "active");
   if (type !== undefined && row.type !== type) throw notFound(`Node not found: ${ref}`);
-  return { row, shown: withChildren(ctx, spaceId, row) };
+  return { row, shown: withChildren(ctx, spaceId, sight, row) };
 }
 
 /** A node as the tree shows it, with its direct children. */
-function withChildren(ctx: AppContext, spaceId: string, row: NodeRow): NodeView {
-  const byParent = treeOf(ctx, spaceId);
-  const self = (byParent.get(row.parentId) ?? []).find((node) => node.id === row.id)!;
+function withChildren(ctx: AppContext, spaceId: string, sight: Sight, row: NodeRow): NodeView {
+  const byParent = treeOf(ctx, spaceId, sight);
+  const self = [...byParent.values()].flat().find((node) => node.id === row.id)!;
   return view(self, byParent, "active", 1, liveSharedIds(ctx, spaceId));
 }
 
@@ -209,9 +224,9 @@ function placesIn(byId: Map<string, NodeWithBase>): (node: NodeWithBase) => Plac
 }
 
 /** `GET /nodes/search` (and the names of `GET /search`): active nodes whose name or slug contains each of `texts`, case-insensitive; shallowest first. */
-export function searchNodes(ctx: AppContext, spaceId: string, texts: string[], limit: number): NodeHit[] {
+export function searchNodes(ctx: AppContext, spaceId: string, sight: Sight, texts: string[], limit: number): NodeHit[] {
   const byId = new Map<string, NodeWithBase>();
-  for (const siblings of treeOf(ctx, spaceId).values()) for (const node of siblings) byId.set(node.id, node);
+  for (const siblings of treeOf(ctx, spaceId, sight).values()) for (const node of siblings) byId.set(node.id, node);
   const placeOf = placesIn(byId);
   const needles = texts.map((text) => text.toLowerCase());
   const hits: (NodeHit & { depth: number })[] = [];
@@ -229,7 +244,7 @@ export function searchNodes(ctx: AppContext, spaceId: string, texts: string[], l
 
 /** The node and every node below it. */
 function subtree(ctx: AppContext, spaceId: string, rootId: string): string[] {
-  const byParent = treeOf(ctx, spaceId);
+  const byParent = treeOf(ctx, spaceId, SEES_ALL);
   const ids: string[] = [];
   const visit = (id: string) => {
     ids.push(id);
@@ -250,7 +265,7 @@ export function isDescendant(ctx: AppContext, spaceId: string, nodeRef: string, 
 
 /** How many levels of nodes hang below a node (0 for one with no children). */
 function heightBelow(ctx: AppContext, spaceId: string, nodeId: string): number {
-  const byParent = treeOf(ctx, spaceId);
+  const byParent = treeOf(ctx, spaceId, SEES_ALL);
   let height = 0;
   for (let level = byParent.get(nodeId) ?? []; level.length > 0; height++) level = level.flatMap((node) => byParent.get(node.id) ?? []);
   return height;
@@ -303,6 +318,7 @@ export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string):
     settings: {},
     position: nextPosition(tx, parent.id),
     status: "active",
+    explicitVisibility: null,
     createdAt: at,
     updatedAt: at,
   };
@@ -361,12 +377,12 @@ export function touchNode(tx: Tx, nodeId: string, at: string): void {
 }
 
 /** Shallow merge into the node's metadata. */
-export function updateMetadata(tx: Tx, spaceId: string, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
+export function updateMetadata(tx: Tx, spaceId: string, sight: Sight, nodeId: string, metadata: Record<string, unknown>, at: string): NodeView {
   const node = findNode(tx, spaceId, nodeId, "active");
   const merged = { ...node.metadata, ...metadata };
   checkMetadata(tx.config.limits, merged);
   tx.db.update(nodes).set({ metadata: merged, updatedAt: at }).where(eq(nodes.id, node.id)).run();
-  return withChildren(tx, spaceId, { ...node, metadata: merged, updatedAt: at });
+  return withChildren(tx, spaceId, sight, { ...node, metadata: merged, updatedAt: at });
 }
 
 /**
@@ -415,7 +431,7 @@ export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): N
 // ---- favorites: each user's own, per space ----
 
 /** `GET /nodes/favorites`: the caller's favorite nodes of the space that are active, in the order they were marked. */
-export function favoriteNodes(ctx: AppContext, spaceId: string, userId: string): NodeView[] {
+export function favoriteNodes(ctx: AppContext, spaceId: string, sight: Sight, userId: string): NodeView[] {
   const marked = ctx.db
     .select({ nodeId: nodeFavorites.nodeId })
     .from(nodeFavorites)
@@ -424,7 +440,7 @@ export function favoriteNodes(ctx: AppContext, spaceId: string, userId: string):
     .all();
   return marked.flatMap(({ nodeId }) => {
     const node = nodeSummary(ctx, spaceId, nodeId);
-    return node && node.status === "active" ? [node] : [];
+    return node && node.status === "active" && !sight.hiddenNodes.has(node.id) ? [node] : [];
   });
 }
 

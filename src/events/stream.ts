@@ -23,6 +23,8 @@ export interface Subscriber {
   holder?: StreamHolder;
   send(frame: Uint8Array): boolean;
   stillAllowed(): boolean;
+  /** Whether it may see an event (a member kept out of a private node does not see its events); all when absent. */
+  sees?(event: LiveEvent): boolean;
   close(): void;
 }
 
@@ -162,7 +164,11 @@ export class EventHub implements EventStreamPort {
     for (const [spaceId, events] of this.pending) {
       const frames = events.map((kept) => this.frameOf(kept));
       const chunk = frames.length === 1 ? frames[0] : Buffer.concat(frames);
-      for (const subscriber of this.subscribers.get(spaceId) ?? []) if (!subscriber.send(chunk)) this.unsubscribe(subscriber);
+      for (const subscriber of this.subscribers.get(spaceId) ?? []) {
+        const seen = subscriber.sees ? frames.filter((_, i) => subscriber.sees!(events[i].event)) : null;
+        if (seen?.length === 0) continue;
+        if (!subscriber.send(seen === null ? chunk : Buffer.concat(seen))) this.unsubscribe(subscriber);
+      }
     }
     this.pending.clear();
   }
@@ -177,7 +183,7 @@ export class EventHub implements EventStreamPort {
     this.flush();
     if (lastEventId !== null) {
       if (lastEventId < floor) subscriber.send(encoder.encode(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`));
-      for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId) subscriber.send(this.frameOf(kept));
+      for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId && (subscriber.sees?.(kept.event) ?? true)) subscriber.send(this.frameOf(kept));
     }
     let set = this.subscribers.get(subscriber.spaceId);
     if (!set) this.subscribers.set(subscriber.spaceId, (set = new Set()));
@@ -192,7 +198,7 @@ export class EventHub implements EventStreamPort {
    * its events. A client that stops reading is dropped once `MAX_QUEUED` frames wait for it, so a
    * slow reader costs bounded memory; it reconnects with `Last-Event-ID`.
    */
-  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder): ReadableStream<Uint8Array> {
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, sees?: (event: LiveEvent) => boolean): ReadableStream<Uint8Array> {
     let unsubscribe = () => undefined as void;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -202,6 +208,7 @@ export class EventHub implements EventStreamPort {
             spaceId,
             holder,
             stillAllowed,
+            sees,
             send(frame) {
               if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return false;
               try {

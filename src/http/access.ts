@@ -6,6 +6,7 @@ import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
 import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { forbidden } from "../shared/errors";
+import { namedTargets, requireSeenTargets, SEES_ALL } from "../spaces/sight";
 
 /**
  * Who may call a route outside any space: any credential, a session or `manage` key, a session
@@ -58,7 +59,7 @@ const ACCOUNT_REFUSALS: Record<AccountAccess, string[]> = { signedIn: [], manage
 
 const spaceRefusals = (access: SpaceAccess, byHeader: boolean): Refusals => ({
   ...(byHeader ? { 400: ["SPACE_SELECTION_REQUIRED"] } : {}),
-  403: typeof access !== "string" && access.role ? ["SPACE_NOT_ALLOWED", "OWNER_REQUIRED"] : ["SPACE_NOT_ALLOWED"],
+  403: typeof access !== "string" && access.role ? ["SPACE_NOT_ALLOWED", "OWNER_REQUIRED", "NODE_ACCESS_REQUIRED"] : ["SPACE_NOT_ALLOWED", "NODE_ACCESS_REQUIRED"],
 });
 
 const describeSpaceAccess = (access: SpaceAccess): string => {
@@ -155,8 +156,9 @@ export function access(ctx: AppContext) {
     }))
     .macro("level", (required: SpaceAccess) => ({
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
-      transform({ request, body }) {
+      transform({ request, params, body }) {
         const { actor, space } = grantedSpace(ctx, request, required, body);
+        if (space.sight !== SEES_ALL) requireSeenTargets(ctx, space, namedTargets(params, Object.fromEntries(new URL(request.url).searchParams), body), requiredLevel(required, body));
         grant(request, actor, space);
       },
       resolve: actorAndSpace,

@@ -4,7 +4,8 @@ import { t } from "elysia";
 import { findBase, type LoadedBase, listBases } from "../content/bases";
 import { FIELD_KINDS } from "../content/fields/registry";
 import type { AppContext } from "../context";
-import { badRequest } from "../shared/errors";
+import { badRequest, notFound } from "../shared/errors";
+import type { Sight } from "../spaces/sight";
 import { records } from "../tables/content";
 
 /**
@@ -70,13 +71,17 @@ function expressionOf(pattern: string, flags = ""): RegExp {
 }
 
 /** The bases grep reads: those `scope` names (by id or slug), else every active base of the space. */
-function basesOf(ctx: AppContext, spaceId: string, scope: GrepQuery["scope"]): LoadedBase[] {
+function basesOf(ctx: AppContext, spaceId: string, sight: Sight, scope: GrepQuery["scope"]): LoadedBase[] {
   const refs = [...(scope?.records?.baseIds ?? []), ...(scope?.records?.baseSlugs ?? [])];
-  if (refs.length > 0) return refs.map((ref) => findBase(ctx, spaceId, ref));
-  return listBases(ctx, spaceId).map((base) => findBase(ctx, spaceId, base.id));
+  const seen = (loaded: LoadedBase) => {
+    if (sight.hiddenBases.has(loaded.base.id)) throw notFound("No such base in this space.");
+    return loaded;
+  };
+  if (refs.length > 0) return refs.map((ref) => seen(findBase(ctx, spaceId, ref)));
+  return listBases(ctx, spaceId, sight).map((base) => findBase(ctx, spaceId, base.id));
 }
 
-export function grep(ctx: AppContext, spaceId: string, query: GrepQuery): GrepAnswer {
+export function grep(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery): GrepAnswer {
   const expression = expressionOf(query.pattern, query.flags);
   const maxMatches = query.maxMatches ?? 100;
   const context = query.contextLines ?? 0;
@@ -86,7 +91,7 @@ export function grep(ctx: AppContext, spaceId: string, query: GrepQuery): GrepAn
   const coverage = { scanned: 0, errored: [] as string[], notReached: 0 };
   let truncated = false;
   if (sources.has("records")) {
-    for (const loaded of basesOf(ctx, spaceId, query.scope)) {
+    for (const loaded of basesOf(ctx, spaceId, sight, query.scope)) {
       const fields = loaded.fields.filter((field) => !FIELD_KINDS[field.type].unlinked && !FIELD_KINDS[field.type].column);
       let after = "";
       for (;;) {

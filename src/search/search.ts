@@ -5,6 +5,7 @@ import { findBaseOrNull } from "../content/bases";
 import { FIELD_KINDS } from "../content/fields/registry";
 import { primaryField } from "../shared/field-types";
 import { searchNodes } from "../content/nodes";
+import { notAmong, type Sight } from "../spaces/sight";
 import { bases, NODE_TYPES, nodes, records } from "../tables/content";
 import { recordSearch } from "../tables/derived/tables";
 import type { AppContext } from "../context";
@@ -68,7 +69,7 @@ const hitsQuery = (ctx: AppContext, order: "ranked" | "newest") =>
     // CROSS JOIN keeps the index the outer loop: with statistics, the planner took the few bases
     // first and ran the whole match once for each of them, sorting all of it (40 ms, not 4).
     .from(sql`${recordSearch} CROSS JOIN ${records} ON ${records}."rowid" = ${recordSearch.rowid} CROSS JOIN ${bases} ON ${bases.id} = ${records.baseId} CROSS JOIN ${nodes} ON ${nodes.id} = ${bases.nodeId}`)
-    .where(and(sql`${recordSearch} MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active")))
+    .where(and(sql`${recordSearch} MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active"), notAmong(bases.id, sql.placeholder("hiddenBases"))))
     .orderBy(...(order === "ranked" ? [sql`bm25(${recordSearch})`, qualified(records.id)] : [sql`${recordSearch.rowid} DESC`]))
     .limit(sql.placeholder("limit"))
     .offset(sql.placeholder("offset"));
@@ -77,7 +78,7 @@ const recordHits = (ctx: AppContext, order: "ranked" | "newest") => compiledRows
 
 /** SQLite's plan for a search of the space's records, by relevance or newest first (for tests and operators). */
 export const explainSearch = (ctx: AppContext, spaceId: string, query: string, order: "ranked" | "newest"): string[] =>
-  queryPlan(ctx.store, hitsQuery(ctx, order), { match: matchOf(spaceId, searchTerms(query)), spaceId, limit: 21, offset: 0 });
+  queryPlan(ctx.store, hitsQuery(ctx, order), { match: matchOf(spaceId, searchTerms(query)), spaceId, limit: 21, offset: 0, hiddenBases: "[]" });
 
 /** Whether the index holds more than `RANKED_MATCHES` matches of the query (counting stops there). */
 const manyMatches = (ctx: AppContext, match: string) => {
@@ -103,9 +104,9 @@ function snippetOf(values: string[], terms: string[]): string {
   return values[0]?.slice(0, SNIPPET) ?? "";
 }
 
-function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit: number, offset: number): SearchResult[] {
+function recordResults(ctx: AppContext, spaceId: string, sight: Sight, terms: string[], limit: number, offset: number): SearchResult[] {
   const match = matchOf(spaceId, terms);
-  const rows = recordHits(ctx, manyMatches(ctx, match) ? "newest" : "ranked")({ match, spaceId, limit, offset });
+  const rows = recordHits(ctx, manyMatches(ctx, match) ? "newest" : "ranked")({ match, spaceId, limit, offset, hiddenBases: JSON.stringify([...sight.hiddenBases]) });
   return rows.map(([id, baseId, data, updatedAt]) => {
     const loaded = findBaseOrNull(ctx, spaceId, baseId as string);
     const values = JSON.parse(data as string) as Record<string, unknown>;
@@ -130,11 +131,11 @@ function recordResults(ctx: AppContext, spaceId: string, terms: string[], limit:
  * word, most relevant first; `offset` runs through both. Basalt keeps no files yet, so `files`
  * finds nothing.
  */
-export function searchSpace(ctx: AppContext, spaceId: string, input: { query: string; limit: number; offset: number; sources: SearchSource[] }): SearchAnswer {
+export function searchSpace(ctx: AppContext, spaceId: string, sight: Sight, input: { query: string; limit: number; offset: number; sources: SearchSource[] }): SearchAnswer {
   const terms = searchTerms(input.query);
   const { limit, offset } = input;
   const names: SearchResult[] = input.sources.includes("names")
-    ? searchNodes(ctx, spaceId, terms, SEARCH_BOUNDS.names).map((hit) => ({
+    ? searchNodes(ctx, spaceId, sight, terms, SEARCH_BOUNDS.names).map((hit) => ({
         id: hit.id,
         kind: hit.type,
         title: hit.name,
@@ -146,7 +147,7 @@ export function searchSpace(ctx: AppContext, spaceId: string, input: { query: st
     : [];
   const fromNames = names.slice(offset, offset + limit + 1);
   const wanted = limit + 1 - fromNames.length;
-  const fromRecords = input.sources.includes("records") && wanted > 0 ? recordResults(ctx, spaceId, terms, wanted, Math.max(0, offset - names.length)) : [];
+  const fromRecords = input.sources.includes("records") && wanted > 0 ? recordResults(ctx, spaceId, sight, terms, wanted, Math.max(0, offset - names.length)) : [];
   const results = [...fromNames, ...fromRecords];
   return { query: input.query, limit, offset, hasMore: results.length > limit, results: results.slice(0, limit) };
 }

@@ -39,6 +39,9 @@ export const AUDIT_ACTIONS = [
   "webhook_rule.deleted",
   "change_request.merged",
   "change_request.closed",
+  "node.visibility_changed",
+  "node.principal_granted",
+  "node.principal_revoked",
   ...CLIENT_AUDIT_ACTIONS.filter((action) => action !== "change_request.merged"),
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

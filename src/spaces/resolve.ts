@@ -2,11 +2,13 @@ import type { Actor } from "../auth/actor";
 import { atLeast, type Level } from "../shared/levels";
 import type { AppContext } from "../context";
 import { badRequest, forbidden } from "../shared/errors";
+import { type Sight, sightOf } from "./sight";
 import { effectiveLevel, findMembership, listMemberships, type Membership } from "./spaces";
 
-/** The space a request acts in, the caller's role there, and min(credential level, role level). */
+/** The space a request acts in, the caller's role there, min(credential level, role level), and what of its tree the caller sees. */
 export interface SpaceScope extends Membership {
   level: Level;
+  sight: Sight;
 }
 
 /** A space named (by `header`, when a request's header named it) that the caller may not use. */
@@ -20,8 +22,8 @@ export function requireLevel(effective: Level, required: Level): void {
   }
 }
 
-export function scopeOf(actor: Actor, membership: Membership): SpaceScope {
-  return { ...membership, level: effectiveLevel(actor.ceiling, membership.role) };
+export function scopeOf(ctx: AppContext, actor: Actor, membership: Membership): SpaceScope {
+  return { ...membership, level: effectiveLevel(actor.ceiling, membership.role), sight: sightOf(ctx, actor.user.id, membership) };
 }
 
 /**
@@ -33,10 +35,10 @@ export function resolveSpace(ctx: AppContext, actor: Actor, spaceRef: string | u
   if (spaceRef) {
     const membership = findMembership(ctx, actor.user.id, spaceRef);
     if (!membership) throw spaceNotAllowed(header);
-    return scopeOf(actor, membership);
+    return scopeOf(ctx, actor, membership);
   }
   const memberships = listMemberships(ctx, actor.user.id);
-  if (memberships.length === 1) return scopeOf(actor, memberships[0]);
+  if (memberships.length === 1) return scopeOf(ctx, actor, memberships[0]);
   if (memberships.length === 0) throw forbidden("You are not a member of any space: create one with POST /api/v1/spaces (a session or a manage key), or ask a space's owner or admin to add you.", { reason: "SPACE_NOT_ALLOWED" });
   throw badRequest("You belong to several spaces: name one with the x-basalt-space header (Busabase's clients: x-busabase-space).", {
     reason: "SPACE_SELECTION_REQUIRED",
@@ -48,5 +50,5 @@ export function resolveSpace(ctx: AppContext, actor: Actor, spaceRef: string | u
 export function resolveNamedSpace(ctx: AppContext, actor: Actor, spaceRef: string): SpaceScope {
   const membership = findMembership(ctx, actor.user.id, spaceRef);
   if (!membership) throw spaceNotAllowed();
-  return scopeOf(actor, membership);
+  return scopeOf(ctx, actor, membership);
 }

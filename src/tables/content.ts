@@ -5,6 +5,7 @@ import { users } from "./auth";
 import { instant } from "./columns";
 import { spaces } from "./spaces";
 import type { FieldType } from "../shared/field-types";
+import type { Level } from "../shared/levels";
 
 /** Every node type of Busabase's contract; what each holds is its kind's to say (`content/node-kinds.ts`). */
 export const NODE_TYPES = ["folder", "base", "skill", "drive", "airapp", "file", "doc", "form", "whiteboard", "workflow", "html"] as const;
@@ -18,6 +19,9 @@ export const DOCUMENT_TYPES = ["doc", "whiteboard", "workflow", "html"] as const
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 export const isDocumentType = (type: string): type is DocumentType => (DOCUMENT_TYPES as readonly string[]).includes(type);
 export const NODE_STATUSES = ["active", "archived"] as const;
+/** Who in a space sees a node (with what is below it): `private` hides it from members without a grant; null inherits. */
+export const NODE_VISIBILITIES = ["private", "workspace", "public"] as const;
+export type NodeVisibility = (typeof NODE_VISIBILITIES)[number];
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 
 /** A space's tree. The root folder has no parent; slugs are unique among active siblings. */
@@ -35,11 +39,13 @@ export const nodes = sqliteTable(
     settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default({}),
     position: integer("position").notNull().default(0),
     status: text("status").$type<NodeStatus>().notNull().default("active"),
+    explicitVisibility: text("explicit_visibility").$type<NodeVisibility>(),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
     index("nodes_parent_idx").on(table.spaceId, table.parentId, table.position),
+    index("nodes_private_idx").on(table.spaceId).where(sql`${table.explicitVisibility} = 'private'`),
     uniqueIndex("nodes_root_idx").on(table.spaceId).where(sql`${table.parentId} IS NULL`),
     uniqueIndex("nodes_sibling_slug_idx").on(table.parentId, table.slug).where(sql`${table.status} = 'active'`),
   ],
@@ -118,6 +124,35 @@ export const forms = sqliteTable(
   (table) => [uniqueIndex("forms_node_idx").on(table.nodeId), index("forms_space_idx").on(table.spaceId, table.id)],
 );
 export type FormRow = typeof forms.$inferSelect;
+
+/** What a node grant names: one member (`user`, by user id) or every member of the space (`space`, by space id). */
+export const PRINCIPAL_TYPES = ["user", "space"] as const;
+export type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
+
+/**
+ * A grant on a node: it opens a private node, and what is below it, to its principal, at most at
+ * its level. Only grants made on the node itself are stored; those below inherit them when read.
+ */
+export const nodePrincipals = sqliteTable(
+  "node_principals",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    nodeId: text("node_id")
+      .notNull()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    principalType: text("principal_type").$type<PrincipalType>().notNull(),
+    principalId: text("principal_id").notNull(),
+    role: text("role").$type<Level>().notNull(),
+    grantedBy: text("granted_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("node_principals_grant_idx").on(table.nodeId, table.principalType, table.principalId), index("node_principals_space_idx").on(table.spaceId)],
+);
+export type NodePrincipalRow = typeof nodePrincipals.$inferSelect;
 
 export const SHARE_SCOPES = ["none", "public"] as const;
 export const SHARE_CAPABILITIES = ["read", "submit"] as const;

@@ -6,6 +6,7 @@ import { sourceAttribution } from "../changes/propose";
 import { listNodes } from "../content/nodes";
 import type { AppContext } from "../context";
 import { scopeOf } from "../spaces/resolve";
+import { SEES_ALL } from "../spaces/sight";
 import { findMembership } from "../spaces/spaces";
 
 /**
@@ -140,11 +141,11 @@ async function seed(ctx: AppContext, who: Proposer): Promise<void> {
  * owner; answers whether it did.
  */
 export async function fillDemo(ctx: AppContext, spaceId: string, ownerId: string): Promise<boolean> {
-  if (listNodes(ctx, spaceId, { depth: 1 }).length > 0) return false;
+  if (listNodes(ctx, spaceId, SEES_ALL, { depth: 1 }).length > 0) return false;
   const owner = findUserById(ctx, ownerId);
   const membership = owner ? findMembership(ctx, owner.id, spaceId) : undefined;
   if (!owner || !membership) return false;
   const actor: Actor = { user: owner, credential: { type: "operator" }, ceiling: "manage" };
-  await seed(ctx, { scope: scopeOf(actor, membership), actor, attribution: sourceAttribution(actor, undefined) });
+  await seed(ctx, { scope: scopeOf(ctx, actor, membership), actor, attribution: sourceAttribution(actor, undefined) });
   return true;
 }

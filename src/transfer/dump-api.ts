@@ -25,7 +25,7 @@ import { columnsOf, DUMP_TABLES, dumpTableNamed, type DumpUser, heldBySpace, pag
  */
 export const DUMP_TABLE_NAMES = {
   nodes: "nodes",
-  nodePrincipals: null,
+  nodePrincipals: "node_principals",
   bases: "bases",
   baseFields: "fields",
   views: "views",
@@ -73,8 +73,20 @@ const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.to
 const CONTRACT_EXTRAS: Partial<Record<DumpTableName, (row: Row) => Row>> = {
   assets: (row) => ({ ...row, attachmentId: row.id, storageKey: row.contentHash }),
   attachments: (row) => ({ id: row.id, storageKey: row.contentHash, fileName: row.fileName, mimeType: row.mimeType, sizeBytes: row.size, contentHash: row.contentHash === null ? null : `sha256:${row.contentHash}`, createdAt: row.createdAt }),
+  nodePrincipals: (row) => ({ ...row, sourceNodeId: row.nodeId }),
 };
-const CONTRACT_ONLY: Partial<Record<DumpTableName, string[]>> = { assets: ["attachmentId", "storageKey"] };
+const CONTRACT_ONLY: Partial<Record<DumpTableName, string[]>> = { assets: ["attachmentId", "storageKey"], nodePrincipals: ["sourceNodeId"] };
+
+/**
+ * How an import takes a row in, null leaving it out. Busabase stores a grant again on every node
+ * below the one granted (`sourceNodeId` names that one) and has team grants; Basalt keeps the grant
+ * alone, which the nodes below inherit, and has no teams. A grant to the whole space names the
+ * space it lands in.
+ */
+const TAKEN_IN: Partial<Record<DumpTableName, (row: Row, spaceId: string) => Row | null>> = {
+  nodePrincipals: (row, spaceId) =>
+    row.principalType === "team" || (typeof row.sourceNodeId === "string" && row.sourceNodeId !== row.nodeId) ? null : row.principalType === "space" ? { ...row, principalId: spaceId } : row,
+};
 
 /** A stored row as the dump routes send it: Busabase's names, and what its clients read besides. */
 const contractRow = (name: DumpTableName, row: Row): Row => {
@@ -265,8 +277,10 @@ export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessi
   // Busabase's attachments are the assets' bytes here: they come as attachmentBlobs.
   if (table === null || name === "attachments") return { inserted: 0 };
   const columns = columnsOf(ctx.store, table);
-  const lines = input.rows.map((given, i) => {
-    const row = storedRow(name, given);
+  const lines = input.rows.flatMap((given, i) => {
+    const taken = TAKEN_IN[name] ? TAKEN_IN[name](given, spaceId) : given;
+    if (taken === null) return [];
+    const row = storedRow(name, taken);
     const error = rowError(row, table, columns);
     if (error) throw badRequest(`Row ${i} of ${input.table} ${error}.`);
     return `${JSON.stringify(row)}\n`;

@@ -7,7 +7,8 @@ import { assets, assetTexts } from "../tables/assets";
 import { auditEvents } from "../tables/audit";
 import { users } from "../tables/auth";
 import { CHANGE_STATUSES, changeRequests, COMMENT_SUBJECTS, comments, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
-import { bases, commits, deletedFields, deletedFieldValues, fields, forms, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodes, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
+import { bases, commits, deletedFields, deletedFieldValues, fields, forms, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodePrincipals, nodes, PRINCIPAL_TYPES, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
+import { LEVELS } from "../shared/levels";
 import { members, spaces } from "../tables/spaces";
 import { webhookRules } from "../tables/webhooks";
 
@@ -77,6 +78,7 @@ export const DUMP_TABLES: DumpTable[] = [
   dumpTable(assets, { space: assets.spaceId, names: [[assets.createdBy, users]], oneOf: [[assets.status, ["pending", "ready"]]] }),
   dumpTable(forms, { space: forms.spaceId, names: [[forms.nodeId, nodes], [forms.targetBaseId, bases], [forms.createdBy, users]] }),
   dumpTable(assetTexts, { space: assets.spaceId, via: assetTexts.assetId, key: [assetTexts.assetId], names: [[assetTexts.assetId, assets]], oneOf: [[assetTexts.status, ["present", "none"]]] }),
+  dumpTable(nodePrincipals, { space: nodePrincipals.spaceId, names: [[nodePrincipals.nodeId, nodes], [nodePrincipals.grantedBy, users]], oneOf: [[nodePrincipals.principalType, PRINCIPAL_TYPES], [nodePrincipals.role, LEVELS]] }),
   dumpTable(nodeDocuments, { space: nodes.spaceId, via: nodeDocuments.nodeId, key: [nodeDocuments.nodeId], names: [[nodeDocuments.nodeId, nodes]] }),
   dumpTable(nodeFiles, { space: nodes.spaceId, via: nodeFiles.nodeId, key: [nodeFiles.nodeId, nodeFiles.path], names: [[nodeFiles.nodeId, nodes], [nodeFiles.assetId, assets]] }),
   dumpTable(records, { space: records.spaceId, names: [[records.baseId, bases], [records.headCommitId, commits], [records.createdBy, users], [records.updatedBy, users]], oneOf: [[records.status, NODE_STATUSES]] }),

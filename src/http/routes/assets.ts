@@ -179,7 +179,7 @@ export function assetRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/assets", ({ space }) => listAssets(ctx, space.space.id), { answers: { 200: t.Array(AssetSchema) }, level: "read" })
+    .get("/assets", ({ space }) => listAssets(ctx, space.space.id, space.sight), { answers: { 200: t.Array(AssetSchema) }, level: "read" })
     .get("/assets/:assetId", ({ space, params }) => assetDetail(ctx, space.space.id, params.assetId, nodeOfBase(ctx, space.space.id)), { answers: { 200: AssetDetailSchema }, level: "read" })
     .patch(
       "/assets/:assetId/metadata",

@@ -89,7 +89,7 @@ export function changeRoutes(ctx: AppContext) {
     )
     .get("/agent-tasks/:id", ({ space, actor, params }) => contractAgentTask(ctx, space, actor, params.id), { answers: { 200: ContractAgentTaskSchema }, level: "read" })
     .get("/change-requests/counts", ({ space, actor }) => inboxCounts(ctx, space, actor), { answers: { 200: InboxCountsSchema }, level: "read" })
-    .get("/change-requests/:changeRequestId", ({ space, params }) => changeRequestDetail(ctx, space.space.id, params.changeRequestId), { answers: { 200: ChangeRequestDetailSchema }, level: "read" })
+    .get("/change-requests/:changeRequestId", ({ space, params }) => changeRequestDetail(ctx, space.space.id, space.sight, params.changeRequestId), { answers: { 200: ChangeRequestDetailSchema }, level: "read" })
     .get("/comments", ({ space, query }) => listComments(ctx, space.space.id, { ...query, limit: limitParam(query.limit, 50, MAX_LISTED) }), {
       answers: { 200: t.Array(CommentSchema) },
       level: "read",

@@ -184,7 +184,7 @@ export function contentRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .get("/nodes", ({ space, query, request }) => listNodes(ctx, space.space.id, { ...query, depth: wholeNumberParam("depth", query.depth, DEFAULT_TREE_DEPTH, 1, 5), types: nodeTypesParam(nestedQuery(request.url).types) }), {
+    .get("/nodes", ({ space, query, request }) => listNodes(ctx, space.space.id, space.sight, { ...query, depth: wholeNumberParam("depth", query.depth, DEFAULT_TREE_DEPTH, 1, 5), types: nodeTypesParam(nestedQuery(request.url).types) }), {
       answers: { 200: t.Array(NodeSchema) }, level: "read",
       query: t.Object(
         { parentId: t.Optional(t.String({ minLength: 1 })), depth: t.Optional(t.String({ description: "Levels of children under each node, 1..5; default 5." })), status: t.Optional(Status) },
@@ -192,16 +192,16 @@ export function contentRoutes(ctx: AppContext) {
       ),
       detail: { parameters: [queryParameter("types[i]", `Node types (${NODE_TYPES.join(", ")}): a flat list of every node of those types instead of the tree.`)] },
     })
-    .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, [query.query], limitParam(query.limit, 20, 50)), {
+    .get("/nodes/search", ({ space, query }) => searchNodes(ctx, space.space.id, space.sight, [query.query], limitParam(query.limit, 20, 50)), {
       answers: { 200: t.Array(NodeHitSchema) }, level: "read",
       query: t.Object({ query: t.String({ minLength: 1, maxLength: 200 }), limit: t.Optional(t.String()) }),
     })
-    .get("/nodes/favorites", ({ space, actor }) => favoriteNodes(ctx, space.space.id, actor.user.id), { answers: { 200: t.Array(NodeSchema) }, level: "read" })
+    .get("/nodes/favorites", ({ space, actor }) => favoriteNodes(ctx, space.space.id, space.sight, actor.user.id), { answers: { 200: t.Array(NodeSchema) }, level: "read" })
     .post("/nodes/:nodeId/favorite", ({ space, actor, params }) => write(ctx, (tx) => toggleFavorite(tx, space.space.id, actor.user.id, params.nodeId, now(ctx))), {
       answers: { 200: t.Object({ favorited: t.Boolean({ description: "Whether the node is now one of the caller's favorites." }) }) },
       level: "read",
     })
-    .get("/nodes/:nodeId", ({ space, params, query }) => nodeDetail(ctx, space.space.id, params.nodeId, query.type), {
+    .get("/nodes/:nodeId", ({ space, params, query }) => nodeDetail(ctx, space.space.id, space.sight, params.nodeId, query.type), {
       answers: { 200: NodeDetailSchema }, level: "read",
       query: t.Object({ type: t.Optional(oneOf(NODE_TYPES, { description: "The node's type: a node of another type is not found." })) }),
     })
@@ -227,12 +227,12 @@ export function contentRoutes(ctx: AppContext) {
       },
       { answers: { 200: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
     )
-    .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => write(ctx, (tx) => updateMetadata(tx, space.space.id, params.nodeId, body.metadata, now(ctx))), {
+    .patch("/nodes/:nodeId/metadata", ({ space, params, body }) => write(ctx, (tx) => updateMetadata(tx, space.space.id, space.sight, params.nodeId, body.metadata, now(ctx))), {
       answers: { 200: NodeSchema, 409: ["LIMIT_REACHED"] }, level: "write",
       body: t.Object({ metadata: Json }),
     })
     .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) > 0 })), { answers: { 200: t.Object({ success: t.Boolean(), purged: t.Boolean({ description: "Whether the node (and everything below it) was deleted." }) }), 409: ["NOT_ARCHIVED"] }, level: "manage" })
-    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, query.status), { answers: { 200: t.Array(BaseSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }) })
+    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, space.sight, query.status), { answers: { 200: t.Array(BaseSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }) })
     .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { answers: { 200: BaseSchema }, level: "read" })
     .post(
       "/bases",

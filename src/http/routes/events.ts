@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { access, grantedSpace } from "../access";
+import { seesEvent } from "../../spaces/sight";
 import { ApiError, badRequest } from "../../shared/errors";
 import { LIMIT_SETTINGS } from "../../shared/limits";
 import { answers, mediaAnswer } from "../openapi";
@@ -28,15 +29,18 @@ export function eventRoutes(ctx: AppContext) {
         if (refused) {
           throw new ApiError(429, "TOO_MANY_REQUESTS", `${LIMIT_SETTINGS[refused.limit].says(refused.max)}; close one first (a browser tab needs one). The operator sets the limit with --${LIMIT_SETTINGS[refused.limit].flag}.`, { reason: "LIMIT_REACHED", limit: refused.limit, max: refused.max }, { "retry-after": "10" });
         }
-        // Checked again at each heartbeat, and at once after a commit that takes access away (`EventHub.recheck`).
+        // Checked again at each heartbeat, and at once after a commit that takes access away (`EventHub.recheck`), which also renews what the caller sees.
+        let sight = space.sight;
         const stillAllowed = () => {
           try {
-            return grantedSpace(ctx, request, "read").space.space.id === spaceId;
+            const now = grantedSpace(ctx, request, "read").space;
+            sight = now.sight;
+            return now.space.id === spaceId;
           } catch {
             return false;
           }
         };
-        const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder);
+        const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder, (event) => seesEvent(sight, event));
         return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" } });
       },
       {

@@ -31,7 +31,7 @@ export function formRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .get("/forms", ({ space, query }) => listForms(ctx, space.space.id, { targetBaseId: query.targetBaseId, limit: limitParam(query.limit, 50, 100), cursor: query.cursor }), {
+    .get("/forms", ({ space, query }) => listForms(ctx, space.space.id, space.sight, { targetBaseId: query.targetBaseId, limit: limitParam(query.limit, 50, 100), cursor: query.cursor }), {
       answers: { 200: FormPageAnswerSchema },
       level: "read",
       query: t.Object({ targetBaseId: t.Optional(t.String({ minLength: 1 })), limit: t.Optional(t.String({ description: "1..100, default 50." })), cursor: t.Optional(t.String()) }),

@@ -1,3 +1,4 @@
+import type { SpaceScope } from "../../spaces/resolve";
 import { Elysia, t } from "elysia";
 import { viewOf } from "../../changes/lifecycle";
 import { proposeDoc, proposeFile, proposeFileTree, proposeNodeContent, proposeTreeChanges } from "../../changes/node-content";
@@ -49,7 +50,7 @@ const NodeContent = t.Union([
 
 /** Docs, file nodes, file trees and document content (contract §2.6 and §2.7). */
 export function nodeContentRoutes(ctx: AppContext) {
-  const view = (spaceId: string, nodeId: string) => nodeDetail(ctx, spaceId, nodeId);
+  const view = (space: SpaceScope, nodeId: string) => nodeDetail(ctx, space.space.id, space.sight, nodeId);
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
@@ -60,7 +61,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         const { message, autoMerge, ...doc } = body;
         const proposed = await proposeDoc(ctx, proposer(space, actor, request), doc, { message, autoMerge });
         return materialized(ctx, proposed, () => {
-          const { node, storagePrefix, body: markdown } = view(space.space.id, proposed.changeRequest.nodeId!);
+          const { node, storagePrefix, body: markdown } = view(space, proposed.changeRequest.nodeId!);
           return { node, storagePrefix: storagePrefix!, body: markdown! };
         });
       },
@@ -78,7 +79,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         const { message, autoMerge, ...file } = body;
         const proposed = await proposeFile(ctx, proposer(space, actor, request), file, { message, autoMerge });
         return materialized(ctx, proposed, () => {
-          const { node, asset } = view(space.space.id, proposed.changeRequest.nodeId!);
+          const { node, asset } = view(space, proposed.changeRequest.nodeId!);
           return { node, asset: asset! };
         });
       },
@@ -92,7 +93,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         const { proposed, skipped } = await proposeFileTree(ctx, proposer(space, actor, request), tree, { message, autoMerge });
         return materialized(ctx, proposed, () => {
           const node = findNode(ctx, space.space.id, proposed.changeRequest.nodeId!);
-          return { node: view(space.space.id, node.id).node, ...treeDetail(ctx, node), skippedGitignorePaths: skipped };
+          return { node: view(space, node.id).node, ...treeDetail(ctx, node), skippedGitignorePaths: skipped };
         });
       },
       {

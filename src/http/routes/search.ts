@@ -27,7 +27,7 @@ export function searchRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .post("/grep", ({ space, body }) => grep(ctx, space.space.id, body), {
+    .post("/grep", ({ space, body }) => grep(ctx, space.space.id, space.sight, body), {
       answers: { 200: GrepAnswerSchema },
       level: "read",
       body: t.Object({
@@ -46,7 +46,7 @@ export function searchRoutes(ctx: AppContext) {
         const query = oneString("query", raw.query)?.trim();
         if (!query) throw badRequest("The query parameter query is required.");
         if (query.length > 500) throw badRequest("query takes at most 500 characters.");
-        return searchSpace(ctx, space.space.id, {
+        return searchSpace(ctx, space.space.id, space.sight, {
           query,
           limit: limitParam(oneString("limit", raw.limit), 20, SEARCH_BOUNDS.limit),
           offset: wholeNumberParam("offset", oneString("offset", raw.offset), 0, 0, SEARCH_BOUNDS.offset),

@@ -3,7 +3,11 @@ import { createEmbedLink, CreatedEmbedLinkSchema, EmbedLinkSchema, embeddedNode,
 import { readOnlyView } from "../../content/read-only";
 import { disableShare, getShare, NodeShareSchema, setShare, sharedNode } from "../../content/shares";
 import { Nullable, oneOf } from "../../shared/schemas";
-import { SHARE_CAPABILITIES, SHARE_SCOPES } from "../../tables/content";
+import { NODE_VISIBILITIES, PRINCIPAL_TYPES, SHARE_CAPABILITIES, SHARE_SCOPES } from "../../tables/content";
+import { grantNode, listPrincipals, NodePrincipalSchema, revokeGrant, setVisibility } from "../../content/node-access";
+import { actingAs } from "../../auth/actor";
+import { write } from "../../db/tx";
+import { LEVELS } from "../../shared/levels";
 import { clientAddress, type ServerLike } from "../plumbing";
 import type { AppContext } from "../../context";
 import { limitParam } from "../../shared/query-params";
@@ -35,6 +39,11 @@ function embedPage(view: ReturnType<typeof readOnlyView>): string {
   const style = "body{font:14px system-ui,sans-serif;margin:16px;color:#222}pre{white-space:pre-wrap}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}";
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(node.name)}</title><style>${style}</style></head><body>${parts.join("\n")}</body></html>`;
 }
+
+const Principal = {
+  principalType: oneOf(PRINCIPAL_TYPES, { description: "user: one member, by user id; space: every member of this space, by its id." }),
+  principalId: t.String({ minLength: 1, maxLength: 100 }),
+};
 
 const ShareBody = t.Object({
   scope: oneOf(SHARE_SCOPES),
@@ -74,6 +83,22 @@ export function sharingRoutes(ctx: AppContext) {
     .get("/api/v1/nodes/:nodeId/share", ({ space, params }) => Response.json(getShare(ctx, space.space.id, params.nodeId)), { answers: { 200: Nullable(NodeShareSchema) }, level: "manage" })
     .post("/api/v1/nodes/:nodeId/share", ({ space, params, body }) => setShare(ctx, space.space.id, params.nodeId, body), { answers: { 200: NodeShareSchema }, level: "manage", body: ShareBody })
     .delete("/api/v1/nodes/:nodeId/share", ({ space, params }) => disableShare(ctx, space.space.id, params.nodeId), { answers: { 200: NodeShareSchema }, level: "manage" })
+    .post("/api/v1/nodes/:nodeId/visibility", ({ space, actor, params, body }) => write(ctx, (tx) => setVisibility(tx, space.space.id, params.nodeId, body.visibility, actingAs(actor))), {
+      answers: { 200: t.Object({ updated: t.Literal(true) }) },
+      level: "manage",
+      body: t.Object({ visibility: Nullable(oneOf(NODE_VISIBILITIES), { description: "private hides the node, and what is below it, from members without a grant; null inherits." }) }),
+    })
+    .get("/api/v1/nodes/:nodeId/principals", ({ space, params }) => listPrincipals(ctx, space.space.id, params.nodeId), { answers: { 200: t.Array(NodePrincipalSchema) }, level: "manage" })
+    .post("/api/v1/nodes/:nodeId/principals", ({ space, actor, params, body }) => write(ctx, (tx) => grantNode(tx, space.space, params.nodeId, body, actingAs(actor))), {
+      answers: { 200: t.Object({ granted: t.Literal(true) }) },
+      level: "manage",
+      body: t.Object({ ...Principal, role: oneOf(LEVELS, { description: "The most the grant allows on the node and below it; never more than the member's role in the space." }) }),
+    })
+    .delete("/api/v1/nodes/:nodeId/principals", ({ space, actor, params, body }) => write(ctx, (tx) => revokeGrant(tx, space.space, params.nodeId, body, actingAs(actor))), {
+      answers: { 200: t.Object({ removed: t.Literal(true) }) },
+      level: "manage",
+      body: t.Object(Principal),
+    })
     .get(
       "/api/v1/shared/:nodeId",
       async ({ params, query, request, server, set }) => {

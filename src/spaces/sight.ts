@@ -1,0 +1,151 @@
+import { type Column, type Placeholder, type SQL, sql } from "drizzle-orm";
+import type { AppContext } from "../context";
+import { anyPrivate, grantsOf, nodesOfTarget, type TargetKind, type TreeRow, visibilityTree } from "./store";
+import { forbidden, notFound } from "../shared/errors";
+import { atLeast, type Level, lowerOf, ROLE_LEVEL } from "../shared/levels";
+import type { Membership } from "../tables/spaces";
+
+/**
+ * What one member sees of a space's tree (docs/visibility.md). A node is hidden when it or a node
+ * above it is `private` and no grant for the member sits on it or above it; what is below a hidden
+ * node is hidden with it unless a grant opens it. Managers (owner, admin) see everything.
+ */
+export interface Sight {
+  readonly hiddenNodes: ReadonlySet<string>;
+  /** The bases of the hidden nodes. */
+  readonly hiddenBases: ReadonlySet<string>;
+  /** A private node seen through grants: the highest level they give, which bounds the caller's level there. */
+  readonly grantLevels: ReadonlyMap<string, Level>;
+}
+
+const NOTHING = new Set<string>();
+export const SEES_ALL: Sight = { hiddenNodes: NOTHING, hiddenBases: NOTHING, grantLevels: new Map() };
+
+/**
+ * The member's sight of the space. Free where nothing is private (one indexed probe) and for
+ * managers; otherwise one pass over the tree and the member's grants, linear in the nodes.
+ */
+export function sightOf(ctx: AppContext, userId: string, membership: Membership): Sight {
+  const spaceId = membership.space.id;
+  if (ROLE_LEVEL[membership.role] === "manage") return SEES_ALL;
+  if (!anyPrivate(ctx, spaceId)) return SEES_ALL;
+  const grants = new Map<string, Level>();
+  for (const grant of grantsOf(ctx, spaceId, userId)) {
+    const held = grants.get(grant.nodeId);
+    grants.set(grant.nodeId, held && atLeast(held, grant.role) ? held : grant.role);
+  }
+  return sightWith(ctx, spaceId, grants);
+}
+
+/** What a reader without a key (a public share, an embed link) sees: nothing private, whatever grants members hold. */
+export const outsiderSight = (ctx: AppContext, spaceId: string): Sight => (anyPrivate(ctx, spaceId) ? sightWith(ctx, spaceId, new Map()) : SEES_ALL);
+
+function sightWith(ctx: AppContext, spaceId: string, grants: ReadonlyMap<string, Level>): Sight {
+  const rows = visibilityTree(ctx, spaceId);
+  const children = new Map<string | null, TreeRow[]>();
+  for (const row of rows) {
+    const siblings = children.get(row.parentId);
+    if (siblings) siblings.push(row);
+    else children.set(row.parentId, [row]);
+  }
+  const hiddenNodes = new Set<string>();
+  const hiddenBases = new Set<string>();
+  const grantLevels = new Map<string, Level>();
+  const stack: { row: TreeRow; inPrivate: boolean; granted: Level | undefined }[] = (children.get(null) ?? []).map((row) => ({ row, inPrivate: false, granted: undefined }));
+  while (stack.length > 0) {
+    const { row, inPrivate: above, granted: heldAbove } = stack.pop()!;
+    const own = grants.get(row.id);
+    const granted = own && (!heldAbove || atLeast(own, heldAbove)) ? own : heldAbove;
+    const inPrivate = above || row.visibility === "private";
+    if (inPrivate && !granted) {
+      hiddenNodes.add(row.id);
+      if (row.baseId) hiddenBases.add(row.baseId);
+    } else if (inPrivate && granted) grantLevels.set(row.id, granted);
+    for (const child of children.get(row.id) ?? []) stack.push({ row: child, inPrivate, granted });
+  }
+  return { hiddenNodes, hiddenBases, grantLevels };
+}
+
+/** Whether an event is about something the caller sees: its base, or the node of its change request. */
+export function seesEvent(sight: Sight, event: { baseId: string | null; data: object }): boolean {
+  if (sight === SEES_ALL) return true;
+  if (event.baseId && sight.hiddenBases.has(event.baseId)) return false;
+  const data = event.data as { changeRequest?: { nodeId?: string | null }; nodeId?: string };
+  const nodeId = data.changeRequest?.nodeId ?? data.nodeId;
+  return !(nodeId && sight.hiddenNodes.has(nodeId));
+}
+
+/** The level a caller with `level` in the space has on a node: a grant that opened it bounds it. */
+export const levelOnNode = (sight: Sight, level: Level, nodeId: string): Level => {
+  const granted = sight.grantLevels.get(nodeId);
+  return granted ? lowerOf(level, granted) : level;
+};
+
+/** A condition keeping rows whose `column` is null or not among the ids of a JSON list (a placeholder's, in a statement compiled once). */
+export const notAmong = (column: Column | SQL, ids: Placeholder | string): SQL => sql`(${column} IS NULL OR ${column} NOT IN (SELECT value FROM json_each(${ids})))`;
+
+/** Conditions keeping the rows of a table with `baseId` and `nodeId` columns that lie in no hidden node. */
+export const seenWhere = (table: { baseId: Column; nodeId: Column }, sight: Sight): SQL[] =>
+  [unseen(table.baseId, sight.hiddenBases), unseen(table.nodeId, sight.hiddenNodes)].filter((condition) => condition !== undefined);
+
+/** A condition keeping rows whose `column` is not among `ids` (none when nothing is hidden). */
+export const unseen = (column: Column | SQL, ids: ReadonlySet<string>): SQL | undefined => (ids.size === 0 ? undefined : notAmong(column, JSON.stringify([...ids])));
+
+/**
+ * The names under which requests carry references, in the path, the query or the body (and the
+ * MCP tools' arguments): each name says what kind of thing it names. `<name>s` lists name several.
+ */
+const NAMED: Record<string, TargetKind> = {
+  nodeId: "node",
+  parentId: "node",
+  parentNodeId: "node",
+  parentNodeRef: "node",
+  potentialAncestorId: "node",
+  doc: "node",
+  tree: "node",
+  baseId: "base",
+  base: "base",
+  targetBaseId: "base",
+  recordId: "record",
+  targetRecordId: "record",
+  viewId: "view",
+  changeRequestId: "changeRequest",
+  operationId: "operation",
+  fieldId: "field",
+  importId: "import",
+};
+const SUBJECTS: Record<string, TargetKind> = { record: "record", change_request: "changeRequest", operation: "operation", commit: "commit" };
+
+/** Every reference an input names: its own keys, and those of the objects in its lists (a change request's operations, a bulk's records). */
+export function namedTargets(...inputs: unknown[]): [TargetKind, string][] {
+  const found: [TargetKind, string][] = [];
+  const scan = (value: unknown, nested: boolean) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+    const object = value as Record<string, unknown>;
+    for (const [key, given] of Object.entries(object)) {
+      const kind = NAMED[key] ?? (key.endsWith("Ids") ? NAMED[key.slice(0, -1)] : undefined);
+      if (kind && typeof given === "string" && given) found.push([kind, given]);
+      else if (Array.isArray(given)) for (const item of given.slice(0, 1000)) if (kind && typeof item === "string" && item) found.push([kind, item]);
+      else if (nested) scan(item, false);
+    }
+    const subject = typeof object.subjectType === "string" ? SUBJECTS[object.subjectType] : undefined;
+    if (subject && typeof object.subjectId === "string") found.push([subject, object.subjectId]);
+  };
+  for (const input of inputs) scan(input, true);
+  return found;
+}
+
+/**
+ * A hidden target is not found, exactly as one that does not exist; one seen through a grant
+ * below `required` is a 403 that says so.
+ */
+export function requireSeenTargets(ctx: AppContext, scope: { space: { id: string }; level: Level; sight: Sight }, targets: [TargetKind, string][], required: Level): void {
+  const { sight } = scope;
+  if (sight === SEES_ALL) return;
+  for (const [kind, ref] of targets) {
+    for (const nodeId of nodesOfTarget(ctx, scope.space.id, kind, ref)) {
+      if (sight.hiddenNodes.has(nodeId)) throw notFound(`No ${kind === "changeRequest" ? "change request" : kind} "${ref}" in this space.`);
+      if (!atLeast(levelOnNode(sight, scope.level, nodeId), required)) throw forbidden(`Requires ${required} access on this node.`, { reason: "NODE_ACCESS_REQUIRED", required });
+    }
+  }
+}
