@@ -155,6 +155,21 @@ describe("node visibility", () => {
     expect((await server.call("GET", "/api/v1/bases/salaries", { key: bob.key })).status).toBe(404);
   });
 
+  test("a file used only inside a private folder is not there for a member without a grant; one also used where they see is", async () => {
+    const upload = async (name: string) => (await server.call("POST", `/api/v1/assets?fileName=${name}`, { key: ws.write, rawBody: SECRET, headers: { "content-type": "text/plain" } })).body.id as string;
+    const inside = await upload("inside.txt");
+    const both = await upload("both.txt");
+    await server.call("POST", "/api/v1/files", { key: ws.write, body: { parentNodeId: secret, slug: "inside", name: "Inside", assetId: inside } });
+    await server.call("POST", "/api/v1/files", { key: ws.write, body: { parentNodeId: secret, slug: "both-in", name: "Both", assetId: both } });
+    await server.call("POST", "/api/v1/files", { key: ws.write, body: { slug: "both-out", name: "Both", assetId: both } });
+    expect((await server.call("GET", `/api/v1/assets/${inside}`, { key: bob.key })).status).toBe(200);
+    await setVisibility("private");
+    for (const path of [`/api/v1/assets/${inside}`, `/api/v1/assets/${inside}/content`, `/api/v1/assets/${inside}/text/lines`]) expect({ path, status: (await server.call("GET", path, { key: bob.key })).status }).toEqual({ path, status: 404 });
+    expect((await server.call("GET", "/api/v1/assets", { key: bob.key })).body.map((asset: { id: string }) => asset.id)).toEqual([both]);
+    expect((await server.call("GET", `/api/v1/assets/${both}`, { key: bob.key })).status).toBe(200);
+    expect((await server.call("GET", `/api/v1/assets/${inside}`, { key: ws.read })).status).toBe(200);
+  });
+
   test("only a manager sets visibility and grants; the root cannot be private; null inherits again", async () => {
     expect((await setVisibility("private", secret, ws.write)).status).toBe(403);
     expect((await grant({ principalType: "user", principalId: bob.id, role: "read" }, ws.write)).status).toBe(403);

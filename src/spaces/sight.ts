@@ -113,6 +113,7 @@ const NAMED: Record<string, TargetKind> = {
   operationId: "operation",
   fieldId: "field",
   importId: "import",
+  assetId: "asset",
 };
 const SUBJECTS: Record<string, TargetKind> = { record: "record", change_request: "changeRequest", operation: "operation", commit: "commit" };
 
@@ -143,7 +144,13 @@ export function requireSeenTargets(ctx: AppContext, scope: { space: { id: string
   const { sight } = scope;
   if (sight === SEES_ALL) return;
   for (const [kind, ref] of targets) {
-    for (const nodeId of nodesOfTarget(ctx, scope.space.id, kind, ref)) {
+    const nodeIds = nodesOfTarget(ctx, scope.space.id, kind, ref);
+    // An asset is the caller's to read while any place that uses it is (or none does: a new upload).
+    if (kind === "asset") {
+      if (nodeIds.length > 0 && nodeIds.every((nodeId) => sight.hiddenNodes.has(nodeId))) throw notFound(`No asset ${ref} in this space.`);
+      continue;
+    }
+    for (const nodeId of nodeIds) {
       if (sight.hiddenNodes.has(nodeId)) throw notFound(`No ${kind === "changeRequest" ? "change request" : kind} "${ref}" in this space.`);
       if (!atLeast(levelOnNode(sight, scope.level, nodeId), required)) throw forbidden(`Requires ${required} access on this node.`, { reason: "NODE_ACCESS_REQUIRED", required });
     }

@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { named as n, rawStatement } from "../db/client";
 import type { Level } from "../shared/levels";
 import { changeRequests, operations } from "../tables/changes";
-import { bases, commits, fields, nodePrincipals, nodes, records, views } from "../tables/content";
+import { bases, commits, fields, nodeFiles, nodePrincipals, nodes, records, views } from "../tables/content";
 import { imports } from "../tables/transfer";
 
 /**
@@ -48,6 +48,9 @@ const TARGETS = {
   commit: `SELECT coalesce(m.${n(commits.nodeId)}, b.${n(bases.nodeId)}) AS "id" FROM ${n(commits)} m ${ofBase("m", n(commits.baseId))} WHERE m.${n(commits.id)} = ?2 AND m.${n(commits.spaceId)} = ?1`,
   field: `SELECT b.${n(bases.nodeId)} AS "id" FROM ${n(fields)} f ${ofBase("f", n(fields.baseId))} WHERE f.${n(fields.id)} = ?2 AND b.${n(bases.spaceId)} = ?1`,
   import: `SELECT b.${n(bases.nodeId)} AS "id" FROM ${n(imports)} i ${ofBase("i", n(imports.baseId))} WHERE i.${n(imports.id)} = ?2 AND i.${n(imports.spaceId)} = ?1`,
+  // Every place an asset is used: mounted in a node, or named by a record's values (read whole: an asset id is not found by chance).
+  asset: `SELECT f.${n(nodeFiles.nodeId)} AS "id" FROM ${n(nodeFiles)} f JOIN ${n(nodes)} t ON t.${n(nodes.id)} = f.${n(nodeFiles.nodeId)} WHERE f.${n(nodeFiles.assetId)} = ?2 AND t.${n(nodes.spaceId)} = ?1
+    UNION SELECT b.${n(bases.nodeId)} FROM ${n(records)} r ${ofBase("r", n(records.baseId))} WHERE r.${n(records.spaceId)} = ?1 AND instr(r.${n(records.data)}, ?2) > 0`,
 } as const;
 export type TargetKind = keyof typeof TARGETS;
 
