@@ -592,6 +592,74 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("fields are managed from the grid's header: added with their options, edited, hidden and shown, duplicated, and deleted through review", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "tracker", name: "Tracker", fields: [{ slug: "task", name: "Task", type: "text" }, { slug: "hours", name: "Hours", type: "number" }] } });
+    await server.call("POST", "/api/v1/bases/tracker/change-requests", { key: write, body: { fields: { task: "Ship dashboard", hours: 3 } } });
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Tracker" }).click();
+    const grid = page.getByRole("grid", { name: "Tracker records" });
+
+    // A select with coloured choices, its slug made from its name.
+    await grid.getByRole("button", { name: "Add a field" }).click();
+    let dialog = page.getByRole("dialog", { name: "New field in Tracker" });
+    await dialog.getByLabel("Name").fill("Status of work");
+    expect(await dialog.getByLabel("Slug").inputValue()).toBe("status-of-work");
+    await dialog.getByLabel("Type").selectOption({ label: "Single select" });
+    await dialog.getByLabel("Choice", { exact: true }).first().fill("Backlog");
+    await dialog.getByRole("button", { name: "Add a choice" }).click();
+    await dialog.getByLabel("Choice", { exact: true }).nth(1).fill("Done");
+    await dialog.getByLabel("Colour of the choice").nth(1).selectOption("green");
+    await dialog.getByRole("button", { name: "Add field" }).click();
+    await grid.getByRole("button", { name: "Status of work: field menu" }).waitFor();
+    let base = (await server.call("GET", "/api/v1/bases/tracker", { key: write })).body;
+    expect(base.fields.find((field: { slug: string }) => field.slug === "status-of-work")).toMatchObject({ type: "select", options: { choices: [{ name: "Backlog", color: "blue" }, { name: "Done", color: "green" }] } });
+
+    // A formula, checked as it is typed.
+    await grid.getByRole("button", { name: "Add a field" }).click();
+    dialog = page.getByRole("dialog", { name: "New field in Tracker" });
+    await dialog.getByLabel("Name").fill("Days");
+    await dialog.getByLabel("Type").selectOption({ label: "Formula" });
+    await dialog.getByLabel("Formula").fill("{task} * 2");
+    await dialog.getByText(/needs numbers, not text/).waitFor();
+    await dialog.getByLabel("Formula").fill("{hours} / 8");
+    await dialog.getByText("Gives number.").waitFor();
+    await dialog.getByRole("button", { name: "Add field" }).click();
+    await grid.getByRole("button", { name: "Days: field menu" }).waitFor();
+    await grid.getByRole("row", { name: /Ship dashboard/ }).getByRole("gridcell", { name: "0.375" }).waitFor();
+
+    // Renamed through its menu; hidden in this browser, then shown again.
+    await grid.getByRole("button", { name: "Hours: field menu" }).click();
+    await page.getByRole("dialog", { name: "Hours" }).getByRole("button", { name: "Edit field…" }).click();
+    dialog = page.getByRole("dialog", { name: "Edit Hours" });
+    await dialog.getByLabel("Name").fill("Estimate (h)");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await grid.getByRole("button", { name: "Estimate (h): field menu" }).click();
+    await page.getByRole("dialog", { name: "Estimate (h)" }).getByRole("button", { name: "Hide in this browser" }).click();
+    await page.getByText("Hidden in this browser: Estimate (h).").waitFor();
+    expect(await grid.getByRole("columnheader", { name: /Estimate/ }).count()).toBe(0);
+    await page.getByRole("button", { name: "Show them" }).click();
+    await grid.getByRole("button", { name: "Estimate (h): field menu" }).waitFor();
+
+    // Duplicated with its options; a deletion says what it clears and waits for review.
+    await grid.getByRole("button", { name: "Status of work: field menu" }).click();
+    await page.getByRole("dialog", { name: "Status of work" }).getByRole("button", { name: "Duplicate…" }).click();
+    dialog = page.getByRole("dialog", { name: "Duplicate Status of work" });
+    expect(await dialog.getByLabel("Slug").inputValue()).toBe("status-of-work-copy");
+    await dialog.getByRole("button", { name: "Add field" }).click();
+    await grid.getByRole("button", { name: "Status of work copy: field menu" }).click();
+    await page.getByRole("dialog", { name: "Status of work copy" }).getByRole("button", { name: "Delete…" }).click();
+    dialog = page.getByRole("dialog", { name: "Delete Status of work copy?" });
+    await dialog.getByText("Its values in 1 record are cleared.", { exact: false }).waitFor();
+    await dialog.getByRole("button", { name: "Propose deletion" }).click();
+    await page.waitForURL(/\/admin\/change-requests\/crq_/);
+    base = (await server.call("GET", "/api/v1/bases/tracker", { key: write })).body;
+    expect(base.fields.map((field: { name: string }) => field.name)).toEqual(["Task", "Estimate (h)", "Status of work", "Days", "Status of work copy"]);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");

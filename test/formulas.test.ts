@@ -219,3 +219,20 @@ describe("the formula language", () => {
     expect(() => run("1" + " + 1".repeat(1200))).toThrow(/at most (4000 characters|1000 parts)/);
   });
 });
+
+describe("checking a formula before it is a field", () => {
+  test("answers what it would yield, or the sentence a field change would refuse it with; nothing is made", async () => {
+    await createBase(server, ws.write, "orders", ORDER_FIELDS);
+    const check = (expression: string) => server.call("POST", "/api/v1/bases/orders/formulas/check", { key: ws.read, body: { expression } });
+    expect((await check("{price} * {qty} + {total}")).body).toEqual({ valid: true, resultType: "number", computedAtRead: false, error: null });
+    expect((await check('CONCAT({item}, "!")')).body).toMatchObject({ valid: true, resultType: "text" });
+    expect((await check("TODAY()")).body).toMatchObject({ valid: true, computedAtRead: true });
+    const wrong = await check("{item} * 2");
+    expect(wrong.body).toMatchObject({ valid: false, resultType: null });
+    expect(wrong.body.error).toMatch(/"\*" at character 8 needs numbers, not text/);
+    expect(wrong.body.error).not.toContain("formula-being-checked");
+    expect((await check("{prize}")).body.error).toMatch(/\{prize\} at character 1 is not a field/);
+    expect((await check("")).status).toBe(400);
+    expect((await fieldOf("orders", "formula-being-checked"))).toBeUndefined();
+  });
+});

@@ -266,6 +266,13 @@ describe("import", () => {
   test("a new base from a file in one call: a field per column of the type its values fit, then its rows (write only)", async () => {
     const make = (query: string, key = ws.write) =>
       fetch(`${server.url}/api/v1/imports?${query}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "text/csv" }, body: "Name,Born,Field\nAda,1815,maths\nAlan,1912,maths\nGrace,1906,navy\nEdsger,1930,maths\n" }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    // A preview says what the base would be and its first rows, and makes nothing.
+    const preview = await make("preview=true", ws.propose);
+    expect(preview.status).toBe(200);
+    expect(preview.body.columns.map((column: { name: string; action: string; suggestedType: string }) => [column.name, column.action, column.suggestedType])).toEqual([["Name", "create", "text"], ["Born", "create", "number"], ["Field", "create", "select"]]);
+    expect(preview.body.rows[0]).toMatchObject({ line: 2, errors: [] });
+    // Values of columns that become fields are shown as the file has them (their type is decided by every row).
+    expect(Object.values(preview.body.rows[0].fields)).toEqual(["Ada", "1815", "maths"]);
     const refused = await make("name=People", ws.propose);
     expect(refused.status).toBe(403);
     expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body.some((base: { slug: string }) => base.slug === "people")).toBe(false);

@@ -26,6 +26,9 @@ export type Comparison =
 /** The editor a record's page shows for a field. */
 export type Editor = "line" | "email" | "url" | "number" | "rating" | "checkbox" | "date" | "document" | "code" | "select" | "multiselect" | "json" | "relation" | "attachment" | "none";
 
+/** What a new field of the type asks for beside its name (the page's field dialog): its options. */
+export type OptionsEditor = "none" | "choices" | "link" | "lookup" | "formula" | "stars";
+
 /** How a grid cell shows a value. */
 export type Cell = "text" | "number" | "rating" | "checkbox" | "date" | "moment" | "choice" | "choices" | "links" | "files";
 
@@ -47,6 +50,7 @@ export interface FieldTraits {
   stacks: boolean;
   /** Its values are files of the space (asset ids): a gallery's cover, what keeps an asset in use. */
   holdsFiles: boolean;
+  options: OptionsEditor;
 }
 
 const input = (label: string, compares: Comparison, editor: Editor, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => ({
@@ -60,6 +64,7 @@ const input = (label: string, compares: Comparison, editor: Editor, cell: Cell, 
   dated: false,
   stacks: false,
   holdsFiles: false,
+  options: "none",
   ...more,
 });
 const computed = (label: string, compares: Comparison, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => input(label, compares, "none", cell, { computed: true, ...more });
@@ -73,24 +78,24 @@ export const FIELD_TRAITS = {
   code: input("Code", "text", "code", "text"),
   yaml: input("YAML", "text", "document", "text"),
   number: input("Number", "number", "number", "number", { cellEdited: true, narrow: true }),
-  rating: input("Rating", "number", "rating", "rating", { cellEdited: true, narrow: true }),
+  rating: input("Rating", "number", "rating", "rating", { cellEdited: true, narrow: true, options: "stars" }),
   checkbox: input("Checkbox", "flag", "checkbox", "checkbox", { cellEdited: true, narrow: true }),
   date: input("Date", "text", "date", "date", { cellEdited: true, narrow: true, dated: true }),
-  select: input("Single select", "text", "select", "choice", { cellEdited: true, narrow: true, stacks: true }),
-  multiselect: input("Multiple select", "choices", "multiselect", "choices"),
+  select: input("Single select", "text", "select", "choice", { cellEdited: true, narrow: true, stacks: true, options: "choices" }),
+  multiselect: input("Multiple select", "choices", "multiselect", "choices", { options: "choices" }),
   url: input("URL", "text", "url", "text", { cellEdited: true }),
   email: input("Email", "text", "email", "text", { cellEdited: true }),
   phone: input("Phone", "text", "line", "text"),
   json: input("JSON", "list", "json", "text"),
-  relation: input("Link to records", "read", "relation", "links"),
+  relation: input("Link to records", "read", "relation", "links", { options: "link" }),
   attachment: input("Attachment", "list", "attachment", "files", { holdsFiles: true }),
   created_time: computed("Created time", "moment", "moment", { dated: true }),
   updated_time: computed("Last modified time", "moment", "moment", { dated: true }),
   created_by: computed("Created by", "text", "text"),
   updated_by: computed("Last modified by", "text", "text"),
   auto_number: computed("Auto number", "number", "number", { narrow: true }),
-  lookup: computed("Lookup", "read", "text"),
-  formula: computed("Formula", "result", "text"),
+  lookup: computed("Lookup", "read", "text", { options: "lookup" }),
+  formula: computed("Formula", "result", "text", { options: "formula" }),
 } as const satisfies Record<string, FieldTraits>;
 
 export type FieldType = keyof typeof FIELD_TRAITS;
@@ -136,6 +141,19 @@ export const isEmpty = (value: unknown): boolean => value === null || value === 
 
 /** Whether a relation field holds a list of records (`multiple`, the default) or one. */
 export const holdsMany = (options: Record<string, unknown>): boolean => options.multiple !== false;
+
+/** The colours a select's choice may be shown in (`options.choices[].color`); a choice without one is shown in the first. */
+export const CHOICE_COLORS = ["blue", "green", "yellow", "orange", "red", "pink", "purple", "teal", "gray"] as const;
+export type ChoiceColor = (typeof CHOICE_COLORS)[number];
+
+/** A choice's colour as the page shows it: its own when it is one of `CHOICE_COLORS`. */
+export const colorOfChoice = (options: Record<string, unknown>, name: unknown): ChoiceColor => {
+  const choice = ((options.choices as { name: string; color?: string }[] | undefined) ?? []).find((candidate) => candidate.name === name);
+  return (CHOICE_COLORS as readonly string[]).includes(choice?.color ?? "") ? (choice!.color as ChoiceColor) : CHOICE_COLORS[0];
+};
+
+/** How a lookup may sum up the values it reads (`options.lookup.rollup`): `values` lists them. */
+export const LOOKUP_ROLLUPS = ["values", "count", "sum", "average", "min", "max", "concatenate"] as const;
 
 /** The most stars a rating field may have (its `max` option); 5 when not given. */
 export const RATING_MAX = { default: 5, most: 10 } as const;

@@ -5,6 +5,17 @@ export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 export const SLUG_PATTERN = /^[a-z0-9-]{1,64}$/;
 
 /** Space and node slugs: lower-case letters, digits and dashes, 1 to 64 of them. */
+/** A slug made from a name, as the page proposes one: lower-case letters and digits, dashes between words. */
+export const slugFrom = (name: string): string =>
+  name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64)
+    .replace(/-+$/, "");
+
 export function checkSlug(slug: string, what = "slug"): string {
   if (!SLUG_PATTERN.test(slug)) throw badRequest(`The ${what} "${slug}" must match ^[a-z0-9-]+$ (1 to 64 characters).`);
   return slug;

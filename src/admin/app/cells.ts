@@ -1,5 +1,5 @@
 import type { FieldView } from "../../content/bases";
-import { RATING_MAX, traitsOf } from "../../shared/field-types";
+import { colorOfChoice, RATING_MAX, traitsOf } from "../../shared/field-types";
 import { type Child, h } from "./dom";
 import { shown } from "./ui";
 
@@ -31,9 +31,9 @@ export function cellContent(field: FieldView, value: unknown, names: Map<string,
     case "moment":
       return typeof value === "string" ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : shown(value);
     case "choice":
-      return h("span", { class: "chip" }, String(value));
+      return h("span", { class: `chip color-${colorOfChoice(field.options, value)}` }, String(value));
     case "choices":
-      return Array.isArray(value) ? value.map((choice) => h("span", { class: "chip" }, String(choice))) : shown(value);
+      return Array.isArray(value) ? value.map((choice) => h("span", { class: `chip color-${colorOfChoice(field.options, choice)}` }, String(choice))) : shown(value);
     case "links": {
       const ids = (Array.isArray(value) ? value : [value]).map(String);
       return ids.map((id) => h("span", { class: "chip link-chip" }, names.get(id) ?? "a record without a name"));

@@ -1,11 +1,11 @@
 import type { BaseView, FieldView } from "../../content/bases";
 
-/** A person's layout of a base's grid, kept in this browser: the columns' order and widths. */
-
-/** A person's layout of a base's grid: the columns' order and widths, kept in this browser. */
+/** A person's layout of a base's grid: the columns' order, widths and hidden fields, kept in this browser. */
 export interface Layout {
   order: string[];
   widths: Record<string, number>;
+  /** Fields this browser does not show (the primary one is always shown). */
+  hidden: string[];
 }
 
 export const OPEN_WIDTH = 60;
@@ -24,9 +24,9 @@ export function readLayout(baseId: string): Layout {
   if (layout) return layout;
   try {
     const saved = JSON.parse(localStorage.getItem(layoutKey(baseId)) ?? "{}") as Partial<Layout>;
-    layout = { order: Array.isArray(saved.order) ? saved.order.map(String) : [], widths: typeof saved.widths === "object" && saved.widths ? saved.widths : {} };
+    layout = { order: Array.isArray(saved.order) ? saved.order.map(String) : [], widths: typeof saved.widths === "object" && saved.widths ? saved.widths : {}, hidden: Array.isArray(saved.hidden) ? saved.hidden.map(String) : [] };
   } catch {
-    layout = { order: [], widths: {} };
+    layout = { order: [], widths: {}, hidden: [] };
   }
   layouts.set(baseId, layout);
   return layout;

@@ -8,6 +8,7 @@ import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
 import { failureText, link, recordName } from "./ui";
+import { addField, deleteField, editField, type FieldChanges } from "./fields";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
@@ -36,6 +37,10 @@ export interface GridSetup {
   filterBy(slug: string): void;
   /** Whether the caller may propose changes (a read-only level shows the grid without editing). */
   canPropose: boolean;
+  /** Where fields are added, edited and deleted from (with `changeRequest` and above). */
+  fieldChanges?: FieldChanges;
+  /** Draws the screen again (a column hidden or shown). */
+  relayout(): void;
 }
 
 /**
@@ -50,7 +55,9 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const { base } = setup;
   const primary = primaryField(base.fields);
   const layout = readLayout(base.id);
-  const columns = orderedColumns(base, primary, layout.order);
+  const columns = orderedColumns(base, primary, layout.order).filter((field) => !layout.hidden.includes(field.slug));
+  const hiddenFields = base.fields.filter((field) => layout.hidden.includes(field.slug));
+  const ADD_WIDTH = setup.fieldChanges ? 44 : 0;
   const pages = new Map<string, RecordView[]>();
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
@@ -64,8 +71,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   const status = h("p", { class: "grid-status", role: "status" });
   const body = h("tbody", {});
-  const topSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 1 }));
-  const bottomSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 1 }));
+  const topSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 2 }));
+  const bottomSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 2 }));
   const newRow = setup.canPropose ? newRecordRow() : null;
   const header = h("tr", { role: "row", "aria-rowindex": 1 });
   const widths = h("colgroup", {});
@@ -81,8 +88,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       node.style.width = `${width}px`;
       return node;
     };
-    fill(widths, col(OPEN_WIDTH), ...columns.map((field) => col(widthOf(field))));
-    table.style.width = `${OPEN_WIDTH + columns.reduce((sum, field) => sum + widthOf(field), 0)}px`;
+    fill(widths, col(OPEN_WIDTH), ...columns.map((field) => col(widthOf(field))), ADD_WIDTH ? col(ADD_WIDTH) : null);
+    table.style.width = `${OPEN_WIDTH + ADD_WIDTH + columns.reduce((sum, field) => sum + widthOf(field), 0)}px`;
   }
 
   /** Moves a column by `by` places (the header's drag, or Alt with an arrow on its button); the order is kept for this browser. */
@@ -119,7 +126,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           moveColumn(col, col + (key === "ArrowLeft" ? -1 : 1));
         });
         const filter = h("button", { type: "button", class: "filter-by", "aria-label": `Filter by ${field.name}`, title: `Filter by ${field.name}`, onclick: () => setup.filterBy(field.slug) });
-        const cell = h("th", { scope: "col", "aria-sort": direction, class: numeric(field) ? "num" : "", draggable: "true", "data-col": col }, sort, filter, resizer(field));
+        const menu = h("button", { type: "button", class: "field-menu", "aria-label": `${field.name}: field menu`, title: "Edit, duplicate, hide or delete this field", "aria-haspopup": "dialog", onclick: () => fieldMenu(field) });
+        const cell = h("th", { scope: "col", "aria-sort": direction, class: numeric(field) ? "num" : "", draggable: "true", "data-col": col }, sort, filter, menu, resizer(field));
         cell.addEventListener("dragstart", (event) => {
           // A drag that began on the column's edge resizes it; it does not move it.
           if (resizing) return event.preventDefault();
@@ -133,8 +141,40 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         });
         return cell;
       }),
+      // Not a column of the grid: a place for the button that makes one.
+      setup.fieldChanges ? h("th", { class: "add-col", role: "presentation" }, h("button", { type: "button", class: "add-field", "aria-label": "Add a field", title: "Add a field", onclick: () => addField(setup.fieldChanges!) })) : null,
     );
     sizeColumns();
+  }
+
+  /** A column's menu: edit, duplicate and delete it (as field change requests), or hide it in this browser. */
+  function fieldMenu(field: FieldView): void {
+    const changes = setup.fieldChanges;
+    const choose = (label: string, run: () => void, kind = "secondary") =>
+      h("button", { type: "button", class: kind, onclick: () => (dialog.close(), run()) }, label);
+    const hide = () => {
+      layout.hidden.push(field.slug);
+      saveLayout(base.id, layout);
+      setup.relayout();
+    };
+    const dialog = h(
+      "dialog",
+      { "aria-labelledby": "field-menu-title", class: "menu-dialog" },
+      h("h2", { id: "field-menu-title" }, field.name),
+      h("p", { class: "muted" }, traitsOf(field.type).label),
+      h(
+        "div",
+        { class: "menu-actions" },
+        changes ? choose("Edit field…", () => void editField(changes, field)) : null,
+        changes ? choose("Duplicate…", () => void addField(changes, field)) : null,
+        primary?.slug === field.slug ? null : choose("Hide in this browser", hide),
+        changes ? choose("Delete…", () => void deleteField(changes, field), "danger") : null,
+        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close"),
+      ),
+    );
+    dialog.addEventListener("close", () => dialog.remove());
+    document.body.appendChild(dialog);
+    dialog.showModal();
   }
 
   /** A column's edge: dragged with the pointer, or moved 16 px a press of an arrow once focused; the width is kept for this browser. */
@@ -411,7 +451,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         say(h("span", { class: "error", role: "alert" }, failureText(failure)));
       }
     });
-    return { row: h("tr", {}, h("td", { colspan: columns.length + 1 }, entry)), entry };
+    return { row: h("tr", {}, h("td", { colspan: columns.length + 2 }, entry)), entry };
   }
 
   /** Records were added or removed: every row may have moved, so the pages in view are read again. */
@@ -480,6 +520,17 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => !toggled(field)).map((field) => h("option", { value: field.slug }, field.name)));
   const bulkValue = h("span", { class: "bulk-value" });
   const bulkCount = h("strong", {});
+  /** Which fields this browser hides, and how to show them again. */
+  function hiddenNote(): HTMLElement {
+    const show = h("button", { type: "button", class: "secondary" }, "Show them");
+    show.addEventListener("click", () => {
+      layout.hidden = [];
+      saveLayout(base.id, layout);
+      setup.relayout();
+    });
+    return h("p", { class: "hidden-fields" }, `Hidden in this browser: ${hiddenFields.map((field) => field.name).join(", ")}. `, show);
+  }
+
   const bulkBar = h("div", { class: "bulk", role: "region", "aria-label": "Selected records", hidden: true }, bulkCount, " ", bulkField, bulkValue);
   const fieldOfBulk = () => columns.find((field) => field.slug === bulkField.value)!;
   let bulkEditor = cellEditor(fieldOfBulk() ?? columns[0], null);
@@ -541,7 +592,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   if (columns.some((field) => editable(field) && !toggled(field))) resetEditor();
 
   return {
-    node: h("div", { class: "grid-frame" }, status, setup.canPropose ? bulkBar : null, scroller),
+    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
       // Rows whose lookups or links another record's change altered: read again if any is loaded.
       if (event.type === "records.recomputed" && event.baseId === base.id) {

@@ -1,8 +1,8 @@
+import { LOOKUP_ROLLUPS } from "../../shared/field-types";
 import { badRequest } from "../../shared/errors";
 import { computedKind, READ_FROM_LINKS } from "./kind";
 
-export const ROLLUPS = ["values", "count", "sum", "average", "min", "max", "concatenate"] as const;
-export type Rollup = (typeof ROLLUPS)[number];
+export type Rollup = (typeof LOOKUP_ROLLUPS)[number];
 
 export interface LookupOptions {
   relationFieldSlug: string;
@@ -20,7 +20,7 @@ function checkLookupOptions(options: Record<string, unknown>): Record<string, un
   if (typeof lookup !== "object" || lookup === null || Array.isArray(lookup)) throw badRequest(shape);
   const { relationFieldSlug, targetFieldSlug, rollup = "values", limit = "all" } = lookup;
   if (typeof relationFieldSlug !== "string" || typeof targetFieldSlug !== "string") throw badRequest(shape);
-  if (!(ROLLUPS as readonly unknown[]).includes(rollup)) throw badRequest(`options.lookup.rollup must be one of ${ROLLUPS.join(", ")}.`);
+  if (!(LOOKUP_ROLLUPS as readonly unknown[]).includes(rollup)) throw badRequest(`options.lookup.rollup must be one of ${LOOKUP_ROLLUPS.join(", ")}.`);
   if (limit !== "all" && limit !== "first") throw badRequest("options.lookup.limit must be all or first.");
   return { ...options, lookup: { relationFieldSlug, targetFieldSlug, rollup, limit } };
 }

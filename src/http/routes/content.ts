@@ -1,6 +1,7 @@
 import { readyListing, recordShape } from "../../content/records/grammar";
 import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
 import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
+import { checkNewFormula, FormulaCheckSchema } from "../../content/fields/formula/plan";
 import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Actor } from "../../auth/actor";
@@ -272,6 +273,11 @@ export function contentRoutes(ctx: AppContext) {
       answers: { 200: ConvertPreviewSchema, 409: ["PREVIEW_TOO_LARGE", "FIELD_CONVERTING"] },
       level: "read",
       body: t.Object(Conversion),
+    })
+    .post("/bases/:baseId/formulas/check", ({ space, params, body }) => checkNewFormula(ctx, findBase(ctx, space.space.id, params.baseId), body.expression), {
+      answers: { 200: FormulaCheckSchema },
+      level: "read",
+      body: t.Object({ expression: t.String({ minLength: 1, maxLength: 10_000 }) }),
     })
     .get("/bases/:baseId/fields/deleted", ({ space, params }) => listDeletedFields(ctx, space.space.id, params.baseId), { answers: { 200: t.Array(DeletedFieldSchema) }, level: "read" })
     .post(

@@ -181,6 +181,7 @@ export function transferRoutes(ctx: AppContext) {
       "/imports",
       async ({ space, actor, request, set }) => {
         const raw = nestedQuery(request.url);
+        if (booleanParam("preview", raw.preview)) return previewImport(ctx, NO_BASE, await uploadedFile(request, oneString("format", raw.format)), true);
         const name = oneString("name", raw.name)?.trim();
         if (!name) throw badRequest("The query parameter name (the new base's name) is required.");
         const file = await uploadedFile(request, oneString("format", raw.format));
@@ -191,11 +192,12 @@ export function transferRoutes(ctx: AppContext) {
         return { base: baseView(findBase(ctx, space.space.id, made.baseId)), import: made.imported };
       },
       {
-        answers: { 201: t.Object({ base: BaseSchema, import: ImportResultSchema }), 409: ["NOT_MERGEABLE", "SLUG_TAKEN", "LIMIT_REACHED", "PARENT_ARCHIVED", "BASE_CHANGED"] },
+        answers: { 200: ImportPreviewSchema, 201: t.Object({ base: BaseSchema, import: ImportResultSchema }), 409: ["NOT_MERGEABLE", "SLUG_TAKEN", "LIMIT_REACHED", "PARENT_ARCHIVED", "BASE_CHANGED"] },
         level: "changeRequest",
         detail: {
           parameters: [
-            queryParameter("name", "The new base's name.", true),
+            queryParameter("name", "The new base's name (required unless preview=true)."),
+            queryParameter("preview", "true: answers what the base would be (a field for each column, of the type its values fit, and the first rows) and makes nothing."),
             queryParameter("slug", "Its slug; default: from the name."),
             queryParameter("parentNodeId", "The folder it goes in; default: the root."),
             ...IMPORT_QUERY.filter((parameter) => ["format", "message", "autoMerge", "idempotencyKey"].includes(parameter.name)),

@@ -183,6 +183,8 @@ async function basePage(ctx: Context): Promise<Node> {
         filterForm.querySelector<HTMLInputElement>("input[name=value]")!.focus();
       },
       canPropose,
+      fieldChanges: canPropose ? { base, done: (changeRequest) => (changeRequest.status === "merged" ? ctx.reload() : ctx.go(`/admin/change-requests/${changeRequest.id}`)) } : undefined,
+      relayout: () => ctx.reload(),
     });
   };
   const content = drawn();

@@ -1,7 +1,10 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../../../context";
-import { badRequest } from "../../../shared/errors";
-import { type FieldRow, findBase, findBaseOrNull, forgetBases } from "../../bases";
+import { type Static, t } from "elysia";
+import { ApiError, badRequest } from "../../../shared/errors";
+import { Nullable } from "../../../shared/schemas";
+import { type FieldRow, findBase, findBaseOrNull, forgetBases, type LoadedBase, prepareField } from "../../bases";
+import { iso } from "../../../shared/clock";
 import { checkFormula } from "./check";
 import { evaluateFormula } from "./evaluate";
 import { FormulaError, type FormulaTree, type FormulaType, parseFormula, referencesOf } from "./parse";
@@ -112,6 +115,29 @@ export function resolveFormulas(ctx: AppContext, spaceId: string, fieldRows: Fie
     resolved.set(field.id, { ...field.options, formula: options });
   }
   return resolved;
+}
+
+export const FormulaCheckSchema = t.Object(
+  {
+    valid: t.Boolean(),
+    resultType: Nullable(t.String({ description: "number, text, boolean, date, list or any: what the formula yields." })),
+    computedAtRead: Nullable(t.Boolean({ description: "It reads the clock or linked records: computed when a record is read, so neither filtered nor sorted." })),
+    error: Nullable(t.String({ description: "Why the formula cannot be a field of this base, as a field change would say it." })),
+  },
+  { $id: "FormulaCheck" },
+);
+
+/** `POST /bases/{id}/formulas/check`: what a new formula field of the base would yield, or why it could not be made (the page's editor asks as one types). */
+export function checkNewFormula(ctx: AppContext, loaded: LoadedBase, expression: string): Static<typeof FormulaCheckSchema> {
+  const slug = "formula-being-checked";
+  try {
+    const draft = prepareField(loaded.base.id, { slug, name: slug, type: "formula", options: { formula: { expression } } }, loaded.fields, loaded.fields.length, iso(ctx.clock.now()));
+    const options = formulaOf(resolveFormulas(ctx, loaded.base.spaceId, [...loaded.fields, draft]).get(draft.id)!);
+    return { valid: true, resultType: options.resultType ?? null, computedAtRead: options.computedAtRead ?? null, error: null };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 400) throw error;
+    return { valid: false, resultType: null, computedAtRead: null, error: error.message.replace(`The formula of "${slug}": `, "") };
+  }
 }
 
 /** Completes new fields' formula options (in place: the rows are not yet written); one that is computed when read has no index. */

@@ -1,0 +1,256 @@
+import type { ChangeRequestView } from "../../changes/views";
+import type { BaseView, FieldView } from "../../content/bases";
+import { CHOICE_COLORS, FIELD_TRAITS, FIELD_TYPES, type FieldType, LOOKUP_ROLLUPS, RATING_MAX, traitsOf } from "../../shared/field-types";
+import { slugFrom } from "../../shared/formats";
+import { api } from "./api";
+import { type Child, fill, h } from "./dom";
+import { checkbox, failureText, input, select, textarea } from "./ui";
+
+/**
+ * Fields managed from the grid (docs/admin.md, "Fields"): a field is added, edited, duplicated,
+ * hidden or deleted from its column. Each change is a field change request: made, renamed or
+ * given new options at once where the level allows; a conversion or a deletion always waits for
+ * review, saying first what it loses. What each type asks for comes from its traits.
+ */
+
+export interface FieldChanges {
+  base: BaseView;
+  /** After a change: merged (the grid is drawn again) or waiting (its change request opens). */
+  done(changeRequest: ChangeRequestView): void;
+}
+
+type Options = Record<string, unknown>;
+type Choice = { id?: string; name: string; color?: string };
+
+const typeChoices = (types: readonly FieldType[]) => types.map((type) => ({ value: type, label: FIELD_TRAITS[type].label }));
+
+/** The part of the form a type adds (its options), read back into `options` when sent. */
+interface OptionsPart {
+  node: Child;
+  read(): Options | undefined;
+}
+
+function choicesPart(given: Choice[]): OptionsPart {
+  const list = h("ol", { class: "choice-list" });
+  const row = (choice: Choice) => {
+    const name = h("input", { type: "text", value: choice.name, "aria-label": "Choice", required: true, "data-id": choice.id ?? "" });
+    const color = h("select", { "aria-label": `Colour of ${choice.name || "the choice"}` }, ...CHOICE_COLORS.map((c) => h("option", { value: c, selected: c === (choice.color ?? CHOICE_COLORS[0]) }, c)));
+    const remove = h("button", { type: "button", class: "secondary", "aria-label": `Remove ${choice.name || "the choice"}`, onclick: () => item.remove() }, "×");
+    const item = h("li", {}, name, color, remove);
+    return item;
+  };
+  fill(list, ...given.map(row));
+  const add = h("button", { type: "button", class: "secondary", onclick: () => list.appendChild(row({ name: "" })).querySelector("input")!.focus() }, "Add a choice");
+  return {
+    node: h("fieldset", { class: "choices" }, h("legend", {}, "Choices"), list, add),
+    read: () => ({
+      choices: [...list.querySelectorAll("li")].map((item) => {
+        const name = item.querySelector("input")!;
+        return { ...(name.dataset.id ? { id: name.dataset.id } : {}), name: name.value.trim(), color: item.querySelector("select")!.value };
+      }),
+    }),
+  };
+}
+
+function relationPart(bases: BaseView[], options: Options): OptionsPart {
+  const target = select("Links to records of", "targetBaseId", bases.map((base) => ({ value: base.id, label: base.name })), options.targetBaseId as string | undefined);
+  const one = checkbox("One record only", "single", options.multiple === false);
+  return {
+    node: h("div", {}, target, one, h("small", {}, "The linked base gets a field that links back.")),
+    read: () => ({ targetBaseId: target.querySelector("select")!.value, multiple: !one.querySelector("input")!.checked }),
+  };
+}
+
+function lookupPart(base: BaseView, bases: BaseView[], options: Options): OptionsPart {
+  const given = (options.lookup ?? {}) as { relationFieldSlug?: string; targetFieldSlug?: string; rollup?: string };
+  const links = base.fields.filter((field) => traitsOf(field.type).options === "link");
+  if (links.length === 0) return { node: h("p", { class: "empty" }, "A lookup reads through a link: add a “Link to records” field first."), read: () => undefined };
+  const link = select("Through the link", "relationFieldSlug", links.map((field) => ({ value: field.slug, label: field.name })), given.relationFieldSlug);
+  const target = h("div", {});
+  const rollup = select("Show", "rollup", LOOKUP_ROLLUPS.map((value) => ({ value, label: value === "values" ? "each value" : value })), given.rollup ?? "values");
+  const drawTargets = () => {
+    const field = links.find((candidate) => candidate.slug === link.querySelector("select")!.value)!;
+    const far = bases.find((candidate) => candidate.id === field.options.targetBaseId);
+    fill(target, select("Field of the linked records", "targetFieldSlug", (far?.fields ?? []).map((f) => ({ value: f.slug, label: f.name })), given.targetFieldSlug));
+  };
+  link.querySelector("select")!.addEventListener("change", drawTargets);
+  drawTargets();
+  return {
+    node: h("div", {}, link, target, rollup),
+    read: () => ({ lookup: { relationFieldSlug: link.querySelector("select")!.value, targetFieldSlug: target.querySelector("select")?.value, rollup: rollup.querySelector("select")!.value } }),
+  };
+}
+
+/** A formula's expression, checked by the server as it is typed: what it yields, or why it cannot be. */
+function formulaPart(base: BaseView, options: Options): OptionsPart {
+  const area = textarea("Formula", "expression", { value: ((options.formula as { expression?: string } | undefined)?.expression ?? "") as string, hint: "Fields by {slug}, e.g. {price} * {quantity}.", rows: 3 });
+  const verdict = h("p", { class: "formula-check", role: "status" });
+  const text = area.querySelector("textarea")!;
+  let asked = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  text.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const mine = ++asked;
+      if (!text.value.trim()) return void (verdict.textContent = "");
+      try {
+        const checked = await api<{ valid: boolean; resultType: string | null; computedAtRead: boolean | null; error: string | null }>("POST", `/bases/${base.id}/formulas/check`, { expression: text.value });
+        if (mine !== asked) return;
+        verdict.className = `formula-check ${checked.valid ? "ok" : "bad"}`;
+        verdict.textContent = checked.valid ? `Gives ${checked.resultType}${checked.computedAtRead ? ", worked out when read (not filtered or sorted)" : ""}.` : (checked.error ?? "");
+      } catch (failure) {
+        if (mine === asked) verdict.textContent = failureText(failure);
+      }
+    }, 250);
+  });
+  return { node: h("div", {}, area, verdict), read: () => ({ formula: { expression: text.value } }) };
+}
+
+function ratingPart(options: Options): OptionsPart {
+  const max = input("Stars", "max", { type: "number", value: String(options.max ?? RATING_MAX.default), hint: `1 to ${RATING_MAX.most}.` });
+  return { node: max, read: () => ({ max: Number(max.querySelector("input")!.value) }) };
+}
+
+/** What a type asks for, by its traits: choices, a link's target, a lookup's path, a formula, a rating's stars; nothing for the rest. */
+function optionsPart(type: FieldType, base: BaseView, bases: BaseView[], options: Options): OptionsPart | null {
+  switch (FIELD_TRAITS[type].options) {
+    case "choices":
+      return choicesPart((options.choices as Choice[] | undefined) ?? [{ name: "" }]);
+    case "link":
+      return relationPart(bases, options);
+    case "stars":
+      return ratingPart(options);
+    case "formula":
+      return formulaPart(base, options);
+    case "lookup":
+      return lookupPart(base, bases, options);
+    case "none":
+      return null;
+  }
+}
+
+/** A dialog that stays open while its request runs and shows the server's sentence when it fails. */
+function dialogForm(title: string, body: Child[], submitLabel: string, send: () => Promise<void>, danger = false): void {
+  const error = h("p", { class: "error", role: "alert" });
+  const submit = h("button", { type: "submit", class: danger ? "danger" : "" }, submitLabel);
+  const cancel = h("button", { type: "button", class: "secondary" }, "Cancel");
+  const formNode = h("form", {}, h("h2", { id: "dialog-title" }, title), ...body, h("div", { class: "actions" }, submit, cancel), error);
+  const dialog = h("dialog", { "aria-labelledby": "dialog-title", class: "field-dialog" }, formNode);
+  cancel.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => dialog.remove());
+  formNode.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    submit.disabled = true;
+    try {
+      await send();
+      dialog.close();
+    } catch (failure) {
+      error.textContent = failureText(failure);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  document.body.appendChild(dialog);
+  dialog.showModal();
+}
+
+const propose = (changes: FieldChanges, body: Record<string, unknown>) => api<ChangeRequestView>("POST", `/bases/${changes.base.id}/fields/change-requests`, body).then(changes.done);
+
+/** The "+" at the end of the header, and "Duplicate": a new field, its slug made from its name unless typed. */
+export async function addField(changes: FieldChanges, from?: FieldView): Promise<void> {
+  const { base } = changes;
+  const bases = await api<BaseView[]>("GET", "/bases");
+  const name = input("Name", "name", { required: true, value: from ? `${from.name} copy` : "" });
+  const slug = input("Slug", "slug", { required: true, hint: "How agents and the API name it: lower-case letters, digits, dashes." });
+  const nameInput = name.querySelector("input")!;
+  const slugInput = slug.querySelector("input")!;
+  let slugTyped = false;
+  const deriveSlug = () => {
+    if (slugTyped) return;
+    let candidate = slugFrom(nameInput.value) || "field";
+    for (let n = 2; base.fields.some((field) => field.slug === candidate); n++) candidate = `${slugFrom(nameInput.value) || "field"}-${n}`;
+    slugInput.value = candidate;
+  };
+  nameInput.addEventListener("input", deriveSlug);
+  slugInput.addEventListener("input", () => (slugTyped = true));
+  deriveSlug();
+  const type = select("Type", "type", typeChoices(FIELD_TYPES), from?.type ?? "text");
+  const typeSelect = type.querySelector("select")!;
+  const required = checkbox("Required", "required", from?.required ?? false);
+  const optionsSlot = h("div", { class: "field-options" });
+  let part: OptionsPart | null = null;
+  const drawOptions = () => {
+    const chosen = typeSelect.value as FieldType;
+    part = optionsPart(chosen, base, bases, from && from.type === chosen ? from.options : {});
+    fill(optionsSlot, part?.node ?? null);
+    required.hidden = FIELD_TRAITS[chosen].computed;
+  };
+  typeSelect.addEventListener("change", drawOptions);
+  drawOptions();
+  dialogForm(from ? `Duplicate ${from.name}` : `New field in ${base.name}`, [name, slug, type, required, optionsSlot], "Add field", () => {
+    const chosen = typeSelect.value as FieldType;
+    const options = part?.read();
+    return propose(changes, {
+      operation: "create",
+      name: nameInput.value.trim(),
+      slug: slugInput.value.trim(),
+      type: chosen,
+      ...(FIELD_TRAITS[chosen].computed ? {} : { required: required.querySelector("input")!.checked }),
+      ...(options ? { options } : {}),
+    });
+  });
+}
+
+/**
+ * "Edit field": its name, whether it is required and its options, changed at once where the level
+ * allows; another type is a conversion, previewed first (how many values carry over, how many are
+ * lost) and always left for review.
+ */
+export async function editField(changes: FieldChanges, field: FieldView): Promise<void> {
+  const { base } = changes;
+  const bases = await api<BaseView[]>("GET", "/bases");
+  const traits = traitsOf(field.type);
+  const name = input("Name", "name", { required: true, value: field.name });
+  const required = traits.computed ? null : checkbox("Required", "required", field.required);
+  const convertible = FIELD_TYPES.filter((type) => !FIELD_TRAITS[type].computed);
+  const type = traits.computed ? null : select("Type", "type", typeChoices(convertible), field.type, "Another type converts every value: you see what carries over before it is proposed.");
+  // A link keeps the base it links to (its inverse lives there); what else a type asks for may change.
+  const part = traits.options === "link" ? null : optionsPart(field.type as FieldType, base, bases, field.options);
+  const preview = h("p", { class: "convert-preview", role: "status" });
+  const typeSelect = type?.querySelector("select");
+  typeSelect?.addEventListener("change", async () => {
+    preview.textContent = "";
+    if (typeSelect.value === field.type) return;
+    try {
+      const seen = await api<{ totalCount: number; convertibleCount: number; nullCount: number }>("POST", `/bases/${base.id}/fields/convert/preview`, { fieldId: field.id, newType: typeSelect.value });
+      preview.textContent = `${seen.convertibleCount} of ${seen.totalCount} records keep a value; ${seen.nullCount} will be empty. The conversion waits for review.`;
+    } catch (failure) {
+      preview.textContent = failureText(failure);
+    }
+  });
+  dialogForm(`Edit ${field.name}`, [name, type, preview, required, part?.node ?? null], "Save", async () => {
+    if (typeSelect && typeSelect.value !== field.type) {
+      await propose(changes, { operation: "convert", fieldId: field.id, newType: typeSelect.value, autoMerge: false });
+      return;
+    }
+    const options = part?.read();
+    await propose(changes, {
+      operation: "update",
+      fieldId: field.id,
+      patch: { name: name.querySelector("input")!.value.trim(), ...(required ? { required: required.querySelector("input")!.checked } : {}), ...(options ? { options: { ...field.options, ...options } } : {}) },
+    });
+  });
+}
+
+/** "Delete field": says what it clears, and proposes it for review (a manager can restore the field with its values). */
+export async function deleteField(changes: FieldChanges, field: FieldView): Promise<void> {
+  const { total } = await api<{ total: number }>("GET", `/records/page?baseId=${changes.base.id}&page=1&pageSize=1&include=none`);
+  dialogForm(
+    `Delete ${field.name}?`,
+    [h("p", {}, `Its values in ${total.toLocaleString()} record${total === 1 ? "" : "s"} are cleared. The deletion is proposed for review; until it is merged nothing changes, and a deleted field can be restored with its values.`)],
+    "Propose deletion",
+    () => propose(changes, { operation: "delete", fieldId: field.id, autoMerge: false }),
+    true,
+  );
+}
