@@ -105,8 +105,11 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByLabel("First space").fill("Research");
     await page.getByRole("button", { name: "Create account" }).click();
-    await page.getByRole("heading", { name: "Inbox" }).waitFor();
-    expect(new URL(page.url()).pathname).toBe("/admin/inbox");
+    // The first screen leads to the data: an empty space says how to bring some in.
+    await page.getByRole("heading", { name: "Data" }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/admin/data");
+    await page.getByText("This space holds nothing yet. Add a base: start empty, or from a CSV or JSON file you already have.").waitFor();
+    await page.getByRole("button", { name: "Add a base" }).waitFor();
     expect(await page.getByText("Research").first().isVisible()).toBe(true);
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
@@ -656,6 +659,61 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.waitForURL(/\/admin\/change-requests\/crq_/);
     base = (await server.call("GET", "/api/v1/bases/tracker", { key: write })).body;
     expect(base.fields.map((field: { name: string }) => field.name)).toEqual(["Task", "Estimate (h)", "Status of work", "Days", "Status of work copy"]);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("the tree: a folder made, a base made from a CSV file after its preview, renamed, moved by its menu and by dragging", async () => {
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("button", { name: "New folder" }).click();
+    let dialog = page.getByRole("dialog", { name: "New folder" });
+    await dialog.getByLabel("Name").fill("Team projects");
+    expect(await dialog.getByLabel("Slug").inputValue()).toBe("team-projects");
+    await dialog.getByRole("button", { name: "Create folder" }).click();
+    await page.getByRole("button", { name: "Team projects: menu" }).waitFor();
+
+    await page.getByRole("button", { name: "Add a base" }).click();
+    dialog = page.getByRole("dialog", { name: "Add a base" });
+    const csv = "Task,Hours,Status\nShip dashboard,3,Done\nWrite docs,5,Backlog\nFix login,2,Done\n";
+    await dialog.getByLabel("Start from a file (CSV, JSON or JSON lines)").setInputFiles({ name: "project_tracker.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+    await dialog.getByText("3 rows; a field for each column:").waitFor();
+    await dialog.getByRole("columnheader", { name: "Hours (Number)" }).waitFor();
+    await dialog.getByRole("cell", { name: "Ship dashboard" }).waitFor();
+    expect(await dialog.getByLabel("Name").inputValue()).toBe("project tracker");
+    await dialog.getByLabel("Name").fill("Project tracker");
+    expect(await dialog.getByLabel("Slug").inputValue()).toBe("project-tracker");
+    await dialog.getByLabel("In folder").selectOption({ label: "/Team projects" });
+    await dialog.getByRole("button", { name: "Create base" }).click();
+    const grid = page.getByRole("grid", { name: "Project tracker records" });
+    await grid.getByRole("row", { name: /Write docs/ }).waitFor();
+    expect(await grid.getByRole("row").count()).toBeGreaterThanOrEqual(4);
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const tree = (await server.call("GET", "/api/v1/nodes", { session })).body as { slug: string; children: { slug: string }[] }[];
+    expect(tree.find((node) => node.slug === "team-projects")!.children.map((child) => child.slug)).toEqual(["project-tracker"]);
+
+    await page.getByRole("link", { name: "Data" }).click();
+    await page.getByRole("button", { name: "Project tracker: menu" }).click();
+    await page.getByRole("dialog", { name: "Project tracker" }).getByRole("button", { name: "Rename…" }).click();
+    dialog = page.getByRole("dialog", { name: "Rename Project tracker" });
+    await dialog.getByLabel("Name").fill("Tracker 2027");
+    await dialog.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("button", { name: "Tracker 2027: menu" }).click();
+    await page.getByRole("dialog", { name: "Tracker 2027" }).getByRole("button", { name: "Move to…" }).click();
+    dialog = page.getByRole("dialog", { name: "Move Tracker 2027" });
+    await dialog.getByLabel("In folder").selectOption({ label: "/ (top level)" });
+    await dialog.getByRole("button", { name: "Move" }).click();
+    await page.getByRole("button", { name: "Tracker 2027: menu" }).waitFor();
+    let top = (await server.call("GET", "/api/v1/nodes", { session })).body as { slug: string; name: string; children: { slug: string }[] }[];
+    expect(top.find((node) => node.slug === "project-tracker")?.name).toBe("Tracker 2027");
+    expect(top.find((node) => node.slug === "team-projects")!.children).toEqual([]);
+
+    // Dragged onto the folder, it goes in it.
+    await page.locator('li[data-node]', { has: page.getByRole("button", { name: "Tracker 2027: menu" }) }).dragTo(page.locator('li[data-node]', { has: page.getByRole("button", { name: "Team projects: menu" }) }));
+    await page.waitForFunction(() => document.querySelector("li[data-node] li[data-node]") !== null);
+    top = (await server.call("GET", "/api/v1/nodes", { session })).body;
+    expect(top.find((node) => node.slug === "team-projects")!.children.map((child) => child.slug)).toEqual(["project-tracker"]);
+    await atBothWidths(page, "tree");
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

@@ -272,7 +272,7 @@ describe("import", () => {
     expect(preview.body.columns.map((column: { name: string; action: string; suggestedType: string }) => [column.name, column.action, column.suggestedType])).toEqual([["Name", "create", "text"], ["Born", "create", "number"], ["Field", "create", "select"]]);
     expect(preview.body.rows[0]).toMatchObject({ line: 2, errors: [] });
     // Values of columns that become fields are shown as the file has them (their type is decided by every row).
-    expect(Object.values(preview.body.rows[0].fields)).toEqual(["Ada", "1815", "maths"]);
+    expect(preview.body.rows[0].fields).toEqual({ name: "Ada", born: "1815", field: "maths" });
     const refused = await make("name=People", ws.propose);
     expect(refused.status).toBe(403);
     expect((await server.call("GET", "/api/v1/bases", { key: ws.read })).body.some((base: { slug: string }) => base.slug === "people")).toBe(false);

@@ -212,7 +212,8 @@ export class ImportPlan {
       if (!Object.hasOwn(row.values, column.name)) continue;
       const given = row.values[column.name];
       column.stats.add(given);
-      if (column.action === "create") raw[column.name] = given;
+      // Shown under the slug of the field it will make, as `columns[].fieldSlug` names it.
+      if (column.action === "create") raw[newSlug(column.name)] = given;
       if (column.action !== "map" || !column.field) continue;
       const converted = typeof given === "string" && this.format === "csv" ? cellValue(column.field, given) : { value: given };
       if ("error" in converted) errors.push({ line: row.line, column: column.name, message: `${column.name} ${converted.error}.` });

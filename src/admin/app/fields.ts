@@ -4,7 +4,7 @@ import { CHOICE_COLORS, FIELD_TRAITS, FIELD_TYPES, type FieldType, LOOKUP_ROLLUP
 import { slugFrom } from "../../shared/formats";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
-import { checkbox, failureText, input, select, textarea } from "./ui";
+import { checkbox, dialogForm, failureText, input, select, textarea } from "./ui";
 
 /**
  * Fields managed from the grid (docs/admin.md, "Fields"): a field is added, edited, duplicated,
@@ -127,32 +127,6 @@ function optionsPart(type: FieldType, base: BaseView, bases: BaseView[], options
     case "none":
       return null;
   }
-}
-
-/** A dialog that stays open while its request runs and shows the server's sentence when it fails. */
-function dialogForm(title: string, body: Child[], submitLabel: string, send: () => Promise<void>, danger = false): void {
-  const error = h("p", { class: "error", role: "alert" });
-  const submit = h("button", { type: "submit", class: danger ? "danger" : "" }, submitLabel);
-  const cancel = h("button", { type: "button", class: "secondary" }, "Cancel");
-  const formNode = h("form", {}, h("h2", { id: "dialog-title" }, title), ...body, h("div", { class: "actions" }, submit, cancel), error);
-  const dialog = h("dialog", { "aria-labelledby": "dialog-title", class: "field-dialog" }, formNode);
-  cancel.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => dialog.remove());
-  formNode.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    error.textContent = "";
-    submit.disabled = true;
-    try {
-      await send();
-      dialog.close();
-    } catch (failure) {
-      error.textContent = failureText(failure);
-    } finally {
-      submit.disabled = false;
-    }
-  });
-  document.body.appendChild(dialog);
-  dialog.showModal();
 }
 
 const propose = (changes: FieldChanges, body: Record<string, unknown>) => api<ChangeRequestView>("POST", `/bases/${changes.base.id}/fields/change-requests`, body).then(changes.done);

@@ -188,6 +188,32 @@ export function ask<T>(title: string, body: Child[], confirmLabel: string, dange
   });
 }
 
+/** A dialog that stays open while its request runs and shows the server's sentence when it fails. */
+export function dialogForm(title: string, body: Child[], submitLabel: string, send: () => Promise<void>, danger = false): void {
+  const error = h("p", { class: "error", role: "alert" });
+  const submit = h("button", { type: "submit", class: danger ? "danger" : "" }, submitLabel);
+  const cancel = h("button", { type: "button", class: "secondary" }, "Cancel");
+  const formNode = h("form", {}, h("h2", { id: "dialog-title" }, title), ...body, h("div", { class: "actions" }, submit, cancel), error);
+  const dialog = h("dialog", { "aria-labelledby": "dialog-title", class: "form-dialog" }, formNode);
+  cancel.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => dialog.remove());
+  formNode.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    submit.disabled = true;
+    try {
+      await send();
+      dialog.close();
+    } catch (failure) {
+      error.textContent = failureText(failure);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  document.body.appendChild(dialog);
+  dialog.showModal();
+}
+
 export const confirmDialog = (title: string, message: Child, confirmLabel: string, danger = false): Promise<boolean> =>
   ask(title, [h("p", {}, message)], confirmLabel, danger, () => true).then((answer) => answer === true);
 

@@ -3,18 +3,18 @@ import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { DEFAULT_TYPE, filterOperatorsOf, FILTER_OPERATORS, type FilterOperator, INPUT_TYPES, traitsOf, VALUELESS_OPERATORS } from "../../../shared/field-types";
+import { filterOperatorsOf, FILTER_OPERATORS, type FilterOperator, traitsOf, VALUELESS_OPERATORS } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
-import { type Child, h } from "../dom";
+import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { card, empty, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
+import { card, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
-import { pageOfNode } from "./docs";
+import { addBase, foldersOf, newFolder, type TreeChanges, treeList } from "../tree";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
 import type { RecordLinkView } from "../../../content/relations/view";
@@ -23,62 +23,42 @@ type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materia
 
 const computed = (field: FieldView) => traitsOf(field.type).computed;
 
-function tree(nodes: NodeView[]): HTMLElement {
-  return h(
-    "ul",
-    { class: "tree" },
-    ...nodes.map((node) =>
-      h(
-        "li",
-        {},
-        node.type === "folder" ? h("span", { class: "folder" }, node.name) : link(pageOfNode(node), node.name),
-        h("span", { class: "muted" }, ` ${node.type}`),
-        node.children.length ? tree(node.children) : null,
-      ),
-    ),
-  );
-}
-
-/** `slug:type` lines, e.g. `title:text`: the fields of a new base. */
-function fieldLines(text: string) {
-  return text
-    .split("\n")
-    .map((line) => line.trim())
-    .filter(Boolean)
-    .map((line, i) => {
-      const [slug, type = DEFAULT_TYPE] = line.split(":").map((part) => part.trim());
-      return { slug, name: slug.charAt(0).toUpperCase() + slug.slice(1).replaceAll("_", " "), type, required: i === 0 };
-    });
-}
-
 async function dataHome(ctx: Context): Promise<Node> {
   const nodes = await api<NodeView[]>("GET", "/nodes");
   const level = ctx.me.caller.effectiveLevel;
-  const canCreate = level !== null && atLeast(level, "changeRequest");
-  const create = canCreate
-    ? card(
-        "New base",
-        form(
-          "Create base",
-          [
-            input("Name", "name", { required: true, placeholder: "Papers" }),
-            input("Slug", "slug", { required: true, placeholder: "papers", hint: "Lower-case letters, digits and dashes; used in URLs and by agents." }),
-            textarea("Fields", "fields", { value: "title:text\nnotes:longtext", hint: `One per line as slug:type; types: ${INPUT_TYPES.join(", ")}. The first is required.` }),
-          ],
-          async (values) => {
-            const answer = await api<Proposed<BaseView>>("POST", "/bases", { name: values.get("name"), slug: values.get("slug"), fields: fieldLines(String(values.get("fields"))) });
-            ctx.go(answer.materialized ? `/admin/bases/${answer.id}` : `/admin/change-requests/${answer.id}`);
-          },
-        ),
+  const canPropose = level !== null && atLeast(level, "changeRequest");
+  const status = h("div", { role: "status" });
+  const changes: TreeChanges | null = canPropose
+    ? {
+        canWrite: atLeast(level, "write"),
+        done: (changeRequest) => (changeRequest.status === "merged" ? ctx.reload() : ctx.go(`/admin/change-requests/${changeRequest.id}`)),
+        opened: (baseId) => ctx.go(`/admin/bases/${baseId}`),
+        failed: (failure) => fill(status, notice("error", failureText(failure))),
+      }
+    : null;
+  const folders = foldersOf(nodes);
+  const actions = changes
+    ? h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "button", onclick: () => addBase(changes, folders) }, "Add a base"),
+        h("button", { type: "button", class: "secondary", onclick: () => newFolder(changes, folders) }, "New folder"),
       )
     : null;
+  const root = nodes[0]?.parentId ?? "";
   return screen(
     "Data",
-    card("Tree", nodes.length ? tree(nodes) : empty(canCreate ? "This space holds nothing yet: create its first base below." : "This space holds nothing yet.")),
-    create,
+    card(
+      null,
+      nodes.length
+        ? h("p", { class: "lead" }, canPropose ? "Open a base or a doc; a node's menu renames or moves it, and you can drag it onto a folder." : "Open a base or a doc.")
+        : empty(canPropose ? "This space holds nothing yet. Add a base: start empty, or from a CSV or JSON file you already have." : "This space holds nothing yet."),
+      actions,
+      status,
+      nodes.length ? treeList(nodes, changes, root) : null,
+    ),
   );
 }
-
 
 /** A view's sort as the listing's `sort` parameter; the listing's own default (newest first) without one. */
 const sortOfView = (view: ViewView | undefined) => {
@@ -202,7 +182,7 @@ async function basePage(ctx: Context): Promise<Node> {
     const values = new FormData(filterForm);
     ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")), sort })}`);
   });
-  return screen(
+  const page = screen(
     base.name,
     h(
       "p",
@@ -217,6 +197,9 @@ async function basePage(ctx: Context): Promise<Node> {
     canPropose ? saveViewForm(ctx, base) : null,
     panel,
   );
+  // A base uses the window's width: a grid of many fields is what it is for.
+  page.classList.add("wide");
+  return page;
 }
 
 /** What a proposal's answer means for the person: saved, or waiting in the Inbox. */

@@ -19,8 +19,8 @@ export const signInScreens: Screen[] = [
     path: "/admin",
     title: "Basalt",
     render: (ctx) => {
-      ctx.go("/admin/inbox", true);
-      return h("p", {}, "Opening the Inbox…");
+      ctx.go("/admin/data", true);
+      return h("p", {}, "Opening your data…");
     },
   },
   {
@@ -68,7 +68,7 @@ export const signInScreens: Screen[] = [
             ],
             async (values) => {
               await api("POST", "/setup", { token, name: values.get("name"), email: values.get("email"), password: values.get("password"), spaceName: values.get("spaceName") });
-              ctx.signedIn("/admin/inbox");
+              ctx.signedIn("/admin/data");
             },
           ),
         ),
