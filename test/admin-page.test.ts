@@ -414,6 +414,9 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await todo.getByRole("article", { name: "Write" }).dragTo(doing, { sourcePosition: { x: 4, y: 4 } });
     await page.getByRole("status").filter({ hasText: "Moved Write to doing." }).waitFor();
     await doing.getByRole("article", { name: "Write" }).waitFor();
+    // Each column says how many records it holds.
+    await todo.getByRole("heading", { name: "todo 2" }).waitFor();
+    await doing.getByRole("heading", { name: "doing 1" }).waitFor();
     const rows = (await server.call("GET", "/api/v1/records?baseId=tasks", { key: write })).body.records;
     expect(rows.find((row: { fields: { task: string } }) => row.fields.task === "Write").fields.stage).toBe("doing");
 
@@ -631,6 +634,16 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await dialog.getByRole("button", { name: "Add field" }).click();
     await grid.getByRole("button", { name: "Days: field menu" }).waitFor();
     await grid.getByRole("row", { name: /Ship dashboard/ }).getByRole("gridcell", { name: "0.375" }).waitFor();
+    // The grid says how many records it shows, and of how many a filter leaves.
+    await page.getByText("1 record", { exact: true }).waitFor();
+    await page.getByLabel("Field", { exact: true }).selectOption({ label: "Task" });
+    await page.getByLabel("Operator", { exact: true }).selectOption("contains");
+    await page.getByLabel("Value", { exact: true }).fill("nothing like it");
+    await page.getByRole("button", { name: "Filter", exact: true }).click();
+    await page.getByText("0 of 1 record", { exact: true }).waitFor();
+    await page.getByText("No records match this filter.").waitFor();
+    await page.getByRole("link", { name: "Clear" }).click();
+    await page.getByText("1 record", { exact: true }).waitFor();
 
     // Renamed through its menu; hidden in this browser, then shown again.
     await grid.getByRole("button", { name: "Hours: field menu" }).click();
@@ -704,12 +717,14 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await dialog.getByLabel("In folder").selectOption({ label: "/ (top level)" });
     await dialog.getByRole("button", { name: "Move" }).click();
     await page.getByRole("button", { name: "Tracker 2027: menu" }).waitFor();
-    let top = (await server.call("GET", "/api/v1/nodes", { session })).body as { slug: string; name: string; children: { slug: string }[] }[];
+    let top = (await server.call("GET", "/api/v1/nodes", { session })).body as { id: string; slug: string; name: string; children: { slug: string }[] }[];
     expect(top.find((node) => node.slug === "project-tracker")?.name).toBe("Tracker 2027");
     expect(top.find((node) => node.slug === "team-projects")!.children).toEqual([]);
 
     // Dragged onto the folder, it goes in it.
-    await page.locator('li[data-node]', { has: page.getByRole("button", { name: "Tracker 2027: menu" }) }).dragTo(page.locator('li[data-node]', { has: page.getByRole("button", { name: "Team projects: menu" }) }));
+    const idOf = (slug: string) => top.find((node) => node.slug === slug)!.id;
+    await page.locator(`ul.tree > li[data-node="${idOf("project-tracker")}"]`).waitFor();
+    await page.locator(`li[data-node="${idOf("project-tracker")}"]`).dragTo(page.locator(`li[data-node="${idOf("team-projects")}"]`));
     await page.waitForFunction(() => document.querySelector("li[data-node] li[data-node]") !== null);
     top = (await server.call("GET", "/api/v1/nodes", { session })).body;
     expect(top.find((node) => node.slug === "team-projects")!.children.map((child) => child.slug)).toEqual(["project-tracker"]);

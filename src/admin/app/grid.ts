@@ -41,6 +41,8 @@ export interface GridSetup {
   fieldChanges?: FieldChanges;
   /** Draws the screen again (a column hidden or shown). */
   relayout(): void;
+  /** How many records the base holds when a filter (the screen's or the view's) narrows the grid: "124 of 2,000 records". */
+  unfiltered?: Promise<number>;
 }
 
 /**
@@ -70,6 +72,14 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   let drawn = { first: 0, last: -1 };
 
   const status = h("p", { class: "grid-status", role: "status" });
+  const counter = h("p", { class: "record-count", "aria-live": "polite" });
+  let unfiltered: number | undefined;
+  setup.unfiltered?.then((all) => ((unfiltered = all), showCount())).catch(() => undefined);
+  /** The records shown, and of how many when a filter narrows them. */
+  function showCount(): void {
+    const records = (n: number) => `${n.toLocaleString()} record${n === 1 ? "" : "s"}`;
+    counter.textContent = setup.unfiltered ? `${total.toLocaleString()} of ${unfiltered === undefined ? "…" : records(unfiltered)}` : records(total);
+  }
   const body = h("tbody", {});
   const topSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 2 }));
   const bottomSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 2 }));
@@ -294,6 +304,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
             for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
             pages.set(source.key, answer.records);
             if (answer.total !== total) total = answer.total;
+            showCount();
           })
           .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
           .finally(() => {
@@ -327,7 +338,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     drawn = { first, last };
     table.setAttribute("aria-rowcount", String(count + 1));
     if (hadFocus && !editing) cellAt(active.row, active.col)?.focus();
-    if (count === 0 && reading.size === 0) say(total === 0 ? "No records yet." : "");
+    if (count === 0 && reading.size === 0) say(total === 0 ? (setup.unfiltered ? "No records match this filter." : "No records yet.") : "");
     else if (total > 2 * REACH && last >= REACH - 1) say(`The first ${REACH.toLocaleString()} of ${total.toLocaleString()} records are shown: filter or sort to reach the others.`);
   }
 
@@ -512,6 +523,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
       pages.set("f0", answer.records);
       total = answer.total;
+      showCount();
       draw();
     })
     .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
@@ -592,7 +604,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   if (columns.some((field) => editable(field) && !toggled(field))) resetEditor();
 
   return {
-    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, status, setup.canPropose ? bulkBar : null, scroller),
+    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, counter, status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
       // Rows whose lookups or links another record's change altered: read again if any is loaded.
       if (event.type === "records.recomputed" && event.baseId === base.id) {
@@ -604,6 +616,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       if (!record || event.baseId !== base.id) return;
       if (event.type === "record.created" || event.type === "record.deleted" || event.type === "record.restored") {
         total += event.type === "record.deleted" ? -1 : 1;
+        showCount();
         reread();
         return;
       }

@@ -16,8 +16,8 @@ export interface BoardSetup {
   base: BaseView;
   /** The select field the board is stacked by. */
   field: FieldView;
-  /** Reads a column's records: those whose value is `choice` (null: none), through the view. */
-  load(choice: string | null): Promise<RecordView[]>;
+  /** Reads a column's newest records (those whose value is `choice`, null: none, through the view) and how many it holds. */
+  load(choice: string | null): Promise<{ records: RecordView[]; total: number }>;
   canPropose: boolean;
 }
 
@@ -67,9 +67,16 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
 
   const records = new Map<string, RecordView>();
 
-  function column(choice: string | null, rows: RecordView[]): HTMLElement {
+  function column(choice: string | null, rows: RecordView[], total: number): HTMLElement {
     const list = h("div", { class: "board-cards" }, ...rows.map(card));
-    const node = h("section", { class: "board-column", "aria-label": label(choice), "data-choice": choice ?? "" }, h("h2", {}, label(choice), " ", h("span", { class: "count" }, String(rows.length))), list);
+    const count = h("span", { class: "count", title: total > rows.length ? `The newest ${rows.length} of ${total} are shown` : undefined }, total.toLocaleString());
+    const node = h(
+      "section",
+      { class: "board-column", "aria-label": label(choice), "data-choice": choice ?? "" },
+      h("h2", {}, label(choice), " ", count),
+      list,
+      total > rows.length ? h("p", { class: "muted" }, `${(total - rows.length).toLocaleString()} more: filter the grid to see them.`) : null,
+    );
     node.addEventListener("dragover", (event) => {
       event.preventDefault();
       node.classList.add("over");
@@ -105,8 +112,8 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
   async function load(): Promise<void> {
     const columns = await Promise.all(choices.map((choice) => setup.load(choice)));
     records.clear();
-    for (const rows of columns) for (const record of rows) records.set(record.id, record);
-    board.replaceChildren(...choices.map((choice, i) => column(choice, columns[i])));
+    for (const { records: rows } of columns) for (const record of rows) records.set(record.id, record);
+    board.replaceChildren(...choices.map((choice, i) => column(choice, columns[i].records, columns[i].total)));
   }
 
   void load().catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));

@@ -145,7 +145,10 @@ async function basePage(ctx: Context): Promise<Node> {
     }
     if (stackedBy) {
       const column = (choice: string | null) =>
-        through({ limit: CARDS_A_COLUMN, "filters[0][fieldSlug]": stackedBy.slug, "filters[0][operator]": choice === null ? "isEmpty" : "eq", "filters[0][value]": choice ?? undefined });
+        api<{ records: RecordView[]; total: number }>(
+          "GET",
+          `/records/page${query({ baseId: base.id, viewId: view?.id, page: 1, pageSize: CARDS_A_COLUMN, include: "none", "filters[0][fieldSlug]": stackedBy.slug, "filters[0][operator]": choice === null ? "isEmpty" : "eq", "filters[0][value]": choice ?? undefined })}`,
+        );
       return kanbanBoard({ base, field: stackedBy, canPropose, load: column });
     }
     return recordGrid({
@@ -165,6 +168,7 @@ async function basePage(ctx: Context): Promise<Node> {
       canPropose,
       fieldChanges: canPropose ? { base, done: (changeRequest) => (changeRequest.status === "merged" ? ctx.reload() : ctx.go(`/admin/change-requests/${changeRequest.id}`)) } : undefined,
       relayout: () => ctx.reload(),
+      unfiltered: (field && op) || view?.config.filters?.length ? api<{ total: number }>("GET", `/records/count${query({ baseId: base.id })}`).then((answer) => answer.total) : undefined,
     });
   };
   const content = drawn();
