@@ -733,6 +733,74 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("a spreadsheet's keyboard: typing edits, ranges clear and fill down, undo and redo, copy as tab-separated text, a paste adds rows", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "sheet", name: "Sheet", fields: [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }] } });
+    for (const [item, qty] of [["c", 3], ["b", 2], ["a", 1]] as const) await server.call("POST", "/api/v1/bases/sheet/change-requests", { key: write, body: { fields: { item, qty } } });
+    const values = async () =>
+      ((await server.call("GET", "/api/v1/records?baseId=sheet&sort=item&limit=50&include=none", { key: write })).body.records as { fields: { item: string; qty: number | null } }[]).map((record) => [record.fields.item, record.fields.qty]);
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Sheet" }).click();
+    const grid = page.getByRole("grid", { name: "Sheet records" });
+    const status = page.getByRole("status").filter({ hasText: /saved|Copied/ });
+    // Newest first: a, b, c. Typing on a cell starts its new value.
+    await grid.getByRole("row", { name: /\ba\b/ }).getByRole("gridcell").first().click();
+    await page.keyboard.type("apple");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved Item." }).waitFor();
+    expect(await values()).toEqual([["apple", 1], ["b", 2], ["c", 3]]);
+
+    // Qty of the three rows chosen with Shift and the arrows, then cleared, then back with Ctrl+Z, and again with Ctrl+Y.
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    expect(await grid.locator("td.in-range").count()).toBe(3);
+    await page.keyboard.press("Delete");
+    await status.filter({ hasText: "Cleared Qty: saved." }).waitFor();
+    expect(await values()).toEqual([["apple", null], ["b", null], ["c", null]]);
+    await page.keyboard.press("Control+z");
+    await status.filter({ hasText: "Undid: Cleared Qty: saved." }).waitFor();
+    expect(await values()).toEqual([["apple", 1], ["b", 2], ["c", 3]]);
+    await page.keyboard.press("Control+y");
+    await status.filter({ hasText: "Redid: Cleared Qty: saved." }).waitFor();
+    expect(await values()).toEqual([["apple", null], ["b", null], ["c", null]]);
+
+    // Ctrl+D copies the range's first row down.
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.type("9");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved Item." }).waitFor();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Control+d");
+    await status.filter({ hasText: "Filled down Item: saved." }).waitFor();
+    expect((await values()).map(([item]) => item)).toEqual(["9", "9", "9"]);
+
+    // Copy: the range as tab-separated text.
+    const copied = await page.evaluate(() => {
+      const data = new DataTransfer();
+      document.activeElement!.dispatchEvent(new ClipboardEvent("copy", { clipboardData: data, bubbles: true, cancelable: true }));
+      return data.getData("text/plain");
+    });
+    expect(copied).toBe("9\n9\n9");
+
+    // A paste of 5 rows by 2 columns from the first cell: 3 rows updated, 2 records added, one change each.
+    await page.keyboard.press("Control+Home");
+    await page.evaluate(() => {
+      const data = new DataTransfer();
+      data.setData("text/plain", "Pens\t12\nPaper\t500\nInk\t3\nStaples\t1000\n\"Tape, clear\"\t7\n");
+      document.activeElement!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await status.filter({ hasText: "Pasted 5 rows: saved. 2 new records." }).waitFor();
+    expect(await values()).toEqual([["Ink", 3], ["Paper", 500], ["Pens", 12], ["Staples", 1000], ["Tape, clear", 7]]);
+    await page.getByText("5 records", { exact: true }).waitFor();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
   test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");

@@ -9,6 +9,7 @@ import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
 import { failureText, link, recordName } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
+import { cellText, parseTsv, pastable, pastedValue, toTsv } from "./clipboard";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
@@ -61,6 +62,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const hiddenFields = base.fields.filter((field) => layout.hidden.includes(field.slug));
   const ADD_WIDTH = setup.fieldChanges ? 44 : 0;
   const pages = new Map<string, RecordView[]>();
+  /** Pages to read again (records were added, removed or changed): shown as they were until then. */
+  const stale = new Set<string>();
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
   const names = new Map<string, string | null>();
@@ -68,7 +71,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const selected = new Map<string, RecordView>();
   let total = 0;
   let active = { row: 0, col: 0 };
-  let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement } | null = null;
+  /** The cell being edited, with its record as the edit began (its rows may be read again meanwhile). */
+  let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement; record: RecordView } | null = null;
   let drawn = { first: 0, last: -1 };
 
   const status = h("p", { class: "grid-status", role: "status" });
@@ -274,7 +278,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           {
             role: "gridcell",
             tabindex: isActive ? "0" : "-1",
-            class: [numeric(field) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : ""].join(" ").trim(),
+            class: [numeric(field) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : "", inRange(index, col) ? "in-range" : ""].join(" ").trim(),
             title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
             "data-col": col,
           },
@@ -293,7 +297,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const wanted = new Map<string, ReturnType<typeof sourceOf>>();
     for (let index = first; index <= last; index++) {
       const source = sourceOf(index);
-      if (!pages.has(source.key) && !reading.has(source.key)) wanted.set(source.key, source);
+      if ((!pages.has(source.key) || stale.has(source.key)) && !reading.has(source.key)) wanted.set(source.key, source);
     }
     for (const source of wanted.values()) {
       reading.set(
@@ -303,6 +307,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           .then((answer) => {
             for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
             pages.set(source.key, answer.records);
+            stale.delete(source.key);
             if (answer.total !== total) total = answer.total;
             showCount();
           })
@@ -364,7 +369,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     cell?.focus();
   }
 
-  function startEdit(row: number, col: number): void {
+  function startEdit(row: number, col: number, typed?: string): void {
     const field = columns[col];
     const record = recordAt(row);
     if (!record || !setup.canPropose) return;
@@ -378,9 +383,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     }
     const cell = cellAt(row, col)!;
     const editor = cellEditor(field, record.fields[field.slug]);
-    editing = { row, col, editor, element: rowElement(row)! };
+    editing = { row, col, editor, element: rowElement(row)!, record };
     fill(cell, editor);
+    // A key typed on the cell starts its new value, as in a spreadsheet.
+    if (typed !== undefined && editor instanceof HTMLInputElement) editor.value = typed;
     editor.focus();
+    if (typed !== undefined && editor instanceof HTMLInputElement && editor.type === "text") editor.setSelectionRange(typed.length, typed.length);
     editor.addEventListener("keydown", (event) => {
       const key = (event as KeyboardEvent).key;
       if (key === "Escape") {
@@ -415,7 +423,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   /** Proposes one cell's new value; answers whether it was taken (merged or waiting for review). */
   async function save(row: number, col: number, value: unknown): Promise<boolean> {
-    const record = recordAt(row)!;
+    const record = editing?.record ?? recordAt(row);
+    if (!record) return false;
     const field = columns[col];
     if (JSON.stringify(value) === JSON.stringify(record.fields[field.slug] ?? null)) {
       stopEdit();
@@ -467,10 +476,14 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   /** Records were added or removed: every row may have moved, so the pages in view are read again. */
   let rereadDue: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Rows are shown as they were until their page is read again, so the grid never blanks and the
+   * keyboard keeps its cell (keys typed meanwhile are not lost).
+   */
   function reread(): void {
     rereadDue ??= setTimeout(() => {
       rereadDue = null;
-      pages.clear();
+      for (const key of pages.keys()) stale.add(key);
       draw();
     }, 100);
   }
@@ -485,6 +498,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   table.addEventListener("keydown", (event) => {
     if (editing || (event.target as HTMLElement).closest(".new-row")) return;
     const key = (event as KeyboardEvent).key;
+    if (!(event.target as HTMLElement).matches("td[role=gridcell]")) return;
+    if (spreadsheetKey(event as KeyboardEvent)) return void event.preventDefault();
     const moves: Record<string, () => void> = {
       ArrowDown: () => focusCell(active.row + 1, active.col),
       ArrowUp: () => (active.row === 0 && newRow ? newRow.entry.focus() : focusCell(active.row - 1, active.col)),
@@ -497,9 +512,225 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       Enter: () => startEdit(active.row, active.col),
       F2: () => startEdit(active.row, active.col),
     };
-    if (!(event.target as HTMLElement).matches("td[role=gridcell]") || !moves[key]) return;
+    if (!moves[key]) return;
     event.preventDefault();
+    if (anchor) {
+      anchor = null;
+      draw();
+    }
     moves[key]();
+  });
+
+  // ---- a spreadsheet's keys: ranges, jumps, typing, clearing, filling down, copy and paste, undo ----
+
+  /** The range the keyboard chose: from `anchor` (Shift with arrows) to the active cell; the active cell alone without one. */
+  let anchor: { row: number; col: number } | null = null;
+  function range() {
+    const from = anchor ?? active;
+    return { top: Math.min(from.row, active.row), bottom: Math.max(from.row, active.row), left: Math.min(from.col, active.col), right: Math.max(from.col, active.col) };
+  }
+  function inRange(row: number, col: number): boolean {
+    if (!anchor) return false;
+    const { top, bottom, left, right } = range();
+    return row >= top && row <= bottom && col >= left && col <= right;
+  }
+
+  /** A change of the page's own that merged, to undo: each cell's value before and after. */
+  type Step = { label: string; cells: { recordId: string; slug: string; before: unknown; after: unknown }[] };
+  const undoable: Step[] = [];
+  const redoable: Step[] = [];
+
+  /** Handles a spreadsheet's key; answers whether it was one. */
+  function spreadsheetKey(event: KeyboardEvent): boolean {
+    const { key, shiftKey } = event;
+    const command = event.ctrlKey || event.metaKey;
+    const last = reachable() - 1;
+    const arrows: Record<string, { row: number; col: number }> = {
+      ArrowDown: { row: command ? last : active.row + 1, col: active.col },
+      ArrowUp: { row: command ? 0 : active.row - 1, col: active.col },
+      ArrowRight: { row: active.row, col: command ? columns.length - 1 : active.col + 1 },
+      ArrowLeft: { row: active.row, col: command ? 0 : active.col - 1 },
+    };
+    if (arrows[key] && (shiftKey || command)) {
+      if (shiftKey) anchor ??= { ...active };
+      else anchor = null;
+      focusCell(arrows[key].row, arrows[key].col);
+      draw();
+      return true;
+    }
+    if (command && (key === "Home" || key === "End")) {
+      anchor = null;
+      focusCell(key === "Home" ? 0 : last, key === "Home" ? 0 : columns.length - 1);
+      return true;
+    }
+    if (!setup.canPropose) return false;
+    const letter = key.toLowerCase();
+    const commands: Record<string, () => unknown> = {
+      z: () => (shiftKey ? redo() : undo()),
+      y: redo,
+      d: fillDown,
+    };
+    if (command && commands[letter]) {
+      void commands[letter]();
+      return true;
+    }
+    if (key === "Delete" || key === "Backspace") {
+      void clearRange();
+      return true;
+    }
+    if (key.length === 1 && !command && !event.altKey) {
+      anchor = null;
+      startEdit(active.row, active.col, key);
+      return true;
+    }
+    return false;
+  }
+
+  /** The records of rows `first` to `last` (those past the end are missing), reading the pages not yet here. */
+  async function recordsOf(first: number, last: number): Promise<(RecordView | undefined)[]> {
+    const wanted = new Map<string, ReturnType<typeof sourceOf>>();
+    for (let index = first; index <= Math.min(last, reachable() - 1); index++) {
+      const source = sourceOf(index);
+      if (!pages.has(source.key) || stale.has(source.key)) wanted.set(source.key, source);
+    }
+    await Promise.all(
+      [...wanted.values()].map((source) =>
+        setup.load(source.page + 1, source.fromEnd).then((answer) => {
+          pages.set(source.key, answer.records);
+          stale.delete(source.key);
+        }),
+      ),
+    );
+    return Array.from({ length: last - first + 1 }, (_, i) => (first + i < reachable() ? recordAt(first + i) : undefined));
+  }
+
+  /**
+   * Writes cells (and new records, a paste's rows past the end) as the page writes everything: bulk
+   * change requests, merged at once where the level allows (then the step may be undone), else
+   * waiting for review with their cells marked.
+   */
+  async function writeCells(label: string, cells: { record: RecordView; field: FieldView; value: unknown }[], creates: Record<string, unknown>[] = [], undoing = false): Promise<boolean> {
+    const changed = cells.filter((cell) => JSON.stringify(cell.value) !== JSON.stringify(cell.record.fields[cell.field.slug] ?? null));
+    if (changed.length === 0 && creates.length === 0) {
+      say("Nothing to change.");
+      return false;
+    }
+    const byRecord = new Map<string, { record: RecordView; fields: Record<string, unknown> }>();
+    for (const cell of changed) {
+      const entry = byRecord.get(cell.record.id) ?? { record: cell.record, fields: {} };
+      entry.fields[cell.field.slug] = cell.value;
+      byRecord.set(cell.record.id, entry);
+    }
+    const updates = [...byRecord.values()].map(({ record, fields }) => ({ recordId: record.id, fields, ...(undoing ? {} : { baseCommitId: record.headCommitId }) }));
+    say("Saving…");
+    try {
+      const answers: ChangeRequestView[] = [];
+      for (let at = 0; at < updates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-update-change-request`, { updates: updates.slice(at, at + 1000), message: label }));
+      for (let at = 0; at < creates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-change-request`, { records: creates.slice(at, at + 1000).map((fields) => ({ fields })), message: label }));
+      const waiting = answers.filter((answer) => answer.status !== "merged");
+      if (waiting.length === 0) {
+        if (!undoing && changed.length > 0) {
+          undoable.push({ label, cells: changed.map((cell) => ({ recordId: cell.record.id, slug: cell.field.slug, before: cell.record.fields[cell.field.slug] ?? null, after: cell.value })) });
+          redoable.length = 0;
+        }
+        say(`${label}: saved.${creates.length ? ` ${creates.length} new record${creates.length === 1 ? "" : "s"}.` : ""}`);
+      } else {
+        for (const cell of changed) proposed.set(`${cell.record.id}:${cell.field.slug}`, waiting[0].id);
+        say(`${label}: proposed, it waits for review in the Inbox. `, ...waiting.map((answer) => link(`/admin/change-requests/${answer.id}`, "See the change request")));
+      }
+      if (creates.length > 0) total += creates.length;
+      reread();
+      return true;
+    } catch (failure) {
+      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+      return false;
+    }
+  }
+
+  /** The range's cells with the records they belong to (reading pages as needed), and the fields a value may be written in. */
+  async function cellsOfRange() {
+    const { top, bottom, left, right } = range();
+    const records = await recordsOf(top, bottom);
+    const fields = columns.slice(left, right + 1);
+    return { records, fields, writable: fields.filter(pastable) };
+  }
+
+  async function clearRange(): Promise<void> {
+    const { records, writable } = await cellsOfRange();
+    if (writable.length === 0) return void say("These cells are computed, links or files: they are edited elsewhere.");
+    await writeCells(`Cleared ${writable.map((field) => field.name).join(", ")}`, records.flatMap((record) => (record ? writable.map((field) => ({ record, field, value: null })) : [])));
+  }
+
+  /** Ctrl+D: the range's first row copied into the rows below it. */
+  async function fillDown(): Promise<void> {
+    const { records, writable } = await cellsOfRange();
+    const [first, ...rest] = records;
+    if (!first || rest.length === 0) return void say("Choose cells below the one to copy (Shift with the arrows), then Ctrl+D.");
+    await writeCells(`Filled down ${writable.map((field) => field.name).join(", ")}`, rest.flatMap((record) => (record ? writable.map((field) => ({ record, field, value: first.fields[field.slug] ?? null })) : [])));
+  }
+
+  async function replay(from: Step[], to: Step[], undoing: boolean): Promise<void> {
+    const step = from.pop();
+    if (!step) return void say(undoing ? "Nothing to undo." : "Nothing to redo.");
+    // Each record as the step left it (its rows may be being read again): only its id and that value matter here.
+    const cells = step.cells.flatMap((cell) => {
+      const field = base.fields.find((candidate) => candidate.slug === cell.slug);
+      const record = { id: cell.recordId, fields: { [cell.slug]: undoing ? cell.after : cell.before } } as unknown as RecordView;
+      return field ? [{ record, field, value: undoing ? cell.before : cell.after }] : [];
+    });
+    if (await writeCells(`${undoing ? "Undid" : "Redid"}: ${step.label}`, cells, [], true)) to.push(step);
+    else from.push(step);
+  }
+  const undo = () => replay(undoable, redoable, true);
+  const redo = () => replay(redoable, undoable, false);
+
+  // Copy: the range as tab-separated text, which spreadsheets paste cell for cell.
+  table.addEventListener("copy", (event) => {
+    if (editing || !(event.target as HTMLElement).closest?.("td[role=gridcell]")) return;
+    const { top, bottom, left, right } = range();
+    const rows: string[][] = [];
+    for (let row = top; row <= bottom; row++) {
+      const record = recordAt(row);
+      rows.push(columns.slice(left, right + 1).map((field) => (record ? cellText(field, record.fields[field.slug]) : "")));
+    }
+    (event as ClipboardEvent).clipboardData?.setData("text/plain", toTsv(rows));
+    event.preventDefault();
+    say(`Copied ${rows.length * (right - left + 1)} cell${rows.length * (right - left + 1) === 1 ? "" : "s"}.`);
+  });
+
+  /**
+   * Paste: a spreadsheet's cells from the active cell down and right, proposed as one bulk change;
+   * rows past the last record become new records. One copied cell pasted on a range fills it.
+   */
+  table.addEventListener("paste", async (event) => {
+    if (editing || !setup.canPropose || !(event.target as HTMLElement).closest?.("td[role=gridcell]")) return;
+    event.preventDefault();
+    let matrix = parseTsv((event as ClipboardEvent).clipboardData?.getData("text/plain") ?? "");
+    if (matrix.length === 0) return;
+    const { top, bottom, left, right } = range();
+    if (matrix.length === 1 && matrix[0].length === 1 && (bottom > top || right > left)) matrix = Array.from({ length: bottom - top + 1 }, () => Array.from({ length: right - left + 1 }, () => matrix[0][0]));
+    const fields = columns.slice(left, left + Math.max(...matrix.map((row) => row.length)));
+    const records = await recordsOf(top, top + matrix.length - 1);
+    const cells: { record: RecordView; field: FieldView; value: unknown }[] = [];
+    const creates: Record<string, unknown>[] = [];
+    const refused: string[] = [];
+    const skipped = fields.filter((field) => !pastable(field)).map((field) => field.name);
+    matrix.forEach((row, i) => {
+      const values: Record<string, unknown> = {};
+      row.forEach((text, j) => {
+        const field = fields[j];
+        if (!field || !pastable(field)) return;
+        const read = pastedValue(field, text);
+        if ("refused" in read) return void refused.push(`row ${i + 1}: ${read.refused}`);
+        values[field.slug] = read.value;
+      });
+      const record = records[i];
+      if (record) for (const [slug, value] of Object.entries(values)) cells.push({ record, field: fields.find((field) => field.slug === slug)!, value });
+      else if (Object.values(values).some((value) => value !== null)) creates.push(values);
+    });
+    if (refused.length > 0) return void say(h("span", { class: "error", role: "alert" }, `Nothing was pasted: ${refused.slice(0, 3).join("; ")}${refused.length > 3 ? ` and ${refused.length - 3} more` : ""}.`));
+    const written = await writeCells(`Pasted ${matrix.length} row${matrix.length === 1 ? "" : "s"}`, cells, creates);
+    if (written && skipped.length) say(`Pasted; ${skipped.join(", ")} ${skipped.length === 1 ? "is" : "are"} edited elsewhere and kept ${skipped.length === 1 ? "its" : "their"} values.`);
   });
   body.addEventListener("click", (event) => {
     const place = placeOf(event.target);
