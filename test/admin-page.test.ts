@@ -211,7 +211,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");
     await page.getByRole("link", { name: /To review 1/ }).waitFor();
-    await page.getByRole("link", { name: "Record update in Papers" }).click();
+    // Titled by what it does: one field of one record, from and to.
+    await page.getByRole("link", { name: "Year: 2016 → 2017 in Papers" }).click();
     await page.getByText("through the key “changeRequest over HTTP” (api)").waitFor();
     const diff = page.getByRole("row", { name: /Year/ });
     await diff.getByRole("cell", { name: "2017" }).waitFor();
@@ -385,6 +386,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(await theirs.getByRole("row", { name: /Book 59/ }).getByRole("gridcell").first().getAttribute("class")).toContain("proposed");
     const waiting = (await server.call("GET", "/api/v1/change-requests?status=in_review", { key: write })).body;
     expect(JSON.stringify(waiting)).toContain("Book 59, second edition");
+    expect(JSON.stringify(waiting)).toContain("Book 59: Title Book 59 → Book 59, second edition");
     expect((await server.call("GET", `/api/v1/records?baseId=books&filters[0][fieldSlug]=title&filters[0][operator]=eq&filters[0][value]=Book 59`, { key: write })).body.records).toHaveLength(1);
     await other.close();
     await page.close();
@@ -427,6 +429,9 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await other.getByRole("region", { name: "todo" }).getByRole("article", { name: "Ship" }).getByText("Proposed: to done").waitFor();
     const waiting = (await server.call("GET", "/api/v1/change-requests?status=in_review", { key: write })).body;
     expect(JSON.stringify(waiting)).toContain('"stage":"done"');
+    // The Inbox titles it by what it does.
+    await other.goto(`${server.url}/admin/inbox`);
+    await other.getByRole("link", { name: "Ship: Stage todo → done" }).waitFor();
     await other.close();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
@@ -511,6 +516,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByLabel("Comment").fill("The diagram needs a caption.");
     await page.getByRole("button", { name: "Comment" }).click();
     await page.getByText("The diagram needs a caption.").waitFor();
+    // Comments say who and when; the history says each field's old and new value.
+    await page.getByRole("listitem").filter({ hasText: "The diagram needs a caption." }).getByText("Ada", { exact: true }).waitFor();
     // A formula is shown, not edited; the linked record's page says what links to it.
     expect(await page.getByRole("definition").innerText()).toBe("NOTES ON THE ENGINE");
     // Another client's comment draws the page again in place; the keyboard stays on the control it was on.
@@ -594,6 +601,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await panel.getByText("Saved.").waitFor();
     const saved = (await server.call("GET", "/api/v1/records?baseId=films&limit=1", { key: write })).body.records[0];
     expect(saved.fields.stars).toBe(2);
+    await panel.getByRole("listitem").filter({ hasText: "Stars: 5 → 2" }).waitFor();
+    await panel.getByRole("listitem").filter({ hasText: "Stars: 3 → 5" }).waitFor();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

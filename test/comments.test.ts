@@ -34,6 +34,7 @@ test("a comment on a record is the caller's, trimmed, and listed oldest first, a
     operationId: null,
     commitId: null,
     authorId: ws.owner.id,
+    authorUser: { id: ws.owner.id, name: "Ada", email: "ada@example.com", image: null },
     body: "is this the 2017 paper?",
     mentionsAi: false,
     createdAt: expect.any(String),

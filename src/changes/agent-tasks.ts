@@ -1,3 +1,4 @@
+import { userRefs } from "../content/commits";
 import { seenWhere } from "../spaces/sight";
 import type { Static } from "@sinclair/typebox";
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
@@ -50,7 +51,8 @@ export function agentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor): Ag
     .where(and(eq(comments.spaceId, scope.space.id), inArray(comments.changeRequestId, sentBack.map((row) => row.id)), eq(comments.mentionsAi, true)))
     .orderBy(asc(comments.id))
     .all();
-  for (const mention of mentions) asked.set(mention.changeRequestId!, [...(asked.get(mention.changeRequestId!) ?? []), commentView(mention)]);
+  const people = userRefs(ctx, mentions.map((mention) => mention.authorId));
+  for (const mention of mentions) asked.set(mention.changeRequestId!, [...(asked.get(mention.changeRequestId!) ?? []), commentView(mention, people)]);
   return changeRequestViews(ctx, sentBack).map((changeRequest) => ({
     changeRequest,
     trigger: "changes_requested" as const,

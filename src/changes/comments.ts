@@ -4,7 +4,7 @@ import { and, asc, eq, gt } from "drizzle-orm";
 import { t } from "elysia";
 import type { Actor } from "../auth/actor";
 import { findChangeRequest, findOperation, getChangeRequest } from "./lifecycle";
-import { loadCommits } from "../content/commits";
+import { loadCommits, type UserRef, userRefs, UserRefSchema, userRefView } from "../content/commits";
 import { findRecord } from "../content/records/read";
 import type { AppContext, Tx } from "../context";
 import { insertRow } from "../db/client";
@@ -25,6 +25,7 @@ export const CommentSchema = t.Object(
     operationId: Nullable(t.String()),
     commitId: Nullable(t.String()),
     authorId: t.String(),
+    authorUser: Nullable(UserRefSchema, { description: "Its author, to show by name." }),
     body: t.String(),
     mentionsAi: t.Boolean(),
     createdAt: Timestamp,
@@ -70,7 +71,8 @@ function subjectTies(ctx: AppContext, spaceId: string, type: CommentSubject, id:
   }
 }
 
-export const commentView = ({ spaceId: _, ...row }: CommentRow): CommentView => row;
+/** A comment as answered, its author named from `people` (`userRefs`). */
+export const commentView = ({ spaceId: _, ...row }: CommentRow, people: Map<string, UserRef>): CommentView => ({ ...row, authorUser: userRefView(people.get(row.authorId)) });
 
 /** `POST /comments`: a comment by the caller on a subject of the space, with its `comment.created` event in the same write. */
 export function addComment(tx: Tx, spaceId: string, actor: Actor, input: { subjectType: CommentSubject; subjectId: string; body: string; mentionsAi?: boolean }, at: string): CommentView {
@@ -79,7 +81,7 @@ export function addComment(tx: Tx, spaceId: string, actor: Actor, input: { subje
   const { baseId, ...ties } = subjectTies(tx, spaceId, input.subjectType, input.subjectId);
   const row: CommentRow = { id: newId("com"), spaceId, subjectType: input.subjectType, subjectId: input.subjectId, ...ties, authorId: actor.user.id, body, mentionsAi: input.mentionsAi ?? false, createdAt: at, updatedAt: at };
   insertRow(tx, comments, row);
-  const comment = commentView(row);
+  const comment = commentView(row, new Map([[actor.user.id, actor.user]]));
   recordEvent(tx, "comment.created", { spaceId, baseId, at }, { comment });
   return comment;
 }
@@ -95,14 +97,15 @@ export function listComments(ctx: AppContext, spaceId: string, query: { subjectT
     query.subjectType === "change_request"
       ? eq(comments.changeRequestId, query.subjectId)
       : and(eq(comments.subjectType, query.subjectType), eq(comments.subjectId, query.subjectId));
-  return ctx.db
+  const rows = ctx.db
     .select()
     .from(comments)
     .where(and(eq(comments.spaceId, spaceId), subject, query.after ? gt(comments.id, query.after) : undefined))
     .orderBy(asc(comments.id))
     .limit(query.limit)
-    .all()
-    .map(commentView);
+    .all();
+  const people = userRefs(ctx, rows.map((row) => row.authorId));
+  return rows.map((row) => commentView(row, people));
 }
 
 /** How many comments one answer may hold. */

@@ -7,7 +7,7 @@ import type { RecordView } from "../../content/records/view";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
-import { failureText, link, recordName } from "./ui";
+import { failureText, link, recordName, shown } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
 import { cellText, parseTsv, pastable, pastedValue, toTsv } from "./clipboard";
 
@@ -388,7 +388,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     // A key typed on the cell starts its new value, as in a spreadsheet.
     if (typed !== undefined && editor instanceof HTMLInputElement) editor.value = typed;
     editor.focus();
-    if (typed !== undefined && editor instanceof HTMLInputElement && editor.type === "text") editor.setSelectionRange(typed.length, typed.length);
+    // The caret after what was typed (an input that keeps no caret, a date, has none to place).
+    if (typed !== undefined && editor instanceof HTMLInputElement && editor.selectionStart !== null) editor.setSelectionRange(typed.length, typed.length);
     editor.addEventListener("keydown", (event) => {
       const key = (event as KeyboardEvent).key;
       if (key === "Escape") {
@@ -432,7 +433,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     }
     say("Saving…");
     try {
-      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: value }, baseCommitId: record.headCommitId });
+      const message = `${recordName(base.fields, record.fields, record.id)}: ${field.name} ${shown(record.fields[field.slug])} → ${shown(value)}`;
+      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: value }, baseCommitId: record.headCommitId, message });
       if (answer.materialized) {
         replaceRecord(row, { ...record, ...answer, fields: { ...record.fields, ...answer.fields } });
         proposed.delete(`${record.id}:${field.slug}`);

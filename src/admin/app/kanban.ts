@@ -95,7 +95,8 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
     const name = recordName(base.fields, record.fields, record.id);
     say("Saving…");
     try {
-      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: choice }, baseCommitId: record.headCommitId });
+      const from = label((record.fields[field.slug] as string | null | undefined) ?? null);
+      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: choice }, baseCommitId: record.headCommitId, message: `${name}: ${field.name} ${from} → ${label(choice)}` });
       if (answer.materialized) {
         waiting.delete(record.id);
         say(`Moved ${name} to ${label(choice)}.`);

@@ -214,6 +214,10 @@ export function dialogForm(title: string, body: Child[], submitLabel: string, se
   dialog.showModal();
 }
 
+/** A thread of comments, oldest first: each with its author and when. */
+export const commentList = (comments: { authorId: string; authorUser: { name: string } | null; createdAt: string; body: string }[]) =>
+  h("ol", { class: "comments" }, ...comments.map((comment) => h("li", {}, h("p", { class: "muted" }, h("strong", {}, comment.authorUser?.name ?? comment.authorId), ` · ${when(comment.createdAt)}`), h("p", {}, comment.body))));
+
 export const confirmDialog = (title: string, message: Child, confirmLabel: string, danger = false): Promise<boolean> =>
   ask(title, [h("p", {}, message)], confirmLabel, danger, () => true).then((answer) => answer === true);
 

@@ -9,7 +9,7 @@ import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
 import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { card, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
+import { card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
@@ -271,7 +271,7 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
     linksCard(links, linking),
     card(
       "Comments",
-      comments.length ? h("ol", { class: "comments" }, ...comments.map((comment) => h("li", {}, h("p", { class: "muted" }, when(comment.createdAt)), h("p", {}, comment.body)))) : empty("No comments yet."),
+      comments.length ? commentList(comments) : empty("No comments yet."),
       level !== null && atLeast(level, "changeRequest")
         ? form("Comment", [textarea("Comment", "body", { rows: 3 })], async (values) => {
             await api("POST", "/comments", { subjectType: "record", subjectId: record.id, body: values.get("body") });
@@ -279,22 +279,31 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
           })
         : null,
     ),
-    card(
-      "History",
-      table(
-        ["When", "By", "Change", "Values"],
-        history.map((commit) => [
-          when(commit.createdAt),
-          commit.authorUser?.name ?? commit.author,
-          `${commit.operation.replace("record_", "")}${commit.message ? `: ${commit.message}` : ""}`,
-          Object.entries(commit.payload)
-            .map(([slug, value]) => `${names.get(slug) ?? slug}: ${shown(value)}`)
-            .join("; "),
-        ]),
-      ),
-    ),
+    card("History", historyTable(history, names)),
   ];
   return { title, parts };
+}
+
+const RECORD_CHANGES = { record_create: "Created", record_update: "Changed", record_delete: "Archived", record_restore: "Restored" };
+
+/**
+ * A record's history, newest first: each change as its fields' old → new values (worked out from
+ * the commits before it, oldest first), with who made it and when; a creation lists what it set.
+ */
+function historyTable(history: CommitView[], names: Map<string, string>): HTMLElement {
+  const state: Record<string, unknown> = {};
+  const changes = [...history]
+    .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
+    .map((commit) => {
+      const created = commit.operation === "record_create";
+      const lines = Object.entries(commit.payload)
+        .filter(([slug, value]) => created || JSON.stringify(state[slug] ?? null) !== JSON.stringify(value ?? null))
+        .map(([slug, value]) => h("li", {}, h("strong", {}, names.get(slug) ?? slug), ": ", created ? shown(value) : `${shown(state[slug])} → ${shown(value)}`));
+      Object.assign(state, commit.payload);
+      const what = (RECORD_CHANGES as Record<string, string>)[commit.operation] ?? commit.operation;
+      return [when(commit.createdAt), commit.authorUser?.name ?? commit.author, `${what}${commit.message ? `: ${commit.message}` : ""}`, lines.length ? h("ul", { class: "changes" }, ...lines) : "—"];
+    });
+  return table(["When", "By", "Change", "Fields"], changes.reverse());
 }
 
 async function recordPage(ctx: Context): Promise<Node> {

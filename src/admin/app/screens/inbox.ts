@@ -5,7 +5,7 @@ import type { RecordView } from "../../../content/records/view";
 import { api, ApiError, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { action, card, empty, form, link, notice, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
+import { action, card, commentList, empty, form, link, notice, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
 import type { CommentView } from "../../../changes/comments";
 
 type Counts = { review: number; changes: number; created: number; approved: number; merged: number; rejected: number };
@@ -57,6 +57,12 @@ function titleOf(cr: ChangeRequestView): string {
   const message = messageOf(cr).split("\n")[0].trim();
   if (message) return message.length > TITLE_LENGTH ? `${message.slice(0, TITLE_LENGTH - 1)}…` : message;
   const first = cr.primaryOperation;
+  const changed = first?.operation === "record_update" && cr.operationCount === 1 ? Object.keys(first.headCommit?.payload ?? {}) : [];
+  if (changed.length === 1) {
+    // One field of one record: what it was and what it becomes.
+    const field = cr.base?.fields.find((candidate) => candidate.slug === changed[0]);
+    return `${field?.name ?? changed[0]}: ${shown(first!.baseFields[changed[0]])} → ${shown(first!.headCommit!.payload[changed[0]])}${cr.base ? ` in ${cr.base.name}` : ""}`;
+  }
   const what = first ? (OPERATION_LABELS[first.operation] ?? first.operation) : "Change";
   const named = first?.operation === "record_create" && cr.operationCount === 1 ? recordName(cr.base?.fields ?? [], first.headCommit?.payload ?? {}, "") : "";
   const where = cr.base?.name ?? cr.node?.name;
@@ -205,7 +211,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
     ),
     card(
       "Comments",
-      cr.comments.length ? h("ol", { class: "comments" }, ...cr.comments.map((comment) => h("li", {}, h("p", { class: "muted" }, when(comment.createdAt)), h("p", {}, comment.body)))) : empty("No comments yet."),
+      cr.comments.length ? commentList(cr.comments) : empty("No comments yet."),
       ctx.me.caller.effectiveLevel !== null && atLeast(ctx.me.caller.effectiveLevel, "changeRequest")
         ? form("Comment", [textarea("Comment", "body", { rows: 3 })], async (values) => {
             await api("POST", "/comments", { subjectType: "change_request", subjectId: cr.id, body: values.get("body") });
