@@ -87,7 +87,13 @@ async function paste(startRow: number, saysDone: string): Promise<number> {
     data.setData("text/plain", text);
     document.activeElement!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
   }, rows);
-  await page.getByRole("status").filter({ hasText: saysDone }).waitFor({ timeout: 60_000 });
+  await page
+    .getByRole("status")
+    .filter({ hasText: saysDone })
+    .waitFor({ timeout: 60_000 })
+    .catch(async (error) => {
+      throw new Error(`the page did not say "${saysDone}": it says "${(await page.locator(".grid-status").allInnerTexts()).join(" ")}"; ${error}`);
+    });
   return performance.now() - began;
 }
 await page.goto(url(`/admin/bases/${base.id}`));

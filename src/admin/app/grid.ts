@@ -82,7 +82,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   /** The records shown, and of how many when a filter narrows them. */
   function showCount(): void {
     const records = (n: number) => `${n.toLocaleString()} record${n === 1 ? "" : "s"}`;
-    counter.textContent = setup.unfiltered ? `${total.toLocaleString()} of ${unfiltered === undefined ? "…" : records(unfiltered)}` : records(total);
+    const reach = total > 2 * REACH ? ` (the first ${REACH.toLocaleString()} are shown: filter or sort to reach the others)` : "";
+    counter.textContent = `${setup.unfiltered ? `${total.toLocaleString()} of ${unfiltered === undefined ? "…" : records(unfiltered)}` : records(total)}${reach}`;
   }
   const body = h("tbody", {});
   const topSpace = h("tr", { class: "spacer", "aria-hidden": "true" }, h("td", { colspan: columns.length + 2 }));
@@ -344,13 +345,15 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     table.setAttribute("aria-rowcount", String(count + 1));
     if (hadFocus && !editing) cellAt(active.row, active.col)?.focus();
     if (count === 0 && reading.size === 0) say(total === 0 ? (setup.unfiltered ? "No records match this filter." : "No records yet.") : "");
-    else if (total > 2 * REACH && last >= REACH - 1) say(`The first ${REACH.toLocaleString()} of ${total.toLocaleString()} records are shown: filter or sort to reach the others.`);
+
   }
 
   let frame = 0;
-  scroller.addEventListener("scroll", () => {
+  /** Draws once at the next frame, however many changes come before it (a paste's 500 events are one draw). */
+  const drawSoon = () => {
     if (!frame) frame = requestAnimationFrame(() => ((frame = 0), draw()));
-  });
+  };
+  scroller.addEventListener("scroll", drawSoon);
 
   function focusCell(row: number, col: number): void {
     const count = reachable();
@@ -640,7 +643,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         for (const cell of changed) proposed.set(`${cell.record.id}:${cell.field.slug}`, waiting[0].id);
         say(`${label}: proposed, it waits for review in the Inbox. `, ...waiting.map((answer) => link(`/admin/change-requests/${answer.id}`, "See the change request")));
       }
-      if (creates.length > 0) total += creates.length;
+      // New records are counted when the listing is read again (and as their events come).
       reread();
       return true;
     } catch (failure) {
@@ -861,7 +864,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         if (editing?.row === index) return;
         records[at] = { ...records[at], ...record };
         for (const field of columns) proposed.delete(`${record.id}:${field.slug}`);
-        draw();
+        drawSoon();
       }
     },
   };
