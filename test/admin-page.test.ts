@@ -806,6 +806,65 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await status.filter({ hasText: "Pasted 5 rows: saved. 2 new records." }).waitFor();
     expect(await values()).toEqual([["Ink", 3], ["Paper", 500], ["Pens", 12], ["Staples", 1000], ["Tape, clear", 7]]);
     await page.getByText("5 records", { exact: true }).waitFor();
+
+    // A row's menu duplicates its record; rows chosen together are archived by one proposal, which waits for review.
+    await grid.getByRole("button", { name: "Ink: row menu" }).click();
+    await page.getByRole("dialog", { name: "Ink" }).getByRole("button", { name: "Duplicate" }).click();
+    await status.filter({ hasText: "Duplicated Ink: saved. 1 new record." }).waitFor();
+    await page.getByText("6 records", { exact: true }).waitFor();
+    await grid.getByRole("checkbox", { name: "Select Pens" }).check();
+    await grid.getByRole("checkbox", { name: "Select Paper" }).check();
+    await page.getByRole("button", { name: "Archive the selected…" }).click();
+    await page.getByRole("dialog", { name: "Archive 2 records?" }).getByRole("button", { name: "Propose archiving" }).click();
+    await page.getByRole("status").filter({ hasText: "Archiving 2 records is proposed: it waits for review in the Inbox." }).waitFor();
+    const archive = (await server.call("GET", "/api/v1/change-requests?status=in_review&limit=1", { key: write })).body.changeRequests[0];
+    expect([archive.sourceMeta.message, archive.operationCount]).toEqual(["Archive 2 records", 2]);
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("a view keeps the filter and sort it was saved with; it is renamed, duplicated, updated and deleted from its menu", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "stock", name: "Stock", fields: [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }] } });
+    for (const [item, qty] of [["Pens", 5], ["Paper", 1], ["Ink", 3]] as const) await server.call("POST", "/api/v1/bases/stock/change-requests", { key: write, body: { fields: { item, qty } } });
+    const viewsOf = async () => (await server.call("GET", "/api/v1/bases/stock/views", { key: write })).body as { id: string; name: string; config: Record<string, unknown> }[];
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("link", { name: "Stock" }).click();
+    await page.getByLabel("Field", { exact: true }).selectOption({ label: "Qty" });
+    await page.getByLabel("Operator", { exact: true }).selectOption("gte");
+    await page.getByLabel("Value", { exact: true }).fill("2");
+    await page.getByRole("button", { name: "Filter", exact: true }).click();
+    await page.getByText("2 of 3 records", { exact: true }).waitFor();
+    await page.getByRole("grid", { name: "Stock records" }).getByRole("button", { name: "Qty", exact: true }).click();
+    await page.waitForURL(/sort=qty/);
+    await page.getByLabel("Name", { exact: true }).fill("Enough");
+    await page.getByRole("button", { name: "Save view" }).click();
+    const tabs = page.getByRole("navigation", { name: "Views" });
+    await tabs.getByRole("link", { name: "Enough table" }).waitFor();
+    let [saved] = await viewsOf();
+    expect(saved.config).toMatchObject({ filters: [{ fieldSlug: "qty", operator: "gte", value: "2" }], sorts: [{ fieldSlug: "qty", direction: "asc" }] });
+    await page.getByText("2 of 3 records", { exact: true }).waitFor();
+    const rows = page.getByRole("grid", { name: "Stock records" }).getByRole("row");
+    expect(await rows.nth(2).innerText()).toContain("Ink");
+
+    await tabs.getByRole("button", { name: "Enough: view menu" }).click();
+    await page.getByRole("dialog", { name: "Enough" }).getByRole("button", { name: "Rename…" }).click();
+    await page.getByRole("dialog", { name: "Rename Enough" }).getByLabel("Name").fill("Plenty");
+    await page.getByRole("dialog", { name: "Rename Enough" }).getByRole("button", { name: "Rename" }).click();
+    await tabs.getByRole("link", { name: "Plenty table" }).waitFor();
+    await tabs.getByRole("button", { name: "Plenty: view menu" }).click();
+    await page.getByRole("dialog", { name: "Plenty" }).getByRole("button", { name: "Duplicate…" }).click();
+    await page.getByRole("dialog", { name: "Duplicate Plenty" }).getByRole("button", { name: "Duplicate" }).click();
+    await tabs.getByRole("link", { name: "Plenty copy table" }).waitFor();
+    await tabs.getByRole("button", { name: "Plenty copy: view menu" }).click();
+    await page.getByRole("dialog", { name: "Plenty copy" }).getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog", { name: "Delete Plenty copy?" }).getByRole("button", { name: "Delete view" }).click();
+    await page.waitForURL((url) => !url.search.includes("view="));
+    await tabs.getByRole("link", { name: "Plenty copy table" }).waitFor({ state: "detached" });
+    [saved] = await viewsOf();
+    expect((await viewsOf()).map((view) => view.name)).toEqual(["Plenty"]);
+    expect(saved.name).toBe("Plenty");
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

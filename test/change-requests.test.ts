@@ -419,3 +419,35 @@ describe("direct writes and their base commit", () => {
     expect([other.status, other.body.materialized, other.body.fields]).toEqual([201, true, expect.objectContaining({ title: "Theirs", year: 2001 })]);
   });
 });
+
+describe("bulk archive and restore: many records of a base in one change request", () => {
+  const lifecycle = (body: Record<string, unknown>, key = ws.write) => server.call("POST", "/api/v1/bases/papers/records/bulk-lifecycle-change-request", { key, body });
+  const active = async () => (await server.call("GET", "/api/v1/records?baseId=papers&include=none", { key: ws.read })).body.records.map((record: { fields: { title: string } }) => record.fields.title).sort();
+
+  test("an archive waits for a person even with write, one operation a record; once merged they are gone, and a restore (waiting too) brings them back", async () => {
+    const ids = [(await createRecord({ title: "A" })).id, (await createRecord({ title: "B" })).id, (await createRecord({ title: "C" })).id];
+    const archived = await lifecycle({ operation: "delete", recordIds: ids.slice(0, 2), message: "Tidy up" });
+    expect([archived.status, archived.body.status, archived.body.operationCount]).toEqual([201, "in_review", 2]);
+    expect(await active()).toEqual(["A", "B", "C"]);
+    expect((await review(archived.body.id, "approved")).status).toBe(200);
+    expect((await merge(archived.body.id)).body.changeRequest.status).toBe("merged");
+    expect(await active()).toEqual(["C"]);
+    const restored = await lifecycle({ operation: "restore", recordIds: ids.slice(0, 2) });
+    expect(restored.body.status).toBe("in_review");
+    await review(restored.body.id, "approved");
+    await merge(restored.body.id);
+    expect(await active()).toEqual(["A", "B", "C"]);
+  });
+
+  test("waiting for review with a changeRequest key, nothing archived yet; a record of another base or named twice refuses all", async () => {
+    const ids = [(await createRecord({ title: "A" })).id, (await createRecord({ title: "B" })).id];
+    const waiting = await lifecycle({ operation: "delete", recordIds: ids }, ws.propose);
+    expect([waiting.status, waiting.body.status]).toEqual([201, "in_review"]);
+    expect(await active()).toEqual(["A", "B"]);
+    await createBase(server, ws.write, "notes", [{ slug: "text", name: "Text", type: "text" }]);
+    const other = (await server.call("POST", "/api/v1/bases/notes/change-requests", { key: ws.write, body: { fields: { text: "x" } } })).body.id;
+    expect((await lifecycle({ operation: "delete", recordIds: [ids[0], other] })).status).toBe(400);
+    expect((await lifecycle({ operation: "delete", recordIds: [ids[0], ids[0]] })).status).toBe(400);
+    expect(await active()).toEqual(["A", "B"]);
+  });
+});

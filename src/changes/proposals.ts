@@ -125,6 +125,21 @@ export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: st
   return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope.space.id, loaded.base.id, ops, updateCheck(who.scope.space.id, updates), "updates"));
 }
 
+/** Many records of a base archived (or brought back) in one change request: one operation a record. */
+export function proposeRecordLifecycles(ctx: AppContext, who: Proposer, baseRef: string, recordIds: string[], operation: "delete" | "restore", review: Review): Promise<Proposed> {
+  const loaded = findBase(ctx, who.scope.space.id, baseRef);
+  const seen = new Set<string>();
+  const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id };
+  const ops = recordIds.map((recordId, index): ProposedOperation => {
+    if (seen.has(recordId)) throw badRequest(`recordIds[${index}] names ${recordId} again: once a record.`);
+    seen.add(recordId);
+    const record = findRecord(ctx, who.scope.space.id, recordId);
+    if (record.baseId !== loaded.base.id) throw badRequest(`recordIds[${index}]: ${recordId} is not a record of the base "${loaded.node.slug}".`);
+    return operation === "delete" ? { ...target, targetRecordId: record.id, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } } : { ...target, targetRecordId: record.id, kind: "record_restore", payload: {} };
+  });
+  return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
+}
+
 export type RecordChange =
   | { operation: "update"; fields: Record<string, unknown>; baseCommitId?: string }
   | { operation: "delete"; deleteMode?: "archive" }

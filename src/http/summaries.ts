@@ -57,6 +57,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/nodes/:nodeId/share": "A node's public share, or null",
   "POST /api/v1/nodes/:nodeId/share": "Share a node publicly (read-only, optional password and expiry), or change its share",
   "DELETE /api/v1/nodes/:nodeId/share": "Stop sharing a node",
+  "POST /api/v1/bases/:baseId/records/bulk-lifecycle-change-request": "Archive (or restore) many records of a base in one change request",
   "POST /api/v1/bases/:baseId/formulas/check": "What a new formula field would yield, or why it could not be made",
   "POST /api/v1/nodes/:nodeId/visibility": "Make a node private (hidden from members without a grant), or let it inherit again",
   "GET /api/v1/nodes/:nodeId/principals": "The grants made on a node",

@@ -8,7 +8,7 @@ export interface Layout {
   hidden: string[];
 }
 
-export const OPEN_WIDTH = 60;
+export const OPEN_WIDTH = 84;
 export const MIN_WIDTH = 60;
 const layoutKey = (baseId: string) => `basalt.grid.${baseId}`;
 

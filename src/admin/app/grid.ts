@@ -7,7 +7,7 @@ import type { RecordView } from "../../content/records/view";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
-import { failureText, link, recordName, shown } from "./ui";
+import { confirmDialog, failureText, link, recordName, shown } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
 import { cellText, parseTsv, pastable, pastedValue, toTsv } from "./clipboard";
 
@@ -162,6 +162,47 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     sizeColumns();
   }
 
+  /** A row's menu: open the record, duplicate it (its values a client may write), or archive it (which waits for review). */
+  function rowMenu(record: RecordView): void {
+    const name = recordName(base.fields, record.fields, record.id);
+    const choose = (label: string, run: () => void, kind = "secondary") => h("button", { type: "button", class: kind, onclick: () => (dialog.close(), run()) }, label);
+    const duplicate = async () => {
+      const fields = Object.fromEntries(base.fields.filter(pastable).map((field) => [field.slug, record.fields[field.slug] ?? null]));
+      await writeCells(`Duplicated ${name}`, [], [fields]);
+    };
+    const archive = () => void archiveRecords([record], name);
+    const dialog = h(
+      "dialog",
+      { "aria-labelledby": "row-menu-title", class: "menu-dialog" },
+      h("h2", { id: "row-menu-title" }, name),
+      h(
+        "div",
+        { class: "menu-actions" },
+        h("a", { href: setup.openHref(record.id), class: "button secondary", onclick: () => dialog.close() }, "Open"),
+        choose("Duplicate", () => void duplicate()),
+        choose("Archive…", archive, "danger"),
+        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close"),
+      ),
+    );
+    dialog.addEventListener("close", () => dialog.remove());
+    document.body.appendChild(dialog);
+    dialog.showModal();
+  }
+
+  /** Archives records after saying so: one change request, which waits for review (an archive always does). */
+  async function archiveRecords(records: RecordView[], named: string): Promise<boolean> {
+    const confirmed = await confirmDialog(`Archive ${named}?`, `${records.length === 1 ? "It leaves" : "They leave"} every listing once a reviewer merges the change; archived records can be restored.`, "Propose archiving", true);
+    if (!confirmed) return false;
+    try {
+      const answer = await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-lifecycle-change-request`, { operation: "delete", recordIds: records.map((record) => record.id), message: `Archive ${named}` });
+      say(`Archiving ${named} is proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
+      return true;
+    } catch (failure) {
+      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+      return false;
+    }
+  }
+
   /** A column's menu: edit, duplicate and delete it (as field change requests), or hide it in this browser. */
   function fieldMenu(field: FieldView): void {
     const changes = setup.fieldChanges;
@@ -270,6 +311,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         { scope: "row", class: "open-col" },
         setup.canPropose ? h("input", { type: "checkbox", class: "select-row", "aria-label": `Select ${name}`, checked: selected.has(record.id), "data-record": record.id }) : null,
         link(setup.openHref(record.id), h("span", { "aria-hidden": "true" }, "↗"), h("span", { class: "visually-hidden" }, `Open ${name}`)),
+        setup.canPropose ? h("button", { type: "button", class: "row-menu", "aria-label": `${name}: row menu`, "aria-haspopup": "dialog", onclick: () => rowMenu(record) }) : null,
       ),
       ...columns.map((field, col) => {
         const waiting = proposed.get(`${record.id}:${field.slug}`);
@@ -794,7 +836,17 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   bulkField.addEventListener("change", resetEditor);
   const proposeBulk = h("button", { type: "button" }, "Propose for the selected");
   const clearBulk = h("button", { type: "button", class: "secondary" }, "Clear selection");
-  bulkBar.append(" ", proposeBulk, " ", clearBulk);
+  const archiveBulk = h("button", { type: "button", class: "danger" }, "Archive the selected…");
+  bulkBar.append(" ", proposeBulk, " ", archiveBulk, " ", clearBulk);
+  archiveBulk.addEventListener("click", () => {
+    const records = [...selected.values()];
+    void archiveRecords(records, `${records.length} record${records.length === 1 ? "" : "s"}`).then((proposed) => {
+      if (!proposed) return;
+      selected.clear();
+      showBulk();
+      draw();
+    });
+  });
   clearBulk.addEventListener("click", () => {
     selected.clear();
     showBulk();

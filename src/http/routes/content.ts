@@ -9,7 +9,7 @@ import { mergedRecord, viewOf } from "../../changes/lifecycle";
 import { type Proposed, sourceAttribution } from "../../changes/propose";
 import { CommitSchema } from "../../content/commits";
 import { ChangeRequestSchema } from "../../changes/views";
-import { MAX_BULK_UPDATES, type Proposer, proposeBaseLifecycle, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords, proposeRecordUpdates, proposeViewChange } from "../../changes/proposals";
+import { MAX_BULK_UPDATES, type Proposer, proposeBaseLifecycle, proposeRecordLifecycles, proposeFieldChange, proposeNodeChanges, proposeRecordChange, proposeRecords, proposeRecordUpdates, proposeViewChange } from "../../changes/proposals";
 import { iso } from "../../shared/clock";
 import type { AppContext } from "../../context";
 import { write } from "../../db/tx";
@@ -322,6 +322,19 @@ export function contentRoutes(ctx: AppContext) {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
         level: "changeRequest",
         body: t.Object({ records: t.Array(Json, { minItems: 1, maxItems: 1000 }), idempotencyKey: IdempotencyKey, ...Review }),
+      },
+    )
+    .post(
+      "/bases/:baseId/records/bulk-lifecycle-change-request",
+      async ({ space, actor, request, params, body, set }) => {
+        set.status = 201;
+        const { recordIds, operation, ...review } = body;
+        return viewOf(ctx, (await proposeRecordLifecycles(ctx, proposer(space, actor, request), params.baseId, recordIds, operation, review)).changeRequest);
+      },
+      {
+        answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
+        level: "changeRequest",
+        body: t.Object({ operation: oneOf(["delete", "restore"], { description: "delete archives each record (restore brings it back)." }), recordIds: t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: MAX_BULK_UPDATES }), ...Review }),
       },
     )
     .post(

@@ -15,6 +15,7 @@ import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
 import { addBase, foldersOf, newFolder, type TreeChanges, treeList } from "../tree";
+import { type ViewChanges, viewMenu } from "../view-menu";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
 import type { RecordLinkView } from "../../../content/relations/view";
@@ -69,15 +70,28 @@ const sortOfView = (view: ViewView | undefined) => {
 /** The same order backwards (every key of the listing's order turns with it, so a page from the end is the start's mirror). */
 const reversed = (sort: string) => (sort.startsWith("-") ? sort.slice(1) : `-${sort}`);
 
-/** The tabs over a base: its grid, then each saved view. */
-function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined): HTMLElement {
-  const tab = (href: string, name: string, selected: boolean, kind?: string) =>
-    h("li", {}, h("a", { href, "aria-current": selected ? "page" : false }, name, kind ? h("span", { class: "muted" }, ` ${kind}`) : null));
-  return h("nav", { class: "tabs", "aria-label": "Views" }, h("ul", {}, tab(`/admin/bases/${base.id}`, "Grid", !current), ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view.type))));
+/** The tabs over a base: its grid, then each saved view; the view shown has its menu (with `changeRequest` and above). */
+function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined, changes: ViewChanges | null): HTMLElement {
+  const tab = (href: string, name: string, selected: boolean, view?: ViewView) =>
+    h(
+      "li",
+      {},
+      h("a", { href, "aria-current": selected ? "page" : false }, name, view ? h("span", { class: "muted" }, ` ${view.type}`) : null),
+      selected && view && changes ? h("button", { type: "button", class: "view-menu", "aria-label": `${view.name}: view menu`, "aria-haspopup": "dialog", onclick: () => viewMenu(changes, view) }) : null,
+    );
+  return h("nav", { class: "tabs", "aria-label": "Views" }, h("ul", {}, tab(`/admin/bases/${base.id}`, "Grid", !current), ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view))));
+}
+
+/** The screen's filter and sort, as a view's config keeps them. */
+function shownAsConfig(field: string | undefined, op: string | undefined, value: string | undefined, sort: string | undefined) {
+  return {
+    filters: field && op ? [{ fieldSlug: field, operator: op, ...(VALUELESS_OPERATORS.has(op as FilterOperator) ? {} : { value }) }] : [],
+    sorts: sort && !["createdAt", "-createdAt", "updatedAt", "-updatedAt"].includes(sort) ? [{ fieldSlug: sort.replace(/^-/, ""), direction: sort.startsWith("-") ? ("desc" as const) : ("asc" as const) }] : [],
+  };
 }
 
 /** Saving the way the base is looked at now as a view: a change request like every other. */
-function saveViewForm(ctx: Context, base: BaseView): HTMLElement {
+function saveViewForm(ctx: Context, base: BaseView, shown: ReturnType<typeof shownAsConfig>): HTMLElement {
   const selects = base.fields.filter((field) => traitsOf(field.type).stacks);
   const files = base.fields.filter((field) => traitsOf(field.type).holdsFiles);
   const dates = base.fields.filter((field) => traitsOf(field.type).dated);
@@ -113,7 +127,8 @@ function saveViewForm(ctx: Context, base: BaseView): HTMLElement {
               : type === "calendar"
                 ? { dateFieldSlug: String(values.get("date")) }
                 : {};
-        const answer = await api<Proposed<ViewView>>("POST", "/views/change-requests", { operation: "create", baseId: base.id, name: values.get("name"), type, config });
+        // A view keeps the filter and sort shown when it is saved.
+        const answer = await api<Proposed<ViewView>>("POST", "/views/change-requests", { operation: "create", baseId: base.id, name: values.get("name"), type, config: { ...config, ...shown } });
         ctx.go(answer.materialized ? `/admin/bases/${base.id}?view=${answer.id}` : `/admin/change-requests/${answer.id}`);
       },
     ),
@@ -172,6 +187,17 @@ async function basePage(ctx: Context): Promise<Node> {
     });
   };
   const content = drawn();
+  const viewChanges: ViewChanges | null = canPropose
+    ? {
+        base,
+        shown: () => shownAsConfig(field, op, value, sort),
+        done: (answer, viewId) => {
+          if (!answer.materialized) ctx.go(`/admin/change-requests/${answer.id}`);
+          else if (viewId && viewId === view?.id) ctx.reload();
+          else ctx.go(`/admin/bases/${base.id}${viewId ? `?view=${viewId}` : ""}`);
+        },
+      }
+    : null;
   ctx.onLive(content.live);
   const filterForm = h(
     "form",
@@ -195,10 +221,10 @@ async function basePage(ctx: Context): Promise<Node> {
       stackedBy ? " Drag a card to another column, or choose its column; each move is a change request. " : view && view.type !== "table" ? " " : " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
-    viewTabs(base, views, view),
+    viewTabs(base, views, view, viewChanges),
     card(view ? view.name : "Records", view && view.type !== "table" ? null : filterForm, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
-    canPropose ? saveViewForm(ctx, base) : null,
+    canPropose ? saveViewForm(ctx, base, shownAsConfig(field, op, value, sort)) : null,
     panel,
   );
   // A base uses the window's width: a grid of many fields is what it is for.
