@@ -819,6 +819,10 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("status").filter({ hasText: "Archiving 2 records is proposed: it waits for review in the Inbox." }).waitFor();
     const archive = (await server.call("GET", "/api/v1/change-requests?status=in_review&limit=1", { key: write })).body.changeRequests[0];
     expect([archive.sourceMeta.message, archive.operationCount]).toEqual(["Archive 2 records", 2]);
+    // The space's activity says what changed, newest first, by whom, and links to it.
+    await page.goto(`${server.url}/admin/activity`);
+    await page.getByRole("heading", { name: "Activity" }).waitFor();
+    await page.getByRole("listitem").filter({ hasText: "Ada proposed: Archive 2 records in Sheet" }).getByRole("link", { name: "Archive 2 records" }).waitFor();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
@@ -997,6 +1001,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["webhook", `/admin/webhooks/${rule[0].id}`],
       ["spaces", "/admin/spaces"],
       ["search", "/admin/search?q=book"],
+      ["activity", "/admin/activity"],
       ["users", "/admin/users"],
     ];
     if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
@@ -1012,6 +1017,14 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       };
       await check("sign-in", "/admin/login");
       await signIn(page);
+      if (width === 375) {
+        // On a phone the navigation folds behind one button.
+        const dataLink = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Data" });
+        expect(await dataLink.isVisible()).toBe(false);
+        await page.getByRole("button", { name: "Menu" }).click();
+        await dataLink.waitFor();
+        expect(await page.getByRole("button", { name: "Menu" }).getAttribute("aria-expanded")).toBe("true");
+      }
       for (const [name, path, drawn] of screens) await check(name, path, drawn);
       await page.close();
     }

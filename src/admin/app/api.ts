@@ -60,7 +60,29 @@ export const whenSignedOut = (handler: () => void) => {
  * back to sign-in. Every failure is an `ApiError` with the server's own sentence. Answers the
  * response of a success, whatever its type (a file's bytes, an export).
  */
+/** Requests in flight; past 200 ms with any, the page shows that it is working (`html.working`, a bar at the top). */
+let inFlight = 0;
+let workingSoon: ReturnType<typeof setTimeout> | undefined;
+function working(change: 1 | -1): void {
+  inFlight += change;
+  if (inFlight > 0 && !workingSoon) workingSoon = setTimeout(() => document.documentElement.classList.toggle("working", inFlight > 0), 200);
+  if (inFlight === 0) {
+    clearTimeout(workingSoon);
+    workingSoon = undefined;
+    document.documentElement.classList.remove("working");
+  }
+}
+
 export async function send(method: string, path: string, body?: BodyInit, contentType?: string, options: { quiet401?: boolean } = {}): Promise<Response> {
+  working(1);
+  try {
+    return await request(method, path, body, contentType, options);
+  } finally {
+    working(-1);
+  }
+}
+
+async function request(method: string, path: string, body: BodyInit | undefined, contentType: string | undefined, options: { quiet401?: boolean }): Promise<Response> {
   const headers: Record<string, string> = {};
   if (contentType) headers["content-type"] = contentType;
   if (method !== "GET" && session.csrfToken) headers["x-csrf-token"] = session.csrfToken;

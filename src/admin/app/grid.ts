@@ -104,6 +104,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       return node;
     };
     fill(widths, col(OPEN_WIDTH), ...columns.map((field) => col(widthOf(field))), ADD_WIDTH ? col(ADD_WIDTH) : null);
+    // Where the first field's column stays while the grid scrolls sideways (the stylesheet reads it).
+    table.style.setProperty("--open-width", `${OPEN_WIDTH}px`);
     table.style.width = `${OPEN_WIDTH + ADD_WIDTH + columns.reduce((sum, field) => sum + widthOf(field), 0)}px`;
   }
 

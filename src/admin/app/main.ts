@@ -12,10 +12,11 @@ import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
 import { searchScreens } from "./screens/search";
 import { docScreens } from "./screens/docs";
+import { activityScreens } from "./screens/activity";
 import { failureText, notice } from "./ui";
 import { followEvents, type LiveEvent } from "./live";
 
-const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...searchScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
+const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
@@ -78,6 +79,7 @@ function navigation(current: Me): void {
   const links: [string, string][] = [
     ["/admin/inbox", "Inbox"],
     ["/admin/data", "Data"],
+    ["/admin/activity", "Activity"],
     ["/admin/webhooks", "Webhooks"],
     ["/admin/keys", "API keys"],
     ["/admin/spaces", "Spaces"],
@@ -122,7 +124,10 @@ function navigation(current: Me): void {
     stopFollowing();
     go("/admin/login");
   });
-  fill(nav, h("ul", {}, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label, " ", count(href))))), search, switcher, signOut);
+  // On a phone the links fold behind one button; the search stays in view.
+  const menu = h("button", { type: "button", class: "menu-toggle secondary", "aria-expanded": "false", "aria-controls": "nav-links" }, "Menu");
+  menu.addEventListener("click", () => menu.setAttribute("aria-expanded", String(nav.classList.toggle("open"))));
+  fill(nav, menu, h("ul", { id: "nav-links" }, ...links.map(([href, label]) => h("li", {}, h("a", { href, "aria-current": here.startsWith(href) ? "page" : false }, label, " ", count(href))))), search, switcher, signOut);
   showToReview();
 }
 
