@@ -162,6 +162,8 @@ export interface AppContext {
     formSubmissions: RateLimiter;
     /** Passwords tried on public shares, per node and per client address. */
     sharePasswords: RateLimiter;
+    /** Invitation links looked up or accepted, per client address. */
+    invitationTokens: RateLimiter;
   };
   /** SHA-256 of the one-time setup token while no user exists. */
   setupTokenHash: string | null;
@@ -195,6 +197,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
       deviceLookups: new RateLimiter(clock, 10, minute),
       formSubmissions: new RateLimiter(clock, 30, minute),
       sharePasswords: new RateLimiter(clock, 10, minute),
+      invitationTokens: new RateLimiter(clock, 20, minute),
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },

@@ -873,6 +873,37 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
+  test("inviting a teammate: a link made on the Spaces screen lets them make their account and land in the space's data", async () => {
+    const page = await newPage();
+    await signIn(page, "/admin/spaces");
+    await page.getByLabel("Role", { exact: true }).last().selectOption("contributor");
+    await page.getByRole("button", { name: "Make a link" }).click();
+    const url = await page.locator("code.secret").innerText();
+    expect(url).toMatch(new RegExp(`^${server.url}/admin/invite\\?token=`));
+    await page.reload();
+    await page.getByRole("table", { name: "Links waiting to be used" }).getByRole("cell", { name: "Contributor" }).waitFor();
+
+    const teammate = await newPage();
+    await teammate.goto(url);
+    await teammate.getByRole("heading", { name: "Join Research" }).waitFor();
+    await teammate.getByText("You are invited to Research as contributor.", { exact: false }).waitFor();
+    await teammate.getByLabel("Your name").fill("Eve");
+    await teammate.getByLabel("E-mail").fill("eve@example.com");
+    await teammate.getByLabel("Password").fill("eve's long password");
+    await teammate.getByRole("button", { name: "Create account and join" }).click();
+    await teammate.getByRole("heading", { name: "Data" }).waitFor();
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
+    const members = (await server.call("GET", `/api/v1/spaces/${space.id}/members`, { session })).body;
+    expect(members.find((member: { email: string }) => member.email === "eve@example.com")).toMatchObject({ name: "Eve", role: "contributor" });
+    // The link is used up.
+    await teammate.goto(url);
+    await teammate.getByText("This invitation link is not valid", { exact: false }).waitFor();
+    await teammate.close();
+    await page.close();
+    expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error) && !/invite\?token=.*404/.test(error))).toEqual([]);
+  });
+
   test("search from the top bar finds a record by a word of its text and a base by its name, and opens them", async () => {
     const page = await newPage();
     await signIn(page, "/admin/inbox");
@@ -1021,9 +1052,9 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
         // On a phone the navigation folds behind one button.
         const dataLink = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Data" });
         expect(await dataLink.isVisible()).toBe(false);
-        await page.getByRole("button", { name: "Menu" }).click();
+        await page.getByRole("button", { name: "Menu", exact: true }).click();
         await dataLink.waitFor();
-        expect(await page.getByRole("button", { name: "Menu" }).getAttribute("aria-expanded")).toBe("true");
+        expect(await page.getByRole("button", { name: "Menu", exact: true }).getAttribute("aria-expanded")).toBe("true");
       }
       for (const [name, path, drawn] of screens) await check(name, path, drawn);
       await page.close();

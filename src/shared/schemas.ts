@@ -3,6 +3,8 @@ import { type IntegerOptions, Kind, type TLiteral, type TObject, type TUnion, Ty
 
 /** A name of anything (user, space, node, base, field); `checkName` refuses a blank one. */
 export const Name = t.String({ minLength: 1, maxLength: 200 });
+export const Email = t.String({ minLength: 3, maxLength: 320 });
+export const Password = t.String({ minLength: 1, maxLength: 1024 });
 
 /** A space, node or field slug; the domain checks its characters (`checkSlug`, `checkFieldSlug`). */
 export const Slug = t.String({ minLength: 1, maxLength: 64 });

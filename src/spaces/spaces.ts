@@ -157,12 +157,14 @@ export function addMember(tx: Tx, caller: Membership, input: { email: string; ro
   const spaceId = caller.space.id;
   const user: UserRow | undefined = tx.db.select().from(users).where(eq(users.email, normalizeEmail(input.email))).get();
   if (!user) throw notFound(`No user has the e-mail ${input.email}.`);
+  return admitMember(tx, spaceId, user, input.role, actor);
+}
+
+/** Makes a user a member of the space with a role (added by a manager, or through an invitation `via`), audited. */
+export function admitMember(tx: Tx, spaceId: string, user: { id: string; email: string }, role: Role, actor: AuditActor, via?: string): MemberView {
   forgetMemberships(tx);
-  onUniqueViolation(
-    () => tx.db.insert(members).values({ spaceId, userId: user.id, role: input.role, createdAt: iso(tx.clock.now()) }).run(),
-    `${user.email} is already a member of this space.`,
-  );
-  recordAudit(tx, { action: "member.added", actor, spaceId, targetType: "member", targetId: user.id, metadata: { email: user.email, role: input.role } });
+  onUniqueViolation(() => tx.db.insert(members).values({ spaceId, userId: user.id, role, createdAt: iso(tx.clock.now()) }).run(), `${user.email} is already a member of this space.`);
+  recordAudit(tx, { action: "member.added", actor, spaceId, targetType: "member", targetId: user.id, metadata: { email: user.email, role, ...(via ? { invitation: via } : {}) } });
   return getMember(tx, spaceId, user.id);
 }
 

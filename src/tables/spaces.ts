@@ -28,3 +28,26 @@ export interface Membership {
   space: SpaceRow;
   role: Role;
 }
+
+/**
+ * A link that lets someone join a space with a role: its token is answered once and kept only as
+ * its SHA-256; it works once, until it expires or a manager revokes it.
+ */
+export const invitations = sqliteTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    role: text("role").$type<Role>().notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    acceptedBy: text("accepted_by"),
+    acceptedAt: text("accepted_at"),
+  },
+  (table) => [index("invitations_space_idx").on(table.spaceId)],
+);
+export type InvitationRow = typeof invitations.$inferSelect;

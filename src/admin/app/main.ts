@@ -239,7 +239,7 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
       signedIn: (next) => {
         me = null;
         session.remembered = true;
-        go(next?.startsWith("/admin/") ? next : "/admin/inbox", true);
+        go(next?.startsWith("/admin/") ? next : "/admin/data", true);
       },
       reload: () => void route(),
       refreshMe: async () => {

@@ -3,7 +3,7 @@ import { clientAddress, type ServerLike } from "../plumbing";
 import type { AppContext } from "../../context";
 import { write } from "../../db/tx";
 import { access, sessionCookieOptions, spaceHeader } from "../access";
-import { Name, oneOf, Success, WholeNumber } from "../../shared/schemas";
+import { Email, Name, oneOf, Password, Success, WholeNumber } from "../../shared/schemas";
 import { answers } from "../openapi";
 import { ApiKeySchema, createApiKey, deleteApiKey, getApiKey, listApiKeys, NewApiKeySchema, updateApiKey } from "../../auth/api-keys";
 import { type Actor, presentedKey } from "../../auth/actor";
@@ -28,8 +28,6 @@ import { fillDemo } from "../../transfer/demo";
 import { createUser, listUsers, updateUser, UserSchema, userView, verifyLogin } from "../../auth/users";
 import { CallerSchema, describeCaller } from "../../spaces/whoami";
 
-const Email = t.String({ minLength: 3, maxLength: 320 });
-const Password = t.String({ minLength: 1, maxLength: 1024 });
 const Level = oneOf(LEVELS);
 const Expiration = oneOf(EXPIRATIONS);
 const UserCode = t.String({ minLength: 1, maxLength: 32 });

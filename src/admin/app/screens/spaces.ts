@@ -2,9 +2,9 @@ import { atLeast, type Role, ROLES } from "../../../shared/levels";
 import type { UserView } from "../../../auth/users";
 import type { MemberView, SpaceView } from "../../../spaces/spaces";
 import { api, session } from "../api";
-import { h } from "../dom";
+import { fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { action, card, checkbox, confirmDialog, empty, form, input, notice, screen, select, table, when } from "../ui";
+import { action, card, checkbox, confirmDialog, copyable, empty, form, input, notice, screen, select, table, when } from "../ui";
 
 const ROLE_NAMES: Record<Role, string> = { owner: "Owner", admin: "Admin", editor: "Editor", contributor: "Contributor", viewer: "Viewer" };
 const roleChoices = () => ROLES.map((role) => ({ value: role, label: ROLE_NAMES[role] }));
@@ -16,6 +16,7 @@ async function spaces(ctx: Context): Promise<Node> {
   const manages = level !== null && atLeast(level, "manage");
   const status = h("div", { class: "status-area" });
   const members = current ? await api<MemberView[]>("GET", `/spaces/${current.id}/members`) : [];
+  const waiting = current && manages ? await api<{ id: string; role: Role; expiresAt: string }[]>("GET", `/spaces/${current.id}/invitations`) : [];
   return screen(
     "Spaces",
     status,
@@ -96,6 +97,7 @@ async function spaces(ctx: Context): Promise<Node> {
             : null,
         )
       : null,
+    current && manages ? inviteCard(ctx, current, waiting, status) : null,
   );
 }
 
@@ -111,6 +113,85 @@ function roleSelect(ctx: Context, spaceId: string, member: MemberView, status: H
     }
   });
   return choice;
+}
+
+/**
+ * Inviting people: a link for one person, with a role and an expiry, shown once to be copied; the
+ * links still waiting, each revoked with one button.
+ */
+function inviteCard(ctx: Context, space: { id: string; name: string }, waiting: { id: string; role: Role; expiresAt: string }[], status: HTMLElement): HTMLElement {
+  const made = h("div", { role: "status" });
+  return card(
+    "Invite people",
+    h("p", {}, `A link lets one person join ${space.name} with the role you choose, setting their own password (or joining as themselves if they have an account). It works once.`),
+    form(
+      "Make a link",
+      [select("Role", "role", roleChoices().filter((role) => role.value !== "owner"), "editor"), select("Works for", "days", [1, 7, 30].map((days) => ({ value: String(days), label: `${days} day${days === 1 ? "" : "s"}` })), "7")],
+      async (values) => {
+        const link = await api<{ path: string; role: Role; expiresAt: string }>("POST", `/spaces/${space.id}/invitations`, { role: values.get("role"), expiresInDays: Number(values.get("days")) });
+        fill(made, h("p", {}, `A link for one ${ROLE_NAMES[link.role].toLowerCase()}, until ${when(link.expiresAt)}; it is shown only now:`), copyable(new URL(link.path, location.origin).href));
+      },
+    ),
+    made,
+    waiting.length
+      ? table(
+          ["Role", "Until", ""],
+          waiting.map((invitation) => [
+            ROLE_NAMES[invitation.role],
+            when(invitation.expiresAt),
+            action(
+              "Revoke",
+              async () => {
+                await api("DELETE", `/spaces/${space.id}/invitations/${invitation.id}`);
+                ctx.reload();
+              },
+              { kind: "danger", status },
+            ),
+          ]),
+          "Links waiting to be used",
+        )
+      : null,
+  );
+}
+
+/** `/admin/invite?token=…`: what the link offers; a new person makes their account, a signed-in one joins as themselves. */
+async function acceptScreen(ctx: Context): Promise<Node> {
+  const token = ctx.query.get("token") ?? "";
+  let offer: { spaceName: string; role: Role; expiresAt: string };
+  try {
+    offer = await api("GET", `/invitations/${encodeURIComponent(token)}`, undefined, { quiet401: true });
+  } catch (failure) {
+    return screen("Invitation", notice("error", (failure as Error).message));
+  }
+  const joined = (spaceSlugOrId: string) => {
+    session.space = spaceSlugOrId;
+    ctx.signedIn("/admin/data");
+  };
+  const here = `/admin/invite?token=${encodeURIComponent(token)}`;
+  return screen(
+    `Join ${offer.spaceName}`,
+    card(
+      null,
+      h("p", {}, `You are invited to ${offer.spaceName} as ${ROLE_NAMES[offer.role].toLowerCase()}. The link works until ${when(offer.expiresAt)}.`),
+      session.remembered
+        ? action("Join as yourself", async () => joined((await api<{ spaceId: string }>("POST", `/invitations/${encodeURIComponent(token)}/join`)).spaceId))
+        : form(
+            "Create account and join",
+            [
+              input("Your name", "name", { required: true, autocomplete: "name" }),
+              input("E-mail", "email", { type: "email", required: true, autocomplete: "username" }),
+              input("Password", "password", { type: "password", required: true, autocomplete: "new-password", hint: "8 characters or more." }),
+            ],
+            async (values) => {
+              const answer = await api<{ csrfToken: string; spaceId: string }>("POST", `/invitations/${encodeURIComponent(token)}/accept`, { name: values.get("name"), email: values.get("email"), password: values.get("password") });
+              session.csrfToken = answer.csrfToken;
+              session.remembered = true;
+              joined(answer.spaceId);
+            },
+          ),
+      session.remembered ? null : h("p", { class: "muted" }, "Already have an account? ", h("a", { href: `/admin/login?next=${encodeURIComponent(here)}` }, "Sign in"), ", and you come back here to join."),
+    ),
+  );
 }
 
 async function users(ctx: Context): Promise<Node> {
@@ -172,4 +253,5 @@ async function users(ctx: Context): Promise<Node> {
 export const spaceScreens: Screen[] = [
   { path: "/admin/spaces", title: "Spaces", render: spaces },
   { path: "/admin/users", title: "Users", render: users },
+  { path: "/admin/invite", title: "Invitation", signedOut: true, render: acceptScreen },
 ];
