@@ -367,7 +367,9 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   /** Draws the rows in view (and a few more), keeping the one being edited and the keyboard's place. */
   function draw(): void {
-    const hadFocus = table.contains(document.activeElement) && !newRow?.entry.contains(document.activeElement);
+    // A cell removed while it had the keyboard leaves it on the page's body: it comes back to its cell.
+    const orphaned = keyboardInGrid && document.activeElement === document.body;
+    const hadFocus = (table.contains(document.activeElement) || orphaned) && !newRow?.entry.contains(document.activeElement);
     const count = reachable();
     // The frame grows with its rows (up to 70% of the window): before it has grown, draw for the window.
     const view = Math.max(scroller.clientHeight, window.innerHeight);
@@ -387,10 +389,18 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     body.replaceChildren(topSpace, ...rows, bottomSpace);
     drawn = { first, last };
     table.setAttribute("aria-rowcount", String(count + 1));
-    if (hadFocus && !editing) cellAt(active.row, active.col)?.focus();
+    if (hadFocus && !editing) cellAt(active.row, active.col)?.focus({ preventScroll: orphaned });
     if (count === 0 && reading.size === 0) say(total === 0 ? (setup.unfiltered ? "No records match this filter." : "No records yet.") : "");
 
   }
+
+  /** Whether the keyboard is in the grid: a row drawn again under it must not lose it. */
+  let keyboardInGrid = false;
+  table.addEventListener("focusin", () => (keyboardInGrid = true));
+  table.addEventListener("focusout", (event) => {
+    const next = (event as FocusEvent).relatedTarget as Node | null;
+    if (next && !table.contains(next)) keyboardInGrid = false;
+  });
 
   let frame = 0;
   /** Draws once at the next frame, however many changes come before it (a paste's 500 events are one draw). */
