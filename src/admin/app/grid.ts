@@ -369,7 +369,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   function draw(): void {
     // A cell removed while it had the keyboard leaves it on the page's body: it comes back to its cell.
     const orphaned = keyboardInGrid && document.activeElement === document.body;
-    const hadFocus = (table.contains(document.activeElement) || orphaned) && !newRow?.entry.contains(document.activeElement);
+    // Only a cell's keyboard comes back: one on a header's control (a column's edge, its menu) stays where it is.
+    const hadFocus = body.contains(document.activeElement) || orphaned;
     const count = reachable();
     // The frame grows with its rows (up to 70% of the window): before it has grown, draw for the window.
     const view = Math.max(scroller.clientHeight, window.innerHeight);
@@ -386,7 +387,10 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     }
     (topSpace.firstChild as HTMLElement).style.height = `${first * ROW_HEIGHT}px`;
     (bottomSpace.firstChild as HTMLElement).style.height = `${Math.max(0, count - 1 - last) * ROW_HEIGHT}px`;
+    // The row being edited is kept, but moving it takes the keyboard from its editor: it goes back.
+    const typing = editing !== null && document.activeElement === editing.editor;
     body.replaceChildren(topSpace, ...rows, bottomSpace);
+    if (typing) editing!.editor.focus({ preventScroll: true });
     drawn = { first, last };
     table.setAttribute("aria-rowcount", String(count + 1));
     if (hadFocus && !editing) cellAt(active.row, active.col)?.focus({ preventScroll: orphaned });
