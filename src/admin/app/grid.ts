@@ -7,7 +7,7 @@ import type { RecordView } from "../../content/records/view";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
-import { confirmDialog, failureText, link, recordName, shown } from "./ui";
+import { confirmDialog, failureText, link, menuDialog, recordName, shown } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
 import { cellText, parseTsv, pastable, pastedValue, toTsv } from "./clipboard";
 
@@ -167,28 +167,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   /** A row's menu: open the record, duplicate it (its values a client may write), or archive it (which waits for review). */
   function rowMenu(record: RecordView): void {
     const name = recordName(base.fields, record.fields, record.id);
-    const choose = (label: string, run: () => void, kind = "secondary") => h("button", { type: "button", class: kind, onclick: () => (dialog.close(), run()) }, label);
-    const duplicate = async () => {
-      const fields = Object.fromEntries(base.fields.filter(pastable).map((field) => [field.slug, record.fields[field.slug] ?? null]));
-      await writeCells(`Duplicated ${name}`, [], [fields]);
-    };
-    const archive = () => void archiveRecords([record], name);
-    const dialog = h(
-      "dialog",
-      { "aria-labelledby": "row-menu-title", class: "menu-dialog" },
-      h("h2", { id: "row-menu-title" }, name),
-      h(
-        "div",
-        { class: "menu-actions" },
-        h("a", { href: setup.openHref(record.id), class: "button secondary", onclick: () => dialog.close() }, "Open"),
-        choose("Duplicate", () => void duplicate()),
-        choose("Archive…", archive, "danger"),
-        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close"),
-      ),
-    );
-    dialog.addEventListener("close", () => dialog.remove());
-    document.body.appendChild(dialog);
-    dialog.showModal();
+    const duplicate = () => writeCells(`Duplicated ${name}`, [], [Object.fromEntries(base.fields.filter(pastable).map((field) => [field.slug, record.fields[field.slug] ?? null]))]);
+    menuDialog(name, null, [{ label: "Open", href: setup.openHref(record.id) }, { label: "Duplicate", run: duplicate }, { label: "Archive…", run: () => archiveRecords([record], name), danger: true }]);
   }
 
   /** Archives records after saying so: one change request, which waits for review (an archive always does). */
@@ -208,31 +188,17 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   /** A column's menu: edit, duplicate and delete it (as field change requests), or hide it in this browser. */
   function fieldMenu(field: FieldView): void {
     const changes = setup.fieldChanges;
-    const choose = (label: string, run: () => void, kind = "secondary") =>
-      h("button", { type: "button", class: kind, onclick: () => (dialog.close(), run()) }, label);
     const hide = () => {
       layout.hidden.push(field.slug);
       saveLayout(base.id, layout);
       setup.relayout();
     };
-    const dialog = h(
-      "dialog",
-      { "aria-labelledby": "field-menu-title", class: "menu-dialog" },
-      h("h2", { id: "field-menu-title" }, field.name),
-      h("p", { class: "muted" }, traitsOf(field.type).label),
-      h(
-        "div",
-        { class: "menu-actions" },
-        changes ? choose("Edit field…", () => void editField(changes, field)) : null,
-        changes ? choose("Duplicate…", () => void addField(changes, field)) : null,
-        primary?.slug === field.slug ? null : choose("Hide in this browser", hide),
-        changes ? choose("Delete…", () => void deleteField(changes, field), "danger") : null,
-        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close"),
-      ),
-    );
-    dialog.addEventListener("close", () => dialog.remove());
-    document.body.appendChild(dialog);
-    dialog.showModal();
+    menuDialog(field.name, traitsOf(field.type).label, [
+      changes ? { label: "Edit field…", run: () => editField(changes, field) } : null,
+      changes ? { label: "Duplicate…", run: () => addField(changes, field) } : null,
+      primary?.slug === field.slug ? null : { label: "Hide in this browser", run: hide },
+      changes ? { label: "Delete…", run: () => deleteField(changes, field), danger: true } : null,
+    ]);
   }
 
   /** A column's edge: dragged with the pointer, or moved 16 px a press of an arrow once focused; the width is kept for this browser. */

@@ -7,7 +7,7 @@ import { slugFrom } from "../../shared/formats";
 import { formatOf } from "../../shared/import-formats";
 import { api, query, send } from "./api";
 import { type Child, fill, h } from "./dom";
-import { dialogForm, input, link, select, shown, table } from "./ui";
+import { dialogForm, input, link, menuDialog, select, shown, table } from "./ui";
 import { pageOfNode } from "./screens/docs";
 
 /**
@@ -188,22 +188,10 @@ export function treeList(nodes: NodeView[], changes: TreeChanges | null, root: s
 }
 
 function nodeMenu(changes: TreeChanges, node: NodeView, folders: Folder[], root: string): void {
-  const choose = (label: string, run: () => void) => h("button", { type: "button", class: "secondary", onclick: () => (dialog.close(), run()) }, label);
-  const dialog = h(
-    "dialog",
-    { "aria-labelledby": "node-menu-title", class: "menu-dialog" },
-    h("h2", { id: "node-menu-title" }, node.name),
-    h(
-      "div",
-      { class: "menu-actions" },
-      choose("Rename…", () => renameNode(changes, node)),
-      choose("Move to…", () => moveNode(changes, node, folders, root)),
-      node.type === "folder" ? choose("New folder inside…", () => newFolder(changes, folders, node.id)) : null,
-      node.type === "folder" ? choose("Add a base inside…", () => addBase(changes, folders, node.id)) : null,
-      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close"),
-    ),
-  );
-  dialog.addEventListener("close", () => dialog.remove());
-  document.body.appendChild(dialog);
-  dialog.showModal();
+  menuDialog(node.name, null, [
+    { label: "Rename…", run: () => renameNode(changes, node) },
+    { label: "Move to…", run: () => moveNode(changes, node, folders, root) },
+    node.type === "folder" ? { label: "New folder inside…", run: () => newFolder(changes, folders, node.id) } : null,
+    node.type === "folder" ? { label: "Add a base inside…", run: () => addBase(changes, folders, node.id) } : null,
+  ]);
 }

@@ -214,6 +214,31 @@ export function dialogForm(title: string, body: Child[], submitLabel: string, se
   dialog.showModal();
 }
 
+/** One choice of a menu: what it says, and what it does once the menu has closed (`href`: where it goes instead). */
+export interface MenuChoice {
+  label: string;
+  run?: () => unknown;
+  href?: string;
+  danger?: boolean;
+}
+
+/** A menu of a thing (a row, a column, a node, a view) as a small modal dialog: its name, an optional line, and its choices (nulls left out), then Close. */
+export function menuDialog(title: string, line: string | null, choices: (MenuChoice | null)[]): void {
+  const dialog = h("dialog", { "aria-labelledby": "menu-title", class: "menu-dialog" });
+  const button = (choice: MenuChoice) =>
+    choice.href
+      ? h("a", { href: choice.href, class: "button secondary", onclick: () => dialog.close() }, choice.label)
+      : h("button", { type: "button", class: choice.danger ? "danger" : "secondary", onclick: () => (dialog.close(), void choice.run?.()) }, choice.label);
+  dialog.append(
+    h("h2", { id: "menu-title" }, title),
+    line ? h("p", { class: "muted" }, line) : "",
+    h("div", { class: "menu-actions" }, ...choices.filter((choice): choice is MenuChoice => choice !== null).map(button), h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close")),
+  );
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.appendChild(dialog);
+  dialog.showModal();
+}
+
 /** A thread of comments, oldest first: each with its author and when. */
 export const commentList = (comments: { authorId: string; authorUser: { name: string } | null; createdAt: string; body: string }[]) =>
   h("ol", { class: "comments" }, ...comments.map((comment) => h("li", {}, h("p", { class: "muted" }, h("strong", {}, comment.authorUser?.name ?? comment.authorId), ` · ${when(comment.createdAt)}`), h("p", {}, comment.body))));

@@ -3,7 +3,7 @@ import type { BaseView } from "../../content/bases";
 import type { ViewView } from "../../content/views";
 import { api } from "./api";
 import { h } from "./dom";
-import { dialogForm, input } from "./ui";
+import { dialogForm, input, menuDialog } from "./ui";
 
 /**
  * A saved view's own menu (docs/admin.md, "Views"): renamed, duplicated, given the filter and sort
@@ -25,7 +25,6 @@ const proposeView = (body: Record<string, unknown>) => api<Proposed>("POST", "/v
 
 /** The view's menu, opened from its tab. */
 export function viewMenu(changes: ViewChanges, view: ViewView): void {
-  const choose = (label: string, run: () => void, kind = "secondary") => h("button", { type: "button", class: kind, onclick: () => (dialog.close(), run()) }, label);
   const outcome = (answer: Proposed, viewId: string | null) => changes.done(answer as ChangeRequestView & { materialized?: boolean; id: string }, answer.materialized ? viewId : null);
   const rename = () => {
     const name = input("Name", "name", { required: true, value: view.name });
@@ -50,21 +49,10 @@ export function viewMenu(changes: ViewChanges, view: ViewView): void {
   };
   const remove = () =>
     dialogForm(`Delete ${view.name}?`, [h("p", {}, "The view goes; the records stay as they are. The deletion is proposed as the view's change, and a deleted view can be restored.")], "Delete view", async () => outcome(await proposeView({ operation: "delete", viewId: view.id }), null), true);
-  const dialog = h(
-    "dialog",
-    { "aria-labelledby": "view-menu-title", class: "menu-dialog" },
-    h("h2", { id: "view-menu-title" }, view.name),
-    h(
-      "div",
-      { class: "menu-actions" },
-      choose("Rename…", rename),
-      choose("Duplicate…", duplicate),
-      choose("Keep the filter and sort shown…", keepShown),
-      choose("Delete…", remove, "danger"),
-      h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Close"),
-    ),
-  );
-  dialog.addEventListener("close", () => dialog.remove());
-  document.body.appendChild(dialog);
-  dialog.showModal();
+  menuDialog(view.name, null, [
+    { label: "Rename…", run: rename },
+    { label: "Duplicate…", run: duplicate },
+    { label: "Keep the filter and sort shown…", run: keepShown },
+    { label: "Delete…", run: remove, danger: true },
+  ]);
 }
