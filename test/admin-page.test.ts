@@ -603,6 +603,9 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(saved.fields.stars).toBe(2);
     await panel.getByRole("listitem").filter({ hasText: "Stars: 5 → 2" }).waitFor();
     await panel.getByRole("listitem").filter({ hasText: "Stars: 3 → 5" }).waitFor();
+    // Another client's change to the open record shows in the panel, without a reload.
+    expect((await server.call("POST", `/api/v1/records/${saved.id}/change-requests`, { key: write, body: { operation: "update", fields: { stars: 4 } } })).status).toBe(201);
+    await page.getByRole("complementary", { name: "Record Metropolis" }).getByRole("listitem").filter({ hasText: "Stars: 2 → 4" }).waitFor({ timeout: 2000 });
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });

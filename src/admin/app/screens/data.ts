@@ -11,6 +11,7 @@ import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
+import type { LiveEvent } from "../live";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
@@ -199,6 +200,7 @@ async function basePage(ctx: Context): Promise<Node> {
       }
     : null;
   ctx.onLive(content.live);
+  if (panel && opened) ctx.onLive(followRecord(ctx, panel, opened, here));
   const filterForm = h(
     "form",
     { class: "filter", role: "search" },
@@ -361,6 +363,27 @@ async function recordPanel(ctx: Context, recordId: string, here: (extra: Record<
     if ((event as KeyboardEvent).key === "Escape" && !(event.target as HTMLElement).matches("input, textarea, select")) ctx.go(closed);
   });
   return panel;
+}
+
+/**
+ * The record beside the grid follows another client's changes to it (its values, history and
+ * comments), drawn again in place at most every 150 ms, and never under someone typing in it.
+ */
+function followRecord(ctx: Context, first: HTMLElement, recordId: string, here: (extra: Record<string, string | undefined>) => string): (event: LiveEvent) => void {
+  let panel = first;
+  let due: ReturnType<typeof setTimeout> | null = null;
+  return (event) => {
+    const data = event.data as { record?: { id?: string }; comment?: { recordId?: string | null } };
+    if ((data.record?.id ?? data.comment?.recordId) !== recordId || due) return;
+    due = setTimeout(async () => {
+      due = null;
+      if (panel.contains(document.activeElement) && (document.activeElement as HTMLElement).matches("input, textarea, select")) return;
+      const fresh = await recordPanel(ctx, recordId, here);
+      if (!panel.isConnected) return;
+      panel.replaceWith(fresh);
+      panel = fresh;
+    }, 150);
+  };
 }
 
 export const dataScreens: Screen[] = [
