@@ -125,6 +125,10 @@ export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: st
   return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope.space.id, loaded.base.id, ops, updateCheck(who.scope.space.id, updates), "updates"));
 }
 
+/** A record archived (deleted: Busabase's only delete mode) or brought back. */
+const lifecycleOperation = (target: { targetType: "base"; baseId: string; nodeId: string; targetRecordId: string }, operation: "delete" | "restore"): ProposedOperation =>
+  operation === "delete" ? { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } } : { ...target, kind: "record_restore", payload: {} };
+
 /** Many records of a base archived (or brought back) in one change request: one operation a record. */
 export function proposeRecordLifecycles(ctx: AppContext, who: Proposer, baseRef: string, recordIds: string[], operation: "delete" | "restore", review: Review): Promise<Proposed> {
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
@@ -135,7 +139,7 @@ export function proposeRecordLifecycles(ctx: AppContext, who: Proposer, baseRef:
     seen.add(recordId);
     const record = findRecord(ctx, who.scope.space.id, recordId);
     if (record.baseId !== loaded.base.id) throw badRequest(`recordIds[${index}]: ${recordId} is not a record of the base "${loaded.node.slug}".`);
-    return operation === "delete" ? { ...target, targetRecordId: record.id, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } } : { ...target, targetRecordId: record.id, kind: "record_restore", payload: {} };
+    return lifecycleOperation({ ...target, targetRecordId: record.id }, operation);
   });
   return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
 }
@@ -153,8 +157,7 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
     const op: ProposedOperation = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: {} };
     return proposeBaseRecords(ctx, who, loaded, [op], review, checkedValues(who.scope.space.id, loaded.base.id, [op], updateCheck(who.scope.space.id, [{ recordId, fields: change.fields }])));
   }
-  const op: ProposedOperation = change.operation === "delete" ? { ...target, kind: "record_delete", deleteMode: "archive", payload: { deleteMode: "archive" } } : { ...target, kind: "record_restore", payload: {} };
-  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
+  return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [lifecycleOperation(target, change.operation)] }));
 }
 
 export type NodeChange =

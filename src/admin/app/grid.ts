@@ -303,6 +303,15 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const placeholder = (index: number) =>
     h("tr", { role: "row", "aria-rowindex": index + 2, "data-row": index, "aria-busy": "true" }, h("th", { scope: "row", class: "open-col" }), ...columns.map(() => h("td", { role: "gridcell", class: "loading" }, "…")));
 
+  /** A page read: its records, the names of those they link to, and the count it says. */
+  function keepPage(key: string, answer: Page): void {
+    for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
+    pages.set(key, answer.records);
+    stale.delete(key);
+    total = answer.total;
+    showCount();
+  }
+
   /** Reads the pages of rows `first`..`last` that are not here yet, then draws again. */
   function readPages(first: number, last: number): void {
     const wanted = new Map<string, ReturnType<typeof sourceOf>>();
@@ -315,13 +324,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         source.key,
         setup
           .load(source.page + 1, source.fromEnd)
-          .then((answer) => {
-            for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
-            pages.set(source.key, answer.records);
-            stale.delete(source.key);
-            if (answer.total !== total) total = answer.total;
-            showCount();
-          })
+          .then((answer) => keepPage(source.key, answer))
           .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
           .finally(() => {
             reading.delete(source.key);
@@ -622,14 +625,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       const source = sourceOf(index);
       if (!pages.has(source.key) || stale.has(source.key)) wanted.set(source.key, source);
     }
-    await Promise.all(
-      [...wanted.values()].map((source) =>
-        setup.load(source.page + 1, source.fromEnd).then((answer) => {
-          pages.set(source.key, answer.records);
-          stale.delete(source.key);
-        }),
-      ),
-    );
+    await Promise.all([...wanted.values()].map((source) => setup.load(source.page + 1, source.fromEnd).then((answer) => keepPage(source.key, answer))));
     return Array.from({ length: last - first + 1 }, (_, i) => (first + i < reachable() ? recordAt(first + i) : undefined));
   }
 
@@ -780,10 +776,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   setup
     .load(1)
     .then((answer) => {
-      for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
-      pages.set("f0", answer.records);
-      total = answer.total;
-      showCount();
+      keepPage("f0", answer);
       draw();
     })
     .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
