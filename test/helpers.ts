@@ -61,7 +61,7 @@ export interface Caller {
   space?: string;
   headers?: Record<string, string>;
   body?: unknown;
-  rawBody?: string;
+  rawBody?: string | Uint8Array;
 }
 
 export interface Session {
@@ -84,12 +84,12 @@ export class TestServer {
   readonly fieldUpkeep: FieldUpkeep;
 
   /** `deliveries: false` leaves the outbox unread, for tests of the events themselves (the loop deletes those no rule wants). */
-  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string; deliveries?: boolean; flags?: ServeFlags } = {}) {
+  constructor(options: { maxBody?: string; webhookAllow?: string; retrySchedule?: string; deliveries?: boolean; flags?: ServeFlags; env?: Record<string, string> } = {}) {
     const store = openStore(join(this.dir, "basalt.db"));
     migrate(store);
     const config = loadConfig(
       { "data-dir": this.dir, "max-body": options.maxBody, "public-url": "http://basalt.test", "webhook-allow": options.webhookAllow, ...options.flags },
-      { BASALT_WEBHOOK_RETRY_SCHEDULE: options.retrySchedule },
+      { BASALT_WEBHOOK_RETRY_SCHEDULE: options.retrySchedule, ...options.env },
     );
     const wired = wire(store, config, this.clock, { info: (line) => this.logs.push(line), error: (line) => this.logs.push(line) });
     this.ctx = wired.ctx;
@@ -111,7 +111,7 @@ export class TestServer {
       if (method !== "GET") headers["x-csrf-token"] ??= caller.session.csrfToken;
     }
     if (caller.space) headers["x-basalt-space"] = caller.space;
-    let body: string | undefined = caller.rawBody;
+    let body: BodyInit | undefined = caller.rawBody as BodyInit | undefined;
     if (caller.body !== undefined) {
       body = JSON.stringify(caller.body);
       headers["content-type"] ??= "application/json";

@@ -1,3 +1,4 @@
+import { SEES_ALL } from "../src/spaces/sight";
 import { afterAll, describe, expect, test } from "bun:test";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { join } from "node:path";
@@ -55,7 +56,7 @@ describe("migrating a database of an earlier version", () => {
     expect(store.sqlite.query("SELECT typeof(created_at) AS t, created_at AS ms FROM records WHERE id = 'rec_2'").get()).toEqual({ t: "integer", ms: Date.parse("2026-03-01T08:30:00.999Z") });
     const record = getRecord(ctx, "spc_a", "rec_2");
     expect([record.createdAt, record.updatedAt, record.archivedAt, record.fields.made]).toEqual(["2026-03-01T08:30:00.999Z", "2026-03-02T00:00:00.001Z", "2026-03-02T00:00:00.001Z", "2026-03-01T08:30:00.999Z"]);
-    expect(recordHistory(ctx, "spc_a", "rec_1").map((commit) => [commit.id, commit.createdAt])).toEqual([["cmt_1", "2026-02-01T09:00:00.125Z"]]);
+    expect(recordHistory(ctx, "spc_a", "rec_1", SEES_ALL).map((commit) => [commit.id, commit.createdAt])).toEqual([["cmt_1", "2026-02-01T09:00:00.125Z"]]);
   });
 
   test("a change request keeps its operations, reviews, attribution, policy and moments: rebuilding its table cascades nothing", () => {

@@ -100,6 +100,31 @@ describe("node visibility", () => {
     expect((await server.call("POST", "/api/v1/docs", { key: bob.key, body: { parentNodeId: secret, slug: "mine", name: "Mine", body: "" } })).status).toBe(404);
   });
 
+  test("a visible base's link to a private base, its lookups and the formulas over them are not there for a member without a grant", async () => {
+    const field = (body: Record<string, unknown>) => server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "create", ...body } });
+    expect((await field({ slug: "payee", name: "Payee", type: "relation", options: { targetBaseSlug: "salaries" } })).status).toBe(201);
+    expect((await field({ slug: "payee_name", name: "Payee name", type: "lookup", options: { lookup: { relationFieldSlug: "payee", targetFieldSlug: "name" } } })).status).toBe(201);
+    expect((await field({ slug: "shout", name: "Shout", type: "formula", options: { formula: { expression: "UPPER({payee_name})" } } })).status).toBe(201);
+    const paper = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.write, body: { fields: { title: "Linked paper", payee: [salariesRecord] } } })).body.id;
+    const reads = (key: string) =>
+      Promise.all(
+        [`/api/v1/records?baseId=papers&linkedNames=true`, `/api/v1/records/${paper}`, `/api/v1/records/${paper}/links`, `/api/v1/records/${paper}/history`, `/api/v1/records/get?recordId=${paper}`, "/api/v1/bases/papers/export?format=json", "/api/v1/records/page?baseId=papers&linkedNames=true"].map(async (path) => ({ path, text: (await server.call("GET", path, { key })).text })),
+      );
+    for (const { path, text } of await reads(bob.key)) expect({ path, shows: text.includes(SECRET) || text.includes(salariesRecord) }).toEqual({ path, shows: true });
+
+    await setVisibility("private");
+    for (const { path, text } of await reads(bob.key)) expect({ path, leaks: text.includes(SECRET) || text.toUpperCase().includes(SECRET.toUpperCase()) || text.includes(salariesRecord) }).toEqual({ path, leaks: false });
+    const record = (await server.call("GET", `/api/v1/records/${paper}`, { key: bob.key })).body;
+    expect(Object.keys(record.fields)).toEqual(["title", "year", "status"]);
+    const filtered = await server.call("GET", `/api/v1/records?baseId=papers&filters[0][fieldSlug]=payee_name&filters[0][operator]=contains&filters[0][value]=Conf`, { key: bob.key });
+    expect(filtered.status).toBe(400);
+    expect(await mcp(bob.key, "get_record", { recordId: paper })).not.toContain(salariesRecord);
+    // A manager, and the member with a grant, see the link again.
+    expect((await server.call("GET", `/api/v1/records/${paper}`, { key: ws.read })).body.fields.payee).toEqual([salariesRecord]);
+    await grant({ principalType: "user", principalId: bob.id, role: "read" });
+    expect((await server.call("GET", `/api/v1/records/${paper}`, { key: bob.key })).body.fields).toMatchObject({ payee: [salariesRecord], payee_name: [SECRET] });
+  });
+
   test("the live stream leaves out a private base's events for a member without a grant", async () => {
     await setVisibility("private");
     const controller = new AbortController();

@@ -1,3 +1,4 @@
+import { seenBase } from "../content/records/seen";
 import { grep, GREP_BOUNDS } from "../search/grep";
 import { SEARCH_BOUNDS, searchSpace } from "../search/search";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -124,6 +125,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
     inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[]; viewId?: string } & ShapeArgs) => {
       const query = { status: "active" as const, filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50, shape: shapeOf(args) };
       const listing = args.viewId ? throughView(ctx, scope.space.id, args.viewId, args.base, query) : { loaded: findBase(ctx, scope.space.id, args.base), query };
+      listing.loaded = seenBase(listing.loaded, scope.sight);
       return listRecords(ctx, listing.loaded, listing.query);
     }),
   );
@@ -203,17 +205,17 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
   server.registerTool(
     "search_records",
     { description: "Active records whose field equals a value (read by the field's type), newest first.", inputSchema: { base: z.string().min(1), fieldSlug: z.string(), value: z.string(), limit: z.number().int().min(1).max(100).optional() } },
-    inSpace("read", (scope, args: { base: string; fieldSlug: string; value: string; limit?: number }) => recordsWithValue(ctx, findBase(ctx, scope.space.id, args.base), args.fieldSlug, args.value, args.limit ?? 20)),
+    inSpace("read", (scope, args: { base: string; fieldSlug: string; value: string; limit?: number }) => recordsWithValue(ctx, seenBase(findBase(ctx, scope.space.id, args.base), scope.sight), args.fieldSlug, args.value, args.limit ?? 20)),
   );
   server.registerTool(
     "get_record",
     { description: "One record with its head commit.", inputSchema: { recordId: z.string().min(1), ...shapeArgs } },
-    inSpace("read", (scope, args: { recordId: string } & ShapeArgs) => getRecord(ctx, scope.space.id, args.recordId, shapeOf(args))),
+    inSpace("read", (scope, args: { recordId: string } & ShapeArgs) => getRecord(ctx, scope.space.id, args.recordId, shapeOf(args), scope.sight)),
   );
   server.registerTool(
     "get_record_links",
     { description: "The links of a record either way (its relation values, and the records that link to it), as GET /records/{id}/links answers them.", inputSchema: { recordId: z.string().min(1) } },
-    inSpace("read", (scope, { recordId }: { recordId: string }) => linksOfRecord(ctx, scope.space.id, recordId)),
+    inSpace("read", (scope, { recordId }: { recordId: string }) => linksOfRecord(ctx, scope.space.id, recordId, scope.sight)),
   );
   server.registerTool(
     "propose_record_create",

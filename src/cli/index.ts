@@ -4,7 +4,7 @@ import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";
 import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
-import { dumpCommand, exportCommand, importCommand, loadCommand } from "./transfer";
+import { dumpCommand, exportCommand, importCommand, installCommand, loadCommand } from "./transfer";
 
 const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
 
@@ -41,6 +41,10 @@ Commands:
   load --from FILE --owner E [--slug S]
                                a dump into this data directory, ids kept, owned by E; refused
                                when the space is here already
+  install --space S --as E --from DIR|FILE|URL [--into-folder F] [--rename] [--auto-merge]
+          [--dry-run]          a Busabase package (a directory, a .tar/.tar.gz, or a GitHub
+                               repository's address) into a space, as POST /install/archive does
+                               it; --dry-run prints the plan
   version, --version           print the version
   --help                       this text
 
@@ -49,7 +53,8 @@ serve also reads BASALT_PORT, BASALT_HOST, BASALT_PUBLIC_URL, BASALT_MAX_BODY,
 BASALT_MAX_IMPORT, BASALT_MAX_FILE, BASALT_WEBHOOK_ALLOW, BASALT_BACKUP_CRON and BASALT_MAX_* (one for each limit);
 a flag wins over its variable.
 BASALT_WEBHOOK_RETRY_SCHEDULE (seconds, comma-separated) replaces the webhook retry delays;
-BASALT_SECRET_KEY replaces the key file that seals webhook secrets.`;
+BASALT_SECRET_KEY replaces the key file that seals webhook secrets;
+BASALT_GITHUB_ARCHIVE_URL replaces https://codeload.github.com, where GitHub packages are fetched.`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve: serveCommand,
@@ -63,6 +68,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   import: importCommand,
   dump: dumpCommand,
   load: loadCommand,
+  install: installCommand,
 };
 
 async function dispatch(argv: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { existsSync, writeSync } from "node:fs";
+import { existsSync, statSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Actor } from "../auth/actor";
 import { findUserByEmail } from "../auth/users";
@@ -15,6 +15,12 @@ import { commitImport, importNewBase, NO_BASE } from "../transfer/import";
 import { checkedUpload, type ImportResult, previewImport } from "../transfer/import-plan";
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../shared/import-formats";
 import { CliError, openContext, parseFlags, required } from "./common";
+import { SEES_ALL } from "../spaces/sight";
+import type { AppContext } from "../context";
+import type { Proposer } from "../changes/proposals";
+import { install, type InstallPlan, planInstall } from "../transfer/install";
+import { type PackageFiles, readPackage } from "../transfer/package-format";
+import { directoryPackage, githubPackage, parseGithubUrl, unpackArchive } from "../transfer/package-source";
 
 /** `basalt export`: a base's records (optionally through a view) to a file or standard output, as the API's export writes them. */
 export async function exportCommand(args: string[]): Promise<void> {
@@ -26,7 +32,7 @@ export async function exportCommand(args: string[]): Promise<void> {
   try {
     const space = listSpacesWithOwners(ctx).find((candidate) => candidate.id === spaceRef || candidate.slug === spaceRef);
     if (!space) throw new CliError(`No space has the id or slug ${spaceRef}.`);
-    const { loaded, query } = recordListing(ctx, space.id, { baseId: required(flags, "base"), viewId: flags.view, sort: flags.sort });
+    const { loaded, query } = recordListing(ctx, space.id, SEES_ALL, { baseId: required(flags, "base"), viewId: flags.view, sort: flags.sort });
     const parts = exportParts(ctx, loaded, query, format, space.id);
     if (flags.out) {
       // Like every file a command writes: new, 0600, never over a file or through a link, whole or not at all.
@@ -45,6 +51,16 @@ export async function exportCommand(args: string[]): Promise<void> {
   } finally {
     await closeStore(ctx.store);
   }
+}
+
+/** The user `email` names, proposing in the space `spaceRef` names as their role there allows, shown as the command line. */
+function proposerAs(ctx: AppContext, email: string, spaceRef: string): Proposer {
+  const user = findUserByEmail(ctx, email);
+  if (!user) throw new CliError(`No user has the e-mail ${email}.`);
+  const membership = findMembership(ctx, user.id, spaceRef);
+  if (!membership) throw new CliError(`${email} is not a member of a space ${spaceRef}.`);
+  const actor: Actor = { user, credential: { type: "operator" }, ceiling: "manage" };
+  return { scope: scopeOf(ctx, actor, membership), actor, attribution: sourceAttribution(actor, undefined) };
 }
 
 /**
@@ -71,19 +87,14 @@ export async function importCommand(args: string[]): Promise<void> {
   if ((flags.base === undefined) === (flags.name === undefined)) throw new CliError("Name the base to import into with --base, or a new base to make with --name.");
   const ctx = openContext(flags["data-dir"]);
   try {
-    const user = findUserByEmail(ctx, required(flags, "as"));
-    if (!user) throw new CliError(`No user has the e-mail ${flags.as}.`);
-    const membership = findMembership(ctx, user.id, required(flags, "space"));
-    if (!membership) throw new CliError(`${flags.as} is not a member of a space ${flags.space}.`);
-    const actor: Actor = { user, credential: { type: "operator" }, ceiling: "manage" };
-    const who = { scope: scopeOf(ctx, actor, membership), actor, attribution: sourceAttribution(actor, undefined) };
+    const who = proposerAs(ctx, required(flags, "as"), required(flags, "space"));
     const file = { format, body: Bun.file(from).stream() };
     const review = { message: flags.message };
     if (flags.name !== undefined) {
       const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, { name: flags.name! }, review));
-      return void console.log(summary(made.imported, findBase(ctx, membership.space.id, made.baseId).node.slug));
+      return void console.log(summary(made.imported, findBase(ctx, who.scope.space.id, made.baseId).node.slug));
     }
-    const loaded = findBase(ctx, membership.space.id, flags.base!);
+    const loaded = findBase(ctx, who.scope.space.id, flags.base!);
     if (flags.preview) return void console.log(JSON.stringify(await previewImport(ctx, loaded, file, flags["create-fields"] === true), null, 2));
     const imported = await checkedUpload(ctx, loaded, file, flags["create-fields"] === true, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, review));
     console.log(summary(imported, loaded.node.slug));
@@ -120,6 +131,40 @@ export async function loadCommand(args: string[]): Promise<void> {
   try {
     const loaded = await loadDump(ctx.store, ctx.config.dataDir, from, { email: required(flags, "owner") }, flags.slug);
     console.log(`Loaded the space ${loaded.spaceId} from ${from}: ${loaded.rows.toLocaleString("en")} rows and ${loaded.files} file(s). Webhook rules wait, disabled, for their secrets.`);
+  } finally {
+    await closeStore(ctx.store);
+  }
+}
+
+/**
+ * `basalt install`: a package (busabase-package@1) from a directory, a .tar or .tar.gz, or a GitHub
+ * repository's address, into a space as the user `--as` names; `--dry-run` prints the plan.
+ */
+export async function installCommand(args: string[]): Promise<void> {
+  const flags = parseFlags(args, { space: { type: "string" }, as: { type: "string" }, from: { type: "string" }, "into-folder": { type: "string" }, rename: { type: "boolean" }, "auto-merge": { type: "boolean" }, "dry-run": { type: "boolean" } });
+  const from = required(flags, "from");
+  const ctx = openContext(flags["data-dir"]);
+  try {
+    const who = proposerAs(ctx, required(flags, "as"), required(flags, "space"));
+    const options = { intoFolder: flags["into-folder"], rename: flags.rename === true, autoMerge: flags["auto-merge"] === true };
+    let files: PackageFiles;
+    let source: InstallPlan["source"];
+    if (/^https?:\/\//.test(from)) {
+      const github = parseGithubUrl(from);
+      files = await githubPackage(ctx.config.githubArchiveUrl, github);
+      source = github;
+    } else {
+      const path = resolve(from);
+      if (!existsSync(path)) throw new CliError(`There is nothing at ${path}.`);
+      files = statSync(path).isDirectory() ? directoryPackage(path) : await unpackArchive(await Bun.file(path).bytes());
+      source = { archive: path };
+    }
+    const planned = planInstall(ctx, who.scope.space.id, who.scope.sight, readPackage(files), source, options);
+    if (flags["dry-run"]) return void console.log(JSON.stringify(planned.plan, null, 2));
+    const result = await install(ctx, who, planned, options);
+    const made = Object.entries(result.created).filter(([, count]) => count > 0).map(([what, count]) => `${count} ${what}`);
+    console.log(`Installed ${planned.plan.package.name} into the folder ${result.targetFolderSlug}: ${made.join(", ")}.${result.pendingChangeRequests ? ` ${result.pendingChangeRequests} change request(s) wait for review.` : ""}`);
+    for (const warning of result.warnings) console.error(`warning: ${warning}`);
   } finally {
     await closeStore(ctx.store);
   }

@@ -140,6 +140,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number; flag: string }[] = [
   { method: "POST", path: /^\/api\/v1\/bases\/[^/]+\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
   { method: "POST", path: /^\/api\/v1\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
+  { method: "POST", path: /^\/api\/v1\/install\/archive(\/plan)?$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
   { method: "POST", path: /^\/api\/v1\/assets$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
   { method: "PUT", path: /^\/api\/v1\/assets\/[^/]+\/upload$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
   { method: "PUT", path: /^\/api\/v1\/assets\/uploads\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },

@@ -20,6 +20,8 @@ export interface Config {
   secretKey: string | null;
   backupCron: string | null;
   limits: Limits;
+  /** Where GitHub's repository tarballs are fetched (`BASALT_GITHUB_ARCHIVE_URL`): codeload.github.com, or a mirror the operator runs. */
+  githubArchiveUrl: string;
   /** `--demo`: the first space, while it holds nothing, is filled with the demo workspace (`transfer/demo.ts`). */
   demo: boolean;
 }
@@ -132,6 +134,7 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     secretKey: env.BASALT_SECRET_KEY || null,
     backupCron: flags["backup-cron"] ?? env.BASALT_BACKUP_CRON ?? null,
     limits: loadLimits(flags, env),
+    githubArchiveUrl: (env.BASALT_GITHUB_ARCHIVE_URL || "https://codeload.github.com").replace(/\/+$/, ""),
     demo: flags.demo === true || env.BASALT_DEMO === "1" || env.BASALT_DEMO === "true",
   };
 }

@@ -11,13 +11,16 @@ export const MAX_LINKS = 1000;
 /**
  * A relation's options as a client gives them: its target base (`targetBaseId` or
  * `targetBaseSlug`, resolved in the space when the field is made) and `multiple` (default true).
- * `inverseFieldId` is the server's: it names the field made on the target base.
+ * `inverseFieldId` is the server's: it names the field made on the target base, whose slug and name
+ * a client may choose when the field is made (`inverseFieldSlug`, `inverseFieldName`).
  */
 function checkRelationOptions(options: Record<string, unknown>): Record<string, unknown> {
-  const { targetBaseId, targetBaseSlug, multiple, inverseFieldId } = options;
+  const { targetBaseId, targetBaseSlug, multiple, inverseFieldId, inverseFieldSlug, inverseFieldName } = options;
   const target = targetBaseId ?? targetBaseSlug;
   if (typeof target !== "string" || target === "") throw badRequest("A relation field needs options.targetBaseId (or targetBaseSlug): the base its values link to.");
   if (multiple !== undefined && typeof multiple !== "boolean") throw badRequest("options.multiple is true (a list of records, the default) or false (one record).");
+  if (inverseFieldSlug !== undefined && typeof inverseFieldSlug !== "string") throw badRequest("options.inverseFieldSlug is the slug of the linked base's field.");
+  if (inverseFieldName !== undefined && (typeof inverseFieldName !== "string" || inverseFieldName.trim() === "" || inverseFieldName.length > 200)) throw badRequest("options.inverseFieldName is the linked base's field's name: 1 to 200 characters.");
   return { ...options, multiple: multiple ?? true, ...(inverseFieldId === undefined ? {} : { inverseFieldId }) };
 }
 

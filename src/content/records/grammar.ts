@@ -1,3 +1,5 @@
+import type { Sight } from "../../spaces/sight";
+import { seenBase } from "./seen";
 import type { AppContext } from "../../context";
 import { badRequest } from "../../shared/errors";
 import { FILTER_OPERATORS } from "../../shared/field-types";
@@ -50,12 +52,12 @@ function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: s
 }
 
 /** A listing's base and query (with the record shape asked for): through the view when `viewId` is given, else of `baseId`. */
-export function recordListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
+export function recordListing(ctx: AppContext, spaceId: string, sight: Sight, raw: Record<string, unknown>) {
   const query = recordQuery(raw);
   const viewId = oneString("viewId", raw.viewId);
   if (!viewId && !query.baseId) throw badRequest("The query parameter baseId (or viewId) is required.");
   const listing = viewId ? throughView(ctx, spaceId, viewId, query.baseId, query) : { loaded: findBase(ctx, spaceId, query.baseId!), query };
-  return { loaded: listing.loaded, query: { ...listing.query, shape: recordShape(raw) } };
+  return { loaded: seenBase(listing.loaded, sight), query: { ...listing.query, shape: recordShape(raw) } };
 }
 
 /**
@@ -66,12 +68,12 @@ export function recordListing(ctx: AppContext, spaceId: string, raw: Record<stri
 export const INDEX_WAIT_MS = 5000;
 
 /** `recordListing`, after waiting (at most `INDEX_WAIT_MS`) for the indexes its filter or sort will use that are being filled. */
-export async function readyListing(ctx: AppContext, spaceId: string, raw: Record<string, unknown>) {
-  const listing = recordListing(ctx, spaceId, raw);
+export async function readyListing(ctx: AppContext, spaceId: string, sight: Sight, raw: Record<string, unknown>) {
+  const listing = recordListing(ctx, spaceId, sight, raw);
   const building = fieldsBeingIndexed(listing.loaded, listing.query);
   if (building.length === 0) return listing;
   await ctx.fieldUpkeep.whenIndexed(building, INDEX_WAIT_MS);
-  return recordListing(ctx, spaceId, raw);
+  return recordListing(ctx, spaceId, sight, raw);
 }
 
 /** `sort=<slug>` / `sort=-<slug>`, or Busabase's object form `sort[fieldSlug]=<slug>&sort[direction]=asc|desc`. */

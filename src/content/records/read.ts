@@ -1,3 +1,5 @@
+import { SEES_ALL, type Sight } from "../../spaces/sight";
+import { seenBase } from "./seen";
 import { CommitHead, FULL_SHAPE, RecordRow, RecordShape, RecordView, recordView, requireShapeFields } from "./view";
 import { and, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { commitColumns, type CommitView, commitView, type UserRef, userRefs } from "../commits";
@@ -69,29 +71,34 @@ const recordWithHead = (ctx: AppContext) =>
   );
 
 /** One record with its head commit and author, in one query; the fields come from the base cache. */
-export function getRecord(ctx: AppContext, spaceId: string, recordId: string, shape: RecordShape = FULL_SHAPE): RecordView {
+export function getRecord(ctx: AppContext, spaceId: string, recordId: string, shape: RecordShape = FULL_SHAPE, sight: Sight = SEES_ALL): RecordView {
   const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
   if (!values) throw notFound("No such record in this space.");
-  const loaded = findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true });
+  const loaded = seenBase(findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true }), sight);
   requireShapeFields(loaded, shape);
   return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);
 }
 
 /** A record's links either way (`GET /records/{id}/links`). */
-export function linksOfRecord(ctx: AppContext, spaceId: string, recordId: string): RecordLinkView[] {
+export function linksOfRecord(ctx: AppContext, spaceId: string, recordId: string, sight: Sight): RecordLinkView[] {
   const row = findRecord(ctx, spaceId, recordId);
-  return recordLinkViews(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
+  return recordLinkViews(ctx, seenBase(findBase(ctx, spaceId, row.baseId, { archived: true }), sight), row.id);
 }
 
 /** `linksOfRecord` as JSON text, for `GET /records/{id}/links` (see `recordLinksJson`). */
-export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: string): string {
+export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: string, sight: Sight): string {
   const row = findRecord(ctx, spaceId, recordId);
-  return recordLinksJson(ctx, findBase(ctx, spaceId, row.baseId, { archived: true }), row.id);
+  return recordLinksJson(ctx, seenBase(findBase(ctx, spaceId, row.baseId, { archived: true }), sight), row.id);
 }
 
-export function recordHistory(ctx: AppContext, spaceId: string, recordId: string): CommitView[] {
-  findRecord(ctx, spaceId, recordId);
+/** A record's commits, newest first; the values of fields the caller may not see (`seenBase`) left out of each. */
+export function recordHistory(ctx: AppContext, spaceId: string, recordId: string, sight: Sight): CommitView[] {
+  const record = findRecord(ctx, spaceId, recordId);
   const rows = ctx.db.select(commitColumns).from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all();
   const people = userRefs(ctx, rows.map((row) => row.authorId));
-  return rows.map((row) => commitView(row, people));
+  const whole = findBase(ctx, spaceId, record.baseId, { archived: true });
+  const seen = new Set(seenBase(whole, sight).fields.map((field) => field.slug));
+  const hidden = whole.fields.filter((field) => !seen.has(field.slug)).map((field) => field.slug);
+  if (hidden.length === 0) return rows.map((row) => commitView(row, people));
+  return rows.map((row) => commitView({ ...row, payload: row.payload && Object.fromEntries(Object.entries(row.payload).filter(([slug]) => !hidden.includes(slug))) }, people));
 }

@@ -1,3 +1,4 @@
+import { wholeBase } from "../records/seen";
 import { recordData } from "../store";
 import { type LinkRow, linkRows, storedValues } from "./store";
 import { ownership, targetBaseOf } from "./schema";
@@ -63,7 +64,9 @@ function farValue(row: LinkRow, looked: Map<string, unknown[]>, slugs: string[],
  * only the records not kept are read; a write reads them all. Every reader shares kept values, so
  * none may change them (they are typed read-only; freezing them measured 3.7x slower JSON of a page).
  */
-export function linkedValues(ctx: AppContext, loaded: LoadedBase, recordIds: string[], options: { lookups: boolean }): LinkedValues {
+export function linkedValues(ctx: AppContext, seen: LoadedBase, recordIds: string[], options: { lookups: boolean }): LinkedValues {
+  // Kept values are every caller's: they are read for the whole base, and a caller's fields pick from them.
+  const loaded = wholeBase(seen);
   if (recordIds.length === 0 || !hasLinkedFields(loaded)) return EMPTY;
   const cache = ctx.linked.values;
   if (!cache.open()) return readLinkedValues(ctx, loaded, recordIds, options);

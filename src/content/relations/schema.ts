@@ -10,7 +10,7 @@ import { ApiError, badRequest, conflict } from "../../shared/errors";
 import { requireWithin } from "../../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "../bases";
 import { isComputedAtRead } from "../field-sql";
-import { isFreeFieldSlug } from "../field-types";
+import { checkFieldSlug, isFreeFieldSlug } from "../field-types";
 import { holdsMany } from "../../shared/field-types";
 
 /**
@@ -70,6 +70,13 @@ function inverseSlug(sourceSlug: string, taken: { slug: string }[]): string {
   }
 }
 
+/** The slug a client asks the inverse to have: refused when the target base has it already. */
+function freeInverseSlug(slug: string, taken: { slug: string }[]): string {
+  checkFieldSlug(slug);
+  if (taken.some((field) => field.slug === slug)) throw badRequest(`options.inverseFieldSlug "${slug}" is a field of the linked base already.`);
+  return slug;
+}
+
 /** The base a relation links to, in the space; an archived one refuses new links (409). */
 function linkableBase(ctx: AppContext, spaceId: string, ref: string): LoadedBase {
   let target: LoadedBase;
@@ -117,11 +124,12 @@ export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: Fi
   const targetFields = target ? target.fields : [...siblings, row];
   requireWithin(ctx.config.limits, "fieldsPerBase", targetFields.length + 1);
   const targetBaseId = target?.base.id ?? source.baseId;
+  const wanted = { slug: row.options.inverseFieldSlug, name: row.options.inverseFieldName };
   const inverse: FieldRow = {
     id: newId("fld"),
     baseId: targetBaseId,
-    slug: inverseSlug(target ? source.slug : `${row.slug}_of`, targetFields),
-    name: target ? source.name : `${row.name} (linked from)`,
+    slug: typeof wanted.slug === "string" ? freeInverseSlug(wanted.slug, [...targetFields, row]) : inverseSlug(target ? source.slug : `${row.slug}_of`, targetFields),
+    name: typeof wanted.name === "string" ? wanted.name : target ? source.name : `${row.name} (linked from)`,
     type: "relation",
     required: false,
     position: Math.max(-1, ...targetFields.map((field) => field.position)) + 1,

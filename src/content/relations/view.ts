@@ -1,3 +1,4 @@
+import { wholeBase } from "../records/seen";
 import { linksOfRecord } from "./store";
 import { inverseOf, ownership } from "./schema";
 import { isRelation } from "../fields/relation";
@@ -42,7 +43,8 @@ const KEPT_LINKS = 200;
  */
 export function recordLinksJson(ctx: AppContext, loaded: LoadedBase, recordId: string): string {
   const cache = ctx.linked.linksJson;
-  const open = cache.open();
+  // Kept answers are the whole base's: a caller who sees less of it is answered afresh.
+  const open = loaded === wholeBase(loaded) && cache.open();
   const kept = open ? cache.get(recordId) : undefined;
   if (kept !== undefined) return kept;
   const views = recordLinkViews(ctx, loaded, recordId);

@@ -1,3 +1,4 @@
+import { seenBase } from "../../content/records/seen";
 import { readyListing, recordShape } from "../../content/records/grammar";
 import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
 import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
@@ -371,7 +372,7 @@ export function contentRoutes(ctx: AppContext) {
       "/records",
       async ({ space, request }) => {
         const raw = nestedQuery(request.url);
-        const { loaded, query } = await readyListing(ctx, space.space.id, raw);
+        const { loaded, query } = await readyListing(ctx, space.space.id, space.sight, raw);
         const page = listRecords(ctx, loaded, query);
         return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, page.records) } : page));
       },
@@ -381,7 +382,7 @@ export function contentRoutes(ctx: AppContext) {
       "/records/page",
       async ({ space, request }) => {
         const raw = nestedQuery(request.url);
-        const { loaded, query } = await readyListing(ctx, space.space.id, raw);
+        const { loaded, query } = await readyListing(ctx, space.space.id, space.sight, raw);
         const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
         const answer = numberedPage(ctx, loaded, query, page, pageSize);
@@ -392,7 +393,7 @@ export function contentRoutes(ctx: AppContext) {
     .get(
       "/records/count",
       async ({ space, request }) => {
-        const { loaded, query } = await readyListing(ctx, space.space.id, nestedQuery(request.url));
+        const { loaded, query } = await readyListing(ctx, space.space.id, space.sight, nestedQuery(request.url));
         return countRecords(ctx, loaded, query);
       },
       { answers: { 200: t.Object({ total: WholeNumber() }), 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: RECORD_QUERY.filter((p) => !["limit", "cursor", "sort"].includes(p.name)) } },
@@ -400,10 +401,10 @@ export function contentRoutes(ctx: AppContext) {
     .get(
       "/records/get",
       ({ space, query }) => {
-        if (query.recordId !== undefined) return getRecord(ctx, space.space.id, query.recordId, recordShape(query));
+        if (query.recordId !== undefined) return getRecord(ctx, space.space.id, query.recordId, recordShape(query), space.sight);
         const { baseId, fieldSlug, valueText } = query;
         if (baseId === undefined || fieldSlug === undefined || valueText === undefined) throw badRequest("Name the record: recordId, or baseId with fieldSlug and valueText.");
-        const loaded = findBase(ctx, space.space.id, baseId);
+        const loaded = seenBase(findBase(ctx, space.space.id, baseId), space.sight);
         const [record] = recordsWithValue(ctx, loaded, fieldSlug, valueText, 1, recordShape(query));
         if (!record) throw notFound(`No active record has ${fieldSlug} = ${valueText}.`);
         return record;
@@ -417,7 +418,7 @@ export function contentRoutes(ctx: AppContext) {
     .get(
       "/records/search",
       ({ space, query }) => {
-        const loaded = findBase(ctx, space.space.id, query.baseId);
+        const loaded = seenBase(findBase(ctx, space.space.id, query.baseId), space.sight);
         return recordsWithValue(ctx, loaded, query.fieldSlug, query.valueText, limitParam(query.limit, 50), recordShape(query));
       },
       {
@@ -426,13 +427,13 @@ export function contentRoutes(ctx: AppContext) {
         query: t.Object({ baseId: t.String({ minLength: 1 }), fieldSlug: t.String({ minLength: 1 }), valueText: t.String(), limit: t.Optional(t.String()), ...ShapeParams }),
       },
     )
-    .get("/records/:recordId", ({ space, params, query }) => getRecord(ctx, space.space.id, params.recordId, recordShape(query)), {
+    .get("/records/:recordId", ({ space, params, query }) => getRecord(ctx, space.space.id, params.recordId, recordShape(query), space.sight), {
       answers: { 200: RecordSchema },
       level: "read",
       query: t.Object(ShapeParams),
     })
-    .get("/records/:recordId/links", ({ space, params }) => jsonAnswer(linksOfRecordJson(ctx, space.space.id, params.recordId)), { answers: { 200: t.Array(RecordLinkSchema) }, level: "read" })
-    .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId), { answers: { 200: t.Array(CommitSchema) }, level: "read" })
+    .get("/records/:recordId/links", ({ space, params }) => jsonAnswer(linksOfRecordJson(ctx, space.space.id, params.recordId, space.sight)), { answers: { 200: t.Array(RecordLinkSchema) }, level: "read" })
+    .get("/records/:recordId/history", ({ space, params }) => recordHistory(ctx, space.space.id, params.recordId, space.sight), { answers: { 200: t.Array(CommitSchema) }, level: "read" })
     .post(
       "/records/:recordId/change-requests",
       async ({ space, actor, request, params, body, set }) => {

@@ -1,7 +1,7 @@
-import { Elysia, t } from "elysia";
+import { Elysia, type Static, t } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import type { Upload } from "../../assets/storage";
-import { proposer, RECORD_QUERY } from "./content";
+import { MERGE_REFUSALS, proposer, RECORD_QUERY } from "./content";
 import { recordListing } from "../../content/records/grammar";
 import type { AppContext } from "../../context";
 import { access } from "../access";
@@ -17,6 +17,10 @@ import { getImportJob, ImportJobSchema, listImportJobs } from "../../transfer/im
 import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../../shared/import-formats";
 import { abortDumpImport, assetText, AssetTextSchema, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "../../transfer/dump-api";
 import { actingAs } from "../../auth/actor";
+import { install, InstallPlanSchema, InstallResultSchema, planInstall, type InstallOptions } from "../../transfer/install";
+import { readPackage } from "../../transfer/package-format";
+import { boundedBytes, githubPackage, parseGithubUrl, unpackArchive } from "../../transfer/package-source";
+import type { SpaceScope } from "../../spaces/resolve";
 
 const EXPORT_QUERY = [
   queryParameter("format", `${EXPORT_FORMATS.join(", ")}; default csv.`),
@@ -53,7 +57,6 @@ function optionalBoolean(name: string, value: unknown): boolean | undefined {
 
 const booleanParam = (name: string, value: unknown) => optionalBoolean(name, value) ?? false;
 
-/** The change request's message, and autoMerge=false to wait for review even with write. */
 /** How an import is proposed: its message, autoMerge, and the key that names its job (the `Idempotency-Key` header, or `idempotencyKey`). */
 function reviewOf(raw: Record<string, unknown>, request: Request): ImportReview {
   const idempotencyKey = request.headers.get("idempotency-key") ?? oneString("idempotencyKey", raw.idempotencyKey);
@@ -92,6 +95,39 @@ function streamOf(parts: Iterator<string>): ReadableStream<Uint8Array> {
 const SessionBody = t.Object({ sessionId: t.String() });
 
 /** Data out of a base (export) and into it (import), and a whole space out and in (Busabase's dump routes). */
+const InstallInput = t.Object({
+  repoUrl: t.String({ minLength: 1, maxLength: 2000, description: "https://github.com/<owner>/<repo>[/tree/<ref>[/<subdir>]]; GitHub only." }),
+  intoFolder: t.Optional(t.String({ description: "The slug of the folder at the top of the space to install into; default: the package's name as a slug." })),
+  rename: t.Optional(t.Boolean({ description: "Make taken slugs free by adding -2, -3, …, instead of refusing." })),
+  autoMerge: t.Optional(t.Boolean({ description: "Merge the content at once instead of leaving it for review (a package can carry skills and airapps: code agents run)." })),
+});
+
+const ARCHIVE_QUERY = [
+  queryParameter("intoFolder", "The slug of the folder at the top of the space to install into; default: the package's name as a slug."),
+  queryParameter("rename", "true: make taken slugs free by adding -2, -3, …, instead of refusing."),
+  queryParameter("autoMerge", "true: merge the content at once instead of leaving it for review."),
+];
+
+const ARCHIVE_BODY: OpenAPIV3.RequestBodyObject = {
+  required: true,
+  description: "The package (busabase-package@1: busabase.json and content/) as a .tar or .tar.gz, its files at the top or in one folder.",
+  content: { "application/gzip": { schema: { type: "string", format: "binary" } }, "application/x-tar": { schema: { type: "string", format: "binary" } } },
+};
+
+/** A GitHub package, planned as the caller sees the space. */
+async function githubPlan(ctx: AppContext, scope: SpaceScope, body: Static<typeof InstallInput>) {
+  const source = parseGithubUrl(body.repoUrl);
+  return planInstall(ctx, scope.space.id, scope.sight, readPackage(await githubPackage(ctx.config.githubArchiveUrl, source)), source, body);
+}
+
+/** An uploaded archive's package, planned as the caller sees the space, with the options of the query. */
+async function archivePlan(ctx: AppContext, scope: SpaceScope, request: Request) {
+  const raw = nestedQuery(request.url);
+  const options: InstallOptions = { intoFolder: oneString("intoFolder", raw.intoFolder), rename: optionalBoolean("rename", raw.rename), autoMerge: optionalBoolean("autoMerge", raw.autoMerge) };
+  const files = await unpackArchive(await boundedBytes(request, ctx.config.maxImportBytes));
+  return { planned: planInstall(ctx, scope.space.id, scope.sight, readPackage(files), { archive: "upload" }, options), options };
+}
+
 export function transferRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
@@ -102,7 +138,7 @@ export function transferRoutes(ctx: AppContext) {
         const { cursor: _cursor, limit: _limit, ...raw } = nestedQuery(request.url);
         const format = (oneString("format", raw.format) ?? "csv") as ExportFormat;
         if (!EXPORT_FORMATS.includes(format)) throw badRequest(`format must be one of ${EXPORT_FORMATS.join(", ")}.`);
-        const { loaded, query } = recordListing(ctx, space.space.id, { ...raw, baseId: params.baseId });
+        const { loaded, query } = recordListing(ctx, space.space.id, space.sight, { ...raw, baseId: params.baseId });
         const parts = exportParts(ctx, loaded, query, format, space.space.id);
         return new Response(streamOf(parts), {
           headers: { "content-type": EXPORT_MEDIA[format], "content-disposition": `attachment; filename="${loaded.node.slug}.${format}"` },
@@ -177,6 +213,35 @@ export function transferRoutes(ctx: AppContext) {
       level: "manage",
       body: SessionBody,
     })
+    .post("/install/github/plan", async ({ space, body }) => (await githubPlan(ctx, space, body)).plan, {
+      answers: { 200: InstallPlanSchema, 409: ["SLUG_TAKEN"], 503: ["GITHUB_UNREACHABLE"] },
+      level: "read",
+      body: InstallInput,
+      detail: { description: "What installing the package at repoUrl would make, and whether it would go through; writes nothing. The server fetches the repository's tarball." },
+    })
+    .post("/install/github", async ({ space, actor, body, request }) => install(ctx, proposer(space, actor, request), await githubPlan(ctx, space, body), body), {
+      answers: { 200: InstallResultSchema, 409: ["SLUG_TAKEN", "INSTALL_NOT_APPLICABLE", ...MERGE_REFUSALS], 503: ["GITHUB_UNREACHABLE"] },
+      level: "manage",
+      body: InstallInput,
+      detail: { description: "Installs the package at repoUrl: folders, bases, fields and views at once; records, docs, skills, drives, airapps and files as change requests, merged at once only with autoMerge." },
+    })
+    .post("/install/archive/plan", async ({ space, request }) => (await archivePlan(ctx, space, request)).planned.plan, {
+      answers: { 200: InstallPlanSchema, 409: ["SLUG_TAKEN"], 413: [] },
+      level: "read",
+      detail: { description: "As /install/github/plan, for a package sent as the body.", parameters: ARCHIVE_QUERY, requestBody: ARCHIVE_BODY },
+    })
+    .post(
+      "/install/archive",
+      async ({ space, actor, request }) => {
+        const { planned, options } = await archivePlan(ctx, space, request);
+        return install(ctx, proposer(space, actor, request), planned, options);
+      },
+      {
+        answers: { 200: InstallResultSchema, 409: ["SLUG_TAKEN", "INSTALL_NOT_APPLICABLE", ...MERGE_REFUSALS], 413: [] },
+        level: "manage",
+          detail: { description: "As /install/github, for a package sent as the body (.tar or .tar.gz).", parameters: ARCHIVE_QUERY, requestBody: ARCHIVE_BODY },
+      },
+    )
     .post(
       "/imports",
       async ({ space, actor, request, set }) => {

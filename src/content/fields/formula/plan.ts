@@ -198,6 +198,18 @@ function formulaPlans(fieldRows: readonly FieldRow[]): FormulaPlan[] {
 
 export const hasFormulas = (fieldRows: readonly FieldRow[]): boolean => fieldRows.some(isFormula);
 
+/** The formulas that read any of `slugs`, directly or through another formula. */
+export function formulasReading(fieldRows: readonly FieldRow[], slugs: ReadonlySet<string>): FieldRow[] {
+  const read = new Set(slugs);
+  const reading: FieldRow[] = [];
+  for (const { field, refs } of formulaPlans(fieldRows)) {
+    if (![...refs].some((ref) => read.has(ref))) continue;
+    read.add(field.slug);
+    reading.push(field);
+  }
+  return reading;
+}
+
 /**
  * Computes a record's formulas into `values` (its other fields by slug), in order. Without `now`
  * (what commits keep and writes store) a formula computed when read is null.
