@@ -844,7 +844,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("button", { name: "Filter", exact: true }).click();
     await page.getByText("2 of 3 records", { exact: true }).waitFor();
     await page.getByRole("grid", { name: "Stock records" }).getByRole("button", { name: "Qty", exact: true }).click();
-    await page.waitForURL(/sort=qty/);
+    await page.getByRole("grid", { name: "Stock records" }).locator('th[aria-sort="ascending"]').waitFor();
     await page.getByLabel("Name", { exact: true }).fill("Enough");
     await page.getByRole("button", { name: "Save view" }).click();
     const tabs = page.getByRole("navigation", { name: "Views" });
@@ -980,18 +980,27 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   });
 
-  test("a doc opens from the tree, reads as its markdown, and is edited on the page; a skill's files open one by one", async () => {
+  test("a doc opens from the tree drawn from its markdown, and is edited on the page as markdown; a skill's files open one by one", async () => {
     const key = await sessionKey("write");
-    const doc = (await server.call("POST", "/api/v1/docs", { key, body: { slug: "handbook", name: "Handbook", body: "# Handbook\n\nWelcome aboard." } })).body.node;
+    const body = "# Handbook\n\nWelcome **aboard**.\n\n- [x] Read this\n- Ask `Ada`\n\n| Day | Task |\n|---|---|\n| 1 | Setup |\n\n<script>alert(1)</script>\n\n[Home](/admin) and [bad](javascript:alert(1))";
+    const doc = (await server.call("POST", "/api/v1/docs", { key, body: { slug: "handbook", name: "Handbook", body } })).body.node;
     await server.call("POST", "/api/v1/file-trees", { key, body: { type: "skill", slug: "triage", name: "Triage skill" } });
     const page = await newPage();
     await signIn(page, "/admin/data");
     await page.getByRole("link", { name: "Handbook" }).click();
     await page.getByRole("heading", { name: "Handbook", level: 1 }).waitFor();
-    expect(await page.locator("pre.doc").textContent()).toBe("# Handbook\n\nWelcome aboard.");
+    const drawn = page.locator(".markdown");
+    await drawn.getByRole("heading", { name: "Handbook", level: 2 }).waitFor();
+    expect(await drawn.locator("strong").textContent()).toBe("aboard");
+    expect(await drawn.getByRole("checkbox", { name: "done" }).isChecked()).toBe(true);
+    expect(await drawn.getByRole("cell", { name: "Setup" }).count()).toBe(1);
+    expect(await drawn.locator("script").count()).toBe(0);
+    expect(await drawn.textContent()).toContain("<script>alert(1)</script>");
+    expect(await drawn.getByRole("link", { name: "Home" }).getAttribute("href")).toBe("/admin");
+    expect(await drawn.getByRole("link", { name: "bad" }).count()).toBe(0);
     await page.getByLabel("Markdown").fill("# Handbook\n\nWelcome aboard, edited.");
     await page.getByRole("button", { name: "Save" }).click();
-    await page.locator("pre.doc", { hasText: "edited" }).waitFor();
+    await drawn.getByText("Welcome aboard, edited.").waitFor();
     expect((await server.call("GET", `/api/v1/docs/${doc.id}/lines?startLine=3`, { key })).body.lines).toEqual(["Welcome aboard, edited."]);
 
     await page.goto(`${server.url}/admin/data`);
@@ -999,6 +1008,41 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("link", { name: "SKILL.md" }).click();
     await page.locator("pre.doc", { hasText: "name: triage" }).waitFor();
     await atBothWidths(page, "skill-files");
+    await page.close();
+  });
+
+  test("a form is designed on a base, shared by its link, and a visitor's answer waits in the Inbox", async () => {
+    const key = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key, body: { slug: "requests", name: "Requests", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "kind", name: "Kind", type: "select", options: { choices: [{ name: "Bug" }, { name: "Idea" }] } }, { slug: "votes", name: "Votes", type: "number" }, { slug: "internal", name: "Internal note", type: "text" }] } });
+    const page = await newPage();
+    await signIn(page, "/admin/bases/requests");
+    await page.getByRole("button", { name: "New form" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name").fill("Tell us");
+    await dialog.getByLabel("Ask for Internal note").uncheck();
+    await dialog.getByRole("group", { name: "Title" }).getByLabel("Required").check();
+    await dialog.getByRole("button", { name: "Create form" }).click();
+    const link = await page.locator(".forms code.secret").innerText();
+    expect(link).toMatch(new RegExp(`^${server.url}/admin/f/nod_`));
+
+    const visitor = await browser.newContext();
+    const stranger = await visitor.newPage();
+    await stranger.goto(link);
+    await stranger.getByRole("heading", { name: "Tell us" }).waitFor();
+    expect(await stranger.getByLabel("Internal note").count()).toBe(0);
+    await stranger.getByLabel("Title (required)").fill("Dark mode");
+    await stranger.getByLabel("Kind").selectOption("Idea");
+    await stranger.getByLabel("Votes").fill("3");
+    await stranger.getByRole("button", { name: "Send" }).click();
+    await stranger.getByText("Thank you: your answer was sent, and waits for review.").waitFor();
+    await visitor.close();
+
+    const waiting = (await server.call("GET", "/api/v1/change-requests?status=in_review&limit=100", { key })).body;
+    const answer = waiting.changeRequests.find((cr: { sourceAttribution: { channel: string } }) => cr.sourceAttribution.channel === "form");
+    expect(answer.operations[0].headCommit.payload).toEqual({ title: "Dark mode", kind: "Idea", votes: 3 });
+    await page.reload();
+    await page.getByText("1 answer · each waits for review").waitFor();
+    await atBothWidths(page, "base-forms");
     await page.close();
   });
 

@@ -120,6 +120,35 @@ export function formOnNode(ctx: AppContext, nodeId: string): FormRow {
 
 export const getForm = (ctx: AppContext, spaceId: string, nodeRef: string): FormView => view(ctx, findForm(ctx, spaceId, nodeRef));
 
+/** What a visitor of a public form reads to fill it in: its name, description and inputs, nothing of the space. */
+export const PublicFormSchema = t.Object({
+  nodeId: t.String(),
+  name: t.String(),
+  description: t.String(),
+  inputs: t.Array(
+    t.Object({
+      inputName: t.String(),
+      label: t.String(),
+      help: Nullable(t.String()),
+      required: t.Boolean(),
+      type: t.String({ description: "The bound field's type: how the input is drawn." }),
+      choices: t.Array(t.String({ description: "A choice's name." })),
+    }),
+  ),
+});
+
+/** A public form that takes submissions without a key, as its visitors see it; any other is not found. */
+export function publicForm(ctx: AppContext, nodeId: string): Static<typeof PublicFormSchema> {
+  const row = formOnNode(ctx, nodeId);
+  const form = view(ctx, row);
+  if (form.status !== "active" || !row.share.isPublic || !row.share.anonymousSubmit) throw notFound(`Form not found: ${nodeId}`);
+  const inputs = row.bindings.flatMap((binding) => {
+    const field = form.boundFields.find((candidate) => candidate.slug === binding.fieldSlug);
+    return field ? [{ inputName: binding.inputName, label: binding.label ?? field.name, help: binding.help ?? null, required: binding.required === true, type: field.type, choices: field.choices.map((choice) => choice.name) }] : [];
+  });
+  return { nodeId: row.nodeId, name: form.name, description: form.description, inputs };
+}
+
 /** `GET /forms`: the space's forms (of one base when asked), newest first, a page at a time. */
 export function listForms(ctx: AppContext, spaceId: string, sight: Sight, query: { targetBaseId?: string; limit: number; cursor?: string }) {
   let after: string | undefined;

@@ -12,11 +12,12 @@ import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
 import { searchScreens } from "./screens/search";
 import { docScreens } from "./screens/docs";
+import { formScreens } from "./forms";
 import { activityScreens } from "./screens/activity";
 import { failureText, notice } from "./ui";
 import { followEvents, type LiveEvent } from "./live";
 
-const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
+const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...formScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { submitForm, visitorOf } from "../../changes/forms";
-import { createForm, findForm, FormBindingSchema, FormPageAnswerSchema, FormPageSchema, FormSchema, formOnNode, getForm, listForms, updateForm } from "../../content/forms";
+import { createForm, findForm, FormBindingSchema, FormPageAnswerSchema, FormPageSchema, FormSchema, formOnNode, getForm, listForms, PublicFormSchema, publicForm, updateForm } from "../../content/forms";
 import type { AppContext } from "../../context";
 import { limitParam } from "../../shared/query-params";
 import { Name } from "../../shared/schemas";
@@ -49,6 +49,14 @@ export function formRoutes(ctx: AppContext) {
       answers: { 200: FormSchema },
       level: "manage",
       body: t.Object({ name: t.Optional(Name), ...FormFields }),
+    })
+    .get("/forms/:nodeId/public", ({ params, set }) => {
+      set.headers["cache-control"] = "no-store";
+      return publicForm(ctx, params.nodeId);
+    }, {
+      answers: { 200: PublicFormSchema },
+      public: true,
+      detail: { description: "A public form that takes anonymous submissions, as its visitors fill it in (its inputs, labels and choices); any other form is not found. No key." },
     })
     .post(
       "/forms/:nodeId/submit",

@@ -10,6 +10,7 @@ import { api, query } from "../api";
 import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
+import { formsCard } from "../forms";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import type { LiveEvent } from "../live";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
@@ -138,6 +139,8 @@ function saveViewForm(ctx: Context, base: BaseView, shown: ReturnType<typeof sho
 
 async function basePage(ctx: Context): Promise<Node> {
   const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
+  const level = ctx.me.caller.effectiveLevel;
+  const forms = formsCard(base, level !== null && atLeast(level, "manage"), () => ctx.reload());
   const views = await api<ViewView[]>("GET", `/bases/${base.id}/views`);
   const view = views.find((candidate) => candidate.id === ctx.query.get("view"));
   const { field, op, value, sort } = Object.fromEntries(["field", "op", "value", "sort"].map((key) => [key, ctx.query.get(key) ?? undefined]));
@@ -145,7 +148,6 @@ async function basePage(ctx: Context): Promise<Node> {
   const opened = ctx.query.get("record");
   const panel = opened ? await recordPanel(ctx, opened, here) : null;
   const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": VALUELESS_OPERATORS.has(op as FilterOperator) ? undefined : value } : {};
-  const level = ctx.me.caller.effectiveLevel;
   const canPropose = level !== null && atLeast(level, "changeRequest");
   const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && traitsOf(candidate.type).stacks) : undefined;
   const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && traitsOf(candidate.type).dated) : undefined;
@@ -226,6 +228,7 @@ async function basePage(ctx: Context): Promise<Node> {
     viewTabs(base, views, view, viewChanges),
     card(view ? view.name : "Records", view && view.type !== "table" ? null : filterForm, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
+    await forms,
     canPropose ? saveViewForm(ctx, base, shownAsConfig(field, op, value, sort)) : null,
     panel,
   );

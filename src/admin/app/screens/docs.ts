@@ -3,6 +3,7 @@ import type { NodeDetailView } from "../../../content/node-kinds";
 import { atLeast } from "../../../shared/levels";
 import { api } from "../api";
 import { h } from "../dom";
+import { markdown } from "../markdown";
 import type { Context, Screen } from "../screen";
 import { card, empty, form, link, screen, textarea } from "../ui";
 
@@ -19,7 +20,7 @@ const canPropose = (ctx: Context) => {
   return level !== null && atLeast(level, "changeRequest");
 };
 
-/** A doc: its markdown as it is written, and (for a contributor or more) an editor whose save is a change request like every other. */
+/** A doc: its markdown drawn, and (for a contributor or more) an editor whose save is a change request like every other. */
 async function docPage(ctx: Context): Promise<Node> {
   const doc = await api<NodeDetailView>("GET", `/nodes/${encodeURIComponent(ctx.params.id)}?type=doc`);
   const body = doc.body ?? "";
@@ -32,7 +33,7 @@ async function docPage(ctx: Context): Promise<Node> {
         }),
       )
     : null;
-  return screen(doc.name, card("Markdown", body ? h("pre", { class: "doc" }, body) : empty("This doc is empty.")), editor);
+  return screen(doc.name, card("Doc", body ? markdown(body) : empty("This doc is empty.")), editor);
 }
 
 /** A skill's, drive's or airapp's files, and the one opened: its text, or a link to its bytes. */
