@@ -654,7 +654,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("button", { name: "Filter", exact: true }).click();
     await page.getByText("0 of 1 record", { exact: true }).waitFor();
     await page.getByText("No records match this filter.").waitFor();
-    await page.getByRole("link", { name: "Clear" }).click();
+    await page.getByRole("button", { name: "Clear" }).click();
     await page.getByText("1 record", { exact: true }).waitFor();
 
     // Renamed through its menu; hidden in this browser, then shown again.
@@ -874,6 +874,60 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(saved.name).toBe("Plenty");
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("conditions in words, matched any or all, with a group of their own, filter the grid and are saved with a view", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "bugs", name: "Bugs", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "state", name: "State", type: "select", options: { choices: [{ name: "Open" }, { name: "Fixed" }, { name: "Wontfix" }] } }, { slug: "severity", name: "Severity", type: "number" }] } });
+    for (const [title, state, severity] of [["Crash on save", "Open", 5], ["Typo", "Open", 1], ["Slow list", "Fixed", 3], ["Old browser", "Wontfix", 2]] as const) await server.call("POST", "/api/v1/bases/bugs/change-requests", { key: write, body: { fields: { title, state, severity } } });
+    const page = await newPage();
+    await signIn(page, "/admin/bases/bugs");
+    const filter = page.getByRole("search", { name: "Filter records" });
+    // A title "is" compares in any case; a select's value is picked from its choices.
+    await filter.getByLabel("Field", { exact: true }).selectOption({ label: "Title" });
+    expect(await filter.getByLabel("Operator", { exact: true }).locator("option").allTextContents()).toEqual(["is", "is not", "contains", "is empty", "is not empty"]);
+    await filter.getByLabel("Value", { exact: true }).fill("TYPO");
+    await filter.getByRole("button", { name: "+ Condition", exact: true }).click();
+    const second = filter.locator(".condition").nth(1);
+    await second.getByLabel("Field", { exact: true }).selectOption({ label: "State" });
+    await second.getByLabel("Value", { exact: true }).selectOption("Fixed");
+    await filter.getByLabel("Match", { exact: true }).selectOption("any");
+    await filter.getByRole("button", { name: "Filter", exact: true }).click();
+    await page.getByText("2 of 4 records", { exact: true }).waitFor();
+
+    // A group of its own: (State is any of Open, Wontfix) and Severity ≥ 2, beside the rest.
+    const builder = page.getByRole("search", { name: "Filter records" });
+    await builder.getByRole("button", { name: "+ Group" }).click();
+    const group = builder.locator(".condition-group");
+    await group.getByLabel("Group match").selectOption("all");
+    await group.getByRole("button", { name: "+ Condition in group" }).click();
+    await group.getByRole("button", { name: "+ Condition in group" }).click();
+    await group.locator(".condition").nth(0).getByLabel("Field", { exact: true }).selectOption({ label: "State" });
+    await group.locator(".condition").nth(0).getByLabel("Operator", { exact: true }).selectOption({ label: "is any of" });
+    await group.locator(".condition").nth(0).getByLabel("Value", { exact: true }).selectOption(["Open", "Wontfix"]);
+    await group.locator(".condition").nth(1).getByLabel("Field", { exact: true }).selectOption({ label: "Severity" });
+    await group.locator(".condition").nth(1).getByLabel("Operator", { exact: true }).selectOption({ label: "≥" });
+    await group.locator(".condition").nth(1).getByLabel("Value", { exact: true }).fill("2");
+    await builder.getByRole("button", { name: "Filter", exact: true }).click();
+    await page.getByText("4 of 4 records", { exact: true }).waitFor();
+    const titles = async () => (await page.getByRole("grid", { name: "Bugs records" }).getByRole("row").allInnerTexts()).join("\n");
+    expect(await titles()).toContain("Crash on save");
+    // The same with all: the first two conditions can no longer both hold.
+    await page.getByRole("search", { name: "Filter records" }).getByLabel("Match", { exact: true }).selectOption("all");
+    await page.getByRole("search", { name: "Filter records" }).getByRole("button", { name: "Filter", exact: true }).click();
+    await page.getByText("0 of 4 records", { exact: true }).waitFor();
+    await page.getByRole("search", { name: "Filter records" }).getByLabel("Match", { exact: true }).selectOption("any");
+    await page.getByRole("search", { name: "Filter records" }).getByRole("button", { name: "Filter", exact: true }).click();
+    await page.getByText("4 of 4 records", { exact: true }).waitFor();
+
+    await page.getByLabel("Name", { exact: true }).fill("Triage");
+    await page.getByRole("button", { name: "Save view" }).click();
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Triage table" }).waitFor();
+    const [saved] = (await server.call("GET", "/api/v1/bases/bugs/views", { key: write })).body;
+    expect(saved.config).toMatchObject({ filters: [], groups: [{ match: "any", filters: [{ fieldSlug: "title", operator: "equals", value: "TYPO" }, { fieldSlug: "state", operator: "eq", value: "Fixed" }], groups: [{ match: "all", filters: [{ operator: "in", value: ["Open", "Wontfix"] }, { operator: "gte", value: "2" }] }] }] });
+    expect((await server.call("GET", `/api/v1/records/count?baseId=bugs&viewId=${saved.id}`, { key: write })).body.total).toBe(4);
+    await atBothWidths(page, "grid-conditions");
+    await page.close();
   });
 
   test("inviting a teammate: a link made on the Spaces screen lets them make their account and land in the space's data", async () => {

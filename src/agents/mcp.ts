@@ -1,3 +1,4 @@
+import type { FilterGroup, RecordFilter } from "../content/records/query";
 import { seenBase } from "../content/records/seen";
 import { grep, GREP_BOUNDS } from "../search/grep";
 import { SEARCH_BOUNDS, searchSpace } from "../search/search";
@@ -53,6 +54,10 @@ const shapeArgs = {
   fields: z.array(z.string()).max(500).optional().describe("Only these field slugs (default: every field)"),
 };
 type ShapeArgs = { include?: ("base" | "headCommit")[]; fields?: string[] };
+type GroupArg = Omit<FilterGroup, "groups"> & { groups?: GroupArg[] };
+const groupOfArg = (group: GroupArg): FilterGroup => ({ ...group, groups: (group.groups ?? []).map(groupOfArg) });
+const FilterArg = z.object({ fieldSlug: z.string(), operator: z.enum(FILTER_OPERATORS), value: z.union([z.string(), z.array(z.string())]).optional() });
+
 const shapeOf = (args: ShapeArgs): RecordShape => ({
   base: args.include ? args.include.includes("base") : true,
   headCommit: args.include ? args.include.includes("headCommit") : true,
@@ -117,13 +122,17 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
         limit: z.number().int().min(1).max(100).optional(),
         cursor: z.string().optional(),
         sort: z.string().optional().describe("<slug> or -<slug>"),
-        filters: z.array(z.object({ fieldSlug: z.string(), operator: z.enum(FILTER_OPERATORS), value: z.union([z.string(), z.array(z.string())]).optional() })).optional(),
+        filters: z.array(FilterArg).optional(),
+        groups: z
+          .array(z.object({ match: z.enum(["all", "any"]), filters: z.array(FilterArg), groups: z.array(z.object({ match: z.enum(["all", "any"]), filters: z.array(FilterArg) })).optional() }))
+          .optional()
+          .describe("Groups of filters, each ANDed with filters; match any is OR"),
         viewId: z.string().optional().describe("A saved view of the base: its filters apply too, and its sort unless you give one"),
         ...shapeArgs,
       },
     },
-    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: { fieldSlug: string; operator: (typeof FILTER_OPERATORS)[number]; value?: string | string[] }[]; viewId?: string } & ShapeArgs) => {
-      const query = { status: "active" as const, filters: args.filters ?? [], sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50, shape: shapeOf(args) };
+    inSpace("read", (scope, args: { base: string; limit?: number; cursor?: string; sort?: string; filters?: RecordFilter[]; groups?: GroupArg[]; viewId?: string } & ShapeArgs) => {
+      const query = { status: "active" as const, filters: args.filters ?? [], groups: args.groups?.map(groupOfArg), sort: args.sort, cursor: args.cursor, limit: args.limit ?? 50, shape: shapeOf(args) };
       const listing = args.viewId ? throughView(ctx, scope.space.id, args.viewId, args.base, query) : { loaded: findBase(ctx, scope.space.id, args.base), query };
       listing.loaded = seenBase(listing.loaded, scope.sight);
       return listRecords(ctx, listing.loaded, listing.query);

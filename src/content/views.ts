@@ -11,8 +11,8 @@ import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
 import { type FieldType, FILTER_OPERATORS, type FilterOperator, typesWith } from "../shared/field-types";
-import { checkRecordQuery, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records/query";
-import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewSort, type ViewType, views } from "../tables/content";
+import { checkRecordQuery, type FilterGroup, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records/query";
+import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewFilterGroup, type ViewSort, type ViewType, views } from "../tables/content";
 
 export type ViewRow = typeof views.$inferSelect;
 
@@ -39,12 +39,16 @@ const ViewFilterSchema = t.Object({
   operator: t.String({ description: `${FILTER_OPERATORS.join(", ")}: kept as given.` }),
   value: t.Optional(t.Unknown({ description: "Read by the field's type: a text, number or boolean, or a list of them for in." })),
 });
+const Match = oneOf(["all", "any"], { description: "all: every condition holds (AND); any: one of them does (OR)." });
+const InnerGroupSchema = t.Object({ match: Match, filters: t.Array(ViewFilterSchema, { maxItems: LISTING_BOUNDS.filters }) });
+const ViewFilterGroupSchema = t.Object({ match: Match, filters: t.Array(ViewFilterSchema, { maxItems: LISTING_BOUNDS.filters }), groups: t.Optional(t.Array(InnerGroupSchema, { maxItems: LISTING_BOUNDS.filters })) });
 const ViewSortSchema = t.Object({ fieldSlug: FieldSlugRef, fieldId: t.Optional(t.String()), direction: t.Optional(oneOf(["asc", "desc"])) });
 
 export const ViewConfigSchema = t.Object(
   {
     filters: t.Optional(t.Array(ViewFilterSchema, { maxItems: LISTING_BOUNDS.filters, description: "Combined with AND, as the listing's filters." })),
     sorts: t.Optional(t.Array(ViewSortSchema, { maxItems: VIEW_BOUNDS.sorts, description: "At most one: the listing sorts by one field, then by creation." })),
+    groups: t.Optional(t.Array(ViewFilterGroupSchema, { maxItems: LISTING_BOUNDS.filters, description: "Groups of filters, each ANDed with filters: its own filters (and inner groups) combined by match (Basalt's own key)." })),
     visibleFieldSlugs: t.Optional(Nullable(t.Array(FieldSlugRef, { maxItems: VIEW_BOUNDS.visibleFields }))),
     fieldWidths: t.Optional(t.Record(t.String({ minLength: 1, maxLength: 64 }), WholeNumber(VIEW_BOUNDS.fieldWidth))),
     groupByFieldSlug: t.Optional(Nullable(FieldSlugRef)),
@@ -125,18 +129,23 @@ export function checkViewConfig(loaded: LoadedBase, input: ViewConfigInput): Vie
     if (!field) throw badRequest(`${where}: the base has no field "${slug}".`);
     return field;
   };
-  const filters: ViewFilter[] = (input.filters ?? []).map((filter, i) => {
-    const where = `config.filters[${i}]`;
-    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) throw badRequest(`${where}.operator must be one of ${FILTER_OPERATORS.join(", ")}.`);
-    const field = named(filter.fieldSlug, where);
-    const value = filterValue(filter.value, where);
-    return { fieldSlug: field.slug, fieldId: field.id, operator: filter.operator, ...(value === undefined ? {} : { value }) };
-  });
+  const filtersAt = (given: ViewConfigInput["filters"], at: string): ViewFilter[] =>
+    (given ?? []).map((filter, i) => {
+      const where = `${at}[${i}]`;
+      if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) throw badRequest(`${where}.operator must be one of ${FILTER_OPERATORS.join(", ")}.`);
+      const field = named(filter.fieldSlug, where);
+      const value = filterValue(filter.value, where);
+      return { fieldSlug: field.slug, fieldId: field.id, operator: filter.operator, ...(value === undefined ? {} : { value }) };
+    });
+  const filters = filtersAt(input.filters, "config.filters");
+  const groupsAt = (given: { match: string; filters: ViewConfigInput["filters"]; groups?: { match: string; filters: ViewConfigInput["filters"] }[] }[] | undefined, at: string): ViewFilterGroup[] | undefined =>
+    given?.map((group, i) => ({ match: group.match as ViewFilterGroup["match"], filters: filtersAt(group.filters, `${at}[${i}].filters`), ...(group.groups ? { groups: groupsAt(group.groups, `${at}[${i}].groups`) } : {}) }));
+  const groups = groupsAt(input.groups, "config.groups");
   const sorts: ViewSort[] = (input.sorts ?? []).map((sort, i) => {
     const field = named(sort.fieldSlug, `config.sorts[${i}]`);
     return { fieldSlug: field.slug, fieldId: field.id, direction: sort.direction ?? "asc" };
   });
-  checkRecordQuery(fieldRows, { status: "active", ...viewQueryOf(filters, sorts) });
+  checkRecordQuery(fieldRows, { status: "active", ...viewQueryOf(filters, sorts, groups) });
   for (const slug of input.visibleFieldSlugs ?? []) named(slug, "config.visibleFieldSlugs");
   for (const key of FIELD_KEYS) {
     const slug = input[key];
@@ -145,18 +154,27 @@ export function checkViewConfig(loaded: LoadedBase, input: ViewConfigInput): Vie
     const types = KEY_TYPES[key];
     if (types && !types.includes(field.type)) throw badRequest(`config.${key}: "${slug}" is a ${field.type} field; it must be one of ${types.join(", ")}.`);
   }
-  return { ...input, filters, sorts };
+  const { groups: _, ...rest } = input;
+  return { ...rest, filters, sorts, ...(groups ? { groups } : {}) };
 }
 
-const viewQueryOf = (filters: ViewFilter[], sorts: ViewSort[]): Pick<RecordQuery, "filters" | "sort"> => ({
-  filters: filters.map((filter): RecordFilter => ({ fieldSlug: filter.fieldSlug, operator: filter.operator as FilterOperator, value: filter.value })),
+const recordFilters = (filters: ViewFilter[]): RecordFilter[] => filters.map((filter) => ({ fieldSlug: filter.fieldSlug, operator: filter.operator as FilterOperator, value: filter.value }));
+const recordGroups = (groups: ViewFilterGroup[] = []): FilterGroup[] => groups.map((group) => ({ match: group.match, filters: recordFilters(group.filters), groups: recordGroups(group.groups) }));
+
+const viewQueryOf = (filters: ViewFilter[], sorts: ViewSort[], groups?: ViewFilterGroup[]): Pick<RecordQuery, "filters" | "sort" | "groups"> => ({
+  filters: recordFilters(filters),
   sort: sorts[0] ? `${sorts[0].direction === "desc" ? "-" : ""}${sorts[0].fieldSlug}` : undefined,
+  groups: recordGroups(groups),
 });
+
+/** Every filter of a view's groups, however deep. */
+const groupFilters = (groups: ViewFilterGroup[] = []): ViewFilter[] => groups.flatMap((group) => [...group.filters, ...groupFilters(group.groups)]);
 
 /** Slugs the configuration names that the base no longer has. */
 function missingFields(fieldRows: FieldRow[], config: ViewConfig): string[] {
   const refs: { fieldSlug: string; fieldId?: string }[] = [
     ...config.filters,
+    ...groupFilters(config.groups),
     ...config.sorts,
     ...((config.visibleFieldSlugs as string[] | null | undefined) ?? []).map((fieldSlug) => ({ fieldSlug })),
     ...FIELD_KEYS.flatMap((key) => (typeof config[key] === "string" ? [{ fieldSlug: config[key] as string }] : [])),
@@ -165,9 +183,10 @@ function missingFields(fieldRows: FieldRow[], config: ViewConfig): string[] {
 }
 
 /** The listing a view asks for, less what names a field the base no longer has. */
-export function viewQuery(loaded: LoadedBase, view: ViewRow): Pick<RecordQuery, "filters" | "sort"> {
+export function viewQuery(loaded: LoadedBase, view: ViewRow): Pick<RecordQuery, "filters" | "sort" | "groups"> {
   const present = <T extends { fieldSlug: string; fieldId?: string }>(refs: T[]) => refs.filter((ref) => referenced(loaded.fields, ref));
-  return viewQueryOf(present(view.config.filters), present(view.config.sorts));
+  const presentGroups = (groups: ViewFilterGroup[] = []): ViewFilterGroup[] => groups.map((group) => ({ match: group.match, filters: present(group.filters), groups: presentGroups(group.groups) }));
+  return viewQueryOf(present(view.config.filters), present(view.config.sorts), presentGroups(view.config.groups));
 }
 
 export function viewViews(ctx: AppContext, rows: ViewRow[], fieldRows: FieldRow[]): ViewView[] {
@@ -294,5 +313,5 @@ export function throughView<Q extends RecordQuery>(ctx: AppContext, spaceId: str
   const loaded = findBase(ctx, spaceId, view.baseId);
   if (baseRef !== undefined && findBase(ctx, spaceId, baseRef).base.id !== loaded.base.id) throw badRequest(`The view "${viewId}" belongs to another base.`);
   const own = viewQuery(loaded, view);
-  return { loaded, query: { ...query, filters: [...own.filters, ...query.filters], sort: query.sort ?? own.sort } };
+  return { loaded, query: { ...query, filters: [...own.filters, ...query.filters], groups: [...(own.groups ?? []), ...(query.groups ?? [])], sort: query.sort ?? own.sort } };
 }

@@ -123,12 +123,22 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 /** The operators that take no value. */
 export const VALUELESS_OPERATORS: ReadonlySet<FilterOperator> = new Set(["isEmpty", "isNotEmpty", "is_empty", "not_empty", "is_true", "is_false"]);
 
-/** The operators that mean something for a type: none for values computed when read, no ranges for lists. */
-export function filterOperatorsOf(type: string): readonly FilterOperator[] {
-  const { compares } = traitsOf(type);
-  if (compares === "read") return [];
-  if (compares === "choices" || compares === "list") return ["eq", "neq", "contains", "in", "isEmpty", "isNotEmpty", "equals", "is_empty", "not_empty"];
-  return FILTER_OPERATORS;
+/**
+ * A condition's operators as people read them, for a field of the type (the page's filter
+ * builder): text compares in any case (`equals`), a date is before or after, a single choice is or
+ * is any of, a multiple choice has, a checkbox is checked or not. Each is an operator of the listing.
+ */
+export function filterWordsOf(type: string): readonly (readonly [FilterOperator, string])[] {
+  const traits = traitsOf(type);
+  const empties = [["is_empty", "is empty"], ["not_empty", "is not empty"]] as const;
+  if (traits.compares === "read") return [];
+  if (traits.compares === "flag") return [["is_true", "is checked"], ["is_false", "is not checked"]];
+  if (traits.compares === "choices") return [["contains", "has"], ...empties];
+  if (traits.compares === "list") return empties;
+  if (traits.stacks) return [["eq", "is"], ["neq", "is not"], ["in", "is any of"], ...empties];
+  if (traits.dated) return [["eq", "is"], ["lt", "is before"], ["gt", "is after"], ["lte", "is on or before"], ["gte", "is on or after"], ...empties];
+  if (traits.compares === "number") return [["eq", "="], ["neq", "≠"], ["gt", ">"], ["gte", "≥"], ["lt", "<"], ["lte", "≤"], ...empties];
+  return [["equals", "is"], ["neq", "is not"], ["contains", "contains"], ...empties];
 }
 
 /** The field that names a record wherever one is shown (the admin page, linked records): the base's first text field. */

@@ -425,8 +425,15 @@ export interface ViewSort {
   direction: "asc" | "desc";
 }
 
-/** A view's configuration: its filters and sort, and how the page draws it (the other keys). */
-export type ViewConfig = { filters: ViewFilter[]; sorts: ViewSort[] } & Record<string, unknown>;
+/** Filters combined by `match`, with groups of their own (a view's are at most two deep). */
+export interface ViewFilterGroup {
+  match: "all" | "any";
+  filters: ViewFilter[];
+  groups?: ViewFilterGroup[];
+}
+
+/** A view's configuration: its filters (and groups of them) and sort, and how the page draws it (the other keys). */
+export type ViewConfig = { filters: ViewFilter[]; sorts: ViewSort[]; groups?: ViewFilterGroup[] } & Record<string, unknown>;
 
 /** Saved views of a base: a name, a type and a configuration; changed only through change requests. */
 export const views = sqliteTable(

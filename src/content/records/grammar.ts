@@ -7,7 +7,7 @@ import { limitParam, oneString } from "../../shared/query-params";
 import { findBase } from "../bases";
 import { throughView } from "../views";
 import { fieldsBeingIndexed } from "./list";
-import type { RecordFilter, RecordQuery } from "./query";
+import { type FilterGroup, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./query";
 import { FULL_SHAPE, type RecordShape } from "./view";
 
 /**
@@ -39,16 +39,33 @@ function recordQuery(query: Record<string, unknown>): RecordQuery & { baseId?: s
   const baseId = oneString("baseId", query.baseId);
   const status = oneString("status", query.status) ?? "active";
   if (status !== "active" && status !== "archived") throw badRequest("status must be active or archived.");
-  const rawFilters = query.filters === undefined ? [] : Array.isArray(query.filters) ? query.filters : [query.filters];
-  const filters = rawFilters.map((raw, i): RecordFilter => {
+  const filters = filtersOf(query.filters, "filters");
+  const groups = query.groups === undefined ? undefined : listOf(query.groups).map((group, i) => groupOf(group, `groups[${i}]`, 1));
+  return { baseId, status, filters, groups, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+}
+
+const listOf = (value: unknown): unknown[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** `filters[i][fieldSlug|operator|value]` (under `at`), each checked as the listing reads it. */
+function filtersOf(value: unknown, at: string): RecordFilter[] {
+  return listOf(value).map((raw, i): RecordFilter => {
     const filter = raw as Record<string, unknown>;
-    if (typeof filter !== "object" || typeof filter.fieldSlug !== "string") throw badRequest(`filters[${i}][fieldSlug] is required.`);
-    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator as string)) throw badRequest(`filters[${i}][operator] must be one of ${FILTER_OPERATORS.join(", ")}.`);
-    const value = filter.value;
-    if (value !== undefined && typeof value !== "string" && !(Array.isArray(value) && value.every((v) => typeof v === "string"))) throw badRequest(`filters[${i}][value] is not valid.`);
-    return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: value as string | string[] | undefined };
+    if (typeof filter !== "object" || typeof filter.fieldSlug !== "string") throw badRequest(`${at}[${i}][fieldSlug] is required.`);
+    if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator as string)) throw badRequest(`${at}[${i}][operator] must be one of ${FILTER_OPERATORS.join(", ")}.`);
+    const given = filter.value;
+    if (given !== undefined && typeof given !== "string" && !(Array.isArray(given) && given.every((v) => typeof v === "string"))) throw badRequest(`${at}[${i}][value] is not valid.`);
+    return { fieldSlug: filter.fieldSlug, operator: filter.operator as RecordFilter["operator"], value: given as string | string[] | undefined };
   });
-  return { baseId, status, filters, sort: sortParam(query.sort), cursor: oneString("cursor", query.cursor), limit: limitParam(oneString("limit", query.limit), 50) };
+}
+
+/** `groups[i][match]=all|any` with its `filters` and inner `groups`, at most `LISTING_BOUNDS.groupDepth` deep. */
+function groupOf(raw: unknown, at: string, depth: number): FilterGroup {
+  const group = raw as Record<string, unknown>;
+  if (typeof group !== "object" || group === null || Array.isArray(group)) throw badRequest(`${at} is a group: ${at}[match]=all|any with ${at}[filters][…] and ${at}[groups][…].`);
+  const match = oneString(`${at}[match]`, group.match) ?? "all";
+  if (match !== "all" && match !== "any") throw badRequest(`${at}[match] must be all or any.`);
+  if (depth > LISTING_BOUNDS.groupDepth && group.groups !== undefined) throw badRequest(`Filter groups nest at most ${LISTING_BOUNDS.groupDepth} deep.`);
+  return { match, filters: filtersOf(group.filters, `${at}[filters]`), groups: listOf(group.groups).map((inner, i) => groupOf(inner, `${at}[groups][${i}]`, depth + 1)) };
 }
 
 /** A listing's base and query (with the record shape asked for): through the view when `viewId` is given, else of `baseId`. */

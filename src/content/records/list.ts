@@ -2,7 +2,7 @@ import { baseRecordCounts } from "../../tables/derived/tables";
 import { compiledRows, preparedFor, queryPlan } from "../../db/client";
 import { FULL_SHAPE, RecordShape, RecordView, requireShapeFields } from "./view";
 import { CREATED_AT_AT, ID_AT, RECORD_COLUMNS, authorColumns, headColumns, recordOfRow } from "./read";
-import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, filterCondition, requireBounded, sortPlan, indexed, INDEXED_FROM } from "./query";
+import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, allFilters, filterCondition, groupCondition, requireBounded, sortPlan, indexed, INDEXED_FROM } from "./query";
 import { noteFieldsQueried } from "../indexes";
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type UserRef } from "../commits";
@@ -102,6 +102,7 @@ function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, dri
     const onWalk = driver.by === "values" && driver.filter === null && field.id === driver.field.id && RANGE_OPERATORS.has(filter.operator) && filter.operator !== "in";
     where.push(filterCondition(shape, field, filter, onWalk ? V.value : undefined));
   }
+  for (const group of query.groups ?? []) where.push(groupCondition(shape, loaded.fields, group));
   const from = driver.by === "records" ? sql`${records}` : sql`${INDEXED_FROM} CROSS JOIN ${records} ON ${records.id} = ${indexed.recordId}`;
   return { from, where };
 }
@@ -262,14 +263,14 @@ export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug:
 export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
   requireBounded(query);
   // Unfiltered: the number the triggers of migrations/0026 keep, one row whatever the base's size.
-  if (query.filters.length === 0) return { total: keptCount(ctx, loaded.base.id, query.status) };
+  if (allFilters(query).length === 0) return { total: keptCount(ctx, loaded.base.id, query.status) };
   noteFieldsQueried(ctx, queriedFields(loaded, query, null));
   const shape = new ListingShape();
   shape.key.push("count");
   const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));
   const driver: Driver = indexed ? { by: "matches", ...indexed } : { by: "records" };
   const { from, where } = source(shape, loaded, query, driver);
-  const alone = indexed && query.filters.length === 1;
+  const alone = indexed && allFilters(query).length === 1;
   const [row] = compiledRows(ctx.store, shape.key.join("|") + (alone ? "|alone" : ""), () =>
     alone ? ctx.db.select({ total: sql`count(*)` }).from(INDEXED_FROM).where(and(...where)) : ctx.db.select({ total: sql`count(*)` }).from(from).where(and(...where)),
   )(shape.params);

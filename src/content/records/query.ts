@@ -17,10 +17,22 @@ export interface RecordFilter {
   value?: string | string[];
 }
 
+/**
+ * Conditions combined by `match`: `all` (AND) or `any` (OR), each a filter or a group of its own,
+ * at most `LISTING_BOUNDS.groupDepth` groups deep. A listing's groups are ANDed with its filters.
+ */
+export interface FilterGroup {
+  match: "all" | "any";
+  filters: RecordFilter[];
+  groups: FilterGroup[];
+}
+
 export interface RecordQuery {
   status: RecordStatus;
   sort?: string;
   filters: RecordFilter[];
+  /** Groups of conditions, each ANDed with `filters` (which alone may drive a page through an index). */
+  groups?: FilterGroup[];
 }
 
 /** A field's value and its sortable form, as read from the record (`field_values` holds the same sortable form). */
@@ -68,15 +80,21 @@ export class ListingShape {
 }
 
 /** What one listing may ask (REST and MCP alike): its work grows with these, so they are bounded. */
-export const LISTING_BOUNDS = { filters: 50, inValues: 1000 } as const;
+export const LISTING_BOUNDS = { filters: 50, inValues: 1000, groupDepth: 3 } as const;
 
 /** The values a filter compares with: `in` takes a list or a comma-separated text. */
 const filterValues = (filter: RecordFilter): string[] =>
   filter.value === undefined ? [] : Array.isArray(filter.value) ? filter.value : filter.operator === "in" ? filter.value.split(",") : [filter.value];
 
+/** Every filter of a query, its groups' included. */
+export const allFilters = (query: Pick<RecordQuery, "filters" | "groups">): RecordFilter[] => [...query.filters, ...(query.groups ?? []).flatMap((group) => allFilters(group))];
+
 export function requireBounded(query: RecordQuery): void {
-  if (query.filters.length > LISTING_BOUNDS.filters) throw badRequest(`A listing takes at most ${LISTING_BOUNDS.filters} filters; this one has ${query.filters.length}.`);
-  for (const filter of query.filters) {
+  const filters = allFilters(query);
+  if (filters.length > LISTING_BOUNDS.filters) throw badRequest(`A listing takes at most ${LISTING_BOUNDS.filters} filters; this one has ${filters.length}.`);
+  const deepest = (groups: FilterGroup[] = []): number => Math.max(0, ...groups.map((group) => 1 + deepest(group.groups)));
+  if (deepest(query.groups) > LISTING_BOUNDS.groupDepth) throw badRequest(`Filter groups nest at most ${LISTING_BOUNDS.groupDepth} deep.`);
+  for (const filter of filters) {
     const count = filterValues(filter).length;
     if (count > LISTING_BOUNDS.inValues) throw badRequest(`An in filter takes at most ${LISTING_BOUNDS.inValues} values; the one on ${filter.fieldSlug} has ${count}.`);
   }
@@ -88,6 +106,15 @@ export function checkRecordQuery(fieldRows: FieldRow[], query: RecordQuery): voi
   sortPlan(fieldRows, query.sort);
   const shape = new ListingShape();
   for (const filter of query.filters) filterCondition(shape, fieldNamed(fieldRows, filter.fieldSlug), filter);
+  for (const group of query.groups ?? []) groupCondition(shape, fieldRows, group);
+}
+
+/** A group of conditions as SQL: its filters and groups joined by AND (`all`) or OR (`any`); an empty group holds for every record. */
+export function groupCondition(shape: ListingShape, fieldRows: FieldRow[], group: FilterGroup): SQL {
+  shape.key.push(`${group.match}(`);
+  const parts = [...group.filters.map((filter) => filterCondition(shape, fieldNamed(fieldRows, filter.fieldSlug), filter)), ...group.groups.map((inner) => groupCondition(shape, fieldRows, inner))];
+  shape.key.push(")");
+  return parts.length === 0 ? sql`1` : sql`(${sql.join(parts, sql.raw(group.match === "all" ? " AND " : " OR "))})`;
 }
 
 const INDEXED_AS = "v";

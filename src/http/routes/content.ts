@@ -121,9 +121,9 @@ export const RECORD_QUERY = [
   queryParameter("filters[i][fieldSlug]", "Field of filter i; filters combine with AND."),
   queryParameter("filters[i][operator]", FILTER_OPERATORS.join(", ")),
   queryParameter("filters[i][value]", "Read by the field's type; for in, value[j] or a comma list."),
+  queryParameter("groups[i][match]", "all (AND, the default) or any (OR): how group i's filters (groups[i][filters][j][fieldSlug|operator|value]) and inner groups (groups[i][groups][k][…], at most 3 deep) combine; each group is ANDed with filters."),
 ];
 
-/** The lean shape's parameters, on every route that answers records. */
 /** `linkedNames=true`: the page's answer names the records its relation values link to. */
 const wantsLinkedNames = (raw: Record<string, unknown>) => oneString("linkedNames", raw.linkedNames) === "true";
 const LINKED_NAMES_QUERY = queryParameter("linkedNames", "true: the answer's linkedRecords gives each linked record's primary value, by id (for showing links by name).");

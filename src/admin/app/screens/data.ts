@@ -3,7 +3,7 @@ import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { filterOperatorsOf, FILTER_OPERATORS, type FilterOperator, traitsOf, VALUELESS_OPERATORS } from "../../../shared/field-types";
+import { traitsOf } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
@@ -11,6 +11,7 @@ import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { formsCard } from "../forms";
+import { asConfig, conditionBuilder, type Conditions, conditionsOf, listingParams } from "../conditions";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import type { LiveEvent } from "../live";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
@@ -84,10 +85,10 @@ function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefin
   return h("nav", { class: "tabs", "aria-label": "Views" }, h("ul", {}, tab(`/admin/bases/${base.id}`, "Grid", !current), ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view))));
 }
 
-/** The screen's filter and sort, as a view's config keeps them. */
-function shownAsConfig(field: string | undefined, op: string | undefined, value: string | undefined, sort: string | undefined) {
+/** The screen's conditions and sort, as a view's config keeps them. */
+function shownAsConfig(conditions: Conditions | null, sort: string | undefined) {
   return {
-    filters: field && op ? [{ fieldSlug: field, operator: op, ...(VALUELESS_OPERATORS.has(op as FilterOperator) ? {} : { value }) }] : [],
+    ...asConfig(conditions),
     sorts: sort && !["createdAt", "-createdAt", "updatedAt", "-updatedAt"].includes(sort) ? [{ fieldSlug: sort.replace(/^-/, ""), direction: sort.startsWith("-") ? ("desc" as const) : ("asc" as const) }] : [],
   };
 }
@@ -143,11 +144,13 @@ async function basePage(ctx: Context): Promise<Node> {
   const forms = formsCard(base, level !== null && atLeast(level, "manage"), () => ctx.reload());
   const views = await api<ViewView[]>("GET", `/bases/${base.id}/views`);
   const view = views.find((candidate) => candidate.id === ctx.query.get("view"));
-  const { field, op, value, sort } = Object.fromEntries(["field", "op", "value", "sort"].map((key) => [key, ctx.query.get(key) ?? undefined]));
-  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ view: view?.id, field, op, value, sort, ...extra })}`;
+  const sort = ctx.query.get("sort") ?? undefined;
+  const conditions = conditionsOf(ctx.query);
+  const where = conditions ? JSON.stringify(conditions) : undefined;
+  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ view: view?.id, where, sort, ...extra })}`;
   const opened = ctx.query.get("record");
   const panel = opened ? await recordPanel(ctx, opened, here) : null;
-  const filter = field && op ? { "filters[0][fieldSlug]": field, "filters[0][operator]": op, "filters[0][value]": VALUELESS_OPERATORS.has(op as FilterOperator) ? undefined : value } : {};
+  const filter = listingParams(conditions);
   const canPropose = level !== null && atLeast(level, "changeRequest");
   const stackedBy = view?.type === "kanban" ? base.fields.find((candidate) => candidate.slug === (view.config.stackByFieldSlug ?? view.config.groupByFieldSlug) && traitsOf(candidate.type).stacks) : undefined;
   const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && traitsOf(candidate.type).dated) : undefined;
@@ -179,21 +182,18 @@ async function basePage(ctx: Context): Promise<Node> {
       sort,
       sortBy: (next) => ctx.go(here({ sort: next })),
       openHref: (id) => here({ record: id }),
-      filterBy: (slug) => {
-        filterForm.querySelector<HTMLSelectElement>("select[name=field]")!.value = slug;
-        filterForm.querySelector<HTMLInputElement>("input[name=value]")!.focus();
-      },
+      filterBy: (slug) => builder.focusOn(slug),
       canPropose,
       fieldChanges: canPropose ? { base, done: (changeRequest) => (changeRequest.status === "merged" ? ctx.reload() : ctx.go(`/admin/change-requests/${changeRequest.id}`)) } : undefined,
       relayout: () => ctx.reload(),
-      unfiltered: (field && op) || view?.config.filters?.length ? api<{ total: number }>("GET", `/records/count${query({ baseId: base.id })}`).then((answer) => answer.total) : undefined,
+      unfiltered: conditions || view?.config.filters?.length || view?.config.groups?.length ? api<{ total: number }>("GET", `/records/count${query({ baseId: base.id })}`).then((answer) => answer.total) : undefined,
     });
   };
   const content = drawn();
   const viewChanges: ViewChanges | null = canPropose
     ? {
         base,
-        shown: () => shownAsConfig(field, op, value, sort),
+        shown: () => shownAsConfig(conditions, sort),
         done: (answer, viewId) => {
           if (!answer.materialized) ctx.go(`/admin/change-requests/${answer.id}`);
           else if (viewId && viewId === view?.id) ctx.reload();
@@ -203,19 +203,7 @@ async function basePage(ctx: Context): Promise<Node> {
     : null;
   ctx.onLive(content.live);
   if (panel && opened) ctx.onLive(followRecord(ctx, panel, opened, here));
-  const filterForm = h(
-    "form",
-    { class: "filter", role: "search" },
-    select("Field", "field", base.fields.filter((f) => filterOperatorsOf(f.type).length > 0).map((f) => ({ value: f.slug, label: f.name })), field),
-    select("Operator", "op", FILTER_OPERATORS.map((o) => ({ value: o, label: o })), op ?? "eq"),
-    input("Value", "value", { value: value ?? "" }),
-    h("div", { class: "actions" }, h("button", { type: "submit" }, "Filter"), field ? link(`/admin/bases/${base.id}`, "Clear") : null),
-  );
-  filterForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const values = new FormData(filterForm);
-    ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, field: String(values.get("field")), op: String(values.get("op")), value: String(values.get("value")), sort })}`);
-  });
+  const builder = conditionBuilder(base.fields, conditions, (next) => ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, where: next ? JSON.stringify(next) : undefined, sort })}`));
   const page = screen(
     base.name,
     h(
@@ -226,10 +214,10 @@ async function basePage(ctx: Context): Promise<Node> {
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
     viewTabs(base, views, view, viewChanges),
-    card(view ? view.name : "Records", view && view.type !== "table" ? null : filterForm, content.node),
+    card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
     await forms,
-    canPropose ? saveViewForm(ctx, base, shownAsConfig(field, op, value, sort)) : null,
+    canPropose ? saveViewForm(ctx, base, shownAsConfig(conditions, sort)) : null,
     panel,
   );
   // A base uses the window's width: a grid of many fields is what it is for.
