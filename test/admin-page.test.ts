@@ -930,6 +930,36 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.close();
   });
 
+  test("a view keeps its columns and its rows' height: changed on the page, then saved to the view for everyone", async () => {
+    const write = await sessionKey("write");
+    const [triage] = (await server.call("GET", "/api/v1/bases/bugs/views", { key: write })).body;
+    const page = await newPage();
+    await signIn(page, `/admin/bases/bugs?view=${triage.id}`);
+    const grid = page.getByRole("grid", { name: "Bugs records" });
+    await grid.getByRole("button", { name: "Severity: field menu" }).click();
+    await page.getByRole("dialog", { name: "Severity" }).getByRole("button", { name: "Hide in this view" }).click();
+    await page.getByText("Hidden in this view: Severity.").waitFor();
+    await page.getByLabel("Row height").selectOption("tall");
+    await page.getByText("The columns and rows of this view are changed on this page only.").waitFor();
+    // Rows are drawn again as their pages come: wait for the one that shows the record, 96 px tall.
+    await page.waitForFunction(() => [...document.querySelectorAll("table.grid tr[data-row]")].some((row) => row.textContent?.includes("Crash on save") && row.getBoundingClientRect().height === 96));
+    await page.getByRole("button", { name: "Save to the view" }).click();
+    await page.getByText("changed on this page only", { exact: false }).waitFor({ state: "hidden" });
+    await page.getByText("Hidden in this view: Severity.").waitFor();
+    const [saved] = (await server.call("GET", "/api/v1/bases/bugs/views", { key: write })).body;
+    expect(saved.config).toMatchObject({ visibleFieldSlugs: ["title", "state"], rowHeight: "tall", groups: triage.config.groups });
+    await page.getByText("changed on this page only", { exact: false }).waitFor({ state: "hidden" });
+    // Another browser opens the view as saved; the base's own grid keeps its own layout.
+    const other = await newPage();
+    await signIn(other, `/admin/bases/bugs?view=${triage.id}`);
+    await other.getByText("Hidden in this view: Severity.").waitFor();
+    expect(await other.getByLabel("Row height").inputValue()).toBe("tall");
+    await other.goto(`${server.url}/admin/bases/bugs`);
+    await other.getByRole("grid", { name: "Bugs records" }).getByRole("button", { name: "Severity", exact: true }).waitFor();
+    await other.close();
+    await page.close();
+  });
+
   test("inviting a teammate: a link made on the Spaces screen lets them make their account and land in the space's data", async () => {
     const page = await newPage();
     await signIn(page, "/admin/spaces");

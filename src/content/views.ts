@@ -51,6 +51,7 @@ export const ViewConfigSchema = t.Object(
     groups: t.Optional(t.Array(ViewFilterGroupSchema, { maxItems: LISTING_BOUNDS.filters, description: "Groups of filters, each ANDed with filters: its own filters (and inner groups) combined by match (Basalt's own key)." })),
     visibleFieldSlugs: t.Optional(Nullable(t.Array(FieldSlugRef, { maxItems: VIEW_BOUNDS.visibleFields }))),
     fieldWidths: t.Optional(t.Record(t.String({ minLength: 1, maxLength: 64 }), WholeNumber(VIEW_BOUNDS.fieldWidth))),
+    rowHeight: t.Optional(oneOf(["short", "medium", "tall"], { description: "How tall the grid's rows are (Basalt's own key); short by default." })),
     groupByFieldSlug: t.Optional(Nullable(FieldSlugRef)),
     stackByFieldSlug: t.Optional(Nullable(FieldSlugRef)),
     dateFieldSlug: t.Optional(Nullable(FieldSlugRef)),

@@ -1,5 +1,5 @@
 import { cellContent, cellEditor, editable, editedValue, numeric, toggled } from "./cells";
-import { MIN_WIDTH, OPEN_WIDTH, orderedColumns, readLayout, saveLayout } from "./grid-layout";
+import { type LayoutHome, MIN_WIDTH, OPEN_WIDTH, orderedColumns, ROW_HEIGHTS, type RowHeight } from "./grid-layout";
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
 import { primaryField, traitsOf } from "../../shared/field-types";
@@ -17,7 +17,6 @@ type Page = { records: RecordView[]; total: number; linkedRecords?: Record<strin
 /** Rows a page of the listing brings. */
 export const ROWS_A_PAGE = 50;
 /** Every row is this tall (the stylesheet says so too), so a row's place is its index times this. */
-const ROW_HEIGHT = 34;
 /** Rows drawn beyond those in view, each way. */
 const OVERSCAN = 8;
 /** How far numbered pages reach (`NUMBERED_PAGE_BOUNDS.reach` of the listing). */
@@ -40,6 +39,8 @@ export interface GridSetup {
   canPropose: boolean;
   /** Where fields are added, edited and deleted from (with `changeRequest` and above). */
   fieldChanges?: FieldChanges;
+  /** Where the columns' order, widths and hidden fields and the rows' height are kept. */
+  layout: LayoutHome;
   /** Draws the screen again (a column hidden or shown). */
   relayout(): void;
   /** How many records the base holds when a filter (the screen's or the view's) narrows the grid: "124 of 2,000 records". */
@@ -57,7 +58,11 @@ export interface GridSetup {
 export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: LiveEvent): void } {
   const { base } = setup;
   const primary = primaryField(base.fields);
-  const layout = readLayout(base.id);
+  const home = setup.layout;
+  const layout = home.layout;
+  const ROW_HEIGHT = ROW_HEIGHTS[layout.rowHeight];
+  /** Rows taller than one line wrap a cell's text within them. */
+  const tall = layout.rowHeight !== "short";
   const columns = orderedColumns(base, primary, layout.order).filter((field) => !layout.hidden.includes(field.slug));
   const hiddenFields = base.fields.filter((field) => layout.hidden.includes(field.slug));
   const ADD_WIDTH = setup.fieldChanges ? 44 : 0;
@@ -91,7 +96,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const newRow = setup.canPropose ? newRecordRow() : null;
   const header = h("tr", { role: "row", "aria-rowindex": 1 });
   const widths = h("colgroup", {});
-  const table = h("table", { class: "grid", role: "grid", "aria-label": `${base.name} records` }, widths, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
+  const table = h("table", { class: `grid rows-${layout.rowHeight}`, role: "grid", "aria-label": `${base.name} records` }, widths, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
   let resizing = false;
   const widthOf = (field: FieldView) => layout.widths[field.slug] ?? (field === primary ? 240 : traitsOf(field.type).narrow ? 110 : 180);
 
@@ -109,13 +114,13 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     table.style.width = `${OPEN_WIDTH + ADD_WIDTH + columns.reduce((sum, field) => sum + widthOf(field), 0)}px`;
   }
 
-  /** Moves a column by `by` places (the header's drag, or Alt with an arrow on its button); the order is kept for this browser. */
+  /** Moves a column by `by` places (the header's drag, or Alt with an arrow on its button); the order is kept where the layout lives. */
   function moveColumn(from: number, to: number): void {
     if (to < 0 || to >= columns.length || from === to) return;
     const [moved] = columns.splice(from, 1);
     columns.splice(to, 0, moved);
     layout.order = columns.map((field) => field.slug);
-    saveLayout(base.id, layout);
+    home.keep();
     active = { ...active, col: active.col === from ? to : active.col };
     drawHeader();
     draw();
@@ -185,23 +190,23 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     }
   }
 
-  /** A column's menu: edit, duplicate and delete it (as field change requests), or hide it in this browser. */
+  /** A column's menu: edit, duplicate and delete it (as field change requests), or hide it (in this browser, or in the view shown). */
   function fieldMenu(field: FieldView): void {
     const changes = setup.fieldChanges;
     const hide = () => {
       layout.hidden.push(field.slug);
-      saveLayout(base.id, layout);
+      home.keep();
       setup.relayout();
     };
     menuDialog(field.name, traitsOf(field.type).label, [
       changes ? { label: "Edit field…", run: () => editField(changes, field) } : null,
       changes ? { label: "Duplicate…", run: () => addField(changes, field) } : null,
-      primary?.slug === field.slug ? null : { label: "Hide in this browser", run: hide },
+      primary?.slug === field.slug ? null : { label: `Hide ${home.where}`, run: hide },
       changes ? { label: "Delete…", run: () => deleteField(changes, field), danger: true } : null,
     ]);
   }
 
-  /** A column's edge: dragged with the pointer, or moved 16 px a press of an arrow once focused; the width is kept for this browser. */
+  /** A column's edge: dragged with the pointer, or moved 16 px a press of an arrow once focused; the width is kept where the layout lives. */
   function resizer(field: FieldView): HTMLElement {
     const edge = h("span", { class: "resize", role: "separator", tabindex: "0", "aria-orientation": "vertical", "aria-label": `Resize ${field.name}`, "aria-valuenow": widthOf(field), "aria-valuemin": MIN_WIDTH });
     const set = (width: number) => {
@@ -221,7 +226,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         () => {
           resizing = false;
           edge.removeEventListener("pointermove", move);
-          saveLayout(base.id, layout);
+          home.keep();
         },
         { once: true },
       );
@@ -237,7 +242,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       if (key !== "ArrowLeft" && key !== "ArrowRight") return;
       event.preventDefault();
       set(widthOf(field) + (key === "ArrowLeft" ? -16 : 16));
-      saveLayout(base.id, layout);
+      home.keep();
     });
     return edge;
   }
@@ -293,7 +298,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
             title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
             "data-col": col,
           },
-          cellContent(field, record.fields[field.slug], names),
+          tall ? h("div", { class: "clip" }, cellContent(field, record.fields[field.slug], names)) : cellContent(field, record.fields[field.slug], names),
         );
       }),
     );
@@ -785,15 +790,26 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => !toggled(field)).map((field) => h("option", { value: field.slug }, field.name)));
   const bulkValue = h("span", { class: "bulk-value" });
   const bulkCount = h("strong", {});
-  /** Which fields this browser hides, and how to show them again. */
+  /** The rows' height (short, medium or tall: taller rows show more of a long text), kept with the layout. */
+  function rowHeightPick(): HTMLElement {
+    const pick = h("select", { "aria-label": "Row height" }, (Object.keys(ROW_HEIGHTS) as RowHeight[]).map((height) => h("option", { value: height, selected: height === layout.rowHeight }, `${height[0].toUpperCase()}${height.slice(1)} rows`)));
+    pick.addEventListener("change", () => {
+      layout.rowHeight = pick.value as RowHeight;
+      home.keep();
+      setup.relayout();
+    });
+    return pick;
+  }
+
+  /** Which fields are hidden, and how to show them again. */
   function hiddenNote(): HTMLElement {
     const show = h("button", { type: "button", class: "secondary" }, "Show them");
     show.addEventListener("click", () => {
       layout.hidden = [];
-      saveLayout(base.id, layout);
+      home.keep();
       setup.relayout();
     });
-    return h("p", { class: "hidden-fields" }, `Hidden in this browser: ${hiddenFields.map((field) => field.name).join(", ")}. `, show);
+    return h("p", { class: "hidden-fields" }, `Hidden ${home.where}: ${hiddenFields.map((field) => field.name).join(", ")}. `, show);
   }
 
   const bulkBar = h("div", { class: "bulk", role: "region", "aria-label": "Selected records", hidden: true }, bulkCount, " ", bulkField, bulkValue);
@@ -867,7 +883,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   if (columns.some((field) => editable(field) && !toggled(field))) resetEditor();
 
   return {
-    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, counter, status, setup.canPropose ? bulkBar : null, scroller),
+    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, h("div", { class: "grid-bar" }, counter, rowHeightPick()), status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
       // Rows whose lookups or links another record's change altered: read again if any is loaded.
       if (event.type === "records.recomputed" && event.baseId === base.id) {

@@ -9,8 +9,9 @@ import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
 import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
+import { action, card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { formsCard } from "../forms";
+import { browserLayout, layoutConfig, viewLayout } from "../grid-layout";
 import { asConfig, conditionBuilder, type Conditions, conditionsOf, listingParams } from "../conditions";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import type { LiveEvent } from "../live";
@@ -156,6 +157,19 @@ async function basePage(ctx: Context): Promise<Node> {
   const dated = view?.type === "calendar" ? base.fields.find((candidate) => candidate.slug === (view.config.dateFieldSlug ?? view.config.startFieldSlug) && traitsOf(candidate.type).dated) : undefined;
   const through = (extra: Record<string, string | number | undefined>) =>
     api<{ records: RecordView[] }>("GET", `/records${query({ baseId: base.id, viewId: view?.id, limit: CARDS_AT_ONCE, include: "none", ...extra })}`).then((page) => page.records);
+  const layoutNote = h("div", { class: "notice info layout-note", role: "status", hidden: true });
+  const home = view ? viewLayout(base, view, () => (layoutNote.hidden = false)) : browserLayout(base.id);
+  if (view && canPropose) {
+    const save = action("Save to the view", async () => {
+      const answer = await api<Proposed<ViewView>>("POST", "/views/change-requests", { operation: "update", viewId: view.id, config: { ...view.config, ...layoutConfig(base, home.layout) } });
+      home.revert();
+      if (answer.materialized) ctx.reload();
+      else ctx.go(`/admin/change-requests/${answer.id}`);
+    });
+    const back = action("Put back", async () => (home.revert(), ctx.reload()), { kind: "secondary" });
+    layoutNote.append("The columns and rows of this view are changed on this page only. ", save, " ", back);
+    layoutNote.hidden = !home.unsaved;
+  }
   /** The records as the view shows them: a gallery, a calendar, a kanban board, or the grid. */
   const drawn = () => {
     if (view?.type === "gallery") return gallery(base, base.fields.find((candidate) => candidate.slug === view.config.coverFieldSlug), () => through({}));
@@ -174,6 +188,7 @@ async function basePage(ctx: Context): Promise<Node> {
     }
     return recordGrid({
       base,
+      layout: home,
       load: (page, fromEnd) =>
         api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
           "GET",
@@ -214,7 +229,7 @@ async function basePage(ctx: Context): Promise<Node> {
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
     viewTabs(base, views, view, viewChanges),
-    card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, content.node),
+    card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, layoutNote, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
     await forms,
     canPropose ? saveViewForm(ctx, base, shownAsConfig(conditions, sort)) : null,
