@@ -960,6 +960,38 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.close();
   });
 
+  test("a proposal shows beside the value it would replace; a conflict has its own tab and is resolved in place, field by field", async () => {
+    const write = await sessionKey("write");
+    const propose = await sessionKey("changeRequest");
+    const typo = (await server.call("GET", "/api/v1/records?baseId=bugs&filters[0][fieldSlug]=title&filters[0][operator]=eq&filters[0][value]=Typo", { key: write })).body.records[0];
+    const proposal = (await server.call("POST", `/api/v1/records/${typo.id}/change-requests`, { key: propose, body: { operation: "update", fields: { state: "Fixed" }, baseCommitId: typo.headCommitId, autoMerge: false } })).body;
+    const page = await newPage();
+    await signIn(page, "/admin/bases/bugs");
+    const grid = page.getByRole("grid", { name: "Bugs records" });
+    await grid.getByRole("row", { name: /Typo/ }).getByRole("gridcell", { name: "Open → Fixed" }).waitFor();
+    await page.goto(`${server.url}/admin/bases/bugs?record=${typo.id}`);
+    const waiting = page.getByRole("region", { name: "Waiting for review" }).or(page.locator("section", { hasText: "Waiting for review" }));
+    await waiting.getByText("proposed by Ada", { exact: false }).waitFor();
+    expect(await waiting.locator("li").first().innerText()).toContain("State: Open → Fixed");
+
+    // Someone else sets the state meanwhile: merging the proposal is now a conflict.
+    await server.call("POST", `/api/v1/records/${typo.id}/change-requests`, { key: write, body: { operation: "update", fields: { state: "Wontfix" } } });
+    await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: write, body: { verdict: "approved" } });
+    expect((await server.call("POST", `/api/v1/change-requests/${proposal.id}/merge`, { key: write })).status).toBe(409);
+    await page.goto(`${server.url}/admin/inbox?tab=conflicts`);
+    await page.getByRole("link", { name: /Conflicts/ }).getByText("1").waitFor();
+    await page.getByRole("link", { name: /State: Open → Fixed|Typo/ }).first().click();
+    const resolve = page.locator(".resolve");
+    await resolve.getByRole("cell", { name: "Wontfix" }).waitFor();
+    await resolve.getByRole("radio", { name: "Keep proposed" }).check();
+    await resolve.getByRole("button", { name: "Revise against the current values" }).click();
+    await page.getByText("In review", { exact: true }).first().waitFor();
+    await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: write, body: { verdict: "approved" } });
+    expect((await server.call("POST", `/api/v1/change-requests/${proposal.id}/merge`, { key: write })).status).toBe(200);
+    expect((await server.call("GET", `/api/v1/records/${typo.id}`, { key: write })).body.fields.state).toBe("Fixed");
+    await page.close();
+  });
+
   test("inviting a teammate: a link made on the Spaces screen lets them make their account and land in the space's data", async () => {
     const page = await newPage();
     await signIn(page, "/admin/spaces");

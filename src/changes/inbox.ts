@@ -107,6 +107,7 @@ export const InboxCountsSchema = t.Object({
   approved: WholeNumber(),
   merged: WholeNumber(),
   rejected: WholeNumber(),
+  conflict: WholeNumber({ description: "In conflict with what was merged since (Basalt's own)." }),
 });
 
 /** The Inbox tabs: the space's change requests by status, and the caller's own in any status. */
@@ -129,6 +130,7 @@ export function inboxCounts(ctx: AppContext, scope: SpaceScope, actor: Actor): S
     approved: byStatus.get("approved") ?? 0,
     merged: (byStatus.get("merged") ?? 0) + direct.merged,
     rejected: byStatus.get("rejected") ?? 0,
+    conflict: byStatus.get("conflict") ?? 0,
   };
 }
 

@@ -43,9 +43,21 @@ export interface GridSetup {
   layout: LayoutHome;
   /** Draws the screen again (a column hidden or shown). */
   relayout(): void;
+  /** The values open change requests propose for the base's records, by `recordId:slug` (read again as change requests change). */
+  pending?: () => Promise<Map<string, PendingValue>>;
   /** How many records the base holds when a filter (the screen's or the view's) narrows the grid: "124 of 2,000 records". */
   unfiltered?: Promise<number>;
 }
+
+/** A value an open change request proposes for a cell: what it is, as text, who proposes it and where. */
+export interface PendingValue {
+  text: string;
+  by: string;
+  changeRequestId: string;
+}
+
+/** A proposed value beside the cell's own: "→ Done". */
+const proposedBeside = (offered: PendingValue) => h("span", { class: "proposed-value" }, ` → ${offered.text || "(empty)"}`);
 
 /**
  * A base as a grid: a column per field (the primary one first), typed cells, keyboard navigation
@@ -71,6 +83,16 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const stale = new Set<string>();
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
+  /** What others' open change requests propose for cells, shown beside their values. */
+  let pending = new Map<string, PendingValue>();
+  const readPending = () =>
+    setup
+      .pending?.()
+      .then((found) => {
+        pending = found;
+        drawSoon();
+      })
+      .catch(() => {});
   const names = new Map<string, string | null>();
   /** The rows chosen for a bulk proposal, with the record as it was when chosen (its head commit is the update's base). */
   const selected = new Map<string, RecordView>();
@@ -287,7 +309,8 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         setup.canPropose ? h("button", { type: "button", class: "row-menu", "aria-label": `${name}: row menu`, "aria-haspopup": "dialog", onclick: () => rowMenu(record) }) : null,
       ),
       ...columns.map((field, col) => {
-        const waiting = proposed.get(`${record.id}:${field.slug}`);
+        const offered = pending.get(`${record.id}:${field.slug}`);
+        const waiting = proposed.get(`${record.id}:${field.slug}`) ?? offered?.changeRequestId;
         const isActive = index === active.row && col === active.col;
         return h(
           "td",
@@ -295,10 +318,10 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
             role: "gridcell",
             tabindex: isActive ? "0" : "-1",
             class: [numeric(field) ? "num" : "", waiting ? "proposed" : "", editable(field) && setup.canPropose ? "editable" : "", inRange(index, col) ? "in-range" : ""].join(" ").trim(),
-            title: waiting ? "Proposed: waits for review in the Inbox" : undefined,
+            title: offered ? `${offered.by} proposes ${offered.text}: waits for review in the Inbox` : waiting ? "Proposed: waits for review in the Inbox" : undefined,
             "data-col": col,
           },
-          tall ? h("div", { class: "clip" }, cellContent(field, record.fields[field.slug], names)) : cellContent(field, record.fields[field.slug], names),
+          tall ? h("div", { class: "clip" }, cellContent(field, record.fields[field.slug], names), offered ? proposedBeside(offered) : null) : [cellContent(field, record.fields[field.slug], names), offered ? proposedBeside(offered) : null],
         );
       }),
     );
@@ -881,10 +904,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     showBulk();
   });
   if (columns.some((field) => editable(field) && !toggled(field))) resetEditor();
+  readPending();
 
   return {
     node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, h("div", { class: "grid-bar" }, counter, rowHeightPick()), status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
+      if (event.type.startsWith("change_request.")) readPending();
       // Rows whose lookups or links another record's change altered: read again if any is loaded.
       if (event.type === "records.recomputed" && event.baseId === base.id) {
         const named = new Set(event.data.recordIds as string[]);

@@ -11,6 +11,7 @@ import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { action, card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { formsCard } from "../forms";
+import { openChangeRequestsOf, pendingList, pendingValues } from "../pending";
 import { browserLayout, layoutConfig, viewLayout } from "../grid-layout";
 import { asConfig, conditionBuilder, type Conditions, conditionsOf, listingParams } from "../conditions";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
@@ -189,6 +190,7 @@ async function basePage(ctx: Context): Promise<Node> {
     return recordGrid({
       base,
       layout: home,
+      pending: () => api<{ changeRequests: ChangeRequestView[] }>("GET", openChangeRequestsOf(base.id)).then((page) => pendingValues(page.changeRequests, base.fields)),
       load: (page, fromEnd) =>
         api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
           "GET",
@@ -268,8 +270,9 @@ async function newRecord(ctx: Context): Promise<Node> {
  */
 async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => string): Promise<{ title: string; parts: Child[] }> {
   const record = await api<FullRecordView>("GET", `/records/${encodeURIComponent(id)}`);
-  const [history, comments, links] = await Promise.all([
+  const [history, proposals, comments, links] = await Promise.all([
     api<CommitView[]>("GET", `/records/${record.id}/history`),
+    api<ChangeRequestView[]>("GET", `/records/${record.id}/change-requests`),
     api<CommentView[]>("GET", `/comments${query({ subjectType: "record", subjectId: record.id })}`),
     api<RecordLinkView[]>("GET", `/records/${record.id}/links`),
   ]);
@@ -285,10 +288,12 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
   const editable = fields.filter((field) => !computed(field));
   const names = new Map(fields.map((field) => [field.slug, field.name]));
   const title = recordName(fields, record.fields, record.id);
+  const waiting = pendingList(record.id, proposals, fields, record.fields);
   const shownOnly = fields.filter(computed);
   const parts: Child[] = [
     h("p", { class: "lead" }, "In ", link(`/admin/bases/${record.baseId}`, record.base.name), `, updated ${when(record.updatedAt)}.`, record.status === "archived" ? " Archived." : ""),
     ctx.query.get("saved") ? notice("success", "Saved.") : null,
+    waiting ? card("Waiting for review", waiting) : null,
     card(
       "Edit",
       form("Save changes", editable.map((field) => fieldInput(field, record.fields[field.slug])), async (values) => {

@@ -1,3 +1,5 @@
+import type { Static } from "@sinclair/typebox";
+import type { InboxCountsSchema } from "../../../changes/inbox";
 import { traitsOf } from "../../../shared/field-types";
 import { atLeast } from "../../../shared/levels";
 import type { ChangeRequestView, OperationView } from "../../../changes/views";
@@ -8,12 +10,13 @@ import type { Context, Screen } from "../screen";
 import { action, card, commentList, empty, form, link, notice, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
 import type { CommentView } from "../../../changes/comments";
 
-type Counts = { review: number; changes: number; created: number; approved: number; merged: number; rejected: number };
+type Counts = Static<typeof InboxCountsSchema>;
 
 /** The Inbox tabs: what each shows, and which count belongs to it. */
 const TABS = [
   { id: "review", label: "To review", count: "review", filter: { status: "in_review" } },
   { id: "changes", label: "Changes requested", count: "changes", filter: { status: "changes_requested" } },
+  { id: "conflicts", label: "Conflicts", count: "conflict", filter: { status: "conflict" } },
   { id: "mine", label: "Mine", count: "created", filter: { mine: "true" } },
   { id: "approved", label: "Approved", count: "approved", filter: { status: "approved" } },
   { id: "merged", label: "Merged", count: "merged", filter: { status: "merged" } },
@@ -118,6 +121,33 @@ function operationDiff(op: OperationView, fieldNames: Map<string, string>, show:
   );
 }
 
+/**
+ * A conflict resolved in place: each field the operation proposes, as it was when proposed, as it
+ * is now and as proposed, with a choice to keep the proposal or take the current value; "Revise
+ * against the current values" sends the kept ones as a revision made against the record's head.
+ */
+function resolveConflict(op: OperationView, fieldNames: Map<string, string>, show: (slug: string, value: unknown) => string, current: Record<string, unknown>, done: () => void): HTMLElement {
+  const proposed = op.headCommit?.payload ?? {};
+  const slugs = Object.keys(proposed);
+  const rows = slugs.map((slug) => {
+    const name = fieldNames.get(slug) ?? slug;
+    const choice = (value: "keep" | "take", label: string, checked: boolean) => h("label", { class: "check" }, h("input", { type: "radio", name: `resolve-${op.id}-${slug}`, value, checked }), ` ${label}`);
+    return [name, show(slug, op.baseFields[slug]), h("span", { class: "old" }, show(slug, current[slug])), h("span", { class: "new" }, show(slug, proposed[slug])), h("div", {}, choice("keep", "Keep proposed", true), choice("take", "Take current", false))];
+  });
+  const status = h("div", { role: "status" });
+  const revise = action(
+    "Revise against the current values",
+    async () => {
+      const chosen = (slug: string) => document.querySelector<HTMLInputElement>(`input[name="resolve-${op.id}-${slug}"]:checked`)?.value ?? "keep";
+      const fields = Object.fromEntries(slugs.filter((slug) => chosen(slug) === "keep").map((slug) => [slug, proposed[slug]]));
+      await api("POST", `/operations/${op.id}/revisions`, { fields, message: "Revised against the current values" });
+      done();
+    },
+    { status },
+  );
+  return h("div", { class: "resolve" }, h("p", {}, "The record changed since this was proposed. Choose, field by field, what the proposal keeps; it is then proposed again against the record as it is now."), table(["Field", "When proposed", "Now", "Proposed", "Keep"], rows), revise, status);
+}
+
 async function changeRequestPage(ctx: Context): Promise<Node> {
   const cr = await api<ChangeRequestView & { comments: CommentView[] }>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
   const fields = cr.base?.fields ?? [];
@@ -145,6 +175,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   const status = h("div", { class: "status-area" });
   const canReview = ctx.me.caller.effectiveLevel !== null && atLeast(ctx.me.caller.effectiveLevel, "write");
   const open = ["in_review", "changes_requested", "approved", "conflict"].includes(cr.status);
+  const canRevise = cr.submittedBy === ctx.me.user.id || canReview;
   const act = async (run: () => Promise<unknown>) => {
     try {
       await run();
@@ -189,7 +220,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
     h("p", { class: "lead" }, statusBadge(cr.status), " Proposed by ", proposer(cr), ", ", when(cr.createdAt), "."),
     message.includes("\n") || message.length > TITLE_LENGTH ? h("p", { class: "message" }, message) : null,
     cr.status === "approved" && canReview ? notice("info", "Approved: merge it to apply the change.") : null,
-    cr.status === "conflict" ? notice("error", "In conflict: the data changed since this was proposed. Its author can revise it against the current values.") : null,
+    cr.status === "conflict" ? notice("error", canRevise ? "In conflict: the data changed since this was proposed. Resolve it below: it is then proposed again against the current values." : "In conflict: the data changed since this was proposed. Its author can revise it against the current values.") : null,
     status,
     actions,
     ...cr.operations.map((op, i) =>
@@ -197,7 +228,9 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
         `${i + 1}. ${OPERATION_LABELS[op.operation] ?? op.operation}`,
         op.targetRecordId && op.operation !== "record_create" ? h("p", {}, "Record ", target(op.targetRecordId)) : null,
         op.headCommit?.message && op.headCommit.message !== message ? h("p", { class: "message" }, op.headCommit.message) : null,
-        operationDiff(op, fieldNames, show, current(op), cr.status === "merged"),
+        cr.status === "conflict" && canRevise && op.operation === "record_update" && current(op)
+          ? resolveConflict(op, fieldNames, show, current(op)!, () => ctx.reload())
+          : operationDiff(op, fieldNames, show, current(op), cr.status === "merged"),
       ),
     ),
     card(
