@@ -506,6 +506,13 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 240, 31, 0, 5, 0, 1, 255, 137, 153, 61, 29, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130]);
     await page.getByLabel("Upload to Cover").setInputFiles({ name: "cover.png", mimeType: "image/png", buffer: png });
     await page.getByRole("list", { name: "Cover: files" }).getByText("cover.png").waitFor();
+    // A file is saved as soon as it is chosen; the link picked before waits for the form's button.
+    await page.getByText("cover.png added: saved.").waitFor();
+    expect((await server.call("GET", `/api/v1/records/${essay.id}`, { key: write })).body.fields.cover).toMatchObject([{ fileName: "cover.png" }]);
+    await page.getByRole("list", { name: "Cover: files" }).getByRole("button", { name: "Open cover.png" }).click();
+    await page.getByRole("dialog", { name: "cover.png" }).getByRole("img", { name: "cover.png" }).waitFor();
+    expect(await page.getByRole("dialog", { name: "cover.png" }).getByRole("link", { name: "Download" }).getAttribute("download")).toBe("cover.png");
+    await page.getByRole("dialog", { name: "cover.png" }).getByRole("button", { name: "Close" }).click();
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByText("Saved.").waitFor();
     const saved = (await server.call("GET", `/api/v1/records/${essay.id}`, { key: write })).body;
@@ -989,6 +996,31 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: write, body: { verdict: "approved" } });
     expect((await server.call("POST", `/api/v1/change-requests/${proposal.id}/merge`, { key: write })).status).toBe(200);
     expect((await server.call("GET", `/api/v1/records/${typo.id}`, { key: write })).body.fields.state).toBe("Fixed");
+    await page.close();
+  });
+
+  test("files open from the grid: a text file's text, a PDF in the browser's viewer, each downloaded", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "reports", name: "Reports", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "files", name: "Files", type: "attachment" }] } });
+    const upload = async (name: string, body: string, type: string) => (await server.call("POST", `/api/v1/assets?fileName=${name}`, { key: write, rawBody: body, headers: { "content-type": type } })).body.id;
+    const notes = await upload("notes.txt", "Line one\nLine two", "text/plain");
+    const pdf = await upload("report.pdf", "%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF", "application/pdf");
+    await server.call("POST", "/api/v1/bases/reports/change-requests", { key: write, body: { fields: { title: "Q3", files: [notes, pdf] } } });
+    const page = await newPage();
+    await signIn(page, "/admin/bases/reports");
+    const row = page.getByRole("grid", { name: "Reports records" }).getByRole("row", { name: /Q3/ });
+    await row.getByRole("button", { name: "Open notes.txt" }).click();
+    await page.getByRole("dialog", { name: "notes.txt" }).getByText("Line two").waitFor();
+    await page.getByRole("dialog", { name: "notes.txt" }).getByRole("button", { name: "Close" }).click();
+    await row.getByRole("button", { name: "Open report.pdf" }).click();
+    const open = page.getByRole("dialog", { name: "report.pdf" }).getByRole("link", { name: "Open the PDF in a new tab" });
+    const href = await open.getAttribute("href");
+    const served = await page.evaluate(async (url) => {
+      const response = await fetch(url!);
+      return { type: response.headers.get("content-type"), disposition: response.headers.get("content-disposition"), policy: response.headers.get("content-security-policy") };
+    }, href);
+    expect(served).toEqual({ type: "application/pdf", disposition: expect.stringMatching(/^inline/), policy: "default-src 'none'; frame-ancestors 'none'" });
+    await atBothWidths(page, "file-preview");
     await page.close();
   });
 

@@ -1,6 +1,7 @@
 import type { FieldView } from "../../content/bases";
 import { colorOfChoice, RATING_MAX, traitsOf } from "../../shared/field-types";
 import { type Child, h } from "./dom";
+import { fileButton, type ShownFile } from "./preview";
 import { shown } from "./ui";
 
 /** A field's cell and its editor, by the field's traits (`FIELD_TRAITS`): the grid asks them, never the type's name. */
@@ -39,11 +40,7 @@ export function cellContent(field: FieldView, value: unknown, names: Map<string,
       return ids.map((id) => h("span", { class: "chip link-chip" }, names.get(id) ?? "a record without a name"));
     }
     case "files":
-      return Array.isArray(value)
-        ? value.map((file: { url?: string; fileName?: string; mimeType?: string }) =>
-            file.mimeType?.startsWith("image/") && file.url ? h("img", { class: "thumb", src: new URL(file.url, location.href).pathname, alt: file.fileName ?? "", loading: "lazy" }) : h("span", { class: "chip" }, file.fileName ?? "file"),
-          )
-        : shown(value);
+      return Array.isArray(value) ? value.map((file: ShownFile) => fileButton(file)) : shown(value);
     default:
       return typeof value === "string" ? value : JSON.stringify(value);
   }

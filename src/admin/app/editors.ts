@@ -6,8 +6,8 @@ import { checkbox, input, select, textarea } from "./ui";
 
 /** A field on a record's page: its input and the value the form holds, by the field's traits (`FIELD_TRAITS`). */
 
-/** An input for one field, by its traits; computed fields are not edited. */
-export function fieldInput(field: FieldView, value: unknown): Child {
+/** An input for one field, by its traits; computed fields are not edited. `saveFiles`: an attachment's files are saved as soon as they are chosen. */
+export function fieldInput(field: FieldView, value: unknown, saveFiles?: (field: FieldView, ids: string[]) => Promise<string>): Child {
   const label = `${field.name}${field.required ? " (required)" : ""}`;
   const text = value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
   const { editor, label: typeLabel } = traitsOf(field.type);
@@ -37,7 +37,7 @@ export function fieldInput(field: FieldView, value: unknown): Child {
     case "relation":
       return linkPicker(field, value);
     case "attachment":
-      return filePicker(field, value);
+      return filePicker(field, value, saveFiles && ((ids) => saveFiles(field, ids)));
     default:
       return input(label, field.slug, { type: editor === "email" || editor === "url" ? editor : "text", value: text });
   }

@@ -2,6 +2,7 @@ import type { BaseView, FieldView } from "../../content/bases";
 import { primaryField, traitsOf } from "../../shared/field-types";
 import type { RecordView } from "../../content/records/view";
 import { h } from "./dom";
+import { fileButton, type ShownFile } from "./preview";
 import type { LiveEvent } from "./live";
 import { empty, failureText, link, notice, recordName, shown } from "./ui";
 
@@ -9,10 +10,9 @@ import { empty, failureText, link, notice, recordName, shown } from "./ui";
 export const CARDS_AT_ONCE = 100;
 
 /** The first image of an attachment value, as its card's cover. */
-function coverOf(value: unknown): { url: string; fileName: string } | null {
+function coverOf(value: unknown): ShownFile | null {
   if (!Array.isArray(value)) return null;
-  const image = value.find((file) => typeof file === "object" && file !== null && String((file as { mimeType?: string }).mimeType).startsWith("image/") && (file as { url?: string }).url);
-  return image ? { url: new URL(image.url, location.href).pathname, fileName: image.fileName ?? "" } : null;
+  return (value as ShownFile[]).find((file) => typeof file === "object" && file !== null && String(file.mimeType).startsWith("image/") && file.url) ?? null;
 }
 
 /** Redraws after a burst of record events of the base (once per 150 ms). */
@@ -44,7 +44,7 @@ export function gallery(base: BaseView, cover: FieldView | undefined, read: () =
                 return h(
                   "article",
                   { class: "gallery-card", "aria-label": name },
-                  image ? h("img", { src: image.url, alt: image.fileName, loading: "lazy" }) : h("div", { class: "no-cover", "aria-hidden": "true" }),
+                  image ? fileButton(image) : h("div", { class: "no-cover", "aria-hidden": "true" }),
                   h("h3", {}, link(`/admin/records/${record.id}`, name)),
                   ...details.map((field) => h("p", { class: "muted" }, `${field.name}: ${shown(record.fields[field.slug])}`)),
                 );

@@ -1,5 +1,6 @@
 import type { AssetView } from "../../assets/assets";
 import type { BaseView, FieldView } from "../../content/bases";
+import { fileButton, type ShownFile } from "./preview";
 import { holdsMany, primaryField } from "../../shared/field-types";
 import type { RecordView } from "../../content/records/view";
 import { api, query, send } from "./api";
@@ -91,11 +92,13 @@ export function linkPicker(field: FieldView, value: unknown): HTMLElement {
 }
 
 /**
- * An attachment field's editor: its files (images as thumbnails) with a button to remove each,
+ * An attachment field's editor: its files (each opens its preview) with a button to remove each,
  * and an upload (`POST /assets`, the bytes as the body) whose files join the value once stored.
+ * With `save` (a record that exists), a file chosen or removed is saved at once as the field's new
+ * files; without it (a new record), the form's Save keeps them.
  */
-export function filePicker(field: FieldView, value: unknown): HTMLElement {
-  let files = (Array.isArray(value) ? value : []) as { id: string; fileName?: string; mimeType?: string; url?: string }[];
+export function filePicker(field: FieldView, value: unknown, save?: (ids: string[]) => Promise<string>): HTMLElement {
+  let files = (Array.isArray(value) ? value : []) as ShownFile[];
   const hidden = h("input", { type: "hidden", name: field.slug });
   const list = h("ul", { class: "chips", "aria-label": `${field.name}: files` });
   const status = h("small", { role: "status" });
@@ -106,21 +109,34 @@ export function filePicker(field: FieldView, value: unknown): HTMLElement {
       list,
       ...files.map((file) => {
         const remove = h("button", { type: "button", class: "secondary small", "aria-label": `Remove ${file.fileName ?? file.id}` }, "×");
-        remove.addEventListener("click", () => {
+        remove.addEventListener("click", async () => {
           files = files.filter((other) => other.id !== file.id);
           draw();
+          await keep(`${file.fileName ?? "The file"} removed`);
         });
-        const image = file.mimeType?.startsWith("image/") && file.url ? h("img", { class: "thumb", src: new URL(file.url, location.href).pathname, alt: "" }) : null;
-        return h("li", { class: "chip" }, image, file.fileName ?? file.id, " ", remove);
+        const image = file.mimeType?.startsWith("image/") && file.url ? fileButton(file) : null;
+        return h("li", { class: "chip" }, image, image ? ` ${file.fileName ?? file.id}` : fileButton(file, false), " ", remove);
       }),
     );
   };
+  /** Saves the files as the field's value now (with `save`), saying what happened. */
+  const keep = async (what: string) => {
+    if (!save) return;
+    status.textContent = `${what}: saving…`;
+    try {
+      status.textContent = `${what}: ${await save(files.map((file) => file.id))}`;
+    } catch (failure) {
+      status.textContent = failureText(failure);
+    }
+  };
   upload.addEventListener("change", async () => {
+    const added: string[] = [];
     for (const file of upload.files ?? []) {
       status.textContent = `Uploading ${file.name}…`;
       try {
         const asset = (await (await send("POST", `/assets${query({ fileName: file.name })}`, file, file.type || "application/octet-stream")).json()) as AssetView;
         files = [...files, asset];
+        added.push(file.name);
         status.textContent = `${file.name} uploaded: save to keep it.`;
       } catch (failure) {
         status.textContent = failureText(failure);
@@ -128,6 +144,7 @@ export function filePicker(field: FieldView, value: unknown): HTMLElement {
     }
     upload.value = "";
     draw();
+    if (added.length) await keep(`${added.join(", ")} added`);
   });
   draw();
   return h("fieldset", { class: "field picker" }, h("legend", {}, field.name), list, upload, status, hidden);

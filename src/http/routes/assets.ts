@@ -229,15 +229,18 @@ function asksForDescriptor(request: Request): boolean {
   return request.headers.has("x-busabase-space") && (accept === "" || accept === "*/*");
 }
 
-/** An asset's bytes as a response: its type, inline only for images, sandboxed, with ETag and ranges. */
+const PDF = "application/pdf";
+
+/** An asset's bytes as a response: its type, inline only for images and PDFs, sandboxed (but PDFs), with ETag and ranges. */
 function assetBytes(ctx: AppContext, asset: AssetRow, request: Request): Response {
   if (!asset.contentHash) throw new ApiError(404, "NOT_FOUND", `Asset ${asset.id} has no bytes yet.`);
   const etag = `"${asset.contentHash}"`;
   const headers: Record<string, string> = {
     "content-type": asset.mimeType,
-    "content-disposition": disposition(INLINE_IMAGES.has(asset.mimeType) ? "inline" : "attachment", asset.fileName),
+    "content-disposition": disposition(INLINE_IMAGES.has(asset.mimeType) || asset.mimeType === PDF ? "inline" : "attachment", asset.fileName),
     "x-content-type-options": "nosniff",
-    "content-security-policy": "default-src 'none'; sandbox",
+    // A PDF opens in the browser's viewer, which a sandboxed document refuses; it runs no script of this site's.
+    "content-security-policy": asset.mimeType === PDF ? "default-src 'none'; frame-ancestors 'none'" : "default-src 'none'; sandbox",
     "cache-control": "private, no-cache",
     "accept-ranges": "bytes",
     etag,

@@ -289,6 +289,11 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
   const names = new Map(fields.map((field) => [field.slug, field.name]));
   const title = recordName(fields, record.fields, record.id);
   const waiting = pendingList(record.id, proposals, fields, record.fields);
+  // A file chosen or removed is saved at once, alone (the form's other edits stay as they are, for its own button).
+  const saveFiles = async (field: FieldView, ids: string[]) => {
+    const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: ids }, message: `${title}: files of ${field.name}` });
+    return answer.materialized ? "saved." : "proposed: it waits for review in the Inbox.";
+  };
   const shownOnly = fields.filter(computed);
   const parts: Child[] = [
     h("p", { class: "lead" }, "In ", link(`/admin/bases/${record.baseId}`, record.base.name), `, updated ${when(record.updatedAt)}.`, record.status === "archived" ? " Archived." : ""),
@@ -296,7 +301,7 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
     waiting ? card("Waiting for review", waiting) : null,
     card(
       "Edit",
-      form("Save changes", editable.map((field) => fieldInput(field, record.fields[field.slug])), async (values) => {
+      form("Save changes", editable.map((field) => fieldInput(field, record.fields[field.slug], saveFiles)), async (values) => {
         const changed = Object.fromEntries(
           editable.map((field) => [field.slug, readField(field, values), field] as const).filter(([slug, value, field]) => comparable(field, value) !== comparable(field, record.fields[slug])).map(([slug, value]) => [slug, value]),
         );
