@@ -6,6 +6,7 @@ import { issueSetupToken } from "../src/spaces/setup";
 import { browserAvailable, launchBrowser } from "./browser";
 import { REPO, TestServer } from "./helpers";
 import { Receiver } from "./receiver";
+import { workbook, XLSX } from "./workbook";
 
 const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
@@ -514,7 +515,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(await page.getByRole("dialog", { name: "cover.png" }).getByRole("link", { name: "Download" }).getAttribute("download")).toBe("cover.png");
     await page.getByRole("dialog", { name: "cover.png" }).getByRole("button", { name: "Close" }).click();
     await page.getByRole("button", { name: "Save changes" }).click();
-    await page.getByText("Saved.").waitFor();
+    // The notice of the saved form (the file's own status says "saved." too).
+    await page.getByText("Saved.", { exact: true }).waitFor();
     const saved = (await server.call("GET", `/api/v1/records/${essay.id}`, { key: write })).body;
     const writers = (await server.call("GET", "/api/v1/records?baseId=writers", { key: write })).body.records;
     expect(saved.fields.writers).toEqual([writers.find((row: { fields: { name: string } }) => row.fields.name === "Ada Lovelace").id]);
@@ -579,6 +581,47 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("table", { name: "April 2026 by On" }).getByRole("link", { name: "Retro" }).waitFor();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("on a phone: records as a list (the grid a button away), a calendar month as an agenda, dates picked natively", async () => {
+    const write = await sessionKey("write");
+    const views = (await server.call("GET", "/api/v1/bases/meetings/views", { key: write })).body;
+    for (let i = 0; i < 60; i++) await server.call("POST", "/api/v1/bases/meetings/change-requests", { key: write, body: { fields: { topic: `Stand-up ${i + 1}`, on: "2026-05-04" } } });
+    const phone = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    const page = await phone.newPage();
+    page.on("pageerror", (error) => consoleErrors.push(error.message));
+    await page.goto(`${server.url}/admin/bases/meetings`);
+    await page.getByLabel("E-mail").fill(EMAIL);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const list = page.getByRole("list", { name: "Meetings records" });
+    await list.getByRole("link", { name: "Stand-up 60" }).waitFor();
+    expect(await list.locator(":scope > li").count()).toBe(50);
+    await page.getByText("63 records").waitFor();
+    await page.getByRole("button", { name: "Show more" }).click();
+    await list.getByRole("link", { name: "Kick-off" }).waitFor();
+    expect(await page.getByRole("grid").count()).toBe(0);
+    await list.getByRole("link", { name: "Kick-off" }).click();
+    const panel = page.getByRole("complementary", { name: "Record Kick-off" });
+    await panel.waitFor();
+    expect(await panel.getByLabel("On").getAttribute("type")).toBe("date");
+    expect(await panel.getByLabel("On").inputValue()).toBe("2026-03-02");
+    // The record takes the whole screen of a phone; Close goes back to the list.
+    await panel.getByRole("link", { name: "Close" }).click();
+    await page.getByRole("button", { name: "Show as a grid" }).click();
+    await page.getByRole("grid", { name: "Meetings records" }).waitFor();
+    await page.getByRole("button", { name: "Show as a list" }).click();
+    await page.getByRole("list", { name: "Meetings records" }).waitFor();
+
+    await page.goto(`${server.url}/admin/bases/meetings?view=${views[0].id}&month=2026-03`);
+    const agenda = page.getByRole("list", { name: "March 2026: agenda" });
+    await agenda.getByRole("link", { name: "Review" }).waitFor();
+    expect(await agenda.innerText()).toMatch(/2[\s\S]*Kick-off[\s\S]*19[\s\S]*Review/);
+    expect(await page.getByRole("table", { name: "March 2026 by On" }).isVisible()).toBe(false);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, "phone-agenda-375.png"), fullPage: true });
+    await phone.close();
   });
 
   test("a rating shows its stars in the grid, is edited in its cell, and is picked from stars on the record's page", async () => {
@@ -708,7 +751,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("button", { name: "Add a base" }).click();
     dialog = page.getByRole("dialog", { name: "Add a base" });
     const csv = "Task,Hours,Status\nShip dashboard,3,Done\nWrite docs,5,Backlog\nFix login,2,Done\n";
-    await dialog.getByLabel("Start from a file (CSV, JSON or JSON lines)").setInputFiles({ name: "project_tracker.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+    await dialog.getByLabel("Start from a file (CSV, Excel, JSON or JSON lines)").setInputFiles({ name: "project_tracker.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
     await dialog.getByText("3 rows; a field for each column:").waitFor();
     await dialog.getByRole("columnheader", { name: "Hours (Number)" }).waitFor();
     await dialog.getByRole("cell", { name: "Ship dashboard" }).waitFor();
@@ -750,6 +793,25 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await atBothWidths(page, "tree");
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
+  });
+
+  test("an Excel workbook becomes a base from the tree's Add a base: previewed with its dates and numbers, then its grid", async () => {
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    await page.getByRole("button", { name: "Add a base" }).click();
+    const dialog = page.getByRole("dialog", { name: "Add a base" });
+    const sheet = workbook([["Person", "Joined", "Hours"], ["Ada", new Date(Date.UTC(2026, 2, 1)), 12], ["Grace", new Date(Date.UTC(2026, 5, 15)), 7.5]]);
+    await dialog.getByLabel("Start from a file (CSV, Excel, JSON or JSON lines)").setInputFiles({ name: "Crew.xlsx", mimeType: XLSX, buffer: Buffer.from(sheet) });
+    await dialog.getByText("2 rows; a field for each column:").waitFor();
+    await dialog.getByRole("columnheader", { name: "Joined (Date)" }).waitFor();
+    await dialog.getByRole("cell", { name: "Grace" }).waitFor();
+    await dialog.getByRole("button", { name: "Create base" }).click();
+    const grid = page.getByRole("grid", { name: "Crew records" });
+    await grid.getByRole("row", { name: /Grace/ }).waitFor();
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const people = (await server.call("GET", "/api/v1/records?baseId=crew&sort=person&include=none", { session })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
+    expect(people).toEqual([{ person: "Ada", joined: "2026-03-01", hours: 12 }, { person: "Grace", joined: "2026-06-15", hours: 7.5 }]);
+    await page.close();
   });
 
   test("a spreadsheet's keyboard: typing edits, ranges clear and fill down, undo and redo, copy as tab-separated text, a paste adds rows", async () => {
@@ -1024,6 +1086,29 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.close();
   });
 
+  test("records grouped by a choice: a section each with its count, folding, and the grouping saved with a view", async () => {
+    const write = await sessionKey("write");
+    const page = await newPage();
+    await signIn(page, "/admin/bases/bugs");
+    await page.getByLabel("Group by").selectOption({ label: "Group by State" });
+    const fixed = page.locator("details.group", { hasText: "Fixed" });
+    await fixed.getByText("· 2 records").waitFor();
+    expect(await fixed.getByRole("table").getByRole("row").count()).toBe(3);
+    await page.locator("details.group", { hasText: "Wontfix" }).getByText("· 1 record").waitFor();
+    await page.locator("details.group", { hasText: "No State" }).getByText("· 0 records").waitFor();
+    expect(await page.locator("details.group", { hasText: "No State" }).getAttribute("open")).toBeNull();
+    await fixed.locator("summary").click();
+    expect(await fixed.getAttribute("open")).toBeNull();
+    await page.getByLabel("Name", { exact: true }).fill("By state");
+    await page.getByRole("button", { name: "Save view" }).click();
+    await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "By state table" }).waitFor();
+    const saved = (await server.call("GET", "/api/v1/bases/bugs/views", { key: write })).body.find((view: { name: string }) => view.name === "By state");
+    expect(saved.config.groupByFieldSlug).toBe("state");
+    await page.locator("details.group", { hasText: "Open" }).first().waitFor();
+    await atBothWidths(page, "grid-grouped");
+    await page.close();
+  });
+
   test("inviting a teammate: a link made on the Spaces screen lets them make their account and land in the space's data", async () => {
     const page = await newPage();
     await signIn(page, "/admin/spaces");
@@ -1214,11 +1299,12 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["data", "/admin/data"],
       ["doc", "/admin/docs/handbook"],
       ["base", `/admin/bases/${base}`],
-      ["grid", `/admin/bases/${books.id}`, 'tr[data-row="0"] td[role=gridcell]'],
+      // A phone shows a base's records as a list, a wider screen as the grid.
+      ["grid", `/admin/bases/${books.id}`, 'tr[data-row="0"] td[role=gridcell], ul.record-list > li'],
       ["record-panel", `/admin/bases/${books.id}?record=${book.id}`, ".record-panel"],
       ["kanban", `/admin/bases/${tasks.id}?view=${board.id}`, ".board-card"],
       ["gallery", `/admin/bases/${essays.id}?view=${covers.id}`, ".gallery-card"],
-      ["calendar", `/admin/bases/${meetings.id}?view=${agenda.id}&month=2026-03`, "table.month"],
+      ["calendar", `/admin/bases/${meetings.id}?view=${agenda.id}&month=2026-03`, "table.month, ol.agenda"],
       ["record", `/admin/records/${record.id}`],
       ["new-record", `/admin/bases/${base}/new`],
       ["keys", "/admin/keys"],
@@ -1236,7 +1322,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       const check = async (name: string, path: string, drawn?: string) => {
         await page.goto(server.url + path);
         await page.locator("main h1").waitFor();
-        if (drawn) await page.locator(drawn).first().waitFor();
+        if (drawn) await page.locator(drawn).filter({ visible: true }).first().waitFor();
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${name} at ${width} px`).toBeLessThanOrEqual(0);
         if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });

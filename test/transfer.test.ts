@@ -1,3 +1,4 @@
+import { inflating, workbook, XLSX } from "./workbook";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -332,6 +333,46 @@ describe("import", () => {
       expect([reply.status, reply.body.error]).toEqual([status, expect.stringContaining(message)]);
     }
     expect(await count("books")).toBe(before);
+  });
+
+  test("an Excel workbook: its first sheet's header names the columns, dates and numbers keep their types, errors name the sheet's rows", async () => {
+    const sheet = workbook([
+      ["Name", "Due", "Points", "Done"],
+      ["Ship dashboard", new Date(Date.UTC(2026, 11, 24)), 3.5, true],
+      [],
+      ["Write docs", new Date(Date.UTC(2027, 0, 5)), 2, false],
+    ]);
+    const make = (query: string, body: Uint8Array<ArrayBuffer>) =>
+      fetch(`${server.url}/api/v1/imports?${query}`, { method: "POST", headers: { authorization: `Bearer ${ws.write}`, "content-type": XLSX }, body }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const preview = await make("preview=true", sheet);
+    expect(preview.status).toBe(200);
+    expect(preview.body.columns.map((column: { name: string; suggestedType: string }) => [column.name, column.suggestedType])).toEqual([["Name", "text"], ["Due", "date"], ["Points", "number"], ["Done", "checkbox"]]);
+    expect(preview.body.rows.map((row: { line: number }) => row.line)).toEqual([2, 4]);
+    const made = await make("name=Sprint", sheet);
+    expect(made.status).toBe(201);
+    const rows = (await server.call("GET", "/api/v1/records?baseId=sprint&sort=due&include=none", { key: ws.read })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
+    expect(rows).toEqual([{ name: "Ship dashboard", due: "2026-12-24", points: 3.5, done: true }, { name: "Write docs", due: "2027-01-05", points: 2, done: false }]);
+
+    // Into a base with fields: a bad value is named by the sheet's row.
+    await createBase(server, ws.write, "tally", [{ slug: "name", name: "Name", type: "text" }, { slug: "points", name: "Points", type: "number" }]);
+    const bad = await upload("tally", "", workbook([["Name", "Points"], ["A", 1], ["B", "lots"]]), XLSX);
+    expect(bad.status).toBe(400);
+    expect(bad.body.data.errors).toEqual([expect.objectContaining({ line: 3 })]);
+    expect((await upload("tally", "", new TextEncoder().encode("not a zip"), XLSX)).body.error).toBe("The file is not an .xlsx workbook (it is not a zip archive).");
+  });
+
+  test("a workbook that would inflate past eight times --max-import is refused before it is read", async () => {
+    const small = new TestServerWithImportLimit();
+    await small.ready;
+    try {
+      const bomb = inflating(64 * 1024);
+      expect(bomb.byteLength).toBeLessThan(1024);
+      const reply = await fetch(`${small.server.url}/api/v1/bases/notes/imports?preview=true`, { method: "POST", headers: { authorization: `Bearer ${small.key}`, "content-type": XLSX }, body: bomb });
+      expect(reply.status).toBe(413);
+      expect((await reply.json()).error).toContain("inflates to more than 8192 bytes");
+    } finally {
+      await small.server.stop();
+    }
   });
 
   test("a file past --max-import is 413, announced or streamed", async () => {

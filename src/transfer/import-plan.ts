@@ -11,6 +11,7 @@ import type { AppContext } from "../context";
 import { ApiError, badRequest } from "../shared/errors";
 import { Nullable } from "../shared/schemas";
 import type { ImportFormat } from "../shared/import-formats";
+import { xlsxAsJsonLines } from "./xlsx";
 import { CsvReader, type ImportRow, JsonArrayReader, jsonLine, MAX_ROW_CHARS, rowTooLong } from "./parse";
 
 /** An import read: a file checked row by row as it arrives, against the base (or for the fields it would make), with its columns' suggested types. */
@@ -307,8 +308,16 @@ export async function readInto(plan: ImportPlan, body: ReadableStream<Uint8Array
   await afterChunk?.();
 }
 
+/** A file as the reader takes it: a workbook's first sheet as JSON lines (`xlsx.ts`), any other file as it is. */
+async function asText(ctx: AppContext, file: { format: ImportFormat; body: Upload }): Promise<{ format: ImportFormat; body: Upload }> {
+  if (file.format !== "xlsx") return file;
+  const limit = ctx.config.maxImportBytes;
+  return { format: "jsonl", body: await xlsxAsJsonLines(file.body, limit, () => uploadRefusal(limit)) };
+}
+
 /** A preview: the file read once, as it arrives, and nothing written. */
-export async function previewImport(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: Upload }, createFields: boolean): Promise<ImportPreview> {
+export async function previewImport(ctx: AppContext, loaded: LoadedBase, given: { format: ImportFormat; body: Upload }, createFields: boolean): Promise<ImportPreview> {
+  const file = await asText(ctx, given);
   const plan = new ImportPlan(ctx, loaded, file.format, { mode: "preview", createFields });
   await readInto(plan, uploadStream(file.body), ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
   return plan.preview();
@@ -319,8 +328,9 @@ export async function previewImport(ctx: AppContext, loaded: LoadedBase, file: {
  * `--max-import`), read once to check it, then handed to `then` with a way to read it again; the
  * temporary file is removed however it ends. Memory holds a chunk and a part, not the file.
  */
-export async function checkedUpload<T>(ctx: AppContext, loaded: LoadedBase, file: { format: ImportFormat; body: Upload }, createFields: boolean, then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>): Promise<T> {
+export async function checkedUpload<T>(ctx: AppContext, loaded: LoadedBase, given: { format: ImportFormat; body: Upload }, createFields: boolean, then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>): Promise<T> {
   const limit = ctx.config.maxImportBytes;
+  const file = await asText(ctx, given);
   const spool = await writeTemporary(ctx.config.dataDir, file.body, limit, () => uploadRefusal(limit));
   try {
     const checked = new ImportPlan(ctx, loaded, file.format, { mode: "check", createFields });

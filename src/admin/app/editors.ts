@@ -21,7 +21,8 @@ export function fieldInput(field: FieldView, value: unknown, saveFiles?: (field:
       return select(label, field.slug, [{ value: "", label: "—" }, ...Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: "★".repeat(i + 1) }))], text);
     }
     case "date":
-      return input(label, field.slug, { value: text, hint: "YYYY-MM-DD or an ISO date-time." });
+      // The browser's own date picker, unless the value holds a time too (the picker would drop it).
+      return /^(\d{4}-\d{2}-\d{2})?$/.test(text) ? input(label, field.slug, { type: "date", value: text }) : input(label, field.slug, { value: text, hint: "YYYY-MM-DD or an ISO date-time." });
     case "document":
       return textarea(label, field.slug, { value: text, hint: typeLabel === "Long text" ? undefined : `${typeLabel}, stored as written.` });
     case "code":

@@ -97,8 +97,21 @@ export function calendar(base: BaseView, dateField: FieldView, month: string | n
           weeks.push(h("tr", {}, ...days));
         }
         const weekdays = Array.from({ length: 7 }, (_, i) => new Date(Date.UTC(2024, 0, 1 + i)).toLocaleDateString(undefined, { weekday: "short", timeZone: "UTC" }));
+        // A phone shows the month as an agenda: the days that hold records, in order (the stylesheet picks one of the two).
+        const agenda = [...byDay.keys()]
+          .filter((day) => day.startsWith(monthKey(first)))
+          .sort()
+          .map((day) =>
+            h(
+              "li",
+              {},
+              h("h3", {}, new Date(`${day}T00:00:00Z`).toLocaleDateString(undefined, { weekday: "long", day: "numeric", month: "long", timeZone: "UTC" })),
+              h("ul", {}, ...byDay.get(day)!.map((record) => h("li", {}, link(`/admin/records/${record.id}`, recordName(base.fields, record.fields, record.id))))),
+            ),
+          );
         node.replaceChildren(
           h("p", { class: "pager" }, link(here(monthKey(first - DAY)), "← Month before"), h("strong", {}, title), link(here(monthKey(next)), "Month after →")),
+          h("ol", { class: "agenda", "aria-label": `${title}: agenda` }, agenda.length ? agenda : h("li", {}, empty("Nothing on this month."))),
           h("div", { class: "calendar-scroll" }, h("table", { class: "month", "aria-label": `${title} by ${dateField.name}` }, h("thead", {}, h("tr", {}, ...weekdays.map((day) => h("th", { scope: "col" }, day)))), h("tbody", {}, ...weeks))),
         );
       })

@@ -168,9 +168,21 @@ function onLiveEvent(event: LiveEvent): void {
 }
 
 /**
- * Draws the screen again in place (a burst of events once), but not under someone typing: then
- * after they leave the field; not at all when it was drawn since (the page's own action, whose
- * answer came with the event, already showed it).
+ * Whether the screen holds what the person typed or chose and did not send (a picker's hidden
+ * value included): drawing it again would lose it (a click on the form's button, leaving the
+ * field, came just before the redraw).
+ */
+const unsentInput = () =>
+  [...main.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>("input:not([type=file]), textarea")].some((control) => {
+    if (control instanceof HTMLInputElement && (control.type === "checkbox" || control.type === "radio")) return control.checked !== control.defaultChecked;
+    if (control.type === "hidden") return control.dataset.sent !== undefined && control.value !== control.dataset.sent;
+    return control.value !== control.defaultValue;
+  });
+
+/**
+ * Draws the screen again in place (a burst of events once), but not under someone typing, nor
+ * over what they typed and did not send: then once they have; not at all when it was drawn since
+ * (the page's own action, whose answer came with the event, already showed it).
  */
 function drawAgainSoon(): void {
   if (redraw) return;
@@ -180,7 +192,7 @@ function drawAgainSoon(): void {
       return;
     }
     const editing = document.activeElement?.closest("main") && document.activeElement.matches("input, textarea, select, [contenteditable]");
-    if (editing) {
+    if (editing || unsentInput()) {
       redraw = setTimeout(again, 1000);
       return;
     }

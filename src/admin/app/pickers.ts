@@ -88,6 +88,8 @@ export function linkPicker(field: FieldView, value: unknown): HTMLElement {
     }, 200);
   });
   draw();
+  // What the record holds now (a hidden input's value is its attribute, so it is kept apart): a change from it is not yet sent, and the screen is not drawn over it.
+  hidden.dataset.sent = hidden.value;
   return h("fieldset", { class: "field picker" }, h("legend", {}, field.name), chips, finder, found, status, hidden);
 }
 
@@ -125,6 +127,7 @@ export function filePicker(field: FieldView, value: unknown, save?: (ids: string
     status.textContent = `${what}: saving…`;
     try {
       status.textContent = `${what}: ${await save(files.map((file) => file.id))}`;
+      hidden.dataset.sent = hidden.value;
     } catch (failure) {
       status.textContent = failureText(failure);
     }
@@ -147,5 +150,7 @@ export function filePicker(field: FieldView, value: unknown, save?: (ids: string
     if (added.length) await keep(`${added.join(", ")} added`);
   });
   draw();
+  // What the record holds now (a hidden input's value is its attribute, so it is kept apart): a change from it is not yet sent, and the screen is not drawn over it.
+  hidden.dataset.sent = hidden.value;
   return h("fieldset", { class: "field picker" }, h("legend", {}, field.name), list, upload, status, hidden);
 }

@@ -1,6 +1,6 @@
 import type { BaseView } from "../../content/bases";
 import type { ImportPreview, ImportResult } from "../../transfer/import-plan";
-import { formatOf } from "../../shared/import-formats";
+import { formatOf, IMPORT_ACCEPT } from "../../shared/import-formats";
 import type { ImportJob } from "../../transfer/import-jobs";
 import { api, query, send } from "./api";
 import { type Child, fill, h } from "./dom";
@@ -54,7 +54,7 @@ export function transferCard(base: BaseView, viewId: string | undefined, canProp
   );
   if (!canPropose) return card("Data in and out", exports, status);
 
-  const picker = h("input", { type: "file", accept: ".csv,.tsv,.txt,.json,.jsonl,.ndjson,text/csv,application/json,application/x-ndjson", "aria-label": "File to import" });
+  const picker = h("input", { type: "file", accept: IMPORT_ACCEPT, "aria-label": "File to import" });
   const createFields = canWrite ? checkbox("Make a field for each column no field matches", "createFields") : null;
   const preview = h("button", { type: "button" }, "Preview import");
   const commit = h("button", { type: "button", disabled: true }, "Import");
@@ -107,7 +107,7 @@ export function transferCard(base: BaseView, viewId: string | undefined, canProp
   void api<ImportJob[]>("GET", `/bases/${base.id}/imports`).then(([latest]) => {
     if (latest?.status === "failed" && status.childNodes.length === 0) say(cutShort(latest));
   }, () => undefined);
-  return card("Data in and out", exports, h("div", { class: "import" }, h("label", {}, "Import a CSV, JSON or JSON lines file "), picker, createFields, h("div", { class: "actions" }, preview, commit)), status);
+  return card("Data in and out", exports, h("div", { class: "import" }, h("label", {}, "Import a CSV, Excel, JSON or JSON lines file "), picker, createFields, h("div", { class: "actions" }, preview, commit)), status);
 }
 
 /** The base's last import stopped before its end: how far it went, why, and how to finish it. */

@@ -4,7 +4,7 @@ import type { ChangeRequestView } from "../../changes/views";
 import type { ImportPreview } from "../../transfer/import-plan";
 import { FIELD_TRAITS, type FieldType } from "../../shared/field-types";
 import { slugFrom } from "../../shared/formats";
-import { formatOf } from "../../shared/import-formats";
+import { formatOf, IMPORT_ACCEPT } from "../../shared/import-formats";
 import { api, query, send } from "./api";
 import { type Child, fill, h } from "./dom";
 import { dialogForm, input, link, menuDialog, select, shown, table } from "./ui";
@@ -94,7 +94,7 @@ function previewTable(preview: ImportPreview): HTMLElement {
 export function addBase(changes: TreeChanges, folders: Folder[], parent?: string | null): void {
   const named = namedInputs("Name", "Project tracker");
   const where = folderChoice(folders, parent);
-  const picker = h("input", { type: "file", accept: ".csv,.tsv,.txt,.json,.jsonl,.ndjson,text/csv,application/json,application/x-ndjson", "aria-label": "Start from a file (CSV, JSON or JSON lines)" });
+  const picker = h("input", { type: "file", accept: IMPORT_ACCEPT, "aria-label": "Start from a file (CSV, Excel, JSON or JSON lines)" });
   const seen = h("div", { role: "status" });
   let file: File | null = null;
   picker.addEventListener("change", async () => {

@@ -43,6 +43,7 @@ const FILE_BODY: OpenAPIV3.RequestBodyObject = {
     "text/csv": { schema: { type: "string" } },
     "application/json": { schema: { type: "array", items: { type: "object" } } },
     "application/x-ndjson": { schema: { type: "string" } },
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": { schema: { type: "string", format: "binary" } },
     "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
   },
 };
@@ -75,7 +76,7 @@ async function uploadedFile(request: Request, named: string | undefined): Promis
     file = { type: part.type, name: part.name, body: part };
   } else file = { type: contentType, name: "", body: request.body ? request : null };
   const format = (named as ImportFormat | undefined) ?? formatOf(file.type, file.name);
-  if (!format) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the file as text/csv, application/json (an array of objects) or application/x-ndjson, or say which with format=.");
+  if (!format) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the file as text/csv, application/json (an array of objects), application/x-ndjson or an Excel workbook (.xlsx), or say which with format=.");
   if (!file.body) throw badRequest("Send the file as the request's body.");
   return { format, body: file.body };
 }

@@ -11,8 +11,10 @@ import { type Child, fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { action, card, commentList, empty, failureText, form, input, link, notice, recordName, screen, select, shown, table, textarea, when } from "../ui";
 import { formsCard } from "../forms";
+import { GROUP_PAGE, groupedTable } from "../grouped";
+import { LIST_PAGE, layoutSwitch, recordList, wantsList } from "../record-list";
 import { openChangeRequestsOf, pendingList, pendingValues } from "../pending";
-import { browserLayout, layoutConfig, viewLayout } from "../grid-layout";
+import { browserLayout, layoutConfig, orderedColumns, viewLayout } from "../grid-layout";
 import { asConfig, conditionBuilder, type Conditions, conditionsOf, listingParams } from "../conditions";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
 import type { LiveEvent } from "../live";
@@ -87,6 +89,15 @@ function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefin
   return h("nav", { class: "tabs", "aria-label": "Views" }, h("ul", {}, tab(`/admin/bases/${base.id}`, "Grid", !current), ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view))));
 }
 
+/** "Group by": no grouping, or one of the base's single-choice fields. */
+function groupPick(base: BaseView, current: FieldView | undefined, choose: (slug: string) => void): HTMLElement {
+  const choices = base.fields.filter((field) => traitsOf(field.type).stacks);
+  if (choices.length === 0) return h("span", {});
+  const pick = h("select", { "aria-label": "Group by" }, h("option", { value: "" }, "No grouping"), choices.map((field) => h("option", { value: field.slug, selected: field === current }, `Group by ${field.name}`)));
+  pick.addEventListener("change", () => choose(pick.value));
+  return pick;
+}
+
 /** The screen's conditions and sort, as a view's config keeps them. */
 function shownAsConfig(conditions: Conditions | null, sort: string | undefined) {
   return {
@@ -149,7 +160,7 @@ async function basePage(ctx: Context): Promise<Node> {
   const sort = ctx.query.get("sort") ?? undefined;
   const conditions = conditionsOf(ctx.query);
   const where = conditions ? JSON.stringify(conditions) : undefined;
-  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ view: view?.id, where, sort, ...extra })}`;
+  const here = (extra: Record<string, string | undefined>) => `/admin/bases/${base.id}${query({ view: view?.id, where, sort, group: ctx.query.get("group") ?? undefined, ...extra })}`;
   const opened = ctx.query.get("record");
   const panel = opened ? await recordPanel(ctx, opened, here) : null;
   const filter = listingParams(conditions);
@@ -171,7 +182,12 @@ async function basePage(ctx: Context): Promise<Node> {
     layoutNote.append("The columns and rows of this view are changed on this page only. ", save, " ", back);
     layoutNote.hidden = !home.unsaved;
   }
-  /** The records as the view shows them: a gallery, a calendar, a kanban board, or the grid. */
+  const tabular = !view || view.type === "table" || view.type === "gantt";
+  const listed = tabular && wantsList();
+  // Grouped by a single-choice field: the address's `group` (empty for none), else the view's.
+  const grouping = ctx.query.get("group") ?? (typeof view?.config.groupByFieldSlug === "string" ? view.config.groupByFieldSlug : "");
+  const groupedBy = tabular && !listed ? base.fields.find((candidate) => candidate.slug === grouping && traitsOf(candidate.type).stacks) : undefined;
+  /** The records as the view shows them: a gallery, a calendar, a kanban board, the grid, or a list (a phone's). */
   const drawn = () => {
     if (view?.type === "gallery") return gallery(base, base.fields.find((candidate) => candidate.slug === view.config.coverFieldSlug), () => through({}));
     if (dated) {
@@ -187,6 +203,31 @@ async function basePage(ctx: Context): Promise<Node> {
         );
       return kanbanBoard({ base, field: stackedBy, canPropose, load: column });
     }
+    if (groupedBy) {
+      const at = Object.keys(filter).filter((key) => key.startsWith("groups[") && key.endsWith("[match]")).length;
+      const columns = orderedColumns(base, undefined, home.layout.order).filter((field) => !home.layout.hidden.includes(field.slug));
+      return groupedTable(
+        base,
+        groupedBy,
+        columns,
+        (choice, page) =>
+          api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
+            "GET",
+            `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: GROUP_PAGE, sort, include: "none", linkedNames: true, ...filter, [`groups[${at}][match]`]: "all", [`groups[${at}][filters][0][fieldSlug]`]: groupedBy.slug, [`groups[${at}][filters][0][operator]`]: choice === null ? "isEmpty" : "eq", [`groups[${at}][filters][0][value]`]: choice ?? undefined })}`,
+          ),
+        (id) => here({ record: id }),
+      );
+    }
+    if (listed)
+      return recordList(
+        base,
+        (page) =>
+          api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
+            "GET",
+            `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: LIST_PAGE, sort, include: "none", linkedNames: true, ...filter })}`,
+          ),
+        (id) => here({ record: id }),
+      );
     return recordGrid({
       base,
       layout: home,
@@ -210,7 +251,7 @@ async function basePage(ctx: Context): Promise<Node> {
   const viewChanges: ViewChanges | null = canPropose
     ? {
         base,
-        shown: () => shownAsConfig(conditions, sort),
+        shown: () => ({ ...shownAsConfig(conditions, sort), groupByFieldSlug: groupedBy?.slug ?? null }),
         done: (answer, viewId) => {
           if (!answer.materialized) ctx.go(`/admin/change-requests/${answer.id}`);
           else if (viewId && viewId === view?.id) ctx.reload();
@@ -231,10 +272,10 @@ async function basePage(ctx: Context): Promise<Node> {
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
     ),
     viewTabs(base, views, view, viewChanges),
-    card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, layoutNote, content.node),
+    card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, tabular ? h("div", { class: "records-bar" }, layoutSwitch(listed, () => ctx.reload()), listed ? null : groupPick(base, groupedBy, (slug) => ctx.go(here({ group: slug })))) : null, layoutNote, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
     await forms,
-    canPropose ? saveViewForm(ctx, base, shownAsConfig(conditions, sort)) : null,
+    canPropose ? saveViewForm(ctx, base, { ...shownAsConfig(conditions, sort), ...(groupedBy ? { groupByFieldSlug: groupedBy.slug } : {}) }) : null,
     panel,
   );
   // A base uses the window's width: a grid of many fields is what it is for.
