@@ -343,7 +343,7 @@ describe("listing, Inbox counts and batches", () => {
     expect((await server.call("GET", "/api/v1/change-requests?status=bogus", { key: ws.read })).status).toBe(400);
     const counts = await server.call("GET", "/api/v1/change-requests/counts", { key: ws.read });
     // created: the base, three proposals and one direct record, all by the same user
-    expect(counts.body).toEqual({ review: 1, changes: 1, created: 5, approved: 1, merged: 2, rejected: 0 });
+    expect(counts.body).toEqual({ review: 1, changes: 1, created: 5, approved: 1, merged: 2, rejected: 0, conflict: 0 });
   });
 
   test("batch review and merge answer each item on its own", async () => {

@@ -103,7 +103,7 @@ describe("a direct create's change request", () => {
     const bobsOwn = await server.call("GET", "/api/v1/change-requests?mine=true&limit=100", { key: bobKey });
     expect(bobsOwn.body.changeRequests.map((cr: { id: string }) => cr.id)).toEqual(made.filter((entry) => entry.submittedBy === bob.id).map((entry) => entry.id));
     const counts = (await server.call("GET", "/api/v1/change-requests/counts", { key: bobKey })).body;
-    expect(counts).toEqual({ review: 3, changes: 0, created: 3, approved: 0, merged: 6 + 2, rejected: 0 });
+    expect(counts).toEqual({ review: 3, changes: 0, created: 3, approved: 0, merged: 6 + 2, rejected: 0, conflict: 0 });
 
     // Busabase's numbered pages show the same order, with the total.
     const numbered = async (query: string) => (await server.call("GET", `/api/v1/change-requests/page?${query}`, { key: ws.read })).body;

@@ -36,4 +36,4 @@ export function workbook(rows: unknown[][]): Uint8Array<ArrayBuffer> {
 /** A zip whose one entry inflates to `bytes` (of spaces): what the inflation check must refuse unread. */
 export const inflating = (bytes: number): Uint8Array<ArrayBuffer> => new Uint8Array(zipSync({ "xl/worksheets/sheet1.xml": strToU8(" ".repeat(bytes)) }, { level: 9 }));
 
-export const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+export { XLSX_MEDIA as XLSX } from "../src/shared/import-formats";

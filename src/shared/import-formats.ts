@@ -2,10 +2,11 @@
 export const IMPORT_FORMATS = ["csv", "json", "jsonl", "xlsx"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
-/** What a file picker of the page offers for an import. */
-export const IMPORT_ACCEPT = ".csv,.tsv,.txt,.json,.jsonl,.ndjson,.xlsx,text/csv,application/json,application/x-ndjson,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-
+/** An Excel workbook's media type. */
 export const XLSX_MEDIA = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+
+/** What a file picker of the page offers for an import. */
+export const IMPORT_ACCEPT = `.csv,.tsv,.txt,.json,.jsonl,.ndjson,.xlsx,text/csv,application/json,application/x-ndjson,${XLSX_MEDIA}`;
 
 /** What a file is read as, from its declared type or its name. */
 export function formatOf(contentType: string, fileName = ""): ImportFormat | null {

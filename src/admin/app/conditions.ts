@@ -87,8 +87,8 @@ function valueInput(field: FieldView, op: FilterOperator, value: Condition["valu
     const many = op === "in";
     return h("select", { name: "value", "aria-label": "Value", multiple: many, size: many ? Math.min(5, choices.length) : null }, choices.map((choice) => h("option", { value: choice, selected: given.includes(choice) }, choice)));
   }
-  const type = traits.compares === "number" ? "number" : traits.dated ? "date" : "text";
-  return h("input", { name: "value", "aria-label": "Value", type, step: type === "number" ? "any" : null, value: given[0]?.slice(0, type === "date" ? 10 : undefined) ?? "" });
+  const inputType = traits.compares === "number" ? "number" : traits.dated ? "date" : "text";
+  return h("input", { name: "value", "aria-label": "Value", type: inputType, step: inputType === "number" ? "any" : null, value: given[0]?.slice(0, traits.dated ? 10 : undefined) ?? "" });
 }
 
 /** One condition's row: its field, its operator in words, its value, and a button that takes it away. */

@@ -102,8 +102,9 @@ function question(item: PublicForm["inputs"][number]): HTMLElement {
   }
   if (traits.editor === "checkbox") return h("label", { class: "check" }, h("input", { type: "checkbox", name: item.inputName, value: "true" }), ` ${label}`);
   if (traits.editor === "document") return h("label", {}, label, h("textarea", { name: item.inputName, rows: 4, required: item.required }));
-  const type = traits.editor === "number" || traits.editor === "rating" ? "number" : traits.editor === "date" ? "date" : traits.editor === "email" ? "email" : traits.editor === "url" ? "url" : "text";
-  return h("label", {}, label, h("input", { type, name: item.inputName, required: item.required, step: type === "number" ? "any" : null }));
+  const numeric = traits.editor === "number" || traits.editor === "rating";
+  const inputType = numeric ? "number" : traits.editor === "date" || traits.editor === "email" || traits.editor === "url" ? traits.editor : "text";
+  return h("label", {}, label, h("input", { type: inputType, name: item.inputName, required: item.required, step: numeric ? "any" : null }));
 }
 
 /** The values of a filled-in form, each read by its question's type. */

@@ -174,7 +174,7 @@ function onLiveEvent(event: LiveEvent): void {
  */
 const unsentInput = () =>
   [...main.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>("input:not([type=file]), textarea")].some((control) => {
-    if (control instanceof HTMLInputElement && (control.type === "checkbox" || control.type === "radio")) return control.checked !== control.defaultChecked;
+    if (control.matches("[type=checkbox], [type=radio]")) return (control as HTMLInputElement).checked !== (control as HTMLInputElement).defaultChecked;
     if (control.type === "hidden") return control.dataset.sent !== undefined && control.value !== control.dataset.sent;
     return control.value !== control.defaultValue;
   });

@@ -9,10 +9,13 @@ import { type Child, h } from "./dom";
 
 const SAFE_LINK = /^(https?:|mailto:|\/|#)/i;
 
+/** What a token is (a paragraph, a list, text…): marked's own names, not field types. */
+const kindOf = (token: Token): string => token.type;
+
 function inline(tokens: Token[] | undefined): Child[] {
   return (tokens ?? []).map((token): Child => {
     const t = token as Tokens.Generic;
-    switch (token.type) {
+    switch (kindOf(token)) {
       case "strong":
         return h("strong", {}, inline(t.tokens));
       case "em":
@@ -39,7 +42,7 @@ function inline(tokens: Token[] | undefined): Child[] {
 
 function block(token: Token): Child {
   const t = token as Tokens.Generic;
-  switch (token.type) {
+  switch (kindOf(token)) {
     case "heading":
       // The screen's own title is the page's h1: a doc's headings sit one level below it.
       return h(`h${Math.min(6, Math.max(1, t.depth) + 1)}` as "h2", {}, inline(t.tokens));
@@ -55,7 +58,7 @@ function block(token: Token): Child {
       return h("hr");
     case "list": {
       const items = (t.items as Tokens.ListItem[]).map((item) =>
-        h("li", {}, item.task ? h("input", { type: "checkbox", checked: item.checked === true, disabled: true, "aria-label": item.checked ? "done" : "not done" }) : null, item.tokens.map((child) => (child.type === "text" ? inline((child as Tokens.Text).tokens ?? [child]) : block(child)))),
+        h("li", {}, item.task ? h("input", { type: "checkbox", checked: item.checked === true, disabled: true, "aria-label": item.checked ? "done" : "not done" }) : null, item.tokens.map((child) => (kindOf(child) === "text" ? inline((child as Tokens.Text).tokens ?? [child]) : block(child)))),
       );
       return t.ordered ? h("ol", { start: typeof t.start === "number" && t.start !== 1 ? t.start : null }, items) : h("ul", {}, items);
     }

@@ -14,7 +14,7 @@ import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, 
 import { commitImport, type ImportReview, importNewBase, NO_BASE } from "../../transfer/import";
 import { checkedUpload, ImportPreviewSchema, ImportResultSchema, previewImport } from "../../transfer/import-plan";
 import { getImportJob, ImportJobSchema, listImportJobs } from "../../transfer/import-jobs";
-import { formatOf, IMPORT_FORMATS, type ImportFormat } from "../../shared/import-formats";
+import { formatOf, IMPORT_FORMATS, type ImportFormat, XLSX_MEDIA } from "../../shared/import-formats";
 import { abortDumpImport, assetText, AssetTextSchema, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "../../transfer/dump-api";
 import { actingAs } from "../../auth/actor";
 import { install, InstallPlanSchema, InstallResultSchema, planInstall, type InstallOptions } from "../../transfer/install";
@@ -43,7 +43,7 @@ const FILE_BODY: OpenAPIV3.RequestBodyObject = {
     "text/csv": { schema: { type: "string" } },
     "application/json": { schema: { type: "array", items: { type: "object" } } },
     "application/x-ndjson": { schema: { type: "string" } },
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": { schema: { type: "string", format: "binary" } },
+    [XLSX_MEDIA]: { schema: { type: "string", format: "binary" } },
     "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
   },
 };
@@ -95,7 +95,6 @@ function streamOf(parts: Iterator<string>): ReadableStream<Uint8Array> {
 
 const SessionBody = t.Object({ sessionId: t.String() });
 
-/** Data out of a base (export) and into it (import), and a whole space out and in (Busabase's dump routes). */
 const InstallInput = t.Object({
   repoUrl: t.String({ minLength: 1, maxLength: 2000, description: "https://github.com/<owner>/<repo>[/tree/<ref>[/<subdir>]]; GitHub only." }),
   intoFolder: t.Optional(t.String({ description: "The slug of the folder at the top of the space to install into; default: the package's name as a slug." })),
@@ -129,6 +128,7 @@ async function archivePlan(ctx: AppContext, scope: SpaceScope, request: Request)
   return { planned: planInstall(ctx, scope.space.id, scope.sight, readPackage(files), { archive: "upload" }, options), options };
 }
 
+/** Data out of a base (export) and into it (import), a whole space out and in (Busabase's dump routes), and packages installed. */
 export function transferRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
