@@ -988,6 +988,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("search", { name: "Filter records" }).getByLabel("Match", { exact: true }).selectOption("any");
     await page.getByRole("search", { name: "Filter records" }).getByRole("button", { name: "Filter", exact: true }).click();
     await page.getByText("4 of 4 records", { exact: true }).waitFor();
+    await atBothWidths(page, "grid-conditions");
 
     await page.getByLabel("Name", { exact: true }).fill("Triage");
     await page.getByRole("button", { name: "Save view" }).click();
@@ -995,7 +996,6 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const [saved] = (await server.call("GET", "/api/v1/bases/bugs/views", { key: write })).body;
     expect(saved.config).toMatchObject({ filters: [], groups: [{ match: "any", filters: [{ fieldSlug: "title", operator: "equals", value: "TYPO" }, { fieldSlug: "state", operator: "eq", value: "Fixed" }], groups: [{ match: "all", filters: [{ operator: "in", value: ["Open", "Wontfix"] }, { operator: "gte", value: "2" }] }] }] });
     expect((await server.call("GET", `/api/v1/records/count?baseId=bugs&viewId=${saved.id}`, { key: write })).body.total).toBe(4);
-    await atBothWidths(page, "grid-conditions");
     await page.close();
   });
 
