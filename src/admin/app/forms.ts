@@ -68,10 +68,18 @@ async function formNode(base: BaseView, name: string): Promise<string> {
   }
 }
 
-/** A base's forms: each with its link, how many answers it took, and (for a manager) Edit; New form. */
-export async function formsCard(base: BaseView, canManage: boolean, reload: () => void): Promise<HTMLElement> {
-  const { forms } = await api<{ forms: FormView[] }>("GET", `/forms?targetBaseId=${base.id}`);
-  const list = forms.length
+/** A base's forms: each with its link, how many answers it took, and (for a manager) Edit; New form. Drawn at once, filled when read (the grid comes first). */
+export function formsCard(base: BaseView, canManage: boolean, reload: () => void): HTMLElement {
+  const body = h("div", {}, h("p", { class: "muted" }, "Reading the forms…"));
+  api<{ forms: FormView[] }>("GET", `/forms?targetBaseId=${base.id}`).then(
+    ({ forms }) => body.replaceChildren(formsList(base, forms, canManage, reload)),
+    (failure) => body.replaceChildren(notice("error", failureText(failure))),
+  );
+  return card("Forms", body, canManage ? action("New form", async () => formDialog(base, reload), { kind: "secondary" }) : null);
+}
+
+function formsList(base: BaseView, forms: FormView[], canManage: boolean, reload: () => void): HTMLElement {
+  return forms.length
     ? h(
         "ul",
         { class: "forms" },
@@ -87,7 +95,6 @@ export async function formsCard(base: BaseView, canManage: boolean, reload: () =
         ),
       )
     : empty("No form on this base yet.");
-  return card("Forms", list, canManage ? action("New form", async () => formDialog(base, reload), { kind: "secondary" }) : null);
 }
 
 /** An input for one question of a public form, by its field's type. */

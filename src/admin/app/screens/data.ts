@@ -274,7 +274,7 @@ async function basePage(ctx: Context): Promise<Node> {
     viewTabs(base, views, view, viewChanges),
     card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, tabular ? h("div", { class: "records-bar" }, layoutSwitch(listed, () => ctx.reload()), listed ? null : groupPick(base, groupedBy, (slug) => ctx.go(here({ group: slug })))) : null, layoutNote, content.node),
     transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
-    await forms,
+    forms,
     canPropose ? saveViewForm(ctx, base, { ...shownAsConfig(conditions, sort), ...(groupedBy ? { groupByFieldSlug: groupedBy.slug } : {}) }) : null,
     panel,
   );
