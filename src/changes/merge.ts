@@ -1,5 +1,6 @@
 import { applyOperation, baseOfUpdate, type MergeContext, OPERATIONS } from "./operation-kinds";
 import { threeWay } from "./three-way";
+import { logMerged } from "./merge-log";
 import { eq, sql } from "drizzle-orm";
 import { preparedWrite } from "../db/client";
 import { findBase } from "../content/bases";
@@ -127,6 +128,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   const recordIds = records.map((record) => record.id);
   Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: {} });
   markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
+  logMerged(tx, cr.spaceId, cr.id, ops.map((op) => op.headCommitId));
   recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
   for (const [derivedBase, ids] of m.derived) {
     const named = [...ids].slice(0, RECOMPUTED_IDS);

@@ -6,6 +6,7 @@ import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file"
 import { adminRoutes } from "./routes/admin";
 import { agentRoutes, mcpRoutes } from "./routes/agents";
 import { changeRoutes } from "./routes/changes";
+import { syncRoutes } from "./routes/sync";
 import { contentRoutes } from "./routes/content";
 import { nodeContentRoutes } from "./routes/node-content";
 import { formRoutes } from "./routes/forms";
@@ -80,6 +81,7 @@ export function createApp(ctx: AppContext) {
     .use(formRoutes(ctx))
     .use(sharingRoutes(ctx))
     .use(changeRoutes(ctx))
+    .use(syncRoutes(ctx))
     .use(searchRoutes(ctx))
     .use(transferRoutes(ctx))
     .use(assetRoutes(ctx))

@@ -77,6 +77,8 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/forms": "The space's forms, newest first",
   "GET /api/v1/forms/:nodeId": "One form",
   "GET /api/v1/forms/:nodeId/public": "A public form as its visitors fill it in (no key)",
+  "GET /api/v1/sync/state": "Where a follower stands: this instance's id and the space's merge-log head",
+  "GET /api/v1/sync/commits": "Commits merged after a cursor, in the order they merged",
   "POST /api/v1/forms": "Put a form on a form node, bound to a base",
   "PUT /api/v1/forms/:nodeId": "Change a form",
   "POST /api/v1/forms/:nodeId/submit": "Submit a form: a record proposed to its base (a visitor needs no key on a public form)",

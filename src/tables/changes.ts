@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { attribution, bases, nodes, type OperationKind, reviewPolicySnapshot, type TargetType } from "./content";
 import { instant } from "./columns";
 import { spaces } from "./spaces";
@@ -122,3 +122,27 @@ export const comments = sqliteTable(
 
 export type ChangeRequestRow = typeof changeRequests.$inferSelect;
 export type OperationRow = typeof operations.$inferSelect;
+
+/**
+ * The order commits were merged in, per space: `seq` counts from 1 with no gap, each row written
+ * in the transaction that merged its commit. A follower of the space (a remote, docs/remotes.md)
+ * replays commits in this order, which is not their ids' (a proposal merged late is seen late).
+ */
+export const mergeLog = sqliteTable(
+  "merge_log",
+  {
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    commitId: text("commit_id").notNull(),
+    changeRequestId: text("change_request_id").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.spaceId, table.seq] })],
+);
+
+/** This instance: its id, made once, names the commits it merged to every instance they travel to. */
+export const instance = sqliteTable("instance", {
+  id: text("id").primaryKey(),
+  createdAt: instant("created_at").notNull(),
+});

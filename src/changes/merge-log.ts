@@ -1,0 +1,98 @@
+import { and, asc, eq, gt, inArray, max, sql } from "drizzle-orm";
+import { type Static, t } from "elysia";
+import { commitColumns, CommitSchema, commitView, userRefs } from "../content/commits";
+import type { AppContext, Tx } from "../context";
+import { preparedFor, preparedWrite } from "../db/client";
+import { Nullable, WholeNumber } from "../shared/schemas";
+import { seenWhere, type Sight } from "../spaces/sight";
+import { commits } from "../tables/content";
+import { instance, mergeLog } from "../tables/changes";
+
+/**
+ * The merge log (docs/remotes.md): each merged commit's place in its space's order of merges,
+ * written by the merge itself, and read by a follower from a cursor. The read side of remotes.
+ */
+
+const lastSeq = preparedWrite((db) =>
+  db
+    .select({ seq: max(mergeLog.seq) })
+    .from(mergeLog)
+    .where(eq(mergeLog.spaceId, sql.placeholder("spaceId")))
+    .prepare(),
+);
+
+/** Appends the commits a merge landed, in its operations' order, after the space's last `seq`. */
+export function logMerged(tx: Tx, spaceId: string, changeRequestId: string, commitIds: string[]): void {
+  if (commitIds.length === 0) return;
+  const last = lastSeq(tx).get({ spaceId })?.seq ?? 0;
+  tx.db
+    .insert(mergeLog)
+    .values(commitIds.map((commitId, i) => ({ spaceId, seq: last + i + 1, commitId, changeRequestId })))
+    .run();
+}
+
+const instanceRow = preparedFor((db) => db.select({ id: instance.id }).from(instance).prepare());
+
+/** This instance's lasting id (made by its first migration to hold one). */
+export const instanceId = (ctx: AppContext): string => instanceRow(ctx).get()!.id;
+
+const headOf = preparedFor((db) =>
+  db
+    .select({ seq: max(mergeLog.seq) })
+    .from(mergeLog)
+    .where(eq(mergeLog.spaceId, sql.placeholder("spaceId")))
+    .prepare(),
+);
+
+/** The most commits one page of the merge log gives. */
+export const MERGE_LOG_PAGE = { default: 500, most: 1000 } as const;
+
+export const SyncStateSchema = t.Object({
+  instanceId: t.String({ description: "This instance's lasting id: the origin of what it merged." }),
+  spaceId: t.String(),
+  head: WholeNumber({ description: "The space's last merge-log seq (0 before any merge since the log began)." }),
+  pageLimit: WholeNumber({ description: "The most commits one GET /sync/commits page gives." }),
+});
+
+export const MergedCommitSchema = t.Composite([CommitSchema, t.Object({ seq: WholeNumber({ minimum: 1 }), changeRequestId: t.String() })]);
+
+export const MergedPageSchema = t.Object({
+  commits: t.Array(MergedCommitSchema),
+  head: WholeNumber(),
+  next: Nullable(WholeNumber({ description: "The `after` of the next page; null when this page reached the head." })),
+});
+
+export const syncState = (ctx: AppContext, spaceId: string): Static<typeof SyncStateSchema> => ({
+  instanceId: instanceId(ctx),
+  spaceId,
+  head: headOf(ctx).get({ spaceId })?.seq ?? 0,
+  pageLimit: MERGE_LOG_PAGE.most,
+});
+
+/**
+ * `GET /sync/commits`: merged commits after `after`, in merge order, at most `limit`; those of a
+ * node or base hidden from the caller are left out (the page still moves past them).
+ */
+export function mergedSince(ctx: AppContext, spaceId: string, sight: Sight, after: number, limit: number): Static<typeof MergedPageSchema> {
+  const logged = ctx.db
+    .select({ seq: mergeLog.seq, changeRequestId: mergeLog.changeRequestId, commitId: mergeLog.commitId })
+    .from(mergeLog)
+    .where(and(eq(mergeLog.spaceId, spaceId), gt(mergeLog.seq, after)))
+    .orderBy(asc(mergeLog.seq))
+    .limit(limit)
+    .all();
+  const ids = logged.map((row) => row.commitId);
+  const rows = ids.length ? ctx.db.select(commitColumns).from(commits).where(and(inArray(commits.id, ids), ...seenWhere(commits, sight))).all() : [];
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const people = userRefs(ctx, rows.map((row) => row.authorId));
+  const head = headOf(ctx).get({ spaceId })?.seq ?? 0;
+  const last = logged.at(-1)?.seq ?? after;
+  return {
+    commits: logged.flatMap((entry) => {
+      const row = byId.get(entry.commitId);
+      return row ? [{ ...commitView(row, people), seq: entry.seq, changeRequestId: entry.changeRequestId }] : [];
+    }),
+    head,
+    next: last < head ? last : null,
+  };
+}
