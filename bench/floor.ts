@@ -91,8 +91,8 @@ function listPage(baseId: string, rows: Row[]) {
 }
 
 // A direct create writes what Basalt's does: its commit (which stands for its change request and
-// operation, with their attribution and review policy), the record, the base's auto number and three
-// events, grouped into one transaction per turn.
+// operation, with their attribution and review policy), the record, the base's auto number, three
+// events and the commit's place in the merge log, grouped into one transaction per turn.
 const insert = {
   commit: db.query(
     "INSERT INTO commits (id, space_id, base_id, node_id, operation_id, record_id, author_id, target_type, kind, payload, source_attribution, review_policy_snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'base', 'record_create', NULL, ?, 1, ?)",
@@ -100,6 +100,7 @@ const insert = {
   autoNumber: db.query("UPDATE bases SET last_auto_number = last_auto_number + 1 WHERE id = ? RETURNING last_auto_number"),
   record: db.query("INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)"),
   event: db.query("INSERT INTO events (id, space_id, base_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
+  merged: db.query("INSERT INTO merge_log (space_id, commit_id, change_request_id) VALUES (?, ?, ?)"),
 };
 let counter = 0;
 const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padStart(20, "0")}`;
@@ -116,6 +117,7 @@ function createRecord(base: { id: string; space_id: string; node_id: string }, u
   insert.event.run(id("evt"), base.space_id, base.id, "change_request.created", JSON.stringify({ changeRequestId: cr, operationCount: 1, submittedBy: userId }), at);
   insert.event.run(id("evt"), base.space_id, base.id, "record.created", JSON.stringify({ record, changeRequestId: cr }), at);
   insert.event.run(id("evt"), base.space_id, base.id, "change_request.merged", JSON.stringify({ changeRequestId: cr, recordIds: [rec] }), at);
+  insert.merged.run(base.space_id, commit, cr);
   return record;
 }
 

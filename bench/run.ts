@@ -122,7 +122,7 @@ the tree selects; a record read does the key, membership and record selects and 
 as a listing page writes each of its records (fields, head commit and author, base); a listing page is the
 same keyset select on the same index with each record's head commit and author, written as the same
 JSON; a create writes the same rows (the commit that stands for its change request and operation, the
-record, auto number, three events) with the same group commit: one transaction per event-loop turn.
+record, auto number, three events, the merge log's row) with the same group commit: one transaction per event-loop turn.
 `;
 writeFileSync(join(REPO, "bench/results/latest.md"), report);
 console.log(report);

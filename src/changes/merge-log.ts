@@ -13,22 +13,16 @@ import { instance, mergeLog } from "../tables/changes";
  * written by the merge itself, and read by a follower from a cursor. The read side of remotes.
  */
 
-const lastSeq = preparedWrite((db) =>
+const appendOne = preparedWrite((db) =>
   db
-    .select({ seq: max(mergeLog.seq) })
-    .from(mergeLog)
-    .where(eq(mergeLog.spaceId, sql.placeholder("spaceId")))
+    .insert(mergeLog)
+    .values({ spaceId: sql.placeholder("spaceId"), commitId: sql.placeholder("commitId"), changeRequestId: sql.placeholder("changeRequestId") } as never)
     .prepare(),
 );
 
-/** Appends the commits a merge landed, in its operations' order, after the space's last `seq`. */
+/** Appends the commits a merge landed, in its operations' order (a compiled insert a commit: every merge runs it). */
 export function logMerged(tx: Tx, spaceId: string, changeRequestId: string, commitIds: string[]): void {
-  if (commitIds.length === 0) return;
-  const last = lastSeq(tx).get({ spaceId })?.seq ?? 0;
-  tx.db
-    .insert(mergeLog)
-    .values(commitIds.map((commitId, i) => ({ spaceId, seq: last + i + 1, commitId, changeRequestId })))
-    .run();
+  for (const commitId of commitIds) appendOne(tx).run({ spaceId, commitId, changeRequestId });
 }
 
 const instanceRow = preparedFor((db) => db.select({ id: instance.id }).from(instance).prepare());
@@ -50,7 +44,7 @@ export const MERGE_LOG_PAGE = { default: 500, most: 1000 } as const;
 export const SyncStateSchema = t.Object({
   instanceId: t.String({ description: "This instance's lasting id: the origin of what it merged." }),
   spaceId: t.String(),
-  head: WholeNumber({ description: "The space's last merge-log seq (0 before any merge since the log began)." }),
+  head: WholeNumber({ description: "The space's last merge-log seq (0 before any merge since the log began); seqs only grow, with gaps where other spaces merged." }),
   pageLimit: WholeNumber({ description: "The most commits one GET /sync/commits page gives." }),
 });
 

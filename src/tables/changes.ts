@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { attribution, bases, nodes, type OperationKind, reviewPolicySnapshot, type TargetType } from "./content";
 import { instant } from "./columns";
 import { spaces } from "./spaces";
@@ -124,21 +124,23 @@ export type ChangeRequestRow = typeof changeRequests.$inferSelect;
 export type OperationRow = typeof operations.$inferSelect;
 
 /**
- * The order commits were merged in, per space: `seq` counts from 1 with no gap, each row written
- * in the transaction that merged its commit. A follower of the space (a remote, docs/remotes.md)
- * replays commits in this order, which is not their ids' (a proposal merged late is seen late).
+ * The order commits were merged in: `seq` only grows (the row's key, one past the largest; a
+ * number is used again only after the rows above it went with their space), each row written in
+ * the transaction that merged its commit. A follower of a space (a remote,
+ * docs/remotes.md) replays the space's commits in this order, which is not their ids' (a proposal
+ * merged late is seen late). A space's rows are not numbered without gaps: other spaces share it.
  */
 export const mergeLog = sqliteTable(
   "merge_log",
   {
+    seq: integer("seq").primaryKey(),
     spaceId: text("space_id")
       .notNull()
       .references(() => spaces.id, { onDelete: "cascade" }),
-    seq: integer("seq").notNull(),
     commitId: text("commit_id").notNull(),
     changeRequestId: text("change_request_id").notNull(),
   },
-  (table) => [primaryKey({ columns: [table.spaceId, table.seq] })],
+  (table) => [index("merge_log_space_idx").on(table.spaceId, table.seq)],
 );
 
 /** This instance: its id, made once, names the commits it merged to every instance they travel to. */
