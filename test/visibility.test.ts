@@ -116,6 +116,11 @@ describe("node visibility", () => {
     for (const { path, text } of await reads(bob.key)) expect({ path, leaks: text.includes(SECRET) || text.toUpperCase().includes(SECRET.toUpperCase()) || text.includes(salariesRecord) }).toEqual({ path, leaks: false });
     const record = (await server.call("GET", `/api/v1/records/${paper}`, { key: bob.key })).body;
     expect(Object.keys(record.fields)).toEqual(["title", "year", "status"]);
+    // Nor are they fields of the base as the member reads it.
+    const fieldsOf = (base: { fields: { slug: string }[] }) => base.fields.map((field) => field.slug);
+    expect(fieldsOf((await server.call("GET", "/api/v1/bases/papers", { key: bob.key })).body)).toEqual(["title", "year", "status"]);
+    expect(fieldsOf((await server.call("GET", "/api/v1/bases", { key: bob.key })).body.find((base: { slug: string }) => base.slug === "papers"))).toEqual(["title", "year", "status"]);
+    expect(await mcp(bob.key, "list_bases", {})).not.toContain("payee");
     const filtered = await server.call("GET", `/api/v1/records?baseId=papers&filters[0][fieldSlug]=payee_name&filters[0][operator]=contains&filters[0][value]=Conf`, { key: bob.key });
     expect(filtered.status).toBe(400);
     expect(await mcp(bob.key, "get_record", { recordId: paper })).not.toContain(salariesRecord);

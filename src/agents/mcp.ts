@@ -107,11 +107,11 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
     { description: "The space's nodes (folders, bases, docs, files, skills, drives, forms, …), as a tree.", inputSchema: { depth: z.number().int().min(1).max(5).optional() } },
     inSpace("read", (scope, { depth }: { depth?: number }) => listNodes(ctx, scope.space.id, scope.sight, { depth })),
   );
-  server.registerTool("list_bases", { description: "Every base of the space with its fields (slug, type, required, options)." }, inSpace("read", (scope) => listBases(ctx, scope.space.id, scope.sight)));
+  server.registerTool("list_bases", { description: "Every base of the space with its fields (slug, type, required, options)." }, inSpace("read", (scope) => listBases(ctx, scope.space.id, scope.sight, "active", (loaded) => seenBase(loaded, scope.sight))));
   server.registerTool(
     "get_base",
     { description: "One base (id, node id or slug) with its fields.", inputSchema: { base: z.string().min(1) } },
-    inSpace("read", (scope, { base }: { base: string }) => baseView(findBase(ctx, scope.space.id, base))),
+    inSpace("read", (scope, { base }: { base: string }) => baseView(seenBase(findBase(ctx, scope.space.id, base), scope.sight))),
   );
   server.registerTool(
     "list_records",

@@ -132,7 +132,8 @@ export function findBaseOrNull(ctx: AppContext, spaceId: string, baseId: string)
 /** Called by every write that changes bases, fields or nodes. */
 export const forgetBases = (tx: Tx): void => tx.bases.invalidate(tx);
 
-export function listBases(ctx: AppContext, spaceId: string, sight: Sight, status: NodeStatus = "active"): BaseView[] {
+/** The space's bases the caller sees, each as `narrow` shows it to them (`seenBase`: without links into what they cannot see). */
+export function listBases(ctx: AppContext, spaceId: string, sight: Sight, status: NodeStatus = "active", narrow: (loaded: LoadedBase) => LoadedBase = (loaded) => loaded): BaseView[] {
   const rows = ctx.db
     .select({ base: bases, node: nodes })
     .from(bases)
@@ -140,7 +141,7 @@ export function listBases(ctx: AppContext, spaceId: string, sight: Sight, status
     .where(and(eq(bases.spaceId, spaceId), eq(nodes.status, status), unseen(bases.id, sight.hiddenBases)))
     .orderBy(asc(bases.id))
     .all();
-  return rows.map((row) => baseView({ ...row, fields: loadFields(ctx, row.base.id) }));
+  return rows.map((row) => baseView(narrow({ ...row, fields: loadFields(ctx, row.base.id) })));
 }
 
 export type FieldPatch = {

@@ -234,8 +234,8 @@ export function contentRoutes(ctx: AppContext) {
       body: t.Object({ metadata: Json }),
     })
     .delete("/nodes/:nodeId", ({ space, params }) => write(ctx, (tx) => ({ success: true, purged: purgeNode(tx, space.space.id, params.nodeId) > 0 })), { answers: { 200: t.Object({ success: t.Boolean(), purged: t.Boolean({ description: "Whether the node (and everything below it) was deleted." }) }), 409: ["NOT_ARCHIVED"] }, level: "manage" })
-    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, space.sight, query.status), { answers: { 200: t.Array(BaseSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }) })
-    .get("/bases/:baseId", ({ space, params }) => baseView(findBase(ctx, space.space.id, params.baseId)), { answers: { 200: BaseSchema }, level: "read" })
+    .get("/bases", ({ space, query }) => listBases(ctx, space.space.id, space.sight, query.status, (loaded) => seenBase(loaded, space.sight)), { answers: { 200: t.Array(BaseSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }) })
+    .get("/bases/:baseId", ({ space, params }) => baseView(seenBase(findBase(ctx, space.space.id, params.baseId), space.sight)), { answers: { 200: BaseSchema }, level: "read" })
     .post(
       "/bases",
       async ({ space, actor, request, body, set }) => {
