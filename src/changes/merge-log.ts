@@ -48,7 +48,7 @@ export const SyncStateSchema = t.Object({
   pageLimit: WholeNumber({ description: "The most commits one GET /sync/commits page gives." }),
 });
 
-export const MergedCommitSchema = t.Composite([CommitSchema, t.Object({ seq: WholeNumber({ minimum: 1 }), changeRequestId: t.String() })]);
+const MergedCommitSchema = t.Composite([CommitSchema, t.Object({ seq: WholeNumber({ minimum: 1 }), changeRequestId: t.String() })]);
 
 export const MergedPageSchema = t.Object({
   commits: t.Array(MergedCommitSchema),

@@ -27,7 +27,7 @@ import { type PackageField, type PackageNode, type PackageTree, walk } from "./p
 const PLAN_NODE_TYPES = ["folder", "doc", "base", "skill", "airapp", "drive", "file"] as const;
 const Count = WholeNumber({ minimum: 0 });
 
-export const InstallSourceSchema = t.Union([
+const InstallSourceSchema = t.Union([
   t.Object({ owner: t.String(), repo: t.String(), ref: t.Optional(t.String()), subdir: t.Optional(t.String()) }),
   t.Object({ archive: t.String({ description: "upload: the request's body; or the directory the command line read." }) }),
 ]);
@@ -63,7 +63,7 @@ export const InstallResultSchema = t.Object({
   pendingChangeRequests: WholeNumber({ minimum: 0, description: "Change requests left for review (the content, without autoMerge)." }),
   warnings: t.Array(t.String()),
 });
-export type InstallResult = Static<typeof InstallResultSchema>;
+type InstallResult = Static<typeof InstallResultSchema>;
 
 export interface InstallOptions {
   intoFolder?: string;

@@ -11,7 +11,7 @@ import { SLUG_PATTERN } from "../shared/formats";
  * Everything is checked here, before an install writes anything.
  */
 
-export const PACKAGE_FORMAT = "busabase-package@1";
+const PACKAGE_FORMAT = "busabase-package@1";
 
 /** What one package may hold (Busabase's bounds). */
 export const PACKAGE_LIMITS = { files: 5000, fileBytes: 25 * 1024 * 1024, totalBytes: 250 * 1024 * 1024, recordsPerBase: 50_000 } as const;
@@ -29,7 +29,7 @@ const Manifest = z.object({
   homepage: z.string().optional(),
   tags: z.array(z.string()).default([]),
 });
-export type PackageManifest = z.infer<typeof Manifest>;
+type PackageManifest = z.infer<typeof Manifest>;
 
 const Position = z.number().int().optional();
 const FolderMeta = z.object({ name: z.string().min(1).optional(), description: z.string().default(""), position: Position });
@@ -54,7 +54,7 @@ const PackageView = z.object({
   type: z.string().default("table"),
   config: z.record(z.string(), z.unknown()).default({}),
 });
-export type PackageView = z.infer<typeof PackageView>;
+type PackageView = z.infer<typeof PackageView>;
 
 const BaseFile = z.object({
   name: z.string().min(1),
@@ -65,9 +65,9 @@ const BaseFile = z.object({
 });
 
 const RecordLine = z.object({ key: z.string().min(1), fields: z.record(z.string(), z.unknown()).default({}) });
-export type PackageRecord = z.infer<typeof RecordLine>;
+type PackageRecord = z.infer<typeof RecordLine>;
 
-export interface PackageFile {
+interface PackageFile {
   path: string;
   bytes: Uint8Array;
 }
@@ -86,7 +86,7 @@ export type PackageNode =
   | (NodeCommon & { type: "skill" | "airapp" | "drive"; files: PackageFile[] })
   | (NodeCommon & { type: "file"; fileName: string; bytes: Uint8Array });
 
-export interface PackageAsset {
+interface PackageAsset {
   assetId: string;
   fileName: string;
   mimeType: string;

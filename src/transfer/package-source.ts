@@ -11,7 +11,7 @@ import { PACKAGE_LIMITS, type PackageFiles } from "./package-format";
  * inflated with a ceiling, so a small bomb is refused before it is large.
  */
 
-export interface GithubSource {
+interface GithubSource {
   owner: string;
   repo: string;
   ref?: string;

@@ -14,7 +14,7 @@ export interface Condition {
   op: FilterOperator;
   value?: string | string[];
 }
-export interface ConditionGroup {
+interface ConditionGroup {
   match: "all" | "any";
   conditions: Condition[];
 }
@@ -72,7 +72,7 @@ export function listingParams(conditions: Conditions | null): Record<string, str
 }
 
 /** How many conditions hold a value to compare with (or need none). */
-export const conditionCount = (conditions: Conditions | null) => (conditions ? conditions.conditions.length + conditions.groups.reduce((sum, group) => sum + group.conditions.length, 0) : 0);
+const conditionCount = (conditions: Conditions | null) => (conditions ? conditions.conditions.length + conditions.groups.reduce((sum, group) => sum + group.conditions.length, 0) : 0);
 
 const filterable = (fields: FieldView[]) => fields.filter((field) => filterWordsOf(field.type).length > 0);
 const choicesOf = (field: FieldView) => ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name);

@@ -18,7 +18,7 @@ import type { Context, Screen } from "./screen";
 type PublicForm = Static<typeof PublicFormSchema>;
 
 /** The address a form's visitors open. */
-export const formLink = (nodeId: string) => `${location.origin}/admin/f/${nodeId}`;
+const formLink = (nodeId: string) => `${location.origin}/admin/f/${nodeId}`;
 
 /** The dialog that makes a form, or changes one: every field a client may write, each asked or not, required or not. */
 function formDialog(base: BaseView, done: () => void, existing?: FormView): void {

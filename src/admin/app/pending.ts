@@ -11,7 +11,7 @@ import { link, shown } from "./ui";
  */
 
 /** The statuses of a change request not yet merged or closed. */
-export const OPEN_STATUSES = ["in_review", "approved", "changes_requested", "conflict"] as const;
+const OPEN_STATUSES = ["in_review", "approved", "changes_requested", "conflict"] as const;
 
 /** The listing's query for a base's open change requests (the newest 100). */
 export const openChangeRequestsOf = (baseId: string) => `/change-requests?baseId=${encodeURIComponent(baseId)}&${OPEN_STATUSES.map((status, i) => `status[${i}]=${status}`).join("&")}&limit=100`;

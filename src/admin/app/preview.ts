@@ -18,10 +18,10 @@ const TEXT_PREVIEW_BYTES = 64 * 1024;
 const isText = (type: string) => type.startsWith("text/") || /^application\/(json|xml|x-ndjson|yaml|javascript)/.test(type);
 
 /** Where a file's bytes are read: its own path on this site. */
-export const fileHref = (file: ShownFile) => (file.url ? new URL(file.url, location.href).pathname : `/api/v1/assets/${file.id}/content`);
+const fileHref = (file: ShownFile) => (file.url ? new URL(file.url, location.href).pathname : `/api/v1/assets/${file.id}/content`);
 
 /** The dialog that shows a file: what it can of it, and Download. */
-export function previewFile(file: ShownFile): void {
+function previewFile(file: ShownFile): void {
   const name = file.fileName ?? file.id;
   const type = file.mimeType ?? "";
   const body = h("div", { class: "preview-body" });

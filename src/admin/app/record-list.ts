@@ -64,7 +64,7 @@ export function recordList(base: BaseView, load: (page: number) => Promise<Page>
 
 /** How the records are laid out on this screen: a list on a phone unless the person chose the grid (kept per browser). */
 const LAYOUT_KEY = "basalt.records.layout";
-export const narrowScreen = () => matchMedia("(max-width: 40rem)").matches;
+const narrowScreen = () => matchMedia("(max-width: 40rem)").matches;
 export const wantsList = () => (localStorage.getItem(LAYOUT_KEY) ?? (narrowScreen() ? "list" : "grid")) === "list";
 export function layoutSwitch(list: boolean, reload: () => void): HTMLElement {
   const pick = (to: "list" | "grid") => () => {
