@@ -128,6 +128,18 @@ async function writeChunks(fd: number, body: ReadableStream<Uint8Array>, max: nu
   return size;
 }
 
+/** An upload held whole in memory (an archive or a workbook, which is read as one), refused past `max` bytes as they arrive. */
+export async function uploadBytes(body: Upload, max: number, tooLarge: () => Error): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of uploadStream(body)) {
+    size += chunk.byteLength;
+    if (size > max) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
 const startsWith = (head: Uint8Array, bytes: number[], at = 0) => bytes.every((byte, i) => head[at + i] === byte);
 const ascii = (text: string) => [...text].map((char) => char.charCodeAt(0));
 

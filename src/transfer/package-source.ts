@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { uploadBytes } from "../assets/storage";
 import { ApiError, badRequest, payloadTooLarge } from "../shared/errors";
 import { PACKAGE_LIMITS, type PackageFiles } from "./package-format";
 
@@ -54,23 +55,14 @@ export async function githubPackage(archiveOrigin: string, source: GithubSource)
   if (response.status === 404) throw badRequest(`GitHub has no repository ${source.owner}/${source.repo}${source.ref ? ` with the ref ${source.ref}` : ""} (or it is private).`);
   if (!response.ok) throw unreachable(`GitHub answered ${response.status}`);
   // GitHub's tarballs hold one folder, <repo>-<sha>, with the repository in it.
-  const files = await archiveFiles(await boundedBytes(response, PACKAGE_LIMITS.totalBytes));
+  const files = await archiveFiles(await uploadBytes(response.body ?? new Blob(), PACKAGE_LIMITS.totalBytes, archiveTooLarge(PACKAGE_LIMITS.totalBytes)));
   const top = files.keys().next().value?.split("/")[0] ?? "";
   const repository = below(files, `${top}/`);
   return source.subdir ? below(repository, `${source.subdir.replace(/\/+$/, "")}/`) : repository;
 }
 
-/** The bytes of a response or request body, refused past `limit`. */
-export async function boundedBytes(body: { body: ReadableStream<Uint8Array> | null }, limit: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body.body ?? new ReadableStream()) {
-    size += chunk.byteLength;
-    if (size > limit) throw payloadTooLarge(`A package archive may be at most ${limit} bytes.`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
+/** What refuses a package archive past `limit` bytes. */
+export const archiveTooLarge = (limit: number) => () => payloadTooLarge(`A package archive may be at most ${limit} bytes.`);
 
 /** The files of a package in one folder of a larger tree. */
 function below(files: PackageFiles, folder: string): PackageFiles {

@@ -1,6 +1,6 @@
 import { unzipSync } from "fflate";
 import { readSheet } from "read-excel-file/node";
-import { uploadStream, type Upload } from "../assets/storage";
+import { type Upload, uploadBytes } from "../assets/storage";
 import { ApiError, badRequest } from "../shared/errors";
 
 /**
@@ -13,17 +13,6 @@ import { ApiError, badRequest } from "../shared/errors";
 
 /** The most a workbook may inflate to, whatever its size: 8 times the import bound, at most 512 MB. */
 const inflatedLimit = (limit: number) => Math.min(limit * 8, 512 * 1024 * 1024);
-
-async function bytesOf(upload: Upload, limit: number, tooLarge: () => ApiError): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of uploadStream(upload)) {
-    size += chunk.byteLength;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 
 /** The declared inflated size of every entry, read from the archive's directory without inflating any. */
 function inflatedSize(bytes: Uint8Array): number {
@@ -48,7 +37,7 @@ const cellJson = (value: unknown): unknown => {
 };
 
 export async function xlsxAsJsonLines(upload: Upload, limit: number, tooLarge: () => ApiError): Promise<Blob> {
-  const bytes = await bytesOf(upload, limit, tooLarge);
+  const bytes = await uploadBytes(upload, limit, tooLarge);
   if (inflatedSize(bytes) > inflatedLimit(limit)) throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The workbook inflates to more than ${inflatedLimit(limit)} bytes, the most an import reads from one.`);
   let rows: unknown[][];
   try {

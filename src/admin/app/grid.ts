@@ -93,6 +93,14 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         drawSoon();
       })
       .catch(() => {});
+  /** A burst of change-request events (an import's parts, a bulk review) reads the proposals once, 150 ms after its first. */
+  let pendingDue: ReturnType<typeof setTimeout> | null = null;
+  const readPendingSoon = () => {
+    pendingDue ??= setTimeout(() => {
+      pendingDue = null;
+      void readPending();
+    }, 150);
+  };
   const names = new Map<string, string | null>();
   /** The rows chosen for a bulk proposal, with the record as it was when chosen (its head commit is the update's base). */
   const selected = new Map<string, RecordView>();
@@ -909,7 +917,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   return {
     node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, h("div", { class: "grid-bar" }, counter, rowHeightPick()), status, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
-      if (event.type.startsWith("change_request.")) readPending();
+      if (event.type.startsWith("change_request.")) readPendingSoon();
       // Rows whose lookups or links another record's change altered: read again if any is loaded.
       if (event.type === "records.recomputed" && event.baseId === base.id) {
         const named = new Set(event.data.recordIds as string[]);

@@ -1,6 +1,6 @@
 import { Elysia, type Static, t } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
-import type { Upload } from "../../assets/storage";
+import { type Upload, uploadBytes } from "../../assets/storage";
 import { MERGE_REFUSALS, proposer, RECORD_QUERY } from "./content";
 import { recordListing } from "../../content/records/grammar";
 import type { AppContext } from "../../context";
@@ -19,7 +19,7 @@ import { abortDumpImport, assetText, AssetTextSchema, BLOBS, beginDumpImport, co
 import { actingAs } from "../../auth/actor";
 import { install, InstallPlanSchema, InstallResultSchema, planInstall, type InstallOptions } from "../../transfer/install";
 import { readPackage } from "../../transfer/package-format";
-import { boundedBytes, githubPackage, parseGithubUrl, unpackArchive } from "../../transfer/package-source";
+import { archiveTooLarge, githubPackage, parseGithubUrl, unpackArchive } from "../../transfer/package-source";
 import type { SpaceScope } from "../../spaces/resolve";
 
 const EXPORT_QUERY = [
@@ -124,7 +124,7 @@ async function githubPlan(ctx: AppContext, scope: SpaceScope, body: Static<typeo
 async function archivePlan(ctx: AppContext, scope: SpaceScope, request: Request) {
   const raw = nestedQuery(request.url);
   const options: InstallOptions = { intoFolder: oneString("intoFolder", raw.intoFolder), rename: optionalBoolean("rename", raw.rename), autoMerge: optionalBoolean("autoMerge", raw.autoMerge) };
-  const files = await unpackArchive(await boundedBytes(request, ctx.config.maxImportBytes));
+  const files = await unpackArchive(await uploadBytes(request, ctx.config.maxImportBytes, archiveTooLarge(ctx.config.maxImportBytes)));
   return { planned: planInstall(ctx, scope.space.id, scope.sight, readPackage(files), { archive: "upload" }, options), options };
 }
 
