@@ -3,6 +3,7 @@ import type { Config } from "./shared/config";
 import type { LiveEvent } from "./shared/event-types";
 import type { ReadDb, Store } from "./db/client";
 import { CommittedCache, StampedCache } from "./db/caches";
+import { SnapshotReaders } from "./db/snapshots";
 import type { TxOf } from "./db/tx";
 import { RateLimiter } from "./shared/rate-limit";
 import type { CachedKey } from "./tables/auth";
@@ -140,6 +141,8 @@ export interface AppContext {
   linked: { values: StampedCache<string, Readonly<Record<string, unknown>>>; linksJson: StampedCache<string, string> };
   /** A space's people as a dump names them (`transfer/dump-api.ts`): each page of `users` would otherwise read the whole space again. */
   dumpPeople: StampedCache<string, readonly { id: string; email: string; name: string }[]>;
+  /** The snapshots clones are reading (`GET /sync/snapshots/...`). */
+  snapshots: SnapshotReaders;
   /** Seals and opens webhook secrets. */
   secretBox: SecretBoxPort;
   /** The SSRF guard every webhook target goes through. */
@@ -188,6 +191,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     bases: new CommittedCache(store.writes, 1_000),
     linked: { values: new StampedCache(store.sqlite, 50_000), linksJson: new StampedCache(store.sqlite, 200) },
     dumpPeople: new StampedCache(store.sqlite, 16),
+    snapshots: new SnapshotReaders(store.sqlite.filename, () => clock.now()),
     indexDemand: { asked: new Map(), touched: new Map() },
     limits: {
       loginFailures: new RateLimiter(clock, 5, minute),

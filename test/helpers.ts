@@ -149,6 +149,7 @@ export class TestServer {
 
   async stop(): Promise<void> {
     this.ctx.eventStream.closeAll();
+    this.ctx.snapshots.closeAll();
     this.app.server?.stop(true);
     await this.deliveries?.stop();
     await this.fieldUpkeep.stop();

@@ -9,6 +9,7 @@ import { dirname, join, relative, resolve } from "node:path";
 const LAYERS: { name: string; holds: string[] }[] = [
   { name: "entry", holds: ["main.ts", "cli/", "jobs/"] },
   { name: "http", holds: ["http/"] },
+  { name: "remotes", holds: ["remotes/"] },
   { name: "transfer, webhooks, agents", holds: ["transfer/", "webhooks/", "agents/"] },
   { name: "changes", holds: ["changes/"] },
   { name: "search", holds: ["search/"] },

@@ -27,8 +27,8 @@ describe("the merge log", () => {
     expect(page.commits.map((commit: { seq: number }) => commit.seq)).toEqual([start + 1, start + 2]);
     expect(page.commits[1]).toMatchObject({ changeRequestId: monday.id, operation: "record_create", authorUser: { name: "Ada" } });
     expect(page).toMatchObject({ head: start + 2, next: null });
-    // Ids of commits sort by creation: Monday's before Tuesday's, which is why the log is the cursor.
-    expect(page.commits[1].id < page.commits[0].id).toBe(true);
+    // Ids sort by creation: Monday's proposal before Tuesday's, which is why the log is the cursor.
+    expect(monday.id < page.commits[0].changeRequestId).toBe(true);
     expect((await state()).head).toBe(start + 2);
   });
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, max, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, max, sql } from "drizzle-orm";
 import { type Static, t } from "elysia";
 import { commitColumns, CommitSchema, commitView, userRefs } from "../content/commits";
 import type { AppContext, Tx } from "../context";
@@ -46,9 +46,18 @@ export const SyncStateSchema = t.Object({
   spaceId: t.String(),
   head: WholeNumber({ description: "The space's last merge-log seq (0 before any merge since the log began); seqs only grow, with gaps where other spaces merged." }),
   pageLimit: WholeNumber({ description: "The most commits one GET /sync/commits page gives." }),
+  behind: t.Optional(WholeNumber({ description: "With `after`: how many commits merged after it (what a follower at that cursor has not pulled)." })),
 });
 
-const MergedCommitSchema = t.Composite([CommitSchema, t.Object({ seq: WholeNumber({ minimum: 1 }), changeRequestId: t.String() })]);
+const MergedCommitSchema = t.Composite([
+  CommitSchema,
+  t.Object({
+    seq: WholeNumber({ minimum: 1 }),
+    changeRequestId: t.String(),
+    recordId: Nullable(t.String({ description: "The record a record commit is of: its payload is the record's whole values after it." })),
+    origin: t.String({ description: "The instance where the commit was made." }),
+  }),
+]);
 
 export const MergedPageSchema = t.Object({
   commits: t.Array(MergedCommitSchema),
@@ -56,11 +65,20 @@ export const MergedPageSchema = t.Object({
   next: Nullable(WholeNumber({ description: "The `after` of the next page; null when this page reached the head." })),
 });
 
-export const syncState = (ctx: AppContext, spaceId: string): Static<typeof SyncStateSchema> => ({
+const countAfter = preparedFor((db) =>
+  db
+    .select({ n: count() })
+    .from(mergeLog)
+    .where(and(eq(mergeLog.spaceId, sql.placeholder("spaceId")), gt(mergeLog.seq, sql.placeholder("after"))))
+    .prepare(),
+);
+
+export const syncState = (ctx: AppContext, spaceId: string, after?: number): Static<typeof SyncStateSchema> => ({
   instanceId: instanceId(ctx),
   spaceId,
   head: headOf(ctx).get({ spaceId })?.seq ?? 0,
   pageLimit: MERGE_LOG_PAGE.most,
+  ...(after === undefined ? {} : { behind: countAfter(ctx).get({ spaceId, after })?.n ?? 0 }),
 });
 
 /**
@@ -81,10 +99,11 @@ export function mergedSince(ctx: AppContext, spaceId: string, sight: Sight, afte
   const people = userRefs(ctx, rows.map((row) => row.authorId));
   const head = headOf(ctx).get({ spaceId })?.seq ?? 0;
   const last = logged.at(-1)?.seq ?? after;
+  const here = instanceId(ctx);
   return {
     commits: logged.flatMap((entry) => {
       const row = byId.get(entry.commitId);
-      return row ? [{ ...commitView(row, people), seq: entry.seq, changeRequestId: entry.changeRequestId }] : [];
+      return row ? [{ ...commitView(row, people), seq: entry.seq, changeRequestId: entry.changeRequestId, recordId: row.recordId, origin: row.origin ?? here }] : [];
     }),
     head,
     next: last < head ? last : null,

@@ -99,6 +99,8 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   const m: MergeContext = { tx, cr, at, proposedNow: known !== undefined, refs: new Map(), bases: new Map(), people, derived: new Map() };
   const records: RecordView[] = [];
   const viewIds: string[] = [];
+  // What the merge made, in order: a record's new commit, else the operation's own (docs/remotes.md).
+  const landed: string[] = [];
   let nodeId = cr.nodeId;
   let baseId = cr.baseId;
   for (const op of ops) {
@@ -111,6 +113,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     }
     const recordId = result.record?.id ?? null;
     if (result.record) records.push(result.record);
+    landed.push(result.record?.headCommitId ?? op.headCommitId);
     if (result.viewId) viewIds.push(result.viewId);
     // A proposal stored without rows (`proposalStorage`) has none to mark: this and `markMerged` then update nothing.
     markOperation(tx).run({
@@ -128,7 +131,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   const recordIds = records.map((record) => record.id);
   Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: {} });
   markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
-  logMerged(tx, cr.spaceId, cr.id, ops.map((op) => op.headCommitId));
+  logMerged(tx, cr.spaceId, cr.id, landed);
   recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
   for (const [derivedBase, ids] of m.derived) {
     const named = [...ids].slice(0, RECOMPUTED_IDS);

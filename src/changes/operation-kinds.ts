@@ -7,7 +7,7 @@ import { recordsDerivingFrom } from "../content/relations/schema";
 import { archiveNode, createNode, findNode, moveNode, renameNode, restoreNode, touchNode } from "../content/nodes";
 import { checkDocument, writeDocument } from "../content/documents";
 import { changeTreeFile, findTree, mountFiles, setTreeMetadata, type TreeFileChange, type TreeMetadata } from "../content/file-trees";
-import { findRecord } from "../content/records/read";
+import { findRecord, recordIdTaken } from "../content/records/read";
 import { currentFields, type RecordView } from "../content/records/view";
 import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
 import { createView, setViewStatus, updateView } from "../content/views";
@@ -149,8 +149,11 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
     apply(m, op, payload, proposed) {
       const loaded = baseOf(m, op.baseId!);
       const values = m.proposedNow ? payload : checkRecordInput(m.tx, loaded, payload, "create");
+      // A record made on another instance and pushed here keeps its id (docs/remotes.md), where it is free.
+      const id = op.targetRecordId ?? undefined;
+      if (id !== undefined && recordIdTaken(m.tx, id)) throw conflict(`A record ${id} exists already.`, { reason: "RECORD_EXISTS" });
       // Merged in the write that proposed it: the proposal's commit becomes the record's first, not a copy of it.
-      const record = createRecord(m.tx, loaded, values, mergeWrite(m, op, proposed), m.proposedNow ? (proposed.head ?? null) : null);
+      const record = createRecord(m.tx, loaded, values, mergeWrite(m, op, proposed), m.proposedNow ? (proposed.head ?? null) : null, id);
       noteDerived(m, loaded, null, values, true);
       return { record };
     },

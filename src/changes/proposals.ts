@@ -144,6 +144,37 @@ export function proposeRecordLifecycles(ctx: AppContext, who: Proposer, baseRef:
   return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
 }
 
+/** A record's change made on another instance and pushed here (docs/remotes.md): a create keeps the record's id. */
+export type PushedRecordChange =
+  | { kind: "record_create"; recordId: string; fields: Record<string, unknown> }
+  | { kind: "record_update"; recordId: string; fields: Record<string, unknown>; baseCommitId: string }
+  | { kind: "record_delete" | "record_restore"; recordId: string };
+
+/**
+ * Record changes of one base pushed from another instance, as one change request (one operation
+ * each, in order), checked as the API's own are: a create's id must be free, an update's and a
+ * lifecycle's record a record of the base. Merged at once where the level allows.
+ */
+export function proposePushedRecords(ctx: AppContext, who: Proposer, loaded: LoadedBase, changes: PushedRecordChange[], review: Review, extra: Pick<Proposal, "meta" | "conflict">): Promise<Proposed> {
+  const spaceId = who.scope.space.id;
+  const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id };
+  const ops = changes.map((change, index): ProposedOperation => {
+    if (change.kind === "record_create") return { ...target, kind: "record_create", targetRecordId: change.recordId, payload: {} };
+    const record = findRecord(ctx, spaceId, change.recordId);
+    if (record.baseId !== loaded.base.id) throw badRequest(`operations[${index}]: ${change.recordId} is not a record of the base "${loaded.node.slug}".`);
+    if (change.kind === "record_update") return { ...target, kind: "record_update", targetRecordId: record.id, baseCommitId: change.baseCommitId, payload: {} };
+    return lifecycleOperation({ ...target, targetRecordId: record.id }, change.kind === "record_delete" ? "delete" : "restore");
+  });
+  const check: ValueCheck = (tx, current, index) => {
+    const change = changes[index];
+    if (change.kind === "record_create") return recordInputErrors(tx, current, change.fields, "create");
+    if (change.kind === "record_update") return updateCheck(spaceId, [change])(tx, current, 0);
+    return { values: ops[index].payload as Record<string, unknown>, errors: [] };
+  };
+  const prepare = checkedValues(spaceId, loaded.base.id, ops, check, "operations");
+  return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops, prepare, ...extra }));
+}
+
 export type RecordChange =
   | { operation: "update"; fields: Record<string, unknown>; baseCommitId?: string }
   | { operation: "delete"; deleteMode?: "archive" }

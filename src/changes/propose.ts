@@ -14,13 +14,15 @@ import type { SpaceScope } from "../spaces/resolve";
 import { type CommitRow, insertCommit, type UserRef } from "../content/commits";
 import { proposalStorage } from "./direct";
 import { mergeInTransaction, type MergeOutcome } from "./merge";
-import { type ChangeRequestRow, changeRequests, type OperationRow } from "../tables/changes";
+import { type ChangeRequestRow, changeRequests, type MergeConflict, type OperationRow } from "../tables/changes";
 import type { OperationChange } from "./operations";
 import { mergedRecordIds } from "./views";
 
 /** Proposing: a change request with one commit per operation, stored, and merged in the same write when it may be. */
 
 export const CHANNELS = ["api", "cli", "sdk", "mcp", "agent"] as const;
+/** The channel of what another instance pushed or what a pull brought (docs/remotes.md). */
+export const REMOTE_CHANNEL = "remote";
 
 /** Who proposed, as reviewers see it: the key's name (or the user's, for a session) and the channel. */
 export function sourceAttribution(actor: Actor, channelHeader: string | undefined): SourceAttribution {
@@ -64,6 +66,10 @@ export interface Proposal {
   autoMerge?: boolean;
   /** Why this proposal always waits for review, besides what its operations' kinds say (its kinds' `review`): archiving a base. */
   reviewAlways?: string;
+  /** What reviewers are told besides the message (`sourceMeta`): a pushed change's instance and local id. */
+  meta?: Record<string, unknown>;
+  /** Stored in `conflict`, never merged on the way in: a pushed change whose record no longer holds what it was made on. */
+  conflict?: MergeConflict;
 }
 
 /**
@@ -96,7 +102,7 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   const refused = refusedAutoMerge(p);
   if (refused && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${refused.reason}`));
-  const autoMerge = mergesAtOnce(p.scope.level, p);
+  const autoMerge = !p.conflict && mergesAtOnce(p.scope.level, p);
   const storage = proposalStorage(autoMerge, p);
   const at = iso(ctx.clock.now());
   const cr: ChangeRequestRow = {
@@ -105,12 +111,12 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     baseId: p.baseId,
     nodeId: p.nodeId,
     targetType: p.targetType,
-    status: "in_review",
+    status: p.conflict ? "conflict" : "in_review",
     submittedBy: p.actor.user.id,
     sourceAttribution: p.attribution,
-    sourceMeta: p.message ? { message: p.message } : {},
+    sourceMeta: { ...p.meta, ...(p.message ? { message: p.message } : {}) },
     reviewPolicySnapshot: { ...p.reviewPolicy },
-    mergeSummary: {},
+    mergeSummary: p.conflict ? { conflict: p.conflict } : {},
     rejectedReason: null,
     idempotencyKey: p.idempotencyKey ?? null,
     reviewedAt: null,
@@ -167,6 +173,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     });
     storage.store(tx, cr, rows);
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
+    if (p.conflict) recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: p.conflict });
     const author = authorOf(p.actor);
     const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]))) : null;
     // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.

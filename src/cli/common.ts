@@ -18,6 +18,15 @@ export function parseFlags<T extends OptionSpec>(args: string[], options: T) {
   }
 }
 
+/** Flags and the words before them (`basalt remote add NAME URL ...`). */
+export function parseCommand<T extends OptionSpec>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options: { "data-dir": { type: "string" }, help: { type: "boolean", short: "h" }, ...options }, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message.split("\n")[0] : String(error));
+  }
+}
+
 export function required(values: Record<string, unknown>, name: string): string {
   const value = values[name];
   if (typeof value !== "string" || value === "") throw new CliError(`The option --${name} is required.`);

@@ -4,6 +4,7 @@ import { privateFilesFromNowOn } from "../db/files";
 import { CliError } from "./common";
 import { backupCommand, migrateCommand, restoreCommand } from "./maintenance";
 import { serveCommand } from "./serve";
+import { cloneCommand, pullCommand, pushCommand, remoteCommand, statusCommand } from "./remotes";
 import { dumpCommand, exportCommand, importCommand, installCommand, loadCommand } from "./transfer";
 
 const HELP = `basalt ${VERSION} — a local-first, review-first workspace database
@@ -45,6 +46,20 @@ Commands:
           [--dry-run]          a Busabase package (a directory, a .tar/.tar.gz, or a GitHub
                                repository's address) into a space, as POST /install/archive does
                                it; --dry-run prints the plan
+  clone URL --space S --as E [--key K] [--slug SLUG]
+                               a local space from the space S of the Basalt at URL (its key
+                               with read or more, from --key or BASALT_REMOTE_KEY), owned by E;
+                               it follows that remote, named origin
+  remote add NAME URL --space S --remote-space R [--key K] [--from-seq N]
+  remote list --space S
+  remote remove NAME --space S  the remotes a space follows (keys stored sealed)
+  pull --space S [--remote NAME]
+                               what the remote merged since the last pull, merged here; a true
+                               conflict becomes a change request in conflict in the Inbox
+  push --space S [--remote NAME]
+                               pulls, then sends each local change as a change request on the
+                               remote (idempotent: a push cut and sent again creates nothing twice)
+  status --space S             each remote: behind, ahead, pending and refused changes
   version, --version           print the version
   --help                       this text
 
@@ -69,6 +84,11 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   dump: dumpCommand,
   load: loadCommand,
   install: installCommand,
+  clone: cloneCommand,
+  remote: remoteCommand,
+  pull: pullCommand,
+  push: pushCommand,
+  status: statusCommand,
 };
 
 async function dispatch(argv: string[]): Promise<void> {

@@ -85,8 +85,9 @@ export interface OwnChangeRequest {
   reviewPolicySnapshot: ReviewPolicy;
 }
 
-export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id">, own?: OwnChangeRequest): CommitRow {
-  const row = { id: own?.id ?? newId("cmt"), ...commit };
+/** Inserts a commit: its id is made here, or is the change request's it stands for, or (pulled from a remote) its own. */
+export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id" | "origin"> & Partial<Pick<CommitRow, "id" | "origin">>, own?: OwnChangeRequest): CommitRow {
+  const row = { id: own?.id ?? newId("cmt"), origin: null, ...commit };
   insertRow(tx, commits, { ...row, sourceAttribution: own?.sourceAttribution ?? null, reviewPolicySnapshot: own?.reviewPolicySnapshot ?? null });
   return row;
 }

@@ -30,6 +30,9 @@ export interface Store {
   statements: StatementCache;
 }
 
+/** A connection that only reads: the store's, or one pinned to a moment (`snapshots.ts`). */
+export type ReadStore = Pick<Store, "sqlite" | "statements">;
+
 /** Whoever reads: a statement is compiled for its store and run on its handle. */
 export interface Reading {
   readonly store: Store;
@@ -302,5 +305,5 @@ export const qualified = (column: Column): SQL => sql.raw(`${named(column.table)
  * what drizzle cannot build or builds too slowly for a hot path; only a domain's store module
  * (`<domain>/store.ts`) writes it.
  */
-export const rawStatement = <R = unknown, P extends SQLQueryBindings[] = SQLQueryBindings[]>(store: Store, text: string): Statement<R, P> =>
+export const rawStatement = <R = unknown, P extends SQLQueryBindings[] = SQLQueryBindings[]>(store: ReadStore, text: string): Statement<R, P> =>
   store.statements.find<Statement<R, P>>(text) ?? store.statements.keep(text, store.sqlite.prepare(text) as unknown as Statement<R, P>);

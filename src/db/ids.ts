@@ -1,6 +1,6 @@
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-export type IdPrefix = "usr" | "spc" | "key" | "dev" | "nod" | "bse" | "fld" | "rec" | "crq" | "opr" | "cmt" | "rev" | "whk" | "whd" | "evt" | "job" | "lnk" | "com" | "viw" | "aud" | "ast" | "imp" | "frm" | "emb" | "nap" | "inv";
+export type IdPrefix = "usr" | "spc" | "key" | "dev" | "nod" | "bse" | "fld" | "rec" | "crq" | "opr" | "cmt" | "rev" | "whk" | "whd" | "evt" | "job" | "lnk" | "com" | "viw" | "aud" | "ast" | "imp" | "frm" | "emb" | "nap" | "inv" | "rmt";
 
 let lastTime = -1;
 const lastRandom = new Uint8Array(5);

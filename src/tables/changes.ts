@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { attribution, bases, nodes, type OperationKind, reviewPolicySnapshot, type TargetType } from "./content";
 import { instant } from "./columns";
 import { spaces } from "./spaces";
@@ -148,3 +148,49 @@ export const instance = sqliteTable("instance", {
   id: text("id").primaryKey(),
   createdAt: instant("created_at").notNull(),
 });
+
+/**
+ * The remotes a space follows (docs/remotes.md): another instance's space, read and proposed to
+ * with a key of that instance, sealed at rest as webhook secrets are. `pulledSeq` is the remote's
+ * merge-log seq applied here; `pushedSeq` the local merge-log seq whose changes were sent.
+ */
+export const remotes = sqliteTable(
+  "remotes",
+  {
+    id: text("id").primaryKey(),
+    spaceId: text("space_id")
+      .notNull()
+      .references(() => spaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    remoteSpaceId: text("remote_space_id").notNull(),
+    remoteInstanceId: text("remote_instance_id").notNull(),
+    sealedKey: text("sealed_key").notNull(),
+    pulledSeq: integer("pulled_seq").notNull(),
+    pushedSeq: integer("pushed_seq").notNull(),
+    behind: integer("behind").notNull(),
+    lastContactAt: instant("last_contact_at"),
+    lastError: text("last_error"),
+    createdAt: instant("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("remotes_name_idx").on(table.spaceId, table.name)],
+);
+
+export const PUSH_STATES = ["pending", "landed", "refused"] as const;
+export type PushState = (typeof PUSH_STATES)[number];
+
+/** A local change request sent to a remote: the change request it became there, and how it stands. */
+export const remotePushes = sqliteTable(
+  "remote_pushes",
+  {
+    remoteId: text("remote_id")
+      .notNull()
+      .references(() => remotes.id, { onDelete: "cascade" }),
+    changeRequestId: text("change_request_id").notNull(),
+    remoteChangeRequestId: text("remote_change_request_id"),
+    state: text("state").$type<PushState>().notNull(),
+    reason: text("reason"),
+    updatedAt: instant("updated_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.remoteId, table.changeRequestId] }), index("remote_pushes_state_idx").on(table.remoteId, table.state)],
+);

@@ -551,6 +551,8 @@ export const commits = sqliteTable(
     /** Set only on a direct create's commit, which stands for its change request (and marks it as one). */
     sourceAttribution: attribution("source_attribution"),
     reviewPolicySnapshot: reviewPolicySnapshot("review_policy_snapshot"),
+    /** The instance where the commit was made, when not this one: a remote's commit, pulled (docs/remotes.md). */
+    origin: text("origin"),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [

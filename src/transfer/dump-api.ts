@@ -12,6 +12,7 @@ import { forgetBases } from "../content/bases";
 import { removeUnnamed } from "../db/content-files";
 import { privateDir } from "../db/files";
 import { write } from "../db/tx";
+import type { ReadStore } from "../db/client";
 import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
 import { exported, storeCheckedFile, unusablePassword } from "./dump";
 import { DumpLoader, type DumpPeople, DumpRefusal } from "./dump-rows";
@@ -130,27 +131,32 @@ function peopleOf(ctx: AppContext, spaceId: string): readonly DumpUser[] {
 }
 
 /**
- * One page of a table's rows of the space, in key order, and the cursor of the next (null at the
- * end). A page resumes after the last key through the table's key index: it costs its own rows,
- * whichever page it is. Webhook rules come without their secrets.
+ * One page of a stored table's rows of the space (as stored), in key order, read from `store`, and
+ * the cursor of the next (null at the end). A page resumes after the last key through the table's
+ * key index: it costs its own rows, whichever page it is.
  */
+export function storedPage(store: ReadStore, table: string, spaceId: string, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
+  const spec = dumpTableNamed(table)!;
+  const rows = pageOfSpace(store, spec, spaceId, keyAfter(cursor, spec.key.length), limit + 1);
+  const page = rows.slice(0, limit);
+  return { rows: page, nextCursor: rows.length > limit ? cursorOf(spec.key.map((column) => String(page[page.length - 1][column]))) : null };
+}
+
+/** One page of the space's people (id, e-mail, name), by id, read from `store`. */
+export function peoplePage(people: readonly DumpUser[], cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
+  const after = keyAfter(cursor, 1);
+  const start = after === null ? 0 : people.findIndex((user) => user.id > after[0]);
+  const rows = start < 0 ? [] : people.slice(start, start + limit + 1);
+  const page = rows.slice(0, limit);
+  return { rows: page.map((user) => ({ ...user })), nextCursor: rows.length > limit ? cursorOf([page[page.length - 1].id]) : null };
+}
+
+/** Busabase's dump export: one page of a table's rows of the space, by its names; webhook rules come without their secrets. */
 export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTableName, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
   const table = DUMP_TABLE_NAMES[name];
   if (table === null) return { rows: [], nextCursor: null };
-  const spec = table === "users" ? null : dumpTableNamed(table)!;
-  const key = spec?.key ?? ["id"];
-  const after = keyAfter(cursor, key.length);
-  let rows: Row[];
-  if (spec === null) {
-    const people = peopleOf(ctx, spaceId);
-    const start = after === null ? 0 : people.findIndex((user) => user.id > after[0]);
-    rows = start < 0 ? [] : people.slice(start, start + limit + 1);
-  } else {
-    rows = pageOfSpace(ctx.store, spec, spaceId, after, limit + 1);
-  }
-  const more = rows.length > limit;
-  const page = rows.slice(0, limit).map((row) => exported(table, row));
-  return { rows: page.map((row) => contractRow(name, row)), nextCursor: more ? cursorOf(key.map((column) => String(page[page.length - 1][column]))) : null };
+  const page = table === "users" ? peoplePage(peopleOf(ctx, spaceId), cursor, limit) : storedPage(ctx.store, table, spaceId, cursor, limit);
+  return { rows: page.rows.map((row) => contractRow(name, exported(table, row))), nextCursor: page.nextCursor };
 }
 
 // ---- import sessions ----
@@ -243,28 +249,34 @@ function rowError(row: Row, table: string, columns: Set<string>): string | null 
   return null;
 }
 
+/** What a session may hold: `--max-import`, unless the operator's own clone (docs/remotes.md) bounds it otherwise. */
+const sessionBound = (ctx: AppContext, bound?: number) => bound ?? ctx.config.maxImportBytes;
+
+/** Counts `bytes` more into the session: past its bound, a 413. */
+function addToSession(ctx: AppContext, session: Session, bytes: number, bound?: number): void {
+  session.bytes += bytes;
+  const most = sessionBound(ctx, bound);
+  if (session.bytes > most) throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The import session holds more than ${most} bytes, the most an import may (the operator sets it with --max-import).`);
+}
+
 /** Keeps a batch of rows (or file bytes) in the session; answers how many rows it took. */
-export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessionId: string; table: string; rows: Row[] }): { inserted: number } {
+export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessionId: string; table: string; rows: Row[] }, bound?: number): { inserted: number } {
   const session = readSession(ctx, spaceId, input.sessionId);
   const dir = sessionDir(ctx, input.sessionId);
-  const add = (bytes: number) => {
-    session.bytes += bytes;
-    if (session.bytes > ctx.config.maxImportBytes) throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The import session holds more than ${ctx.config.maxImportBytes} bytes, the most an import may (the operator sets it with --max-import).`);
-  };
   if (input.table === DOC_BODIES) {
     const at = iso(ctx.clock.now());
     const rows = input.rows.map((row, i) => {
       if (typeof row.nodeId !== "string" || typeof row.markdown !== "string") throw badRequest(`Row ${i} of docBodies is not { nodeId, markdown }.`);
       return { node_id: row.nodeId, body: row.markdown, updated_at: at };
     });
-    return stageImportRows(ctx, spaceId, { sessionId: input.sessionId, table: "nodeDocuments", rows });
+    return stageImportRows(ctx, spaceId, { sessionId: input.sessionId, table: "nodeDocuments", rows }, bound);
   }
   if (input.table === BLOBS) {
     const parts = input.rows.map((row, i) => {
       if (typeof row.storageKey !== "string" || !/^[0-9a-f]{64}$/.test(row.storageKey) || typeof row.base64 !== "string") throw badRequest(`Row ${i} of attachmentBlobs is not { storageKey: the file's SHA-256 in hex, base64 }.`);
       return { hash: row.storageKey, bytes: Buffer.from(row.base64, "base64") };
     });
-    for (const part of parts) add(part.bytes.byteLength);
+    for (const part of parts) addToSession(ctx, session, part.bytes.byteLength, bound);
     privateDir(join(dir, "blobs"));
     // Rows of one file are its parts, in order: a file larger than one request is sent in several.
     for (const part of parts) appendFileSync(join(dir, "blobs", part.hash), part.bytes, { mode: 0o600 });
@@ -276,19 +288,30 @@ export function stageImportRows(ctx: AppContext, spaceId: string, input: { sessi
   const table = DUMP_TABLE_NAMES[name];
   // Busabase's attachments are the assets' bytes here: they come as attachmentBlobs.
   if (table === null || name === "attachments") return { inserted: 0 };
-  const columns = columnsOf(ctx.store, table);
-  const lines = input.rows.flatMap((given, i) => {
+  const rows = input.rows.flatMap((given) => {
     const taken = TAKEN_IN[name] ? TAKEN_IN[name](given, spaceId) : given;
-    if (taken === null) return [];
-    const row = storedRow(name, taken);
+    return taken === null ? [] : [storedRow(name, taken)];
+  });
+  return stageStored(ctx, session, input.sessionId, table, rows, input.table, bound);
+}
+
+/** Keeps rows of a table, by its stored name and columns, in the session (a clone's snapshot pages come so). */
+export function stageStoredRows(ctx: AppContext, spaceId: string, sessionId: string, table: string, rows: Row[], bound?: number): { inserted: number } {
+  if (table !== "users" && !dumpTableNamed(table)) throw badRequest(`No table ${table} is loaded by an import.`);
+  return stageStored(ctx, readSession(ctx, spaceId, sessionId), sessionId, table, rows, table, bound);
+}
+
+function stageStored(ctx: AppContext, session: Session, sessionId: string, table: string, rows: Row[], named: string, bound?: number): { inserted: number } {
+  const columns = columnsOf(ctx.store, table);
+  const lines = rows.map((row, i) => {
     const error = rowError(row, table, columns);
-    if (error) throw badRequest(`Row ${i} of ${input.table} ${error}.`);
+    if (error) throw badRequest(`Row ${i} of ${named} ${error}.`);
     return `${JSON.stringify(row)}\n`;
   });
   const text = lines.join("");
-  add(Buffer.byteLength(text));
-  appendFileSync(join(dir, `${table}.jsonl`), text, { mode: 0o600 });
-  saveSession(ctx, input.sessionId, session);
+  addToSession(ctx, session, Buffer.byteLength(text), bound);
+  appendFileSync(join(sessionDir(ctx, sessionId), `${table}.jsonl`), text, { mode: 0o600 });
+  saveSession(ctx, sessionId, session);
   return { inserted: lines.length };
 }
 

@@ -1,6 +1,6 @@
 import { type Column, getTableName } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { named as n, rawStatement, type Store } from "../db/client";
+import { named as n, rawStatement, type ReadStore, type Store } from "../db/client";
 import { flushStagedSearch } from "../db/search-index";
 import { FIELD_TYPES } from "../shared/field-types";
 import { assets, assetTexts } from "../tables/assets";
@@ -121,20 +121,20 @@ type Row = Record<string, unknown>;
  * reviewers, creators): id, e-mail and name, never a password. Ids in free text (a record's values)
  * are not people of the space, so a value cannot turn any user id into an e-mail.
  */
-export function usersNamed(store: Store, spaceId: string): DumpUser[] {
+export function usersNamed(store: ReadStore, spaceId: string): DumpUser[] {
   const people = targetOf(users);
   const actors = DUMP_TABLES.flatMap(({ from, names }) => Object.entries(names).filter(([, target]) => target === people).map(([column]) => `SELECT t."${column}" AS "id" FROM ${from}`));
   const ofMembers = `SELECT ${n(members.userId)} AS "id" FROM ${n(members)} WHERE ${n(members.spaceId)} = ?1`;
   return rawStatement<DumpUser, [string]>(store, `SELECT ${n(users.id)}, ${n(users.email)}, ${n(users.name)} FROM ${n(users)} WHERE ${n(users.id)} IN (${[ofMembers, ...actors].join(" UNION ")}) ORDER BY ${n(users.id)}`).all(spaceId);
 }
 
-export const spaceRow = (store: Store, spaceId: string): Row | null => rawStatement<Row, [string]>(store, `SELECT * FROM ${n(spaces)} WHERE ${n(spaces.id)} = ?1`).get(spaceId);
+export const spaceRow = (store: ReadStore, spaceId: string): Row | null => rawStatement<Row, [string]>(store, `SELECT * FROM ${n(spaces)} WHERE ${n(spaces.id)} = ?1`).get(spaceId);
 
 /** Every row of the space in `table`, in key order. */
 export const rowsOfSpace = (store: Store, table: DumpTable, spaceId: string): Iterable<Row> => rawStatement<Row, [string]>(store, `SELECT t.* FROM ${table.from}`).iterate(spaceId);
 
 /** A page of the space's rows in `table` after the key `after` (none: from the start). */
-export function pageOfSpace(store: Store, table: DumpTable, spaceId: string, after: string[] | null, limit: number): Row[] {
+export function pageOfSpace(store: ReadStore, table: DumpTable, spaceId: string, after: string[] | null, limit: number): Row[] {
   const columns = table.key.map((column) => `t."${column}"`).join(", ");
   const resume = after === null ? "" : ` AND (${columns}) > (${table.key.map((_, i) => `?${i + 3}`).join(", ")})`;
   return rawStatement<Row, (string | number)[]>(store, `SELECT t.* FROM ${table.from}${resume} ORDER BY ${columns} LIMIT ?2`).all(spaceId, limit, ...(after ?? []));

@@ -38,6 +38,11 @@ export function findRecord(ctx: AppContext, spaceId: string, recordId: string): 
   return row;
 }
 
+const anyRecordById = preparedFor((db) => db.select({ id: records.id }).from(records).where(eq(records.id, sql.placeholder("id"))).prepare());
+
+/** Whether any record, of any space, has the id: one made elsewhere keeps its id only where it is free. */
+export const recordIdTaken = (ctx: AppContext, recordId: string): boolean => anyRecordById(ctx).get({ id: recordId }) !== undefined;
+
 export const RECORD_COLUMNS = Object.entries(getTableColumns(records));
 /** Where a row of `recordWithHead` or `pageRows` holds the record's id, base and creation time as stored (milliseconds). */
 export const ID_AT = RECORD_COLUMNS.findIndex(([key]) => key === "id");

@@ -21,6 +21,8 @@ export interface Authored {
   operationId: string;
   message: string | null;
   at: string;
+  /** A commit made on another instance and pulled (docs/remotes.md): the record's new commit keeps its id and says where it came from. */
+  pulled?: { commitId: string; origin: string };
 }
 
 /** A record's write in a merge: its author, the change request it lands (its event names it), and the people the answer names. */
@@ -45,7 +47,9 @@ function recordCommit(tx: Tx, row: RecordRow, fieldRows: FieldRow[], parentCommi
     targetType: "base",
     kind,
     payload: recordFields(row, fieldRows, linked),
+    origin: by.pulled?.origin ?? null,
     createdAt: by.at,
+    ...(by.pulled ? { id: by.pulled.commitId } : {}),
   });
 }
 
@@ -106,11 +110,11 @@ function storedFormulaValues(row: RecordRow, fieldRows: FieldRow[]): Record<stri
  * while it is the head, unless the record has links, which its data does not hold. The adopted
  * commit is not read back: the proposal's row in hand spared a create ~5 µs (docs/performance.md).
  */
-function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adopted: CommitRow | null = null): { row: RecordRow; commit: CommitRow; links: Record<string, unknown> | undefined } {
+function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adopted: CommitRow | null, id: string): { row: RecordRow; commit: CommitRow; links: Record<string, unknown> | undefined } {
   const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
   const { data, links, linked } = splitLinked(loaded, values);
   const row: RecordRow = {
-    id: newId("rec"),
+    id,
     spaceId: loaded.base.spaceId,
     baseId: loaded.base.id,
     status: "active",
@@ -174,9 +178,13 @@ function writeRecord(
   return { row: next, commit };
 }
 
-/** Creates a record of values already checked, and records `record.created`; `adopted` as for `insertRecord`. */
-export function createRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, w: MergeWrite, adopted: CommitRow | null): RecordView {
-  const { row, commit, links } = insertRecord(tx, loaded, values, w.by, adopted);
+/**
+ * Creates a record of values already checked, and records `record.created`; `adopted` as for
+ * `insertRecord`. `id` is given when the record was made on another instance (pushed or pulled):
+ * ids are unique everywhere, so it keeps its own.
+ */
+export function createRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, w: MergeWrite, adopted: CommitRow | null, id = newId("rec")): RecordView {
+  const { row, commit, links } = insertRecord(tx, loaded, values, w.by, adopted, id);
   const record = writtenView(tx, loaded, row, commit, w.people, links);
   recordEvent(tx, "record.created", originOf(loaded, w), { record: snapshot(record), changeRequestId: w.changeRequestId });
   return record;

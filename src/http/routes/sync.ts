@@ -1,18 +1,24 @@
 import { Elysia, t } from "elysia";
 import { MERGE_LOG_PAGE, MergedPageSchema, mergedSince, syncState, SyncStateSchema } from "../../changes/merge-log";
 import type { AppContext } from "../../context";
+import { acceptPush, beginSnapshot, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
 import { wholeNumberParam } from "../../shared/query-params";
 import { access } from "../access";
 import { answers } from "../openapi";
+import { proposer } from "./content";
 
-/** What a remote reads of a space it follows (docs/remotes.md): the merge log's head, and the commits merged after a cursor. */
+/**
+ * What another instance reads of a space it follows, and proposes to it (docs/remotes.md): the
+ * merge log's head and its commits after a cursor, a clone's snapshot in pages, pushed changes.
+ */
 export function syncRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
     .use(access(ctx))
     .use(answers)
-    .get("/sync/state", ({ space }) => syncState(ctx, space.space.id), {
+    .get("/sync/state", ({ space, query }) => syncState(ctx, space.space.id, query.after === undefined ? undefined : wholeNumberParam("after", query.after, 0, 0, Number.MAX_SAFE_INTEGER)), {
       answers: { 200: SyncStateSchema },
       level: "read",
+      query: t.Object({ after: t.Optional(t.String({ description: "A follower's cursor: the answer then says how many commits merged after it (`behind`)." })) }),
       detail: { description: "This instance's id and the space's merge-log head: where a follower stands against it." },
     })
     .get(
@@ -30,6 +36,57 @@ export function syncRoutes(ctx: AppContext) {
           limit: t.Optional(t.String({ description: `1..${MERGE_LOG_PAGE.most}, default ${MERGE_LOG_PAGE.default}.` })),
         }),
         detail: { description: "Commits merged in the space after a cursor, in the order they merged, each with its seq and change request; those of a node or base hidden from the caller are left out." },
+      },
+    )
+    .post(
+      "/sync/snapshots",
+      ({ space, actor, request, set }) => {
+        set.status = 201;
+        return beginSnapshot(ctx, proposer(space, actor, request));
+      },
+      {
+        answers: { 201: SnapshotSchema, 403: ["SYNC_NEEDS_WHOLE_SPACE"] },
+        level: "read",
+        detail: { description: "Begins a clone's snapshot: every page read through it shows the space as it was now, at the merge-log seq it answers. Needs a key that sees the whole space." },
+      },
+    )
+    .get(
+      "/sync/snapshots/:snapshotId",
+      ({ space, actor, request, params, query }) => {
+        const limit = wholeNumberParam("limit", query.limit, SNAPSHOT_PAGE.default, 1, SNAPSHOT_PAGE.most);
+        return snapshotPage(ctx, proposer(space, actor, request), params.snapshotId, query.table, query.cursor, limit);
+      },
+      {
+        answers: { 200: SnapshotPageSchema },
+        level: "read",
+        query: t.Object({
+          table: t.String({ description: "One of the snapshot's tables." }),
+          cursor: t.Optional(t.String({ maxLength: 2000, description: "The previous page's nextCursor." })),
+          limit: t.Optional(t.String({ description: `1..${SNAPSHOT_PAGE.most}, default ${SNAPSHOT_PAGE.default}.` })),
+        }),
+        detail: { description: "One page of a table of the snapshot, in key order." },
+      },
+    )
+    .delete("/sync/snapshots/:snapshotId", ({ space, actor, request, params }) => endSnapshot(ctx, proposer(space, actor, request), params.snapshotId), {
+      answers: { 200: t.Object({ ok: t.Boolean() }) },
+      level: "read",
+      detail: { description: "Closes a snapshot (one left idle closes by itself after two minutes)." },
+    })
+    .post(
+      "/sync/proposals",
+      async ({ space, actor, request, body, set }) => {
+        const pushed = await acceptPush(ctx, proposer(space, actor, request), body);
+        set.status = 201;
+        return pushed;
+      },
+      {
+        answers: { 201: PushedSchema, 409: ["RECORD_EXISTS", "MERGE_CONFLICT", "RECORD_ARCHIVED", "NOT_MERGEABLE"] },
+        level: "changeRequest",
+        body: PushSchema,
+        detail: {
+          description:
+            "A change pushed from another instance: one change request here (channel remote), merged at once where the key's level and the base allow, else waiting in the Inbox, or stored in conflict when a field it changed was changed here since. Its changeRequestId is its idempotency key.",
+        },
       },
     );
 }

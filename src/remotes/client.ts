@@ -1,0 +1,74 @@
+/**
+ * What this instance says to a remote: its API, with the remote's key and space, over HTTP(S).
+ * A remote that cannot be reached is `RemoteUnreachable` (offline is normal: nothing local
+ * waits on it); one that answers an error is `RemoteRefused`, with the remote's own code and words.
+ */
+export class RemoteUnreachable extends Error {}
+
+export class RemoteRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** How long one request to a remote may take before it counts as unreachable. */
+const REQUEST_MS = 60_000;
+
+export class RemoteClient {
+  constructor(
+    readonly url: string,
+    private readonly key: string,
+    readonly spaceId: string,
+  ) {}
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.send(method, path, body);
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new RemoteRefused(response.status, "NOT_BASALT", `${this.url} answered ${method} ${path} with ${response.status} and no JSON: is it a Basalt?`);
+    }
+    if (!response.ok) {
+      const envelope = parsed as { code?: string; error?: string; data?: Record<string, unknown> };
+      throw new RemoteRefused(response.status, envelope.code ?? "ERROR", envelope.error ?? `${response.status}`, envelope.data);
+    }
+    return parsed as T;
+  }
+
+  /** A file's bytes (`GET /assets/{id}/content`). */
+  async bytes(path: string): Promise<Uint8Array> {
+    const response = await this.send("GET", path);
+    if (!response.ok) throw new RemoteRefused(response.status, "ERROR", `${this.url} answered GET ${path} with ${response.status}.`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, "x-basalt-space": this.spaceId };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    try {
+      return await fetch(`${this.url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "error", signal: AbortSignal.timeout(REQUEST_MS) });
+    } catch (error) {
+      throw new RemoteUnreachable(`${this.url} cannot be reached: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** A remote's address as given: http(s), no credentials, no query; its trailing slash dropped. */
+export function remoteUrl(given: string): string {
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new Error(`${given} is not an address; give one such as http://team.example:7431.`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${given} is not an http(s) address.`);
+  if (url.username || url.password || url.search || url.hash) throw new Error(`${given} holds credentials, a query or a fragment; give the instance's address alone (the key is given apart).`);
+  return url.origin + url.pathname.replace(/\/+$/, "");
+}

@@ -1,0 +1,328 @@
+import { and, eq } from "drizzle-orm";
+import { logMerged } from "../changes/merge-log";
+import { REMOTE_CHANNEL } from "../changes/propose";
+import { same, threeWay } from "../changes/three-way";
+import { DEFAULT_REVIEW_POLICY, findBaseOrNull, type LoadedBase } from "../content/bases";
+import { findRecordCommit, insertCommit, type UserRef } from "../content/commits";
+import { linkLists, recordInputErrors } from "../content/records/validate";
+import { currentFields, type RecordRow } from "../content/records/view";
+import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
+import type { Tx } from "../context";
+import { insertRow } from "../db/client";
+import { newId } from "../db/ids";
+import { recordEvent } from "../events/outbox";
+import { isComputed } from "../shared/field-types";
+import { users } from "../tables/auth";
+import { type ChangeRequestRow, changeRequests, type MergeConflict, operations, remotePushes } from "../tables/changes";
+import { commits, type OperationKind, records } from "../tables/content";
+
+/** A commit as the remote's `GET /sync/commits` gives it. */
+export interface PulledCommit {
+  id: string;
+  seq: number;
+  changeRequestId: string;
+  recordId: string | null;
+  baseId: string | null;
+  parentCommitId: string | null;
+  operation: OperationKind;
+  payload: Record<string, unknown>;
+  message: string;
+  author: string;
+  authorUser: { id: string; name: string; email: string } | null;
+  origin: string;
+  createdAt: string;
+}
+
+/** What a pull did, counted. */
+export interface PullTally {
+  /** Commits applied as they were (fast forward), or adopted as the record's head. */
+  applied: number;
+  /** Commits merged with local changes of their record into a local merge commit. */
+  merged: number;
+  /** Commits that became a local change request in `conflict`. */
+  conflicts: number;
+  /** Commits already here, or whose values the record already holds. */
+  known: number;
+  /** Commits of what a remote does not carry yet (node, field and view changes): listed in `notFollowed`. */
+  notFollowed: number;
+  /** Local changes the remote merged, found landed. */
+  landed: number;
+  /** Values a record could not take here (a field's options differ), named. */
+  warnings: string[];
+}
+
+export const emptyTally = (): PullTally => ({ applied: 0, merged: 0, conflicts: 0, known: 0, notFollowed: 0, landed: 0, warnings: [] });
+
+const MAX_WARNINGS = 50;
+const RECORD_KINDS: ReadonlySet<OperationKind> = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
+
+/** The remote a pull applies for, as the applier needs it. */
+export interface PullingFor {
+  id: string;
+  name: string;
+  spaceId: string;
+  remoteInstanceId: string;
+}
+
+/** One remote change request's commits applied here: the local change request that carries them, made when first needed. */
+class Carrier {
+  private cr: ChangeRequestRow | null = null;
+  readonly written: string[] = [];
+
+  constructor(
+    private readonly tx: Tx,
+    private readonly remote: PullingFor,
+    readonly remoteChangeRequestId: string,
+    private readonly at: string,
+  ) {}
+
+  /** A write of `commit` under this change request, as its author. */
+  write(commit: PulledCommit, author: UserRef, kind: OperationKind, pulled: boolean): MergeWrite {
+    const cr = this.open(author);
+    const operationId = newId("opr");
+    insertRow(this.tx, operations, {
+      id: operationId,
+      changeRequestId: cr.id,
+      baseId: commit.baseId,
+      nodeId: null,
+      targetType: "base",
+      kind,
+      status: kind === "record_delete" ? "archived" : "merged",
+      targetRecordId: commit.recordId,
+      targetViewId: null,
+      baseCommitId: commit.parentCommitId,
+      headCommitId: commit.id,
+      deleteMode: kind === "record_delete" ? "archive" : null,
+      position: this.written.length,
+      createdAt: this.at,
+      updatedAt: this.at,
+    });
+    return {
+      by: { actorId: author.id, operationId, message: commit.message || null, at: this.at, ...(pulled ? { pulled: { commitId: commit.id, origin: commit.origin } } : {}) },
+      changeRequestId: cr.id,
+      people: new Map([[author.id, author]]),
+    };
+  }
+
+  /** Logs what was written and says the change request merged, as any merge does. */
+  close(): void {
+    if (!this.cr) return;
+    logMerged(this.tx, this.remote.spaceId, this.cr.id, this.written);
+    recordEvent(this.tx, "change_request.merged", { spaceId: this.remote.spaceId, baseId: this.cr.baseId, at: this.at }, { changeRequestId: this.cr.id, recordIds: [] });
+  }
+
+  private open(author: UserRef): ChangeRequestRow {
+    if (this.cr) return this.cr;
+    this.cr = pulledChangeRequest(this.remote, author, "merged", { pulled: true, origin: this.remote.remoteInstanceId, remoteChangeRequestId: this.remoteChangeRequestId }, this.at);
+    insertRow(this.tx, changeRequests, this.cr);
+    return this.cr;
+  }
+}
+
+function pulledChangeRequest(remote: PullingFor, author: UserRef, status: "merged" | "conflict", meta: Record<string, unknown>, at: string): ChangeRequestRow {
+  return {
+    id: newId("crq"),
+    spaceId: remote.spaceId,
+    baseId: null,
+    nodeId: null,
+    targetType: "base",
+    status,
+    submittedBy: author.id,
+    sourceAttribution: { displayName: `remote ${remote.name}`, ownerName: author.name, channel: REMOTE_CHANNEL },
+    sourceMeta: meta,
+    reviewPolicySnapshot: DEFAULT_REVIEW_POLICY,
+    mergeSummary: {},
+    rejectedReason: null,
+    idempotencyKey: null,
+    reviewedAt: null,
+    mergedAt: status === "merged" ? at : null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/**
+ * Applies a page of the remote's merged commits here, in one transaction with the cursor the
+ * caller writes (docs/remotes.md, "Pull"). A record commit whose parent is the record's head is
+ * applied as it is, its id kept; else the review loop's three-way merge decides: what only one side
+ * changed is merged, and a field both sides changed differently makes the commit a local change
+ * request in `conflict`, never a silent overwrite. A commit already here is skipped.
+ */
+export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at: string, tally: PullTally): void {
+  const bases = new Map<string, LoadedBase | null>();
+  const baseOf = (baseId: string) => {
+    if (!bases.has(baseId)) bases.set(baseId, findBaseOrNull(tx, remote.spaceId, baseId));
+    return bases.get(baseId)!;
+  };
+  let carrier: Carrier | null = null;
+  for (const commit of page) {
+    if (carrier && carrier.remoteChangeRequestId !== commit.changeRequestId) {
+      carrier.close();
+      carrier = null;
+    }
+    if (!carrier) {
+      carrier = new Carrier(tx, remote, commit.changeRequestId, at);
+      tally.landed += markLanded(tx, remote.id, commit.changeRequestId, at);
+    }
+    const loaded = commit.baseId ? baseOf(commit.baseId) : null;
+    if (!RECORD_KINDS.has(commit.operation) || !commit.recordId || !loaded) {
+      tally.notFollowed++;
+      warn(tally, `The remote's ${commit.operation} (change request ${commit.changeRequestId}) is not followed: a remote carries record changes; clone again for changes of its structure.`);
+      continue;
+    }
+    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, at, tally);
+  }
+  carrier?.close();
+}
+
+function warn(tally: PullTally, message: string): void {
+  if (tally.warnings.length < MAX_WARNINGS) tally.warnings.push(message);
+}
+
+/** Marks the local changes pushed as the remote change request `remoteChangeRequestId` landed upstream; answers how many. */
+function markLanded(tx: Tx, remoteId: string, remoteChangeRequestId: string, at: string): number {
+  return tx.db
+    .update(remotePushes)
+    .set({ state: "landed", reason: null, updatedAt: at })
+    .where(and(eq(remotePushes.remoteId, remoteId), eq(remotePushes.remoteChangeRequestId, remoteChangeRequestId), eq(remotePushes.state, "pending")))
+    .returning({ id: remotePushes.changeRequestId })
+    .all().length;
+}
+
+/** The person a pulled commit names, as this instance knows them: the account of the same e-mail, else the remote's id (naming no account here). */
+function authorHere(tx: Tx, commit: PulledCommit): UserRef {
+  const remote = commit.authorUser ?? { id: commit.author, name: "", email: "" };
+  const here = remote.email ? tx.db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(eq(users.email, remote.email.toLowerCase())).get() : undefined;
+  return here ?? remote;
+}
+
+/** The values of a commit's payload this base stores and takes as they are here; what it does not take is named in the tally. */
+function writableValues(tx: Tx, loaded: LoadedBase, commit: PulledCommit, tally: PullTally): Record<string, unknown> {
+  const given: Record<string, unknown> = {};
+  for (const field of loaded.fields) if (!isComputed(field.type) && Object.hasOwn(commit.payload, field.slug)) given[field.slug] = commit.payload[field.slug];
+  const { values, errors } = recordInputErrors(tx, loaded, given, "update");
+  for (const error of errors) warn(tally, `Record ${commit.recordId}: ${error.message} (the remote's value was not taken).`);
+  return values;
+}
+
+const localRecord = (tx: Tx, spaceId: string, recordId: string): RecordRow | undefined =>
+  tx.db.select().from(records).where(and(eq(records.id, recordId), eq(records.spaceId, spaceId))).get();
+
+const commitHere = (tx: Tx, commitId: string): boolean => tx.db.select({ id: commits.id }).from(commits).where(eq(commits.id, commitId)).get() !== undefined;
+
+/** Keeps the remote's commit in the record's history without moving its head: later commits name it as their parent. */
+function keepKnown(tx: Tx, remote: PullingFor, commit: PulledCommit & { recordId: string }, author: UserRef, values: Record<string, unknown>): void {
+  insertCommit(tx, {
+    id: commit.id,
+    origin: commit.origin,
+    spaceId: remote.spaceId,
+    baseId: commit.baseId,
+    nodeId: null,
+    operationId: null,
+    recordId: commit.recordId,
+    parentCommitId: commit.parentCommitId,
+    message: commit.message || null,
+    authorId: author.id,
+    targetType: "base",
+    kind: commit.operation,
+    payload: values,
+    createdAt: commit.createdAt,
+  });
+}
+
+function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, at: string, tally: PullTally): void {
+  if (commitHere(tx, commit.id)) return void tally.known++;
+  const author = authorHere(tx, commit);
+  const theirs = writableValues(tx, loaded, commit, tally);
+  const local = localRecord(tx, remote.spaceId, commit.recordId);
+  if (!local) {
+    if (commit.operation !== "record_create") {
+      warn(tally, `Record ${commit.recordId} is not here: its ${commit.operation} is not followed.`);
+      return void tally.notFollowed++;
+    }
+    createRecord(tx, loaded, theirs, carrier.write(commit, author, "record_create", true), null, commit.recordId);
+    carrier.written.push(commit.id);
+    return void tally.applied++;
+  }
+  const archive = commit.operation === "record_delete" ? true : commit.operation === "record_restore" ? false : null;
+  if (archive !== null) {
+    if ((local.status === "archived") === archive) {
+      keepKnown(tx, remote, commit, author, theirs);
+      return void tally.known++;
+    }
+    setRecordArchived(tx, loaded, local, archive, carrier.write(commit, author, commit.operation, true));
+    carrier.written.push(commit.id);
+    return void tally.applied++;
+  }
+  const ours = currentFields(tx, loaded, local);
+  if (local.headCommitId === commit.parentCommitId) {
+    updateRecord(tx, loaded, local, ours, theirs, carrier.write(commit, author, "record_update", true));
+    carrier.written.push(commit.id);
+    return void tally.applied++;
+  }
+  // The record moved here too: its base is the commit's parent, which came here before it.
+  const base = commit.parentCommitId ? (findRecordCommit(tx, local.id, commit.parentCommitId)?.payload ?? {}) : {};
+  const { values, conflicts } = threeWay(base, ours, theirs, linkLists(loaded));
+  if (conflicts.length > 0) {
+    keepKnown(tx, remote, commit, author, theirs);
+    conflictHere(tx, remote, commit, author, local, base, theirs, { recordId: local.id, fields: conflicts }, at);
+    return void tally.conflicts++;
+  }
+  const after = { ...ours, ...values };
+  if (Object.keys(theirs).every((slug) => same(after[slug], theirs[slug])) && Object.keys(ours).every((slug) => !Object.hasOwn(theirs, slug) || same(after[slug], theirs[slug]))) {
+    // Nothing here that the remote lacks: its commit becomes the head, so the next one applies as it is.
+    updateRecord(tx, loaded, local, ours, theirs, carrier.write(commit, author, "record_update", true));
+    carrier.written.push(commit.id);
+    return void tally.applied++;
+  }
+  keepKnown(tx, remote, commit, author, theirs);
+  if (Object.entries(values).every(([slug, value]) => same(ours[slug], value))) return void tally.known++;
+  const { record } = updateRecord(tx, loaded, local, ours, values, carrier.write(commit, author, "record_update", false));
+  carrier.written.push(record.headCommitId);
+  tally.merged++;
+}
+
+/**
+ * A remote commit that changed fields this instance changed differently: a local change request in
+ * `conflict` proposing the remote's values (what it changed against its parent), for a person to
+ * resolve in the Inbox. Its base is the commit's parent, so resolving it shows both sides.
+ */
+function conflictHere(tx: Tx, remote: PullingFor, commit: PulledCommit, author: UserRef, local: RecordRow, base: Record<string, unknown>, theirs: Record<string, unknown>, found: MergeConflict, at: string): void {
+  const cr = { ...pulledChangeRequest(remote, author, "conflict", { origin: remote.remoteInstanceId, remoteChangeRequestId: commit.changeRequestId, remoteCommitId: commit.id }, at), baseId: commit.baseId, mergeSummary: { conflict: found } };
+  insertRow(tx, changeRequests, cr);
+  const operationId = newId("opr");
+  const proposed = insertCommit(tx, {
+    spaceId: remote.spaceId,
+    baseId: commit.baseId,
+    nodeId: null,
+    operationId,
+    recordId: null,
+    parentCommitId: null,
+    message: commit.message || null,
+    authorId: author.id,
+    targetType: "base",
+    kind: "record_update",
+    payload: Object.fromEntries(Object.entries(theirs).filter(([slug, value]) => !same(base[slug], value))),
+    createdAt: at,
+  });
+  const baseCommitId = commit.parentCommitId && findRecordCommit(tx, local.id, commit.parentCommitId) ? commit.parentCommitId : local.headCommitId;
+  insertRow(tx, operations, {
+    id: operationId,
+    changeRequestId: cr.id,
+    baseId: commit.baseId,
+    nodeId: null,
+    targetType: "base",
+    kind: "record_update",
+    status: "pending",
+    targetRecordId: local.id,
+    targetViewId: null,
+    baseCommitId,
+    headCommitId: proposed.id,
+    deleteMode: null,
+    position: 0,
+    createdAt: at,
+    updatedAt: at,
+  });
+  recordEvent(tx, "change_request.created", { spaceId: remote.spaceId, baseId: commit.baseId, at }, { changeRequestId: cr.id, operationCount: 1, submittedBy: author.id });
+  recordEvent(tx, "change_request.conflict", { spaceId: remote.spaceId, baseId: commit.baseId, at }, { changeRequestId: cr.id, conflict: found });
+}

@@ -1,0 +1,470 @@
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, max, sql } from "drizzle-orm";
+import { type Static, t } from "elysia";
+import type { AuditActor } from "../audit/audit";
+import { commitColumns, type CommitRow } from "../content/commits";
+import { findBaseOrNull, type LoadedBase } from "../content/bases";
+import { same } from "../changes/three-way";
+import type { AppContext, Tx } from "../context";
+import { newId } from "../db/ids";
+import { write } from "../db/tx";
+import { iso } from "../shared/clock";
+import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
+import { isComputed } from "../shared/field-types";
+import { Nullable, Timestamp, WholeNumber } from "../shared/schemas";
+import { createSpace } from "../spaces/spaces";
+import { changeRequests, type ChangeRequestRow, mergeLog, type PushState, remotePushes, remotes } from "../tables/changes";
+import { commits } from "../tables/content";
+import { spaces } from "../tables/spaces";
+import { BLOBS, beginDumpImport, commitDumpImport, stageImportRows, stageStoredRows } from "../transfer/dump-api";
+import { instanceId } from "../changes/merge-log";
+import { RemoteClient, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
+import { applyPulled, emptyTally, type PulledCommit, type PullTally } from "./pull";
+import type { PushedSchema, PushSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
+
+/**
+ * The remotes a space follows, and what a person does with them (docs/remotes.md): clone, pull,
+ * push and status. Used alike by the commands (`cli/remotes.ts`) and the Remotes screen's routes.
+ */
+
+export type RemoteRow = typeof remotes.$inferSelect;
+
+export const RemoteSchema = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    url: t.String(),
+    remoteSpaceId: t.String(),
+    remoteInstanceId: t.String(),
+    pulledSeq: WholeNumber({ description: "The remote's merge-log seq applied here." }),
+    behind: WholeNumber({ description: "Commits merged on the remote and not pulled, as of the last contact." }),
+    ahead: WholeNumber({ description: "Local change requests not pushed yet." }),
+    pending: WholeNumber({ description: "Pushed changes waiting in the remote's Inbox (or in conflict there)." }),
+    refused: WholeNumber({ description: "Pushed changes the remote refused or rejected: they stay here." }),
+    lastContactAt: Nullable(Timestamp),
+    lastError: Nullable(t.String()),
+    createdAt: Timestamp,
+  },
+  { $id: "Remote" },
+);
+export type RemoteView = Static<typeof RemoteSchema>;
+
+export const RemoteNameSchema = t.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$", description: "A short name: origin, team, ..." });
+const NAME = /^[a-z0-9][a-z0-9-]{0,39}$/;
+
+/** The remote's key, opened. */
+const clientOf = (ctx: AppContext, remote: RemoteRow) => new RemoteClient(remote.url, ctx.secretBox.open(remote.sealedKey), remote.remoteSpaceId);
+
+export function findRemote(ctx: AppContext, spaceId: string, ref: string | undefined): RemoteRow {
+  const rows = ctx.db.select().from(remotes).where(eq(remotes.spaceId, spaceId)).all();
+  if (ref === undefined) {
+    if (rows.length === 1) return rows[0];
+    throw badRequest(rows.length === 0 ? "This space follows no remote." : `This space follows ${rows.length} remotes: name one (${rows.map((row) => row.name).join(", ")}).`);
+  }
+  const found = rows.find((row) => row.id === ref || row.name === ref);
+  if (!found) throw notFound(`This space follows no remote ${ref}.`);
+  return found;
+}
+
+/** The local change requests not sent to `remote` yet: merged here after its push cursor, not brought by a pull. */
+function unpushed(ctx: AppContext, remote: RemoteRow): { changeRequestId: string; seqs: number[]; commitIds: string[] }[] {
+  const entries = ctx.db
+    .select({ seq: mergeLog.seq, commitId: mergeLog.commitId, changeRequestId: mergeLog.changeRequestId })
+    .from(mergeLog)
+    .where(and(eq(mergeLog.spaceId, remote.spaceId), gt(mergeLog.seq, remote.pushedSeq)))
+    .orderBy(asc(mergeLog.seq))
+    .all();
+  const groups = new Map<string, { changeRequestId: string; seqs: number[]; commitIds: string[] }>();
+  for (const entry of entries) {
+    const group = groups.get(entry.changeRequestId) ?? { changeRequestId: entry.changeRequestId, seqs: [], commitIds: [] };
+    group.seqs.push(entry.seq);
+    group.commitIds.push(entry.commitId);
+    groups.set(entry.changeRequestId, group);
+  }
+  const ids = [...groups.keys()];
+  const pulled = new Set(
+    ids.length === 0
+      ? []
+      : ctx.db
+          .select({ id: changeRequests.id, meta: changeRequests.sourceMeta })
+          .from(changeRequests)
+          .where(inArray(changeRequests.id, ids))
+          .all()
+          .filter((row) => row.meta.pulled === true)
+          .map((row) => row.id),
+  );
+  return [...groups.values()].filter((group) => !pulled.has(group.changeRequestId));
+}
+
+function viewOf(ctx: AppContext, remote: RemoteRow): RemoteView {
+  const states = ctx.db.select({ state: remotePushes.state, n: count() }).from(remotePushes).where(eq(remotePushes.remoteId, remote.id)).groupBy(remotePushes.state).all();
+  const stateCount = (state: PushState) => states.find((row) => row.state === state)?.n ?? 0;
+  return {
+    id: remote.id,
+    name: remote.name,
+    url: remote.url,
+    remoteSpaceId: remote.remoteSpaceId,
+    remoteInstanceId: remote.remoteInstanceId,
+    pulledSeq: remote.pulledSeq,
+    behind: remote.behind,
+    ahead: unpushed(ctx, remote).length,
+    pending: stateCount("pending"),
+    refused: stateCount("refused"),
+    lastContactAt: remote.lastContactAt,
+    lastError: remote.lastError,
+    createdAt: remote.createdAt,
+  };
+}
+
+export const listRemotes = (ctx: AppContext, spaceId: string): RemoteView[] =>
+  ctx.db.select().from(remotes).where(eq(remotes.spaceId, spaceId)).orderBy(asc(remotes.name)).all().map((remote) => viewOf(ctx, remote));
+
+export function removeRemote(ctx: AppContext, spaceId: string, ref: string): Promise<{ ok: true }> {
+  const remote = findRemote(ctx, spaceId, ref);
+  return write(ctx, (tx) => {
+    tx.db.delete(remotes).where(eq(remotes.id, remote.id)).run();
+    return { ok: true as const };
+  });
+}
+
+type SyncState = { instanceId: string; spaceId: string; head: number; behind?: number };
+
+/** Where the remote stands: its instance (which must be the one followed) and how many commits it merged after `after`. */
+async function stateOf(client: RemoteClient, after: number, expected?: string): Promise<SyncState> {
+  const state = await client.call<SyncState>("GET", `/sync/state?after=${after}`);
+  if (expected && state.instanceId !== expected) throw new RemoteRefused(409, "NOT_THE_REMOTE", `${client.url} is now the instance ${state.instanceId}, not ${expected} that this space follows: remove the remote and clone again.`);
+  return state;
+}
+
+/** Remembers a remote for a space that holds its data already (loaded from its dump, or cloned before): followed from `fromSeq`, by default its head now. */
+export async function addRemote(ctx: AppContext, spaceId: string, input: { name: string; url: string; key: string; remoteSpace: string; fromSeq?: number }): Promise<RemoteView> {
+  if (!NAME.test(input.name)) throw badRequest("A remote's name is 1 to 40 lowercase letters, digits and dashes.");
+  const url = remoteUrl(input.url);
+  const client = new RemoteClient(url, input.key, input.remoteSpace);
+  const state = await stateOf(client, 0);
+  const row = await write(ctx, (tx) => insertRemote(tx, spaceId, { name: input.name, url, key: input.key, remoteSpaceId: state.spaceId, remoteInstanceId: state.instanceId, pulledSeq: input.fromSeq ?? state.head, head: state.head }));
+  return viewOf(ctx, row);
+}
+
+function insertRemote(tx: Tx, spaceId: string, input: { name: string; url: string; key: string; remoteSpaceId: string; remoteInstanceId: string; pulledSeq: number; head: number }): RemoteRow {
+  if (input.remoteInstanceId === instanceId(tx)) throw badRequest("That is this instance: a space follows another instance's space.");
+  if (tx.db.select({ id: remotes.id }).from(remotes).where(and(eq(remotes.spaceId, spaceId), eq(remotes.name, input.name))).get()) throw conflict(`This space follows a remote named ${input.name} already.`);
+  const at = iso(tx.clock.now());
+  const pushedSeq = tx.db.select({ seq: max(mergeLog.seq) }).from(mergeLog).get()?.seq ?? 0;
+  const row: RemoteRow = {
+    id: newId("rmt"),
+    spaceId,
+    name: input.name,
+    url: input.url,
+    remoteSpaceId: input.remoteSpaceId,
+    remoteInstanceId: input.remoteInstanceId,
+    sealedKey: tx.secretBox.seal(input.key),
+    pulledSeq: input.pulledSeq,
+    pushedSeq,
+    behind: 0,
+    lastContactAt: at,
+    lastError: null,
+    createdAt: at,
+  };
+  tx.db.insert(remotes).values(row).run();
+  return row;
+}
+
+export interface CloneInput {
+  url: string;
+  key: string;
+  /** The remote space's id or slug. */
+  remoteSpace: string;
+  /** Who owns the local space. */
+  owner: { id: string; email: string };
+  actor: AuditActor;
+  slug?: string;
+  name?: string;
+}
+
+/** The most one clone holds while it copies: the operator chose the remote, so `--max-import` (a bound on strangers' uploads) does not apply. */
+const CLONE_BOUND = Number.MAX_SAFE_INTEGER;
+const SNAPSHOT_LIMIT = 5000;
+const FILE_PART = 768 * 1024;
+
+/**
+ * A local space made from a remote's (docs/remotes.md, "Clone"): a snapshot read page by page into
+ * an import session (nothing visible until it loads, in one write), the files its assets name, and
+ * the remote remembered with its cursor at the snapshot's seq. A clone cut midway leaves nothing.
+ */
+export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ spaceId: string; slug: string; remote: RemoteView; warnings: string[] }> {
+  const url = remoteUrl(input.url);
+  const client = new RemoteClient(url, input.key, input.remoteSpace);
+  const snapshot = await client.call<Static<typeof SnapshotSchema>>("POST", "/sync/snapshots");
+  let spaceId: string | null = null;
+  try {
+    if (snapshot.instanceId === instanceId(ctx)) throw badRequest("That is this instance: clone another instance's space.");
+    const space = await write(ctx, (tx) => createSpace(tx, input.owner.id, { name: snapshot.space.name, slug: input.slug ?? snapshot.space.slug }));
+    spaceId = space.id;
+    const { sessionId } = beginDumpImport(ctx, space.id, input.owner.id);
+    const here = instanceId(ctx);
+    const files = new Set<string>();
+    for (const table of snapshot.tables) {
+      let cursor: string | null = null;
+      do {
+        const query = `table=${table}&limit=${SNAPSHOT_LIMIT}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+        const page: Static<typeof SnapshotPageSchema> = await client.call("GET", `/sync/snapshots/${snapshot.snapshotId}?${query}`);
+        // A commit made here and pushed there is this instance's own again.
+        const rows = table === "commits" ? page.rows.map((row) => (row.origin === here ? { ...row, origin: null } : row)) : page.rows;
+        stageStoredRows(ctx, space.id, sessionId, table, rows, CLONE_BOUND);
+        if (table === "assets") for (const row of rows) if (typeof row.content_hash === "string" && row.status === "ready" && !files.has(row.content_hash)) {
+          files.add(row.content_hash);
+          await stageFile(ctx, client, space.id, sessionId, row.id as string, row.content_hash);
+        }
+        cursor = page.nextCursor;
+      } while (cursor);
+    }
+    const { warnings } = await commitDumpImport(ctx, space.id, sessionId, input.actor, { ...input.owner, admin: true });
+    const state = await stateOf(client, snapshot.seq, snapshot.instanceId);
+    const remote = await write(ctx, (tx) => insertRemote(tx, space.id, { name: "origin", url, key: input.key, remoteSpaceId: snapshot.space.id, remoteInstanceId: snapshot.instanceId, pulledSeq: snapshot.seq, head: state.head }));
+    await recordContact(ctx, remote.id, { behind: state.behind ?? 0 });
+    return { spaceId: space.id, slug: space.slug, remote: viewOf(ctx, findRemote(ctx, space.id, remote.id)), warnings };
+  } catch (error) {
+    if (spaceId !== null) {
+      const made = spaceId;
+      await write(ctx, (tx) => void tx.db.delete(spaces).where(eq(spaces.id, made)).run());
+    }
+    throw error;
+  } finally {
+    await client.call("DELETE", `/sync/snapshots/${snapshot.snapshotId}`).catch(() => undefined);
+  }
+}
+
+/** A file an asset of the snapshot names, staged in parts (`attachmentBlobs`); checked against its hash when the import loads. */
+async function stageFile(ctx: AppContext, client: RemoteClient, spaceId: string, sessionId: string, assetId: string, hash: string): Promise<void> {
+  const bytes = await client.bytes(`/assets/${assetId}/content`);
+  for (let at = 0; at < bytes.byteLength || at === 0; at += FILE_PART) {
+    stageImportRows(ctx, spaceId, { sessionId, table: BLOBS, rows: [{ storageKey: hash, base64: Buffer.from(bytes.subarray(at, at + FILE_PART)).toString("base64") }] }, CLONE_BOUND);
+    if (bytes.byteLength === 0) break;
+  }
+}
+
+/** Notes that the remote answered (or why it did not), and where it stands. */
+function recordContact(ctx: AppContext, remoteId: string, outcome: { behind?: number; error?: string }): Promise<void> {
+  const at = iso(ctx.clock.now());
+  return write(ctx, (tx) => {
+    tx.db
+      .update(remotes)
+      .set(outcome.error !== undefined ? { lastError: outcome.error } : { lastContactAt: at, lastError: null, ...(outcome.behind !== undefined ? { behind: outcome.behind } : {}) })
+      .where(eq(remotes.id, remoteId))
+      .run();
+  });
+}
+
+/** Runs `work` against the remote, noting the contact or the error (an unreachable remote is a 503 that changes nothing else). */
+async function contacting<T>(ctx: AppContext, remote: RemoteRow, work: (client: RemoteClient) => Promise<T>): Promise<T> {
+  try {
+    return await work(clientOf(ctx, remote));
+  } catch (error) {
+    if (error instanceof RemoteUnreachable || error instanceof RemoteRefused) {
+      await recordContact(ctx, remote.id, { error: error.message });
+      if (error instanceof RemoteUnreachable) throw new ApiError(503, "REMOTE_UNREACHABLE", `${error.message}. Everything local works; pull and push resume where they stopped.`);
+      throw new ApiError(502, "REMOTE_REFUSED", `The remote ${remote.name} refused: ${error.message}`, { remoteStatus: error.status, remoteCode: error.code });
+    }
+    throw error;
+  }
+}
+
+export const PullResultSchema = t.Object({
+  pulledSeq: WholeNumber(),
+  applied: WholeNumber(),
+  merged: WholeNumber(),
+  conflicts: WholeNumber({ description: "Remote commits that became local change requests in conflict: resolve them in the Inbox." }),
+  known: WholeNumber(),
+  notFollowed: WholeNumber(),
+  landed: WholeNumber({ description: "Pushed changes found merged on the remote." }),
+  refused: WholeNumber({ description: "Pushed changes found rejected on the remote." }),
+  warnings: t.Array(t.String()),
+});
+export type PullResult = Static<typeof PullResultSchema>;
+
+const COMMITS_PAGE = 1000;
+
+type MergedPage = { commits: PulledCommit[]; head: number; next: number | null };
+
+/**
+ * `basalt pull`: the remote's commits merged after the cursor, a page at a time, each page applied
+ * with the cursor moved in one write, so a pull cut anywhere resumes after the last whole page.
+ * Then the pushed changes still waiting there are asked after.
+ */
+export async function pull(ctx: AppContext, spaceId: string, ref?: string): Promise<PullResult> {
+  const remote = findRemote(ctx, spaceId, ref);
+  return contacting(ctx, remote, async (client) => {
+    await stateOf(client, remote.pulledSeq, remote.remoteInstanceId);
+    const tally: PullTally = emptyTally();
+    let after = remote.pulledSeq;
+    for (;;) {
+      const page = await client.call<MergedPage>("GET", `/sync/commits?after=${after}&limit=${COMMITS_PAGE}`);
+      const reached = page.next ?? page.head;
+      if (reached <= after && page.commits.length === 0) break;
+      after = await write(ctx, (tx) => {
+        const current = tx.db.select({ seq: remotes.pulledSeq }).from(remotes).where(eq(remotes.id, remote.id)).get();
+        if (!current) throw notFound(`The remote ${remote.name} was removed meanwhile.`);
+        applyPulled(tx, remote, page.commits.filter((commit) => commit.seq > current.seq), iso(tx.clock.now()), tally);
+        const moved = Math.max(current.seq, reached);
+        tx.db.update(remotes).set({ pulledSeq: moved }).where(eq(remotes.id, remote.id)).run();
+        return moved;
+      });
+      if (page.next === null) break;
+    }
+    const refused = await askAfterPending(ctx, client, remote, tally);
+    await recordContact(ctx, remote.id, { behind: 0 });
+    const { warnings, ...counts } = tally;
+    return { pulledSeq: after, ...counts, refused, warnings };
+  });
+}
+
+/** The pushed changes still pending: merged there (landed), rejected (refused, with the reason), or still waiting. Answers how many were refused. */
+async function askAfterPending(ctx: AppContext, client: RemoteClient, remote: RemoteRow, tally: PullTally): Promise<number> {
+  const pending = ctx.db.select().from(remotePushes).where(and(eq(remotePushes.remoteId, remote.id), eq(remotePushes.state, "pending"), isNotNull(remotePushes.remoteChangeRequestId))).all();
+  let refused = 0;
+  for (const push of pending) {
+    const there = await client.call<{ status: string; rejectedReason?: string | null }>("GET", `/change-requests/${push.remoteChangeRequestId}`);
+    const state: PushState | null = there.status === "merged" ? "landed" : there.status === "rejected" ? "refused" : null;
+    if (!state) continue;
+    if (state === "landed") tally.landed++;
+    else refused++;
+    await settlePush(ctx, remote.id, push.changeRequestId, push.remoteChangeRequestId, state, state === "refused" ? `Rejected on the remote${there.rejectedReason ? `: ${there.rejectedReason}` : "."}` : null);
+  }
+  return refused;
+}
+
+function settlePush(ctx: AppContext, remoteId: string, changeRequestId: string, remoteChangeRequestId: string | null, state: PushState, reason: string | null, pushedSeq?: number): Promise<void> {
+  const at = iso(ctx.clock.now());
+  return write(ctx, (tx) => {
+    tx.db
+      .insert(remotePushes)
+      .values({ remoteId, changeRequestId, remoteChangeRequestId, state, reason, updatedAt: at })
+      .onConflictDoUpdate({ target: [remotePushes.remoteId, remotePushes.changeRequestId], set: { remoteChangeRequestId, state, reason, updatedAt: at } })
+      .run();
+    if (pushedSeq !== undefined) tx.db.update(remotes).set({ pushedSeq: sql`max(${remotes.pushedSeq}, ${pushedSeq})` }).where(eq(remotes.id, remoteId)).run();
+  });
+}
+
+export const PushResultSchema = t.Object({
+  pull: PullResultSchema,
+  landed: WholeNumber({ description: "Local changes the remote merged at once." }),
+  pending: WholeNumber({ description: "Local changes waiting in the remote's Inbox, or in conflict there." }),
+  refused: t.Array(t.Object({ changeRequestId: t.String(), reason: t.String() })),
+});
+export type PushResult = Static<typeof PushResultSchema>;
+
+type PushOperation = Static<typeof PushSchema>["operations"][number];
+type Values = Record<string, unknown>;
+
+const RECORD_KINDS = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
+
+/** What the remote holds of a record as last known here: its latest commit made elsewhere (pulled or cloned). */
+function upstreamValues(ctx: AppContext, recordId: string): Values | undefined {
+  return ctx.db.select(commitColumns).from(commits).where(and(eq(commits.recordId, recordId), isNotNull(commits.origin))).orderBy(desc(commits.id)).limit(1).get()?.payload;
+}
+
+const writable = (loaded: LoadedBase, values: Values): Values =>
+  Object.fromEntries(loaded.fields.filter((field) => !isComputed(field.type) && Object.hasOwn(values, field.slug)).map((field) => [field.slug, values[field.slug]]));
+
+/** A local change request's record commits as pushed operations, by base; `known` holds what the remote has of records this push sent. */
+function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; others: number } {
+  const rows = ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, commitIds)).all();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const byBase = new Map<string, PushOperation[]>();
+  let others = 0;
+  for (const id of commitIds) {
+    const commit = byId.get(id) as CommitRow | undefined;
+    const loaded = commit?.baseId ? findBaseOrNull(ctx, spaceId, commit.baseId) : null;
+    if (!commit || !RECORD_KINDS.has(commit.kind) || !commit.recordId || !loaded) {
+      others++;
+      continue;
+    }
+    const list = byBase.get(loaded.base.id) ?? [];
+    const recordId = commit.recordId;
+    const values = writable(loaded, commit.payload);
+    const prior = list.findIndex((op) => op.recordId === recordId);
+    let op: PushOperation | null;
+    if (commit.kind === "record_create") op = { kind: "record_create", recordId, fields: values };
+    else if (commit.kind === "record_update") {
+      const upstream = known.get(recordId) ?? upstreamValues(ctx, recordId) ?? {};
+      const fields = Object.fromEntries(Object.entries(values).filter(([slug, value]) => !same(upstream[slug], value)));
+      op = Object.keys(fields).length === 0 ? null : { kind: "record_update", recordId, fields, base: Object.fromEntries(Object.keys(fields).map((slug) => [slug, upstream[slug] ?? null])) };
+    } else op = { kind: commit.kind as "record_delete" | "record_restore", recordId };
+    if (!op) continue;
+    byBase.set(loaded.base.id, list);
+    // One operation a record: a later change of the same record in the change request replaces the earlier (its values are the whole record's).
+    if (prior >= 0 && list[prior].kind === "record_create" && op.kind === "record_update") list[prior] = { kind: "record_create", recordId, fields: { ...(list[prior] as { fields: Values }).fields, ...op.fields } };
+    else if (prior >= 0) list[prior] = op;
+    else list.push(op);
+  }
+  return { byBase, others };
+}
+
+/**
+ * `basalt push`: pulls first (so what the remote holds is known), then sends each local change not
+ * sent yet, oldest first, as one `POST /sync/proposals` a base, its id the idempotency key: a push
+ * cut anywhere and sent again creates nothing twice. The push cursor and each change's state are
+ * written after the remote answers; what the remote refuses stays here, listed with its reason.
+ */
+export async function push(ctx: AppContext, spaceId: string, ref?: string): Promise<PushResult> {
+  const pulled = await pull(ctx, spaceId, ref);
+  const remote = findRemote(ctx, spaceId, ref);
+  const here = instanceId(ctx);
+  const crs = new Map<string, ChangeRequestRow>();
+  const result: PushResult = { pull: pulled, landed: 0, pending: 0, refused: [] };
+  const known = new Map<string, Values>();
+  return contacting(ctx, remote, async (client) => {
+    for (const change of unpushed(ctx, remote)) {
+      const last = change.seqs.at(-1)!;
+      const cr = crs.get(change.changeRequestId) ?? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, change.changeRequestId)).get();
+      const message = typeof cr?.sourceMeta.message === "string" ? cr.sourceMeta.message : undefined;
+      const { byBase, others } = operationsOf(ctx, spaceId, change.commitIds, known);
+      if (byBase.size === 0) {
+        const reason = others > 0 ? "It changes nodes, fields or views: a remote carries record changes, so make structure changes on the remote." : "It changes nothing the remote does not hold already.";
+        if (others > 0) result.refused.push({ changeRequestId: change.changeRequestId, reason });
+        else result.landed++;
+        await settlePush(ctx, remote.id, change.changeRequestId, null, others > 0 ? "refused" : "landed", others > 0 ? reason : null, last);
+        continue;
+      }
+      let state: PushState = "landed";
+      let remoteId: string | null = null;
+      let reason: string | null = null;
+      for (const [baseId, operations] of byBase) {
+        const body: Static<typeof PushSchema> = { changeRequestId: change.changeRequestId, origin: here, baseId, operations, ...(message ? { message } : {}) };
+        try {
+          const answer = await client.call<Static<typeof PushedSchema>>("POST", "/sync/proposals", body);
+          remoteId = answer.changeRequestId;
+          if (answer.status === "rejected") (state = "refused"), (reason = "Rejected on the remote.");
+          else if (answer.status !== "merged") state = state === "refused" ? state : "pending";
+          else for (const op of operations) if (op.kind === "record_create" || op.kind === "record_update") known.set(op.recordId, { ...(known.get(op.recordId) ?? upstreamValues(ctx, op.recordId) ?? {}), ...op.fields });
+        } catch (error) {
+          // A refusal of the change itself stays here with its reason; a conflict met while merging (the record moved as it was sent) is tried again next time.
+          if (!(error instanceof RemoteRefused) || ![400, 404, 409].includes(error.status) || error.data?.reason === "MERGE_CONFLICT") throw error;
+          state = "refused";
+          reason = error.message;
+        }
+      }
+      if (state === "landed") result.landed++;
+      else if (state === "pending") result.pending++;
+      else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
+      await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, last);
+    }
+    await recordContact(ctx, remote.id, {});
+    return result;
+  });
+}
+
+/** `basalt status`: each remote with its counts, asking the remote where it stands when it answers (offline, the last known counts). */
+export async function remoteStatus(ctx: AppContext, spaceId: string): Promise<RemoteView[]> {
+  for (const remote of ctx.db.select().from(remotes).where(eq(remotes.spaceId, spaceId)).all()) {
+    try {
+      const state = await stateOf(clientOf(ctx, remote), remote.pulledSeq, remote.remoteInstanceId);
+      await recordContact(ctx, remote.id, { behind: state.behind ?? 0 });
+    } catch (error) {
+      if (!(error instanceof RemoteUnreachable || error instanceof RemoteRefused)) throw error;
+      await recordContact(ctx, remote.id, { error: error.message });
+    }
+  }
+  return listRemotes(ctx, spaceId);
+}
+

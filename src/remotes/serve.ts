@@ -1,0 +1,145 @@
+import { type Static, t } from "elysia";
+import { instanceId } from "../changes/merge-log";
+import { proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
+import { REMOTE_CHANNEL } from "../changes/propose";
+import { same, threeWay } from "../changes/three-way";
+import { findBase } from "../content/bases";
+import { findRecord, recordIdTaken } from "../content/records/read";
+import { linkLists } from "../content/records/validate";
+import { currentFields } from "../content/records/view";
+import type { AppContext } from "../context";
+import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/errors";
+import { Nullable, WholeNumber } from "../shared/schemas";
+import type { MergeConflict } from "../tables/changes";
+import { peoplePage, storedPage } from "../transfer/dump-api";
+import { DUMP_TABLES } from "../transfer/store";
+import { spaceRow, usersNamed } from "../transfer/store";
+import { mergeLogHead } from "./store";
+
+/**
+ * The remote's half of the protocol (docs/remotes.md): snapshots a clone reads page by page, and
+ * changes another instance pushes. The merge log's routes are `changes/merge-log.ts`.
+ */
+
+/** What a clone copies: a space's tables as a dump holds them, but for what stays the remote's own (its webhook rules and audit). */
+export const SNAPSHOT_TABLES = ["users", ...DUMP_TABLES.map((table) => table.table).filter((name) => !["spaces", "webhook_rules", "audit_events"].includes(name))];
+
+export const SNAPSHOT_PAGE = { default: 1000, most: 5000 } as const;
+
+export const SnapshotSchema = t.Object({
+  snapshotId: t.String({ description: "Names the snapshot in the page routes; closed after two idle minutes, or by DELETE." }),
+  instanceId: t.String(),
+  seq: WholeNumber({ description: "The space's merge-log seq the snapshot shows: a follower pulls commits after it." }),
+  space: t.Object({ id: t.String(), name: t.String(), slug: t.String() }),
+  tables: t.Array(t.String(), { description: "The tables to read, in an order that satisfies their references." }),
+});
+
+export const SnapshotPageSchema = t.Object({
+  rows: t.Array(t.Record(t.String(), t.Unknown()), { description: "Rows as stored (snake_case columns, JSON columns as text); `users` rows are { id, email, name }." }),
+  nextCursor: Nullable(t.String()),
+});
+
+/** A clone must see the whole space: a key that cannot read a node is refused rather than given a copy with holes. */
+function requireWholeSpace(sightHides: number): void {
+  if (sightHides > 0) throw forbidden("A clone copies the whole space, and some of its nodes are private to you: ask a manager for a grant, or clone with a manager's key.", { reason: "SYNC_NEEDS_WHOLE_SPACE" });
+}
+
+export function beginSnapshot(ctx: AppContext, who: Proposer): Static<typeof SnapshotSchema> {
+  const spaceId = who.scope.space.id;
+  requireWholeSpace(who.scope.sight.hiddenNodes.size);
+  let seq = 0;
+  let space: Record<string, unknown> | null = null;
+  const snapshotId = ctx.snapshots.begin(spaceId, who.actor.user.id, (store) => {
+    seq = mergeLogHead(store, spaceId);
+    space = spaceRow(store, spaceId);
+  });
+  if (snapshotId === null) throw new ApiError(429, "TOO_MANY_REQUESTS", `${ctx.snapshots.most} snapshots are open on this instance; try again when a clone has finished.`);
+  const row = space as unknown as { id: string; name: string; slug: string };
+  return { snapshotId, instanceId: instanceId(ctx), seq, space: { id: row.id, name: row.name, slug: row.slug }, tables: SNAPSHOT_TABLES };
+}
+
+export function snapshotPage(ctx: AppContext, who: Proposer, snapshotId: string, table: string, cursor: string | undefined, limit: number): Static<typeof SnapshotPageSchema> {
+  const spaceId = who.scope.space.id;
+  requireWholeSpace(who.scope.sight.hiddenNodes.size);
+  if (!SNAPSHOT_TABLES.includes(table)) throw badRequest(`table must be one of ${SNAPSHOT_TABLES.join(", ")}.`);
+  const store = ctx.snapshots.find(snapshotId, spaceId, who.actor.user.id);
+  if (!store) throw notFound(`No snapshot ${snapshotId} is open for you in this space (they close after ${ctx.snapshots.idleMs / 1000} idle seconds); begin another.`);
+  if (table === "users") return peoplePage(usersNamed(store, spaceId), cursor, limit);
+  const page = storedPage(store, table, spaceId, cursor, limit);
+  if (table !== "commits") return page;
+  // Where each commit was made: here when the row names no other instance.
+  const here = instanceId(ctx);
+  return { ...page, rows: page.rows.map((row) => (row.origin === null ? { ...row, origin: here } : row)) };
+}
+
+export function endSnapshot(ctx: AppContext, who: Proposer, snapshotId: string): { ok: boolean } {
+  if (!ctx.snapshots.find(snapshotId, who.scope.space.id, who.actor.user.id)) throw notFound(`No snapshot ${snapshotId} is open for you in this space.`);
+  return { ok: ctx.snapshots.end(snapshotId) };
+}
+
+const RecordId = t.String({ pattern: "^rec_[0-9A-Za-z]{10,40}$" });
+const Values = t.Record(t.String(), t.Unknown());
+
+export const MAX_PUSHED_OPERATIONS = 1000;
+
+export const PushSchema = t.Object({
+  changeRequestId: t.String({ pattern: "^crq_[0-9A-Za-z]{10,40}$", description: "The change's id on the pushing instance: its idempotency key here, so a push sent again answers the first result." }),
+  origin: t.String({ pattern: "^ins_[0-9a-f]{20}$", description: "The pushing instance's id." }),
+  baseId: t.String(),
+  message: t.Optional(t.String({ maxLength: 2000 })),
+  operations: t.Array(
+    t.Union([
+      t.Object({ kind: t.Literal("record_create"), recordId: RecordId, fields: Values }),
+      t.Object({ kind: t.Literal("record_update"), recordId: RecordId, fields: Values, base: Values }),
+      t.Object({ kind: t.Union([t.Literal("record_delete"), t.Literal("record_restore")]), recordId: RecordId }),
+    ]),
+    { minItems: 1, maxItems: MAX_PUSHED_OPERATIONS, description: "An update sends the fields it changed and what they held where it was made (`base`): fields the record here changed since are a conflict." },
+  ),
+});
+
+export const PushedSchema = t.Object({
+  changeRequestId: t.String({ description: "The change request it became here." }),
+  status: t.String({ description: "merged, in_review (waiting in the Inbox), conflict, or where a review took it." }),
+});
+
+/**
+ * A change pushed from another instance becomes a change request here, channel `remote`, from the
+ * key's owner: merged at once where the key's level and the base allow, else waiting in the Inbox,
+ * or stored in `conflict` when a field it changed was changed here too since it was made. The
+ * pushing instance's change id is its idempotency key: a push sent again creates nothing twice.
+ */
+export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<typeof PushSchema>): Promise<Static<typeof PushedSchema>> {
+  const spaceId = who.scope.space.id;
+  const loaded = findBase(ctx, spaceId, push.baseId);
+  if (who.scope.sight.hiddenBases.has(loaded.base.id)) throw notFound(`No base ${push.baseId} in this space.`);
+  let found: MergeConflict | undefined;
+  const seen = new Set<string>();
+  const changes = push.operations.map((op, index): PushedRecordChange => {
+    if (seen.has(op.recordId)) throw badRequest(`operations[${index}] names ${op.recordId} again: one operation a record.`);
+    seen.add(op.recordId);
+    if (op.kind === "record_create") {
+      if (recordIdTaken(ctx, op.recordId) && !findRecordOrNull(ctx, spaceId, op.recordId)) throw conflict(`A record ${op.recordId} exists already.`, { reason: "RECORD_EXISTS" });
+      return op;
+    }
+    if (op.kind !== "record_update") return op;
+    const record = findRecord(ctx, spaceId, op.recordId);
+    const ours = currentFields(ctx, loaded, record);
+    const { conflicts } = threeWay(op.base, ours, op.fields, linkLists(loaded));
+    if (conflicts.length > 0 && !found) found = { recordId: record.id, fields: conflicts };
+    const changed = Object.fromEntries(Object.entries(op.fields).filter(([slug, value]) => !same(op.base[slug], value)));
+    return { kind: "record_update", recordId: record.id, fields: changed, baseCommitId: record.headCommitId };
+  });
+  const proposed = await proposePushedRecords(ctx, { ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, loaded, changes, { message: push.message, idempotencyKey: push.changeRequestId }, {
+    meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId },
+    conflict: found,
+  });
+  return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
+}
+
+function findRecordOrNull(ctx: AppContext, spaceId: string, recordId: string) {
+  try {
+    return findRecord(ctx, spaceId, recordId);
+  } catch {
+    return null;
+  }
+}

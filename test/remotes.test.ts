@@ -1,0 +1,193 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { findUserByEmail } from "../src/auth/users";
+import { cloneSpace, pull, push, remoteStatus } from "../src/remotes/remotes";
+import { remotes } from "../src/tables/changes";
+import { TestServer } from "./helpers";
+
+/**
+ * Remotes (docs/remotes.md): two real servers on real ports, each over its own SQLite file. The
+ * team's instance is `team`; a laptop's is `laptop`, which clones the team's space, works on it,
+ * pulls what the team merged and pushes what it made.
+ */
+let team: TestServer;
+let laptop: TestServer;
+let teamKeys: { read: string; propose: string; write: string; manage: string };
+let teamSpace: string;
+let local: string;
+
+const NOTE_FIELDS = [
+  { slug: "title", name: "Title", type: "text" },
+  { slug: "n", name: "N", type: "number" },
+];
+
+async function teamCall(method: string, path: string, body?: unknown, key = teamKeys.write) {
+  return team.call(method, path, { key, space: teamSpace, body });
+}
+
+async function laptopCall(method: string, path: string, body?: unknown) {
+  return laptop.call(method, path, { key: laptopKey, space: local, body });
+}
+
+let laptopKey: string;
+
+const recordsOf = async (call: typeof teamCall) => {
+  const reply = await call("GET", "/api/v1/records?baseId=notes&limit=100");
+  return Object.fromEntries((reply.body.records as { id: string; fields: Record<string, unknown>; headCommitId: string }[]).map((record) => [record.id, record]));
+};
+
+async function cloneTeam(key = teamKeys.read) {
+  const owner = findUserByEmail(laptop.ctx, "ada@example.com")!;
+  return cloneSpace(laptop.ctx, { url: team.url, key, remoteSpace: teamSpace, owner, actor: { userId: owner.id, keyId: null } });
+}
+
+beforeEach(async () => {
+  team = new TestServer();
+  laptop = new TestServer();
+  const ada = await team.user("Ada");
+  teamSpace = (await team.space(ada.id, "Team", "team")).id;
+  teamKeys = { read: await team.key(ada.id, "read"), propose: await team.key(ada.id, "changeRequest"), write: await team.key(ada.id, "write"), manage: await team.key(ada.id, "manage") };
+  await team.call("POST", "/api/v1/bases", { key: teamKeys.write, space: teamSpace, body: { slug: "notes", name: "Notes", fields: NOTE_FIELDS } });
+  for (const n of [1, 2, 3]) await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: `note ${n}`, n } });
+  const localAda = await laptop.user("Ada");
+  laptopKey = await laptop.key(localAda.id, "write");
+});
+
+afterEach(async () => {
+  await laptop.stop();
+  await team.stop();
+});
+
+describe("clone", () => {
+  test("makes a local space with the remote's records, ids and history, and remembers the remote with its key sealed", async () => {
+    const cloned = await cloneTeam();
+    local = cloned.spaceId;
+    expect(cloned.remote).toMatchObject({ name: "origin", url: team.url, behind: 0, ahead: 0, pending: 0, refused: 0 });
+    const there = await recordsOf(teamCall);
+    const here = await recordsOf(laptopCall);
+    expect(Object.keys(here).sort()).toEqual(Object.keys(there).sort());
+    for (const [id, record] of Object.entries(there)) expect(here[id]).toMatchObject({ fields: record.fields, headCommitId: record.headCommitId });
+    const sealed = laptop.ctx.db.select().from(remotes).get()!;
+    expect(sealed.sealedKey).not.toContain(teamKeys.read);
+    expect(laptop.ctx.secretBox.open(sealed.sealedKey)).toBe(teamKeys.read);
+  });
+
+  test("a key that cannot see the whole space is refused, and nothing is made", async () => {
+    const bob = await team.user("Bob");
+    await teamCall("POST", `/api/v1/spaces/${teamSpace}/members`, { email: bob.email, role: "editor" }, teamKeys.manage);
+    const node = (await teamCall("GET", "/api/v1/bases/notes")).body.nodeId;
+    await teamCall("POST", `/api/v1/nodes/${node}/visibility`, { visibility: "private" }, teamKeys.manage);
+    const bobKey = await team.key(bob.id, "read");
+    const owner = findUserByEmail(laptop.ctx, "ada@example.com")!;
+    expect(cloneSpace(laptop.ctx, { url: team.url, key: bobKey, remoteSpace: teamSpace, owner, actor: { userId: owner.id, keyId: null } })).rejects.toThrow(/private to you/);
+    expect((await laptop.call("GET", "/api/v1/spaces", { key: laptopKey })).body).toEqual([]);
+  });
+});
+
+describe("pull and push", () => {
+  beforeEach(async () => {
+    local = (await cloneTeam(teamKeys.write)).spaceId;
+  });
+
+  const ids = async () => Object.values(await recordsOf(teamCall)).sort((a, b) => (a.fields.n as number) - (b.fields.n as number)).map((record) => record.id);
+  const update = (call: typeof teamCall, id: string, fields: Record<string, unknown>) => call("POST", `/api/v1/records/${id}/change-requests`, { operation: "update", fields });
+
+  test("a pull applies what the remote merged, with its commits' ids; changes of other fields merge with local ones", async () => {
+    const [one, two] = await ids();
+    await update(teamCall, one, { title: "team's title" });
+    await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "note 4", n: 4 } });
+    await update(laptopCall, two, { n: 20 });
+    await update(teamCall, two, { title: "team's second" });
+    const pulled = await pull(laptop.ctx, local);
+    expect(pulled).toMatchObject({ applied: 2, merged: 1, conflicts: 0 });
+    const there = await recordsOf(teamCall);
+    const here = await recordsOf(laptopCall);
+    expect(Object.keys(here).sort()).toEqual(Object.keys(there).sort());
+    expect(here[one]).toMatchObject({ fields: { title: "team's title" }, headCommitId: there[one].headCommitId });
+    expect(here[two].fields).toMatchObject({ title: "team's second", n: 20 });
+    // Pulling again brings nothing twice.
+    expect(await pull(laptop.ctx, local)).toMatchObject({ applied: 0, merged: 0, conflicts: 0 });
+  });
+
+  test("a push proposes each local change on the remote, from the key's owner, channel remote; both sides then hold the same", async () => {
+    const [one, two, three] = await ids();
+    await update(laptopCall, one, { title: "laptop's title" });
+    await laptopCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "made offline", n: 5 } });
+    await update(teamCall, two, { n: 22 });
+    await update(laptopCall, three, { title: "laptop's third" });
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 3, behind: 1 });
+    const pushed = await push(laptop.ctx, local);
+    expect(pushed).toMatchObject({ landed: 3, pending: 0, refused: [] });
+    const crs = (await teamCall("GET", "/api/v1/change-requests?status=merged&limit=50")).body;
+    const fromLaptop = (crs.items ?? crs.changeRequests ?? crs).filter((cr: { sourceAttribution: { channel: string } }) => cr.sourceAttribution.channel === "remote");
+    expect(fromLaptop).toHaveLength(3);
+    await pull(laptop.ctx, local);
+    const there = await recordsOf(teamCall);
+    const here = await recordsOf(laptopCall);
+    expect(Object.keys(here).sort()).toEqual(Object.keys(there).sort());
+    for (const [id, record] of Object.entries(there)) expect(here[id].fields).toEqual(record.fields);
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, behind: 0, pending: 0 });
+  });
+
+  test("a field both sides changed differently is a change request in conflict on the side that pulls; resolved, it pushes", async () => {
+    const [one] = await ids();
+    await update(teamCall, one, { title: "team says" });
+    await update(laptopCall, one, { title: "laptop says" });
+    const pulled = await pull(laptop.ctx, local);
+    expect(pulled.conflicts).toBe(1);
+    const inbox = (await laptopCall("GET", "/api/v1/change-requests?status=conflict")).body;
+    const conflicted = (inbox.items ?? inbox.changeRequests ?? inbox)[0];
+    expect(conflicted).toMatchObject({ status: "conflict", sourceAttribution: { channel: "remote" } });
+    // Nothing was overwritten: the laptop still holds its own title.
+    expect((await recordsOf(laptopCall))[one].fields.title).toBe("laptop says");
+    // The laptop's person keeps the remote's title, as a revision made on the record's head, and merges.
+    const head = (await recordsOf(laptopCall))[one].headCommitId;
+    const operation = (await laptopCall("GET", `/api/v1/change-requests/${conflicted.id}`)).body.operations[0];
+    expect((await laptopCall("POST", `/api/v1/operations/${operation.id}/revisions`, { fields: { title: "both agree" }, baseCommitId: head })).status).toBeLessThan(300);
+    await laptopCall("POST", `/api/v1/change-requests/${conflicted.id}/reviews`, { verdict: "approved" });
+    expect((await laptopCall("POST", `/api/v1/change-requests/${conflicted.id}/merge`)).status).toBe(200);
+    await push(laptop.ctx, local);
+    expect((await recordsOf(teamCall))[one].fields.title).toBe("both agree");
+    expect((await recordsOf(laptopCall))[one].fields.title).toBe("both agree");
+  });
+
+  test("a push cut after the remote took it and sent again creates nothing twice", async () => {
+    const remote = laptop.ctx.db.select().from(remotes).get()!;
+    laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();
+    const [one] = await ids();
+    await update(laptopCall, one, { title: "sent twice" });
+    expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1 });
+    // As if the process died before it wrote down what the remote answered: the same change goes again.
+    laptop.ctx.store.db.update(remotes).set({ pushedSeq: remote.pushedSeq }).where(eq(remotes.id, remote.id)).run();
+    expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1 });
+    const crs = (await teamCall("GET", "/api/v1/change-requests?limit=100")).body;
+    expect((crs.items ?? crs.changeRequests ?? crs).filter((cr: { sourceAttribution: { channel: string } }) => cr.sourceAttribution.channel === "remote")).toHaveLength(1);
+  });
+
+  test("with a changeRequest key, pushed changes wait in the remote's Inbox; once merged there, a pull marks them landed", async () => {
+    const remote = laptop.ctx.db.select().from(remotes).get()!;
+    laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();
+    const [one] = await ids();
+    await update(laptopCall, one, { title: "please review" });
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 0, pending: 1 });
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ pending: 1, ahead: 0 });
+    const waiting = (await teamCall("GET", "/api/v1/change-requests?status=in_review")).body;
+    const cr = (waiting.items ?? waiting.changeRequests ?? waiting)[0];
+    await teamCall("POST", `/api/v1/change-requests/${cr.id}/reviews`, { verdict: "approved" });
+    expect((await teamCall("POST", `/api/v1/change-requests/${cr.id}/merge`)).status).toBe(200);
+    expect(await pull(laptop.ctx, local)).toMatchObject({ landed: 1 });
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ pending: 0 });
+  });
+
+  test("offline is normal: an unreachable remote answers 503 and changes nothing; local work goes on", async () => {
+    const remote = laptop.ctx.db.select().from(remotes).get()!;
+    laptop.ctx.store.db.update(remotes).set({ url: "http://127.0.0.1:9" }).where(eq(remotes.id, remote.id)).run();
+    const [one] = await ids();
+    expect((await update(laptopCall, one, { title: "on the plane" })).status).toBe(201);
+    expect(pull(laptop.ctx, local)).rejects.toMatchObject({ status: 503, code: "REMOTE_UNREACHABLE" });
+    expect(push(laptop.ctx, local)).rejects.toMatchObject({ status: 503 });
+    const [status] = await remoteStatus(laptop.ctx, local);
+    expect(status.ahead).toBe(1);
+    expect(status.lastError).toContain("cannot be reached");
+  });
+});
