@@ -191,3 +191,29 @@ describe("pull and push", () => {
     expect(status.lastError).toContain("cannot be reached");
   });
 });
+
+describe("the Remotes screen's routes", () => {
+  test("an instance admin clones over HTTP; the space's remotes are listed, pulled and pushed through the API", async () => {
+    const admin = await laptop.user("Root", { admin: true });
+    const adminKey = await laptop.key(admin.id, "manage");
+    const badAddress = await laptop.call("POST", "/api/v1/remotes/clone", { key: adminKey, body: { url: "ftp://team", key: teamKeys.write, remoteSpace: teamSpace } });
+    expect(badAddress).toMatchObject({ status: 400, body: { error: "ftp://team is not an http(s) address." } });
+    const nobody = await laptop.call("POST", "/api/v1/remotes/clone", { key: laptopKey, body: { url: team.url, key: teamKeys.write, remoteSpace: teamSpace } });
+    expect(nobody.status).toBe(403);
+    const wrongKey = await laptop.call("POST", "/api/v1/remotes/clone", { key: adminKey, body: { url: team.url, key: "bsk_wrong", remoteSpace: teamSpace } });
+    expect(wrongKey).toMatchObject({ status: 502, body: { code: "REMOTE_REFUSED" } });
+    const cloned = await laptop.call("POST", "/api/v1/remotes/clone", { key: adminKey, body: { url: team.url, key: teamKeys.write, remoteSpace: teamSpace, slug: "team-copy" } });
+    expect(cloned.status).toBe(201);
+    const space = cloned.body.spaceId;
+    const listed = await laptop.call("GET", "/api/v1/remotes", { key: adminKey, space });
+    expect(listed.body).toEqual([expect.objectContaining({ name: "origin", url: team.url, ahead: 0 })]);
+    const remoteId = listed.body[0].id;
+    await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "from the team", n: 9 } });
+    expect((await laptop.call("POST", `/api/v1/remotes/${remoteId}/pull`, { key: adminKey, space })).body).toMatchObject({ applied: 1, conflicts: 0 });
+    await laptop.call("POST", "/api/v1/bases/notes/change-requests", { key: adminKey, space, body: { fields: { title: "from the laptop", n: 10 } } });
+    expect((await laptop.call("POST", `/api/v1/remotes/${remoteId}/push`, { key: adminKey, space })).body).toMatchObject({ landed: 1 });
+    expect(Object.values(await recordsOf(teamCall)).map((record) => record.fields.title)).toContain("from the laptop");
+    expect((await laptop.call("DELETE", `/api/v1/remotes/${remoteId}`, { key: adminKey, space })).status).toBe(200);
+    expect((await laptop.call("GET", "/api/v1/remotes", { key: adminKey, space })).body).toEqual([]);
+  });
+});

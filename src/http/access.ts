@@ -148,7 +148,7 @@ export function access(ctx: AppContext) {
         if (required === "session" && actor.credential.type !== "session") {
           throw forbidden("This needs a signed-in session (the admin page), not an API key.", { reason: "SESSION_REQUIRED" });
         }
-        if (required === "admin" && !actor.user.admin) throw forbidden("Only instance admins may manage users.", { reason: "ADMIN_REQUIRED" });
+        if (required === "admin" && !actor.user.admin) throw forbidden("Only an instance admin may do this.", { reason: "ADMIN_REQUIRED" });
         if (required === "manage" || (required === "admin" && !SAFE_METHODS.has(request.method))) requireLevel(actor.ceiling, "manage");
         grant(request, actor);
       },

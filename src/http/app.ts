@@ -7,6 +7,7 @@ import { adminRoutes } from "./routes/admin";
 import { agentRoutes, mcpRoutes } from "./routes/agents";
 import { changeRoutes } from "./routes/changes";
 import { syncRoutes } from "./routes/sync";
+import { remotesRoutes } from "./routes/remotes";
 import { contentRoutes } from "./routes/content";
 import { nodeContentRoutes } from "./routes/node-content";
 import { formRoutes } from "./routes/forms";
@@ -82,6 +83,7 @@ export function createApp(ctx: AppContext) {
     .use(sharingRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(syncRoutes(ctx))
+    .use(remotesRoutes(ctx))
     .use(searchRoutes(ctx))
     .use(transferRoutes(ctx))
     .use(assetRoutes(ctx))

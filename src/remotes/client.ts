@@ -1,3 +1,5 @@
+import { ApiError, badRequest } from "../shared/errors";
+
 /**
  * What this instance says to a remote: its API, with the remote's key and space, over HTTP(S).
  * A remote that cannot be reached is `RemoteUnreachable` (offline is normal: nothing local
@@ -66,9 +68,16 @@ export function remoteUrl(given: string): string {
   try {
     url = new URL(given);
   } catch {
-    throw new Error(`${given} is not an address; give one such as http://team.example:7431.`);
+    throw badRequest(`${given} is not an address; give one such as http://team.example:7431.`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${given} is not an http(s) address.`);
-  if (url.username || url.password || url.search || url.hash) throw new Error(`${given} holds credentials, a query or a fragment; give the instance's address alone (the key is given apart).`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${given} is not an http(s) address.`);
+  if (url.username || url.password || url.search || url.hash) throw badRequest(`${given} holds credentials, a query or a fragment; give the instance's address alone (the key is given apart).`);
   return url.origin + url.pathname.replace(/\/+$/, "");
+}
+
+/** What a failed exchange with a remote answers here: 503 when it could not be reached (nothing else changed), 502 with the remote's own words when it refused. */
+export function remoteFailure(error: unknown, name: string): unknown {
+  if (error instanceof RemoteUnreachable) return new ApiError(503, "REMOTE_UNREACHABLE", `${error.message}. Everything local works; pull and push resume where they stopped.`);
+  if (error instanceof RemoteRefused) return new ApiError(502, "REMOTE_REFUSED", `The remote ${name} refused: ${error.message}`, { remoteStatus: error.status, remoteCode: error.code });
+  return error;
 }

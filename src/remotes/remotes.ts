@@ -1,23 +1,22 @@
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, max, sql } from "drizzle-orm";
 import { type Static, t } from "elysia";
 import type { AuditActor } from "../audit/audit";
-import { commitColumns, type CommitRow } from "../content/commits";
+import { commitColumns, type CommitRow, loadCommits } from "../content/commits";
 import { findBaseOrNull, type LoadedBase } from "../content/bases";
 import { same } from "../changes/three-way";
 import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { iso } from "../shared/clock";
-import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
+import { badRequest, conflict, notFound } from "../shared/errors";
 import { isComputed } from "../shared/field-types";
 import { Nullable, Timestamp, WholeNumber } from "../shared/schemas";
-import { createSpace } from "../spaces/spaces";
-import { changeRequests, type ChangeRequestRow, mergeLog, type PushState, remotePushes, remotes } from "../tables/changes";
+import { createSpace, removeSpace } from "../spaces/spaces";
+import { changeRequests, type ChangeRequestRow, mergeLog, operations, type PushState, remotePushes, remotes } from "../tables/changes";
 import { commits } from "../tables/content";
-import { spaces } from "../tables/spaces";
 import { BLOBS, beginDumpImport, commitDumpImport, stageImportRows, stageStoredRows } from "../transfer/dump-api";
 import { instanceId } from "../changes/merge-log";
-import { RemoteClient, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
+import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
 import { applyPulled, emptyTally, type PulledCommit, type PullTally } from "./pull";
 import type { PushedSchema, PushSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
 
@@ -140,7 +139,7 @@ export async function addRemote(ctx: AppContext, spaceId: string, input: { name:
   if (!NAME.test(input.name)) throw badRequest("A remote's name is 1 to 40 lowercase letters, digits and dashes.");
   const url = remoteUrl(input.url);
   const client = new RemoteClient(url, input.key, input.remoteSpace);
-  const state = await stateOf(client, 0);
+  const state = await stateOf(client, 0).catch((error) => Promise.reject(remoteFailure(error, input.name)));
   const row = await write(ctx, (tx) => insertRemote(tx, spaceId, { name: input.name, url, key: input.key, remoteSpaceId: state.spaceId, remoteInstanceId: state.instanceId, pulledSeq: input.fromSeq ?? state.head, head: state.head }));
   return viewOf(ctx, row);
 }
@@ -194,7 +193,7 @@ const FILE_PART = 768 * 1024;
 export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ spaceId: string; slug: string; remote: RemoteView; warnings: string[] }> {
   const url = remoteUrl(input.url);
   const client = new RemoteClient(url, input.key, input.remoteSpace);
-  const snapshot = await client.call<Static<typeof SnapshotSchema>>("POST", "/sync/snapshots");
+  const snapshot = await client.call<Static<typeof SnapshotSchema>>("POST", "/sync/snapshots").catch((error) => Promise.reject(remoteFailure(error, url)));
   let spaceId: string | null = null;
   try {
     if (snapshot.instanceId === instanceId(ctx)) throw badRequest("That is this instance: clone another instance's space.");
@@ -226,9 +225,9 @@ export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ 
   } catch (error) {
     if (spaceId !== null) {
       const made = spaceId;
-      await write(ctx, (tx) => void tx.db.delete(spaces).where(eq(spaces.id, made)).run());
+      await write(ctx, (tx) => removeSpace(tx, made));
     }
-    throw error;
+    throw remoteFailure(error, url);
   } finally {
     await client.call("DELETE", `/sync/snapshots/${snapshot.snapshotId}`).catch(() => undefined);
   }
@@ -260,12 +259,8 @@ async function contacting<T>(ctx: AppContext, remote: RemoteRow, work: (client: 
   try {
     return await work(clientOf(ctx, remote));
   } catch (error) {
-    if (error instanceof RemoteUnreachable || error instanceof RemoteRefused) {
-      await recordContact(ctx, remote.id, { error: error.message });
-      if (error instanceof RemoteUnreachable) throw new ApiError(503, "REMOTE_UNREACHABLE", `${error.message}. Everything local works; pull and push resume where they stopped.`);
-      throw new ApiError(502, "REMOTE_REFUSED", `The remote ${remote.name} refused: ${error.message}`, { remoteStatus: error.status, remoteCode: error.code });
-    }
-    throw error;
+    if (error instanceof RemoteUnreachable || error instanceof RemoteRefused) await recordContact(ctx, remote.id, { error: error.message });
+    throw remoteFailure(error, remote.name);
   }
 }
 
@@ -366,14 +361,25 @@ function upstreamValues(ctx: AppContext, recordId: string): Values | undefined {
 const writable = (loaded: LoadedBase, values: Values): Values =>
   Object.fromEntries(loaded.fields.filter((field) => !isComputed(field.type) && Object.hasOwn(values, field.slug)).map((field) => [field.slug, values[field.slug]]));
 
+/** What each of the commits' operations asked to set (its proposal's payload), by commit id: a change pushes what it decided, even where that equals what the record held. */
+function askedOf(ctx: AppContext, rows: CommitRow[]): Map<string, Values> {
+  const operationIds = rows.flatMap((row) => (row.operationId ? [row.operationId] : []));
+  if (operationIds.length === 0) return new Map();
+  const heads = ctx.db.select({ id: operations.id, head: operations.headCommitId }).from(operations).where(inArray(operations.id, operationIds)).all();
+  const proposals = loadCommits(ctx, heads.map((row) => row.head));
+  const byOperation = new Map(heads.map((row) => [row.id, proposals.get(row.head)?.payload ?? {}]));
+  return new Map(rows.flatMap((row) => (row.operationId && byOperation.has(row.operationId) ? [[row.id, byOperation.get(row.operationId)!]] : [])));
+}
+
 /** A local change request's record commits as pushed operations, by base; `known` holds what the remote has of records this push sent. */
 function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; others: number } {
-  const rows = ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, commitIds)).all();
+  const rows = ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, commitIds)).all() as CommitRow[];
   const byId = new Map(rows.map((row) => [row.id, row]));
+  const asked = askedOf(ctx, rows.filter((row) => row.kind === "record_update"));
   const byBase = new Map<string, PushOperation[]>();
   let others = 0;
   for (const id of commitIds) {
-    const commit = byId.get(id) as CommitRow | undefined;
+    const commit = byId.get(id);
     const loaded = commit?.baseId ? findBaseOrNull(ctx, spaceId, commit.baseId) : null;
     if (!commit || !RECORD_KINDS.has(commit.kind) || !commit.recordId || !loaded) {
       others++;
@@ -387,12 +393,12 @@ function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], kno
     if (commit.kind === "record_create") op = { kind: "record_create", recordId, fields: values };
     else if (commit.kind === "record_update") {
       const upstream = known.get(recordId) ?? upstreamValues(ctx, recordId) ?? {};
-      const fields = Object.fromEntries(Object.entries(values).filter(([slug, value]) => !same(upstream[slug], value)));
-      op = Object.keys(fields).length === 0 ? null : { kind: "record_update", recordId, fields, base: Object.fromEntries(Object.keys(fields).map((slug) => [slug, upstream[slug] ?? null])) };
+      const decided = Object.keys(asked.get(commit.id) ?? values).filter((slug) => Object.hasOwn(values, slug) && !same(upstream[slug], values[slug]));
+      op = decided.length === 0 ? null : { kind: "record_update", recordId, fields: Object.fromEntries(decided.map((slug) => [slug, values[slug]])), base: Object.fromEntries(decided.map((slug) => [slug, upstream[slug] ?? null])) };
     } else op = { kind: commit.kind as "record_delete" | "record_restore", recordId };
     if (!op) continue;
     byBase.set(loaded.base.id, list);
-    // One operation a record: a later change of the same record in the change request replaces the earlier (its values are the whole record's).
+    // One operation a record: a later change of the same record in the change request is folded into the earlier.
     if (prior >= 0 && list[prior].kind === "record_create" && op.kind === "record_update") list[prior] = { kind: "record_create", recordId, fields: { ...(list[prior] as { fields: Values }).fields, ...op.fields } };
     else if (prior >= 0) list[prior] = op;
     else list.push(op);

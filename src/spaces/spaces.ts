@@ -126,10 +126,15 @@ function guardOwnerRole(caller: Membership, ...roles: Role[]): void {
  */
 export function deleteSpace(tx: Tx, membership: Membership, confirm: string): { success: true } {
   if (confirm !== membership.space.slug) throw badRequest(`To delete the space, send "confirm": "${membership.space.slug}".`);
-  forgetMemberships(tx);
-  tx.db.delete(spaces).where(eq(spaces.id, membership.space.id)).run();
-  tx.afterCommit(tx.fieldUpkeep.wake);
+  removeSpace(tx, membership.space.id);
   return { success: true };
+}
+
+/** Removes a space and all it holds (its rows cascade). */
+export function removeSpace(tx: Tx, spaceId: string): void {
+  forgetMemberships(tx);
+  tx.db.delete(spaces).where(eq(spaces.id, spaceId)).run();
+  tx.afterCommit(tx.fieldUpkeep.wake);
 }
 
 export const MemberSchema = t.Object({ userId: t.String(), name: t.String(), email: t.String(), role: oneOf(ROLES), createdAt: Timestamp }, { $id: "Member" });

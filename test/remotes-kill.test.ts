@@ -1,0 +1,128 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, freePort, REPO, tempDir } from "./helpers";
+
+/**
+ * Remotes under real failure (docs/remotes.md, "Proof"): the team's `basalt serve`, the laptop's
+ * `basalt serve`, and `basalt push` / `basalt pull` on the laptop's data directory, each its own
+ * process. Ten times, both sides write while a push or a pull runs, and a process is killed with
+ * SIGKILL at a random point: the command itself, or the team's server under it. In the end both
+ * hold the same records, every change the laptop acknowledged reached the team once, and none twice.
+ */
+const teamDir = tempDir("basalt-team-");
+const laptopDir = tempDir("basalt-laptop-");
+const running: Bun.Subprocess[] = [];
+afterAll(() => {
+  for (const process of running) process.kill(9);
+  rmSync(teamDir, { recursive: true, force: true });
+  rmSync(laptopDir, { recursive: true, force: true });
+});
+
+const env = { ...process.env, BASALT_DATA_DIR: undefined };
+
+function basalt(dataDir: string, args: string[], extra: Record<string, string> = {}) {
+  const result = Bun.spawnSync([BUN, join(REPO, "src/main.ts"), ...args, "--data-dir", dataDir], { env: { ...env, ...extra } });
+  if (result.exitCode !== 0) throw new Error(`basalt ${args.join(" ")}: ${result.stderr.toString()}`);
+  return result.stdout.toString();
+}
+
+async function serve(dataDir: string, port: number): Promise<Bun.Subprocess> {
+  const server = Bun.spawn([BUN, join(REPO, "src/main.ts"), "serve", "--port", String(port), "--data-dir", dataDir], { env, stdout: "ignore", stderr: "ignore" });
+  running.push(server);
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    const up = await fetch(`http://127.0.0.1:${port}/api/v1/health`).then((response) => response.ok, () => false);
+    if (up) return server;
+    await Bun.sleep(50);
+  }
+  throw new Error(`the server on ${port} did not start`);
+}
+
+async function call(port: number, key: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "x-basalt-space": "team", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+type Note = { id: string; fields: { title: string; n: number | null } };
+
+async function notes(port: number, key: string): Promise<Map<string, Note["fields"]>> {
+  const all = new Map<string, Note["fields"]>();
+  let cursor: string | null = null;
+  do {
+    const page: { records: Note[]; nextCursor: string | null } = await call(port, key, "GET", `/records?baseId=notes&limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+    for (const record of page.records) all.set(record.id, { title: record.fields.title, n: record.fields.n ?? null });
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+const keyOf = (output: string) => output.trim().split("\n")[0].trim();
+
+describe("remotes when processes die", () => {
+  test("ten pushes and pulls killed at random points: nothing duplicated, nothing lost", async () => {
+    for (const dir of [teamDir, laptopDir]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
+    basalt(teamDir, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
+    const teamKey = keyOf(basalt(teamDir, ["keys", "create", "--email", "ada@example.com", "--name", "laptop", "--level", "write"]));
+    const laptopKey = keyOf(basalt(laptopDir, ["keys", "create", "--email", "ada@example.com", "--name", "me", "--level", "write"]));
+    const teamPort = await freePort();
+    let teamServer = await serve(teamDir, teamPort);
+    await call(teamPort, teamKey, "POST", "/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "n", name: "N", type: "number" }] });
+    await call(teamPort, teamKey, "POST", "/bases/notes/records/bulk-change-request", { records: Array.from({ length: 50 }, (_, i) => ({ fields: { title: `team ${i}`, n: i } })) });
+    basalt(laptopDir, ["clone", `http://127.0.0.1:${teamPort}`, "--space", "team", "--as", "ada@example.com"], { BASALT_REMOTE_KEY: teamKey });
+    const laptopPort = await freePort();
+    await serve(laptopDir, laptopPort);
+    const cloned = [...(await notes(laptopPort, laptopKey)).keys()];
+    expect(cloned).toHaveLength(50);
+
+    const acknowledged = new Map<string, string>();
+    let made = 0;
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 20; i++) {
+        const title = `laptop ${round}.${i}`;
+        const created = await call(laptopPort, laptopKey, "POST", "/bases/notes/change-requests", { fields: { title } });
+        acknowledged.set(created.id, title);
+        made++;
+      }
+      for (let i = 0; i < 5; i++) {
+        const id = cloned[(round * 5 + i) % cloned.length];
+        const title = `laptop edit ${round}.${i}`;
+        await call(laptopPort, laptopKey, "POST", `/records/${id}/change-requests`, { operation: "update", fields: { title } });
+        acknowledged.set(id, title);
+        await call(teamPort, teamKey, "POST", `/records/${id}/change-requests`, { operation: "update", fields: { n: 1000 + round } });
+      }
+      const command = round % 2 === 0 ? "push" : "pull";
+      const run = Bun.spawn([BUN, join(REPO, "src/main.ts"), command, "--space", "team", "--data-dir", laptopDir], { env, stdout: "ignore", stderr: "ignore" });
+      running.push(run);
+      await Bun.sleep(100 + Math.floor(Math.random() * 900));
+      if (round % 3 === 2) {
+        // The team's server dies under the push or pull, and comes back.
+        teamServer.kill(9);
+        await teamServer.exited;
+        teamServer = await serve(teamDir, teamPort);
+      }
+      run.kill(9);
+      await run.exited;
+    }
+    basalt(laptopDir, ["push", "--space", "team"]);
+    basalt(laptopDir, ["pull", "--space", "team"]);
+
+    const there = await notes(teamPort, teamKey);
+    const here = await notes(laptopPort, laptopKey);
+    expect(here.size).toBe(50 + made);
+    expect([...there.entries()].sort()).toEqual([...here.entries()].sort());
+    // Every change the laptop acknowledged is on the team's instance, once.
+    for (const [id, title] of acknowledged) expect(there.get(id)?.title).toBe(title);
+    const titles = [...there.values()].map((note) => note.title);
+    expect(new Set(titles).size).toBe(titles.length);
+    // The team's edits of another field came down and stayed.
+    for (let round = 0; round < 10; round++) expect(there.get(cloned[(round * 5) % cloned.length])?.n).toBeGreaterThanOrEqual(1000);
+    const status = basalt(laptopDir, ["status", "--space", "team"]);
+    expect(status).toMatch(/origin\s+http:\S+\s+0\s+0\s+0\s+0/);
+  }, 120_000);
+});
