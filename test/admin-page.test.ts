@@ -1279,6 +1279,46 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.close();
   });
 
+  test("a space is cloned from another Basalt on the Remotes screen, then pulled and pushed from it", async () => {
+    const team = new TestServer();
+    try {
+      const lead = await team.user("Ada");
+      const teamSpace = await team.space(lead.id, "Team", "team");
+      const teamKey = await team.key(lead.id, "write");
+      const teamCall = (method: string, path: string, body?: unknown) => team.call(method, path, { key: teamKey, space: teamSpace.id, body });
+      await teamCall("POST", "/api/v1/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] });
+      await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "Written by the team" } });
+      const page = await newPage();
+      await signIn(page, "/admin/remotes");
+      const clone = page.locator("section", { hasText: "Clone a space from another Basalt" });
+      await clone.getByLabel("Address").fill(team.url);
+      await clone.getByLabel("The remote's space").fill("team");
+      await clone.getByLabel("API key of the remote").fill(teamKey);
+      await clone.getByLabel("Slug here").fill("team-copy");
+      await clone.getByRole("button", { name: "Clone" }).click();
+      await page.getByText("Cloned. This space now follows the remote origin.").waitFor();
+      await page.getByRole("row", { name: /origin/ }).waitFor();
+      await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "Merged there later" } });
+      await page.getByRole("button", { name: "Pull" }).click();
+      await page.getByText(/Pulled: 1 applied/).waitFor();
+      const session = await server.signIn(EMAIL, PASSWORD);
+      const here = (await server.call("GET", "/api/v1/records?baseId=notes", { session, space: "team-copy" })).body.records.map((record: { fields: { title: string } }) => record.fields.title);
+      expect(here.sort()).toEqual(["Merged there later", "Written by the team"]);
+      await server.call("POST", "/api/v1/bases/notes/change-requests", { session, space: "team-copy", body: { fields: { title: "Made on the laptop" } } });
+      await page.getByRole("button", { name: "Push" }).click();
+      await page.getByText(/Pushed: 1 merged on the remote/).waitFor();
+      await atBothWidths(page, "remotes");
+      const there = (await teamCall("GET", "/api/v1/records?baseId=notes")).body.records.map((record: { fields: { title: string } }) => record.fields.title);
+      expect(there).toContain("Made on the laptop");
+      const copy = (await server.call("GET", "/api/v1/spaces", { session })).body.find((space: { slug: string }) => space.slug === "team-copy");
+      expect((await server.call("DELETE", `/api/v1/spaces/${copy.id}`, { session, body: { confirm: "team-copy" } })).status).toBe(200);
+      await page.close();
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await team.stop();
+    }
+  });
+
   test("every screen fits 375 px and 1440 px without horizontal overflow, and no page logged an error", async () => {
     const session = await server.signIn(EMAIL, PASSWORD);
     const record = (await server.call("GET", "/api/v1/records?baseId=papers", { session })).body.records[0];
@@ -1311,6 +1351,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       ["device", "/admin/device"],
       ["webhooks", "/admin/webhooks"],
       ["webhook", `/admin/webhooks/${rule[0].id}`],
+      ["remotes", "/admin/remotes"],
       ["spaces", "/admin/spaces"],
       ["search", "/admin/search?q=book"],
       ["activity", "/admin/activity"],

@@ -10,6 +10,7 @@ import { keyScreens } from "./screens/keys";
 import { signInScreens } from "./screens/sign-in";
 import { spaceScreens } from "./screens/spaces";
 import { webhookScreens } from "./screens/webhooks";
+import { remoteScreens } from "./screens/remotes";
 import { searchScreens } from "./screens/search";
 import { docScreens } from "./screens/docs";
 import { formScreens } from "./forms";
@@ -17,7 +18,7 @@ import { activityScreens } from "./screens/activity";
 import { failureText, notice } from "./ui";
 import { followEvents, type LiveEvent } from "./live";
 
-const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...formScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
+const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...formScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...remoteScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
@@ -82,6 +83,7 @@ function navigation(current: Me): void {
     ["/admin/data", "Data"],
     ["/admin/activity", "Activity"],
     ["/admin/webhooks", "Webhooks"],
+    ["/admin/remotes", "Remotes"],
     ["/admin/keys", "API keys"],
     ["/admin/spaces", "Spaces"],
     ...(current.user.admin ? ([["/admin/users", "Users"]] as [string, string][]) : []),
