@@ -179,6 +179,47 @@ describe("pull and push", () => {
     expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ pending: 0 });
   });
 
+  test("structure follows too: a field, a base with its records and a view made on the remote arrive with the same ids, and records of the new base push back", async () => {
+    const notes = (await teamCall("GET", "/api/v1/bases/notes")).body;
+    await teamCall("POST", `/api/v1/bases/${notes.id}/fields/change-requests`, { operation: "create", slug: "tag", name: "Tag", type: "text" });
+    await teamCall("POST", "/api/v1/bases", { slug: "tasks", name: "Tasks", fields: [{ slug: "name", name: "Name", type: "text" }, { slug: "note", name: "Note", type: "relation", options: { targetBaseSlug: "notes" } }] });
+    const [one] = await ids();
+    const task = (await teamCall("POST", "/api/v1/bases/tasks/change-requests", { fields: { name: "Read it", note: [one] } })).body;
+    await teamCall("POST", "/api/v1/views/change-requests", { operation: "create", baseId: notes.id, slug: "by-n", name: "By N", type: "table" });
+    await update(teamCall, one, { tag: "urgent" });
+    const pulled = await pull(laptop.ctx, local);
+    expect(pulled).toMatchObject({ structure: 3, notFollowed: 0, warnings: [] });
+    const fieldIds = (base: { fields: { id: string }[] }) => base.fields.map((field) => field.id);
+    const notesThere = (await teamCall("GET", "/api/v1/bases/notes")).body;
+    expect(fieldIds(notesThere)).toHaveLength(notes.fields.length + 2);
+    expect(fieldIds((await laptopCall("GET", "/api/v1/bases/notes")).body)).toEqual(fieldIds(notesThere));
+    const tasksThere = (await teamCall("GET", "/api/v1/bases/tasks")).body;
+    const tasksHere = (await laptopCall("GET", "/api/v1/bases/tasks")).body;
+    expect(tasksHere).toMatchObject({ id: tasksThere.id, nodeId: tasksThere.nodeId });
+    expect(fieldIds(tasksHere)).toEqual(fieldIds(tasksThere));
+    expect((await laptopCall("GET", `/api/v1/records/${task.id}`)).body.fields).toMatchObject({ name: "Read it", note: [one] });
+    expect((await recordsOf(laptopCall))[one].fields.tag).toBe("urgent");
+    const viewsThere = (await teamCall("GET", `/api/v1/bases/${notes.id}/views`)).body.map((view: { id: string }) => view.id);
+    expect((await laptopCall("GET", `/api/v1/bases/${notes.id}/views`)).body.map((view: { id: string }) => view.id)).toEqual(viewsThere);
+    await laptopCall("POST", "/api/v1/bases/tasks/change-requests", { fields: { name: "Written offline" } });
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 1, refused: [] });
+    const names = (await teamCall("GET", "/api/v1/records?baseId=tasks")).body.records.map((record: { fields: { name: string } }) => record.fields.name);
+    expect(names.sort()).toEqual(["Read it", "Written offline"]);
+  });
+
+  test("a change of structure that cannot merge here is noted and passed; the pull goes on", async () => {
+    await laptop.call("POST", "/api/v1/bases", { key: laptopKey, space: local, body: { slug: "tasks", name: "Local tasks", fields: [] } });
+    await teamCall("POST", "/api/v1/bases", { slug: "tasks", name: "Tasks", fields: [{ slug: "name", name: "Name", type: "text" }] });
+    await teamCall("POST", "/api/v1/bases/tasks/change-requests", { fields: { name: "Team task" } });
+    const [one] = await ids();
+    await update(teamCall, one, { title: "still comes" });
+    const pulled = await pull(laptop.ctx, local);
+    expect(pulled.notFollowed).toBe(2);
+    expect(pulled.warnings[0]).toContain("cannot merge here");
+    expect((await recordsOf(laptopCall))[one].fields.title).toBe("still comes");
+    expect(await push(laptop.ctx, local)).toMatchObject({ refused: [expect.objectContaining({ reason: expect.stringContaining("structure") })] });
+  });
+
   test("offline is normal: an unreachable remote answers 503 and changes nothing; local work goes on", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ url: "http://127.0.0.1:9" }).where(eq(remotes.id, remote.id)).run();

@@ -17,6 +17,7 @@ import type { DocumentType, OperationKind } from "../tables/content";
 import type { FieldValues, OperationPayloads, Proposed } from "./operations";
 import type { ChangeRequestRow, OperationRow } from "../tables/changes";
 import { threeWay } from "./three-way";
+import { derivedIds } from "../db/ids";
 
 /** What one merge holds while it applies its operations in order. */
 export interface MergeContext {
@@ -185,14 +186,16 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
     review: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
   },
   node_create: {
-    apply(m, _op, payload) {
+    // What a merge makes is named by ids derived from its commit: a follower that pulls the commit makes the same (docs/remotes.md).
+    apply(m, op, payload) {
       const { tx, cr, at } = m;
-      const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at);
+      const ids = derivedIds(op.headCommitId);
+      const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at, ids);
       if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
       if (payload.document !== undefined) writeDocument(tx, node.id, node.type as DocumentType, payload.document, at);
       if (payload.files) mountFiles(tx, node.id, payload.files, at);
       if (node.type !== "base") return { nodeId: node.id };
-      const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at, cr.id);
+      const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at, cr.id, ids);
       return { nodeId: node.id, baseId: base.id };
     },
   },
@@ -200,7 +203,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   node_move: { apply: (m, _op, payload) => ({ nodeId: moveNode(m.tx, m.cr.spaceId, { nodeId: payload.nodeId, parentId: parentOf(m, payload), position: payload.position }, m.at).id }) },
   node_delete: { apply: (m, _op, payload) => ({ nodeId: archiveNode(m.tx, m.cr.spaceId, payload.nodeId, m.at).id }), archives: true },
   node_restore: { apply: (m, _op, payload) => ({ nodeId: restoreNode(m.tx, m.cr.spaceId, payload.nodeId, m.at).id }) },
-  view_create: { apply: (m, op, payload, { author }) => ({ viewId: createView(m.tx, baseOf(m, op.baseId!), payload, author.id, m.at).id }) },
+  view_create: { apply: (m, op, payload, { author }) => ({ viewId: createView(m.tx, baseOf(m, op.baseId!), payload, author.id, m.at, derivedIds(op.headCommitId)).id }) },
   view_update: {
     apply(m, op, { viewId, ...patch }) {
       return { viewId: updateView(m.tx, baseOf(m, op.baseId!), viewId, patch, m.at).id };
@@ -210,7 +213,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   view_restore: { apply: viewStatus(false) },
   base_add_field: {
     apply(m, op, payload) {
-      addField(m.tx, baseOf(m, op.baseId!), payload, m.at);
+      addField(m.tx, baseOf(m, op.baseId!), payload, m.at, derivedIds(op.headCommitId));
       return schemaChanged(m, op);
     },
   },

@@ -4,7 +4,7 @@ import { and, asc, desc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
-import { newId } from "../db/ids";
+import { type IdMaker, newId } from "../db/ids";
 import { checkName } from "../shared/formats";
 import { badRequest, notFound } from "../shared/errors";
 import { type Sight, unseen } from "../spaces/sight";
@@ -167,7 +167,7 @@ export type NewField = {
  * as it fills the index: `indexing` is `ready` in a base without records, `building` (filled in
  * the background) in one with records.
  */
-export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string, indexing: Exclude<FieldIndexState, "none"> = "ready"): FieldRow {
+export function prepareField(baseId: string, input: NewField, existing: { slug: string }[], position: number, at: string, indexing: Exclude<FieldIndexState, "none"> = "ready", ids: IdMaker = newId): FieldRow {
   checkFieldSlug(input.slug);
   const name = checkName(input.name);
   const type = input.type ?? DEFAULT_TYPE;
@@ -175,7 +175,7 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
   if (existing.some((field) => field.slug === input.slug)) throw badRequest(`The base already has a field "${input.slug}".`);
   const options = checkFieldOptions(type, input.options);
   return {
-    id: newId("fld"),
+    id: ids("fld"),
     baseId,
     slug: input.slug,
     name,

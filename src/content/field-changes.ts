@@ -4,7 +4,7 @@ import { isRelation } from "./fields/relation";
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
-import { newId } from "../db/ids";
+import { type IdMaker, newId } from "../db/ids";
 import { checkName } from "../shared/formats";
 import { isComputed } from "../shared/field-types";
 import { badRequest, conflict, notFound } from "../shared/errors";
@@ -26,20 +26,20 @@ import { bases, deletedFields, deletedFieldValues, droppedFields, fields, record
  * Creates the base behind a new base node, with its fields (checked first, all or none), and records
  * `base.created` for the change request that made it; a relation among the fields makes its inverse too.
  */
-export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" | "slug" | "name">, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string, changeRequestId: string): BaseRow {
+export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" | "slug" | "name">, input: { fields?: NewField[]; reviewPolicy?: ReviewPolicy }, at: string, changeRequestId: string, ids: IdMaker = newId): BaseRow {
   forgetBases(tx);
   const spaceId = node.spaceId;
   const count = tx.db.select({ n: sql<number>`count(*)` }).from(bases).where(eq(bases.spaceId, spaceId)).get()!.n;
   requireWithin(tx.config.limits, "basesPerSpace", count + 1);
   requireWithin(tx.config.limits, "fieldsPerBase", input.fields?.length ?? 0);
-  const base: BaseRow = { id: newId("bse"), spaceId, nodeId: node.id, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
+  const base: BaseRow = { id: ids("bse"), spaceId, nodeId: node.id, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
   const rows: FieldRow[] = [];
-  for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at));
+  for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at, "ready", ids));
   insertRow(tx, bases, base);
   const source = { spaceId, baseId: base.id, slug: node.slug, name: node.name };
   const inverses: FieldRow[] = [];
   rows.forEach((row, i) => {
-    const inverse = resolveLinkedField(tx, source, row, [...rows.slice(0, i), ...inverses.filter((other) => other.baseId === base.id)], at);
+    const inverse = resolveLinkedField(tx, source, row, [...rows.slice(0, i), ...inverses.filter((other) => other.baseId === base.id)], at, ids);
     if (inverse) inverses.push(inverse);
   });
   resolveNewFormulas(tx, spaceId, rows, [...rows, ...inverses.filter((other) => other.baseId === base.id)]);
@@ -69,16 +69,16 @@ const slugBeingFreed = preparedFor((db) =>
  * left in records, which the upkeep clears in the background (a batch at a time, so the writer is
  * never held): until it has, the slug is refused, so a new field never shows an old one's values.
  */
-export function addField(tx: Tx, loaded: LoadedBase, input: NewField, at: string): FieldRow {
+export function addField(tx: Tx, loaded: LoadedBase, input: NewField, at: string, ids: IdMaker = newId): FieldRow {
   const baseId = loaded.base.id;
   const existing = loadFields(tx, baseId);
   requireWithin(tx.config.limits, "fieldsPerBase", existing.length + 1);
   const indexing = anyRecordOf(tx).get({ baseId }) ? "building" : "ready";
-  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing);
+  const row = prepareField(baseId, input, existing, existing.length === 0 ? 0 : Math.max(...existing.map((f) => f.position)) + 1, at, indexing, ids);
   if (slugBeingFreed(tx).get({ baseId, slug: row.slug })) {
     throw conflict(`The slug "${row.slug}" belonged to a field deleted moments ago whose values are still being cleared from the records; try again in a few seconds.`, { reason: "SLUG_BEING_FREED" });
   }
-  const inverse = resolveLinkedField(tx, sourceOf(loaded), row, existing, at);
+  const inverse = resolveLinkedField(tx, sourceOf(loaded), row, existing, at, ids);
   resolveNewFormulas(tx, loaded.base.spaceId, [row], [...existing, row]);
   insertRow(tx, fields, row);
   if (inverse) {

@@ -5,7 +5,7 @@ import { and, asc, eq, getTableColumns, gt, inArray, isNull, or, type Placeholde
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { compiledRows, decodeRow, preparedFor, type ReadDb } from "../db/client";
-import { newId } from "../db/ids";
+import { type IdMaker, newId } from "../db/ids";
 import { requireWithin } from "../shared/limits";
 import { checkName, checkSlug } from "../shared/formats";
 import { badRequest, conflict, notFound, onUniqueViolation } from "../shared/errors";
@@ -299,7 +299,7 @@ export type NewNode = {
   metadata?: Record<string, unknown>;
 };
 
-export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string): NodeRow {
+export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string, ids: IdMaker = newId): NodeRow {
   forgetBases(tx);
   checkSlug(input.slug, "node slug");
   checkMetadata(tx.config.limits, input.metadata ?? {});
@@ -307,7 +307,7 @@ export function createNode(tx: Tx, spaceId: string, input: NewNode, at: string):
   const parent = activeFolder(tx, spaceId, input.parentId);
   requireWithin(tx.config.limits, "folderDepth", depthOf(tx, parent.id) + 1);
   const row: NodeRow = {
-    id: newId("nod"),
+    id: ids("nod"),
     spaceId,
     parentId: parent.id,
     type: input.nodeType,

@@ -3,7 +3,7 @@ import type { Static } from "@sinclair/typebox";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
 import { preparedFor } from "../db/client";
-import { newId } from "../db/ids";
+import { type IdMaker, newId } from "../db/ids";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug, slugify } from "../shared/formats";
 import { badRequest, conflict, notFound } from "../shared/errors";
@@ -268,10 +268,10 @@ const viewedFields = (loaded: LoadedBase, config: ViewConfig): FieldRow[] => {
 };
 
 /** Merges a view create: its configuration is checked again against the base as it is now. */
-export function createView(tx: Tx, loaded: LoadedBase, input: NewView, createdBy: string, at: string): ViewRow {
+export function createView(tx: Tx, loaded: LoadedBase, input: NewView, createdBy: string, at: string, ids: IdMaker = newId): ViewRow {
   requireFreeSlug(tx, loaded.base.id, input.slug);
   const row: ViewRow = {
-    id: newId("viw"),
+    id: ids("viw"),
     spaceId: loaded.base.spaceId,
     baseId: loaded.base.id,
     ...input,

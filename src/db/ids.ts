@@ -5,6 +5,42 @@ export type IdPrefix = "usr" | "spc" | "key" | "dev" | "nod" | "bse" | "fld" | "
 let lastTime = -1;
 const lastRandom = new Uint8Array(5);
 
+/** Makes an id of a kind: `newId`, or the ids a merge derives from its commit (`derivedIds`). */
+export type IdMaker = (prefix: IdPrefix) => string;
+
+const base32 = (bytes: Uint8Array): string => {
+  let text = "";
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      text += CROCKFORD[(value >> bits) & 31];
+    }
+  }
+  return text;
+};
+
+/**
+ * The ids merging one operation makes (a node, a base, its fields, a view), derived from the
+ * operation's commit: every instance that merges that commit, the one where it was proposed and
+ * each that pulls it (docs/remotes.md), makes the same ids, so what a later change names is there.
+ * The time part is the commit's, so they sort by when the change was made; the rest is a hash of
+ * the commit, the kind and how many of that kind came before.
+ */
+export function derivedIds(commitId: string): IdMaker {
+  const made = new Map<string, number>();
+  const time = commitId.slice(commitId.indexOf("_") + 1).slice(0, 10);
+  return (prefix) => {
+    const n = made.get(prefix) ?? 0;
+    made.set(prefix, n + 1);
+    const digest = new Bun.CryptoHasher("sha256").update(`${commitId}\n${prefix}\n${n}`).digest();
+    return `${prefix}_${time}${base32(digest.subarray(0, 5))}`;
+  };
+}
+
 /**
  * `<prefix>_` + 10 characters of milliseconds and 8 of randomness (Crockford base32), monotonic
  * within one millisecond, so ordering by id is creation order and keyset cursors stay simple.
@@ -24,16 +60,5 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
   }
   let time = "";
   for (let t = lastTime, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
-  let random = "";
-  let bits = 0;
-  let value = 0;
-  for (const byte of lastRandom) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      random += CROCKFORD[(value >> bits) & 31];
-    }
-  }
-  return `${prefix}_${time}${random}`;
+  return `${prefix}_${time}${base32(lastRandom)}`;
 }

@@ -13,8 +13,9 @@ import { newId } from "../db/ids";
 import { recordEvent } from "../events/outbox";
 import { isComputed } from "../shared/field-types";
 import { users } from "../tables/auth";
-import { type ChangeRequestRow, changeRequests, type MergeConflict, operations, remotePushes } from "../tables/changes";
-import { commits, type OperationKind, records } from "../tables/content";
+import { type ChangeRequestRow, changeRequests, type MergeConflict, type OperationRow, operations, remotePushes } from "../tables/changes";
+import { commits, type OperationKind, records, type TargetType } from "../tables/content";
+import { mergeInTransaction } from "../changes/merge";
 
 /** A commit as the remote's `GET /sync/commits` gives it. */
 export interface PulledCommit {
@@ -23,7 +24,9 @@ export interface PulledCommit {
   changeRequestId: string;
   recordId: string | null;
   baseId: string | null;
+  nodeId: string | null;
   parentCommitId: string | null;
+  targetType: TargetType;
   operation: OperationKind;
   payload: Record<string, unknown>;
   message: string;
@@ -43,7 +46,9 @@ export interface PullTally {
   conflicts: number;
   /** Commits already here, or whose values the record already holds. */
   known: number;
-  /** Commits of what a remote does not carry yet (node, field and view changes): listed in `notFollowed`. */
+  /** Node, field, view and document changes merged here as they merged there. */
+  structure: number;
+  /** Commits that could not be applied here (their base is not here, or what they change was changed here): each named in `warnings`. */
   notFollowed: number;
   /** Local changes the remote merged, found landed. */
   landed: number;
@@ -51,7 +56,7 @@ export interface PullTally {
   warnings: string[];
 }
 
-export const emptyTally = (): PullTally => ({ applied: 0, merged: 0, conflicts: 0, known: 0, notFollowed: 0, landed: 0, warnings: [] });
+export const emptyTally = (): PullTally => ({ applied: 0, merged: 0, conflicts: 0, known: 0, structure: 0, notFollowed: 0, landed: 0, warnings: [] });
 
 const MAX_WARNINGS = 50;
 const RECORD_KINDS: ReadonlySet<OperationKind> = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
@@ -119,7 +124,7 @@ class Carrier {
   }
 }
 
-function pulledChangeRequest(remote: PullingFor, author: UserRef, status: "merged" | "conflict", meta: Record<string, unknown>, at: string): ChangeRequestRow {
+function pulledChangeRequest(remote: PullingFor, author: UserRef, status: "merged" | "conflict" | "in_review", meta: Record<string, unknown>, at: string): ChangeRequestRow {
   return {
     id: newId("crq"),
     spaceId: remote.spaceId,
@@ -139,6 +144,73 @@ function pulledChangeRequest(remote: PullingFor, author: UserRef, status: "merge
     createdAt: at,
     updatedAt: at,
   };
+}
+
+/** Whether a commit changes a record (applied by `applyPulled`), rather than a node, a field, a view or a document (`applyStructure`). */
+export const isRecordCommit = (commit: PulledCommit): boolean => commit.recordId !== null && RECORD_KINDS.has(commit.operation);
+
+/**
+ * A remote change request's changes of nodes, fields, views or documents, merged here as they
+ * merged there, together (a node made by one may be the parent of the next, by its `ref`): their
+ * commits are kept with their ids, so the ids their merge makes are the remote's (`derivedIds`),
+ * and what later commits name is here. They are checked again as any merge is; what cannot merge
+ * here (a slug taken by a change made here) throws, and the caller notes it as not followed.
+ */
+export function applyStructure(tx: Tx, remote: PullingFor, group: PulledCommit[], at: string, tally: PullTally): void {
+  const fresh = group.filter((commit) => !commitHere(tx, commit.id));
+  tally.known += group.length - fresh.length;
+  if (fresh.length === 0) return;
+  const first = fresh[0];
+  const author = authorHere(tx, first);
+  const cr: ChangeRequestRow = {
+    ...pulledChangeRequest(remote, author, "in_review", { pulled: true, origin: remote.remoteInstanceId, remoteChangeRequestId: first.changeRequestId }, at),
+    targetType: first.targetType,
+    baseId: first.baseId,
+    nodeId: first.nodeId,
+  };
+  insertRow(tx, changeRequests, cr);
+  const ops = fresh.map((commit, position) => structureOperation(tx, remote, cr, commit, authorHere(tx, commit), position, at));
+  mergeInTransaction(tx, cr, ops, at);
+  tally.structure += ops.length;
+}
+
+function structureOperation(tx: Tx, remote: PullingFor, cr: ChangeRequestRow, commit: PulledCommit, author: UserRef, position: number, at: string): OperationRow {
+  const operationId = newId("opr");
+  insertCommit(tx, {
+    id: commit.id,
+    origin: commit.origin,
+    spaceId: remote.spaceId,
+    baseId: commit.baseId,
+    nodeId: commit.nodeId,
+    operationId,
+    recordId: null,
+    parentCommitId: null,
+    message: commit.message || null,
+    authorId: author.id,
+    targetType: commit.targetType,
+    kind: commit.operation,
+    payload: commit.payload,
+    createdAt: commit.createdAt,
+  });
+  const op: OperationRow = {
+    id: operationId,
+    changeRequestId: cr.id,
+    baseId: commit.baseId,
+    nodeId: commit.nodeId,
+    targetType: commit.targetType,
+    kind: commit.operation,
+    status: "pending",
+    targetRecordId: null,
+    targetViewId: typeof commit.payload.viewId === "string" ? commit.payload.viewId : null,
+    baseCommitId: null,
+    headCommitId: commit.id,
+    deleteMode: null,
+    position,
+    createdAt: at,
+    updatedAt: at,
+  };
+  insertRow(tx, operations, op);
+  return op;
 }
 
 /**
@@ -165,9 +237,9 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
       tally.landed += markLanded(tx, remote.id, commit.changeRequestId, at);
     }
     const loaded = commit.baseId ? baseOf(commit.baseId) : null;
-    if (!RECORD_KINDS.has(commit.operation) || !commit.recordId || !loaded) {
+    if (!isRecordCommit(commit) || !loaded) {
       tally.notFollowed++;
-      warn(tally, `The remote's ${commit.operation} (change request ${commit.changeRequestId}) is not followed: a remote carries record changes; clone again for changes of its structure.`);
+      warn(tally, `The remote's ${commit.operation} of record ${commit.recordId} is not followed: its base is not here.`);
       continue;
     }
     applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, at, tally);
@@ -175,7 +247,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
   carrier?.close();
 }
 
-function warn(tally: PullTally, message: string): void {
+export function warn(tally: PullTally, message: string): void {
   if (tally.warnings.length < MAX_WARNINGS) tally.warnings.push(message);
 }
 

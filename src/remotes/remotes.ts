@@ -8,7 +8,7 @@ import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { iso } from "../shared/clock";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
 import { isComputed } from "../shared/field-types";
 import { Nullable, Timestamp, WholeNumber } from "../shared/schemas";
 import { createSpace, removeSpace } from "../spaces/spaces";
@@ -17,7 +17,7 @@ import { commits } from "../tables/content";
 import { BLOBS, beginDumpImport, commitDumpImport, stageImportRows, stageStoredRows } from "../transfer/dump-api";
 import { instanceId } from "../changes/merge-log";
 import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
-import { applyPulled, emptyTally, type PulledCommit, type PullTally } from "./pull";
+import { applyPulled, applyStructure, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
 import type { PushedSchema, PushSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
 
 /**
@@ -270,7 +270,8 @@ export const PullResultSchema = t.Object({
   merged: WholeNumber(),
   conflicts: WholeNumber({ description: "Remote commits that became local change requests in conflict: resolve them in the Inbox." }),
   known: WholeNumber(),
-  notFollowed: WholeNumber(),
+  structure: WholeNumber({ description: "Changes of nodes, fields, views and documents merged here as they merged there." }),
+  notFollowed: WholeNumber({ description: "Commits that could not be applied here, each named in warnings." }),
   landed: WholeNumber({ description: "Pushed changes found merged on the remote." }),
   refused: WholeNumber({ description: "Pushed changes found rejected on the remote." }),
   warnings: t.Array(t.String()),
@@ -292,18 +293,46 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
     await stateOf(client, remote.pulledSeq, remote.remoteInstanceId);
     const tally: PullTally = emptyTally();
     let after = remote.pulledSeq;
+    /** Applies what `work` applies of the commits not applied yet, and moves the cursor to `upTo`, in one write. */
+    const applying = (upTo: number, work: (tx: Tx, after: number, at: string) => void) =>
+      write(ctx, (tx) => {
+        const current = tx.db.select({ seq: remotes.pulledSeq }).from(remotes).where(eq(remotes.id, remote.id)).get();
+        if (!current) throw notFound(`The remote ${remote.name} was removed meanwhile.`);
+        work(tx, current.seq, iso(tx.clock.now()));
+        const moved = Math.max(current.seq, upTo);
+        tx.db.update(remotes).set({ pulledSeq: moved }).where(eq(remotes.id, remote.id)).run();
+        return moved;
+      });
     for (;;) {
       const page = await client.call<MergedPage>("GET", `/sync/commits?after=${after}&limit=${COMMITS_PAGE}`);
       const reached = page.next ?? page.head;
       if (reached <= after && page.commits.length === 0) break;
-      after = await write(ctx, (tx) => {
-        const current = tx.db.select({ seq: remotes.pulledSeq }).from(remotes).where(eq(remotes.id, remote.id)).get();
-        if (!current) throw notFound(`The remote ${remote.name} was removed meanwhile.`);
-        applyPulled(tx, remote, page.commits.filter((commit) => commit.seq > current.seq), iso(tx.clock.now()), tally);
-        const moved = Math.max(current.seq, reached);
-        tx.db.update(remotes).set({ pulledSeq: moved }).where(eq(remotes.id, remote.id)).run();
-        return moved;
-      });
+      // Record commits a run at a time; each change of structure in a write of its own, so one that cannot merge here is noted and passed.
+      let run: PulledCommit[] = [];
+      const applyRun = async (upTo: number) => {
+        const commits = run;
+        run = [];
+        after = await applying(upTo, (tx, applied, at) => applyPulled(tx, remote, commits.filter((commit) => commit.seq > applied), at, tally));
+      };
+      for (let i = 0; i < page.commits.length; ) {
+        if (isRecordCommit(page.commits[i])) {
+          run.push(page.commits[i++]);
+          continue;
+        }
+        if (run.length > 0) await applyRun(run.at(-1)!.seq);
+        const group = [page.commits[i++]];
+        while (i < page.commits.length && !isRecordCommit(page.commits[i]) && page.commits[i].changeRequestId === group[0].changeRequestId) group.push(page.commits[i++]);
+        const upTo = group.at(-1)!.seq;
+        try {
+          after = await applying(upTo, (tx, applied, at) => applyStructure(tx, remote, group.filter((commit) => commit.seq > applied), at, tally));
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          tally.notFollowed += group.length;
+          warn(tally, `The remote's ${group.map((commit) => commit.operation).join(", ")} (its change request ${group[0].changeRequestId}) cannot merge here: ${error.message}`);
+          after = await applying(upTo, () => undefined);
+        }
+      }
+      await applyRun(reached);
       if (page.next === null) break;
     }
     const refused = await askAfterPending(ctx, client, remote, tally);

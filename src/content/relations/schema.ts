@@ -5,7 +5,7 @@ import { isFormula } from "../fields/formula/kind";
 import { isLookup, lookupOf } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import type { AppContext } from "../../context";
-import { newId } from "../../db/ids";
+import { type IdMaker, newId } from "../../db/ids";
 import { ApiError, badRequest, conflict } from "../../shared/errors";
 import { requireWithin } from "../../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "../bases";
@@ -104,7 +104,7 @@ export interface FieldSource {
  * must name a relation of its base (`siblings`, the fields before it) and a field of that
  * relation's target base whose values are stored or computed by the record itself.
  */
-export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: FieldRow, siblings: FieldRow[], at: string): FieldRow | null {
+export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: FieldRow, siblings: FieldRow[], at: string, ids: IdMaker = newId): FieldRow | null {
   if (isLookup(row)) {
     const { relationFieldSlug, targetFieldSlug } = lookupOf(row.options);
     const relation = siblings.find((field) => field.slug === relationFieldSlug);
@@ -126,7 +126,7 @@ export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: Fi
   const targetBaseId = target?.base.id ?? source.baseId;
   const wanted = { slug: row.options.inverseFieldSlug, name: row.options.inverseFieldName };
   const inverse: FieldRow = {
-    id: newId("fld"),
+    id: ids("fld"),
     baseId: targetBaseId,
     slug: typeof wanted.slug === "string" ? freeInverseSlug(wanted.slug, [...targetFields, row]) : inverseSlug(target ? source.slug : `${row.slug}_of`, targetFields),
     name: typeof wanted.name === "string" ? wanted.name : target ? source.name : `${row.name} (linked from)`,
