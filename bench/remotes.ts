@@ -62,21 +62,48 @@ started = performance.now();
 onCore1(["clone", teamUrl, "--space", "bench", "--as", "bench@example.com", "--data-dir", laptopDir], { BASALT_REMOTE_KEY: key });
 const cloneSeconds = seconds(started);
 
-// Pull: 1,000 changes merged on the team, one change request each.
-const page = await team.api("GET", `/api/v1/records?baseId=books&limit=100`);
+// Both sides write while the link is cut: the team 1,000 changes (one change request each), and
+// 10 titles the laptop changes too (true conflicts); the laptop 1,000 changes of other records and
+// 10 of the same records' other field (merged), while the team's server is stopped.
 const ids: string[] = [];
-for (let cursor: string | null = null, first = true; first || (cursor && ids.length < 2 * CHANGES); first = false) {
-  const listed: { records: { id: string }[]; nextCursor: string | null } = first ? page : await team.api("GET", `/api/v1/records?baseId=books&limit=100&cursor=${cursor}`);
-  ids.push(...listed.records.map((record: { id: string }) => record.id));
+for (let cursor: string | null = null, first = true; first || (cursor && ids.length < 2 * CHANGES + 20); first = false) {
+  const listed: { records: { id: string }[]; nextCursor: string | null } = await team.api("GET", `/api/v1/records?baseId=books&limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+  ids.push(...listed.records.map((record) => record.id));
   cursor = listed.nextCursor;
 }
+const CONFLICTS = 10;
+const contested = ids.slice(2 * CHANGES, 2 * CHANGES + CONFLICTS);
 const state = await team.api("GET", "/api/v1/sync/state");
-for (let i = 0; i < CHANGES; i++) await team.api("POST", `/api/v1/records/${ids[i]}/change-requests`, { operation: "update", fields: { read: i % 2 !== 0 } });
+for (let i = 0; i < CHANGES; i++) await team.api("POST", `/api/v1/records/${ids[i]}/change-requests`, { operation: "update", fields: { author: `Team author ${i}` } });
+for (const id of contested) await team.api("POST", `/api/v1/records/${id}/change-requests`, { operation: "update", fields: { title: "The team's title" } });
+await team.stop();
+
+const laptopKey = onCore1(["keys", "create", "--email", "bench@example.com", "--name", "laptop", "--level", "write", "--data-dir", laptopDir]).trim().split("\n")[0];
+const laptop = Bun.spawn(["taskset", "-c", "1", binary, "serve", "--port", String(laptopPort), "--data-dir", laptopDir], { stdout: "ignore", stderr: "inherit" });
+await harness.waitFor(`http://127.0.0.1:${laptopPort}/api/health`);
+const onLaptop = async (id: string, fields: Record<string, unknown>) => {
+  const response = await fetch(`http://127.0.0.1:${laptopPort}/api/v1/records/${id}/change-requests`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${laptopKey}`, "x-basalt-space": "bench", "content-type": "application/json" },
+    body: JSON.stringify({ operation: "update", fields }),
+  });
+  if (!response.ok) throw new Error(`local change: ${response.status} ${await response.text()}`);
+};
+for (let i = 0; i < CHANGES; i++) await onLaptop(ids[CHANGES + i], { title: `Edited offline ${i}` });
+for (const id of contested) await onLaptop(id, { title: "The laptop's title" });
+for (let i = 0; i < CONFLICTS; i++) await onLaptop(ids[i], { year: 2000 + i });
+laptop.kill("SIGTERM");
+await laptop.exited;
+const offline = Bun.spawnSync([binary, "pull", "--space", "bench", "--data-dir", laptopDir], { stderr: "pipe" });
+const offlineSaid = offline.stderr.toString().trim();
+if (offline.exitCode === 0 || !offlineSaid.includes("cannot be reached")) throw new Error(`a pull with the link cut: ${offline.exitCode} ${offlineSaid}`);
+await team.start();
+
 started = performance.now();
-onCore1(["pull", "--space", "bench", "--data-dir", laptopDir]);
+const pulledSaid = onCore1(["pull", "--space", "bench", "--data-dir", laptopDir]).trim();
 const pullSeconds = seconds(started);
 
-// Its floor: the same commit pages read, and 1,000 bare UPDATEs in one transaction.
+// Its floor: the same commit pages read, and bare UPDATEs of as many rows in one transaction.
 started = performance.now();
 const pulled: { recordId: string; payload: Record<string, unknown> }[] = [];
 for (let after: number | null = state.head; after !== null; ) {
@@ -88,7 +115,7 @@ const readSeconds = seconds(started);
 const scratch = new Database(join(harness.dir, "pull-floor.db"));
 scratch.run("CREATE TABLE records (id TEXT PRIMARY KEY, data TEXT NOT NULL)");
 scratch.transaction(() => {
-  const insert = scratch.prepare("INSERT INTO records VALUES (?, '{}')");
+  const insert = scratch.prepare("INSERT OR IGNORE INTO records VALUES (?, '{}')");
   for (const commit of pulled) insert.run(commit.recordId);
 })();
 started = performance.now();
@@ -99,23 +126,24 @@ scratch.transaction(() => {
 const pullFloorSeconds = readSeconds + seconds(started);
 scratch.close();
 
-// Push: 1,000 local changes, one change request each, made on the laptop's own server.
-const laptopKey = onCore1(["keys", "create", "--email", "bench@example.com", "--name", "laptop", "--level", "write", "--data-dir", laptopDir]).trim().split("\n")[0];
-const laptop = Bun.spawn(["taskset", "-c", "1", binary, "serve", "--port", String(laptopPort), "--data-dir", laptopDir], { stdout: "ignore", stderr: "inherit" });
-await harness.waitFor(`http://127.0.0.1:${laptopPort}/api/health`);
-for (let i = 0; i < CHANGES; i++) {
-  const response = await fetch(`http://127.0.0.1:${laptopPort}/api/v1/records/${ids[CHANGES + i]}/change-requests`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${laptopKey}`, "x-basalt-space": "bench", "content-type": "application/json" },
-    body: JSON.stringify({ operation: "update", fields: { title: `Edited offline ${i}` } }),
-  });
-  if (!response.ok) throw new Error(`local change: ${response.status} ${await response.text()}`);
-}
-laptop.kill("SIGTERM");
-await laptop.exited;
 started = performance.now();
 const pushed = onCore1(["push", "--space", "bench", "--data-dir", laptopDir]);
 const pushSeconds = seconds(started);
+
+// Both sides now hold the same records, but the 10 in conflict, each a change request in conflict on the laptop, which must decide.
+const recordsOf = (path: string) => {
+  const db = new Database(path, { readonly: true });
+  const rows = db.query<{ id: string; data: string; status: string }, []>("SELECT id, data, status FROM records ORDER BY id").all();
+  const conflicts = db.query<{ n: number }, []>("SELECT count(*) AS n FROM change_requests WHERE status = 'conflict'").get()!.n;
+  db.close();
+  const sorted = (data: string) => JSON.stringify(Object.entries(JSON.parse(data)).sort(([a], [b]) => a.localeCompare(b)));
+  return { rows: new Map(rows.map((row) => [row.id, `${row.status} ${sorted(row.data)}`])), conflicts };
+};
+const there = recordsOf(team.dbPath);
+const here = recordsOf(join(laptopDir, "basalt.db"));
+const differing = [...there.rows.keys()].filter((id) => here.rows.get(id) !== there.rows.get(id));
+const converged = there.rows.size === here.rows.size && differing.length === CONFLICTS && differing.every((id) => contested.includes(id)) && here.conflicts === CONFLICTS && there.conflicts === 0;
+if (!converged) throw new Error(`not converged: ${there.rows.size} vs ${here.rows.size} records, ${differing.length} differ, ${here.conflicts} conflicts here, ${there.conflicts} there`);
 
 // Its floor: the same 1,000 bodies posted in turn to a bare server that parses each and inserts a row.
 const floorDb = new Database(join(harness.dir, "push-floor.db"));
@@ -145,8 +173,8 @@ const table = [
   "| what | Basalt | floor | Basalt / floor |",
   "|---|---|---|---|",
   row(`clone of ${RECORDS.toLocaleString("en")} records`, cloneSeconds, dumpLoadSeconds, "basalt dump + load"),
-  row(`pull of ${CHANGES.toLocaleString("en")} changes`, pullSeconds, pullFloorSeconds, "pages read + bare UPDATEs"),
-  row(`push of ${CHANGES.toLocaleString("en")} changes`, pushSeconds, pushFloorSeconds, "bodies posted to a bare server"),
+  row(`pull of ${(CHANGES + CONFLICTS).toLocaleString("en")} changes (${CONFLICTS} in conflict)`, pullSeconds, pullFloorSeconds, "pages read + bare UPDATEs"),
+  row(`push of ${(CHANGES + CONFLICTS).toLocaleString("en")} changes`, pushSeconds, pushFloorSeconds, "bodies posted to a bare server"),
 ].join("\n");
 const report = `# Remotes (bun run bench:remotes)
 
@@ -154,7 +182,13 @@ Measured ${new Date().toISOString().slice(0, 10)} on this machine (2 cores): the
 
 ${table}
 
+With the team's server stopped, the laptop's pull said: ${offlineSaid}
+
+The pull's own report: ${pulledSaid}
+
 The push's own report: ${pushed.trim().split("\n").at(-1)}
+
+Then both databases hold the same ${there.rows.size.toLocaleString("en")} records but the ${CONFLICTS} in conflict, each a change request in \`conflict\` on the laptop (${here.conflicts}; ${there.conflicts} on the team's).
 `;
 console.log(report);
 writeFileSync(join(REPO, "bench/results/remotes.md"), report);

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { findUserByEmail } from "../src/auth/users";
 import { cloneSpace, pull, push, remoteStatus } from "../src/remotes/remotes";
-import { remotes } from "../src/tables/changes";
+import { remotePushes, remotes } from "../src/tables/changes";
 import { TestServer } from "./helpers";
 
 /**
@@ -84,6 +84,30 @@ describe("clone", () => {
   });
 });
 
+describe("snapshots", () => {
+  test("every page shows the space as it was when the snapshot began; a new one closes the person's last, and an idle one closes", async () => {
+    const begun = (await teamCall("POST", "/api/v1/sync/snapshots")).body;
+    expect(begun.instanceId).toMatch(/^ins_/);
+    expect(begun.space.slug).toBe("team");
+    expect(begun.tables).toContain("records");
+    expect(begun.tables).not.toContain("webhook_rules");
+    await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "after the snapshot", n: 4 } });
+    const page = async (id: string, table: string) => teamCall("GET", `/api/v1/sync/snapshots/${id}?table=${table}&limit=2`);
+    const first = await page(begun.snapshotId, "records");
+    expect(first.body.rows).toHaveLength(2);
+    const second = await teamCall("GET", `/api/v1/sync/snapshots/${begun.snapshotId}?table=records&limit=2&cursor=${first.body.nextCursor}`);
+    expect(second.body).toMatchObject({ nextCursor: null });
+    expect(second.body.rows).toHaveLength(1);
+    expect([...first.body.rows, ...second.body.rows].map((row: { data: string }) => JSON.parse(row.data).title)).not.toContain("after the snapshot");
+    expect((await page(begun.snapshotId, "webhook_rules")).status).toBe(400);
+    const again = (await teamCall("POST", "/api/v1/sync/snapshots")).body;
+    expect((await page(begun.snapshotId, "records")).status).toBe(404);
+    expect((await page(again.snapshotId, "records")).body.rows).toHaveLength(2);
+    team.clock.advance(121_000);
+    expect((await page(again.snapshotId, "records")).status).toBe(404);
+  });
+});
+
 describe("pull and push", () => {
   beforeEach(async () => {
     local = (await cloneTeam(teamKeys.write)).spaceId;
@@ -138,8 +162,10 @@ describe("pull and push", () => {
     const inbox = (await laptopCall("GET", "/api/v1/change-requests?status=conflict")).body;
     const conflicted = (inbox.items ?? inbox.changeRequests ?? inbox)[0];
     expect(conflicted).toMatchObject({ status: "conflict", sourceAttribution: { channel: "remote" } });
-    // Nothing was overwritten: the laptop still holds its own title.
+    // Nothing was overwritten: the laptop still holds its own title, and its change waits for the decision rather than make the same conflict there.
     expect((await recordsOf(laptopCall))[one].fields.title).toBe("laptop says");
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 0, waiting: 1 });
+    expect((await recordsOf(teamCall))[one].fields.title).toBe("team says");
     // The laptop's person keeps the remote's title, as a revision made on the record's head, and merges.
     const head = (await recordsOf(laptopCall))[one].headCommitId;
     const operation = (await laptopCall("GET", `/api/v1/change-requests/${conflicted.id}`)).body.operations[0];
@@ -151,6 +177,20 @@ describe("pull and push", () => {
     expect((await recordsOf(laptopCall))[one].fields.title).toBe("both agree");
   });
 
+  test("closing a pulled conflict keeps this side's values: the change that waited is then pushed, and both agree", async () => {
+    const [one] = await ids();
+    await update(teamCall, one, { title: "team says" });
+    await update(laptopCall, one, { title: "laptop says" });
+    await pull(laptop.ctx, local);
+    const inbox = (await laptopCall("GET", "/api/v1/change-requests?status=conflict")).body;
+    const conflicted = (inbox.items ?? inbox.changeRequests ?? inbox)[0];
+    expect((await laptopCall("POST", `/api/v1/change-requests/${conflicted.id}/close`, { reason: "ours stands" })).status).toBe(200);
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 1, waiting: 0 });
+    expect((await recordsOf(teamCall))[one].fields.title).toBe("laptop says");
+    await pull(laptop.ctx, local);
+    expect((await recordsOf(laptopCall))[one].fields.title).toBe("laptop says");
+  });
+
   test("a push cut after the remote took it and sent again creates nothing twice", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();
@@ -158,6 +198,7 @@ describe("pull and push", () => {
     await update(laptopCall, one, { title: "sent twice" });
     expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1 });
     // As if the process died before it wrote down what the remote answered: the same change goes again.
+    laptop.ctx.store.db.delete(remotePushes).run();
     laptop.ctx.store.db.update(remotes).set({ pushedSeq: remote.pushedSeq }).where(eq(remotes.id, remote.id)).run();
     expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1 });
     const crs = (await teamCall("GET", "/api/v1/change-requests?limit=100")).body;
@@ -254,6 +295,12 @@ describe("the Remotes screen's routes", () => {
     await laptop.call("POST", "/api/v1/bases/notes/change-requests", { key: adminKey, space, body: { fields: { title: "from the laptop", n: 10 } } });
     expect((await laptop.call("POST", `/api/v1/remotes/${remoteId}/push`, { key: adminKey, space })).body).toMatchObject({ landed: 1 });
     expect(Object.values(await recordsOf(teamCall)).map((record) => record.fields.title)).toContain("from the laptop");
+    // Naming an address the server will reach is an instance admin's: a space's manager who is not one is refused.
+    const manager = await laptop.user("Manager");
+    await laptop.call("POST", `/api/v1/spaces/${space}/members`, { key: adminKey, space, body: { email: manager.email, role: "admin" } });
+    const managerKey = await laptop.key(manager.id, "manage");
+    const follow = await laptop.call("POST", "/api/v1/remotes", { key: managerKey, space, body: { name: "inside", url: "http://127.0.0.1:9", key: "bsk_x", remoteSpace: "team" } });
+    expect(follow).toMatchObject({ status: 403, body: { reason: "ADMIN_REQUIRED" } });
     expect((await laptop.call("DELETE", `/api/v1/remotes/${remoteId}`, { key: adminKey, space })).status).toBe(200);
     expect((await laptop.call("GET", "/api/v1/remotes", { key: adminKey, space })).body).toEqual([]);
   });

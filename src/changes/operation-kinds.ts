@@ -71,6 +71,9 @@ function baseOf(m: MergeContext, baseId: string): LoadedBase {
   return loaded;
 }
 
+/** What merging an operation makes is named by ids derived from its commit: a follower that pulls the commit makes the same (docs/remotes.md). */
+const madeIds = (op: OperationRow) => derivedIds(op.headCommitId);
+
 /** A base's schema changed: later operations read it again. */
 function schemaChanged(m: MergeContext, op: OperationRow): Applied {
   m.bases.delete(op.baseId!);
@@ -186,10 +189,9 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
     review: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
   },
   node_create: {
-    // What a merge makes is named by ids derived from its commit: a follower that pulls the commit makes the same (docs/remotes.md).
     apply(m, op, payload) {
       const { tx, cr, at } = m;
-      const ids = derivedIds(op.headCommitId);
+      const ids = madeIds(op);
       const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at, ids);
       if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
       if (payload.document !== undefined) writeDocument(tx, node.id, node.type as DocumentType, payload.document, at);
@@ -203,7 +205,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   node_move: { apply: (m, _op, payload) => ({ nodeId: moveNode(m.tx, m.cr.spaceId, { nodeId: payload.nodeId, parentId: parentOf(m, payload), position: payload.position }, m.at).id }) },
   node_delete: { apply: (m, _op, payload) => ({ nodeId: archiveNode(m.tx, m.cr.spaceId, payload.nodeId, m.at).id }), archives: true },
   node_restore: { apply: (m, _op, payload) => ({ nodeId: restoreNode(m.tx, m.cr.spaceId, payload.nodeId, m.at).id }) },
-  view_create: { apply: (m, op, payload, { author }) => ({ viewId: createView(m.tx, baseOf(m, op.baseId!), payload, author.id, m.at, derivedIds(op.headCommitId)).id }) },
+  view_create: { apply: (m, op, payload, { author }) => ({ viewId: createView(m.tx, baseOf(m, op.baseId!), payload, author.id, m.at, madeIds(op)).id }) },
   view_update: {
     apply(m, op, { viewId, ...patch }) {
       return { viewId: updateView(m.tx, baseOf(m, op.baseId!), viewId, patch, m.at).id };
@@ -213,7 +215,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   view_restore: { apply: viewStatus(false) },
   base_add_field: {
     apply(m, op, payload) {
-      addField(m.tx, baseOf(m, op.baseId!), payload, m.at, derivedIds(op.headCommitId));
+      addField(m.tx, baseOf(m, op.baseId!), payload, m.at, madeIds(op));
       return schemaChanged(m, op);
     },
   },

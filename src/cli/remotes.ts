@@ -103,7 +103,7 @@ export async function pushCommand(args: string[]): Promise<void> {
     const spaceId = localSpace(ctx, required(values, "space"));
     const result = await push(ctx, spaceId, values.remote);
     console.log(`Pulled first: ${pulledLine(result.pull)}`);
-    console.log(`Pushed: ${result.landed} merged on the remote, ${result.pending} waiting in its Inbox, ${result.refused.length} refused.`);
+    console.log(`Pushed: ${result.landed} merged on the remote, ${result.pending} waiting in its Inbox, ${result.refused.length} refused.${result.waiting ? ` ${result.waiting} held here until the conflicts in the Inbox are decided.` : ""}`);
     for (const refused of result.refused) console.error(`refused: ${refused.changeRequestId}: ${refused.reason}`);
   });
 }

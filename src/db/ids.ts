@@ -27,17 +27,19 @@ const base32 = (bytes: Uint8Array): string => {
  * The ids merging one operation makes (a node, a base, its fields, a view), derived from the
  * operation's commit: every instance that merges that commit, the one where it was proposed and
  * each that pulls it (docs/remotes.md), makes the same ids, so what a later change names is there.
- * The time part is the commit's, so they sort by when the change was made; the rest is a hash of
- * the commit, the kind and how many of that kind came before.
+ * The time part is the commit's and the next three characters count the ids made so far, so they
+ * sort by when the change was made and then in the order the merge made them (a relation before
+ * its inverse); the last five are a hash of the commit and that count.
  */
 export function derivedIds(commitId: string): IdMaker {
-  const made = new Map<string, number>();
+  let made = 0;
   const time = commitId.slice(commitId.indexOf("_") + 1).slice(0, 10);
   return (prefix) => {
-    const n = made.get(prefix) ?? 0;
-    made.set(prefix, n + 1);
-    const digest = new Bun.CryptoHasher("sha256").update(`${commitId}\n${prefix}\n${n}`).digest();
-    return `${prefix}_${time}${base32(digest.subarray(0, 5))}`;
+    const n = made++;
+    let count = "";
+    for (let rest = n, i = 0; i < 3; i++, rest = Math.floor(rest / 32)) count = CROCKFORD[rest % 32] + count;
+    const digest = new Bun.CryptoHasher("sha256").update(`${commitId}\n${n}`).digest();
+    return `${prefix}_${time}${count}${base32(digest.subarray(0, 5)).slice(0, 5)}`;
   };
 }
 

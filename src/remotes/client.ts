@@ -20,6 +20,20 @@ export class RemoteRefused extends Error {
 
 /** How long one request to a remote may take before it counts as unreachable. */
 const REQUEST_MS = 60_000;
+/** The most one answer of a remote may hold (a page of a snapshot, a file): past it, the remote is refused. */
+const MOST_ANSWER_BYTES = 512 * 1024 * 1024;
+
+/** An answer's bytes, read up to `MOST_ANSWER_BYTES`. */
+async function boundedBytes(response: Response, url: string): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const part of response.body ?? []) {
+    size += part.byteLength;
+    if (size > MOST_ANSWER_BYTES) throw new RemoteRefused(502, "ANSWER_TOO_LARGE", `${url} answered more than ${MOST_ANSWER_BYTES} bytes at once.`);
+    parts.push(part);
+  }
+  return Buffer.concat(parts);
+}
 
 export class RemoteClient {
   constructor(
@@ -30,7 +44,7 @@ export class RemoteClient {
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body);
-    const text = await response.text();
+    const text = new TextDecoder().decode(await boundedBytes(response, this.url));
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -48,7 +62,7 @@ export class RemoteClient {
   async bytes(path: string): Promise<Uint8Array> {
     const response = await this.send("GET", path);
     if (!response.ok) throw new RemoteRefused(response.status, "ERROR", `${this.url} answered GET ${path} with ${response.status}.`);
-    return new Uint8Array(await response.arrayBuffer());
+    return boundedBytes(response, this.url);
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<Response> {

@@ -6,6 +6,7 @@ import { DEFAULT_REVIEW_POLICY, findBaseOrNull, type LoadedBase } from "../conte
 import { findRecordCommit, insertCommit, type UserRef } from "../content/commits";
 import { linkLists, recordInputErrors } from "../content/records/validate";
 import { currentFields, type RecordRow } from "../content/records/view";
+import { recordIdTaken } from "../content/records/read";
 import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
 import type { Tx } from "../context";
 import { insertRow } from "../db/client";
@@ -310,6 +311,10 @@ function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded:
   if (!local) {
     if (commit.operation !== "record_create") {
       warn(tally, `Record ${commit.recordId} is not here: its ${commit.operation} is not followed.`);
+      return void tally.notFollowed++;
+    }
+    if (recordIdTaken(tx, commit.recordId)) {
+      warn(tally, `Record ${commit.recordId} is another space's here: its creation is not followed.`);
       return void tally.notFollowed++;
     }
     createRecord(tx, loaded, theirs, carrier.write(commit, author, "record_create", true), null, commit.recordId);

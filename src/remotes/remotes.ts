@@ -64,7 +64,7 @@ export function findRemote(ctx: AppContext, spaceId: string, ref: string | undef
   return found;
 }
 
-/** The local change requests not sent to `remote` yet: merged here after its push cursor, not brought by a pull. */
+/** The local change requests not sent to `remote` yet: merged here after its push cursor, not brought by a pull, not settled there (a change held back lets later ones go first). */
 function unpushed(ctx: AppContext, remote: RemoteRow): { changeRequestId: string; seqs: number[]; commitIds: string[] }[] {
   const entries = ctx.db
     .select({ seq: mergeLog.seq, commitId: mergeLog.commitId, changeRequestId: mergeLog.changeRequestId })
@@ -80,18 +80,17 @@ function unpushed(ctx: AppContext, remote: RemoteRow): { changeRequestId: string
     groups.set(entry.changeRequestId, group);
   }
   const ids = [...groups.keys()];
-  const pulled = new Set(
-    ids.length === 0
-      ? []
-      : ctx.db
-          .select({ id: changeRequests.id, meta: changeRequests.sourceMeta })
-          .from(changeRequests)
-          .where(inArray(changeRequests.id, ids))
-          .all()
-          .filter((row) => row.meta.pulled === true)
-          .map((row) => row.id),
-  );
-  return [...groups.values()].filter((group) => !pulled.has(group.changeRequestId));
+  if (ids.length === 0) return [];
+  const pulled = ctx.db
+    .select({ id: changeRequests.id, meta: changeRequests.sourceMeta })
+    .from(changeRequests)
+    .where(inArray(changeRequests.id, ids))
+    .all()
+    .filter((row) => row.meta.pulled === true)
+    .map((row) => row.id);
+  const settled = ctx.db.select({ id: remotePushes.changeRequestId }).from(remotePushes).where(and(eq(remotePushes.remoteId, remote.id), inArray(remotePushes.changeRequestId, ids))).all().map((row) => row.id);
+  const skipped = new Set([...pulled, ...settled]);
+  return [...groups.values()].filter((group) => !skipped.has(group.changeRequestId));
 }
 
 function viewOf(ctx: AppContext, remote: RemoteRow): RemoteView {
@@ -326,9 +325,11 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
         try {
           after = await applying(upTo, (tx, applied, at) => applyStructure(tx, remote, group.filter((commit) => commit.seq > applied), at, tally));
         } catch (error) {
-          if (!(error instanceof ApiError)) throw error;
+          // Refused by the merge's checks, or by a row here that already has an id it makes.
+          if (!(error instanceof ApiError) && !String((error as { code?: unknown }).code ?? "").startsWith("SQLITE_CONSTRAINT")) throw error;
           tally.notFollowed += group.length;
-          warn(tally, `The remote's ${group.map((commit) => commit.operation).join(", ")} (its change request ${group[0].changeRequestId}) cannot merge here: ${error.message}`);
+          const why = error instanceof ApiError ? error.message : "an id it makes is taken here.";
+          warn(tally, `The remote's ${group.map((commit) => commit.operation).join(", ")} (its change request ${group[0].changeRequestId}) cannot merge here: ${why}`);
           after = await applying(upTo, () => undefined);
         }
       }
@@ -373,6 +374,7 @@ export const PushResultSchema = t.Object({
   pull: PullResultSchema,
   landed: WholeNumber({ description: "Local changes the remote merged at once." }),
   pending: WholeNumber({ description: "Local changes waiting in the remote's Inbox, or in conflict there." }),
+  waiting: WholeNumber({ description: "Local changes held here until the conflicts a pull found are decided in the Inbox (changes of a record in conflict); the others go." }),
   refused: t.Array(t.Object({ changeRequestId: t.String(), reason: t.String() })),
 });
 export type PushResult = Static<typeof PushResultSchema>;
@@ -400,12 +402,23 @@ function askedOf(ctx: AppContext, rows: CommitRow[]): Map<string, Values> {
   return new Map(rows.flatMap((row) => (row.operationId && byOperation.has(row.operationId) ? [[row.id, byOperation.get(row.operationId)!]] : [])));
 }
 
-/** A local change request's record commits as pushed operations, by base; `known` holds what the remote has of records this push sent. */
-function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; others: number } {
+/**
+ * The records a pull found in conflict that no one here has decided yet: the decision is this
+ * side's, so a local change of one waits for it (merging the conflict's change request, or closing
+ * it to keep this side's values) rather than making the same conflict on the remote.
+ */
+function undecided(ctx: AppContext, spaceId: string): Set<string> {
+  const open = ctx.db.select({ meta: changeRequests.sourceMeta, summary: changeRequests.mergeSummary }).from(changeRequests).where(and(eq(changeRequests.spaceId, spaceId), eq(changeRequests.status, "conflict"))).all();
+  return new Set(open.flatMap(({ meta, summary }) => (typeof meta.remoteCommitId === "string" && typeof (summary.conflict as { recordId?: unknown } | undefined)?.recordId === "string" ? [(summary.conflict as { recordId: string }).recordId] : [])));
+}
+
+/** A local change request's record commits as pushed operations, by base, and the records it changes; `known` holds what the remote has of records this push sent. */
+function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; others: number; records: Set<string> } {
   const rows = ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, commitIds)).all() as CommitRow[];
   const byId = new Map(rows.map((row) => [row.id, row]));
   const asked = askedOf(ctx, rows.filter((row) => row.kind === "record_update"));
   const byBase = new Map<string, PushOperation[]>();
+  const records = new Set(rows.flatMap((row) => (row.recordId ? [row.recordId] : [])));
   let others = 0;
   for (const id of commitIds) {
     const commit = byId.get(id);
@@ -432,7 +445,7 @@ function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], kno
     else if (prior >= 0) list[prior] = op;
     else list.push(op);
   }
-  return { byBase, others };
+  return { byBase, others, records };
 }
 
 /**
@@ -446,19 +459,28 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
   const remote = findRemote(ctx, spaceId, ref);
   const here = instanceId(ctx);
   const crs = new Map<string, ChangeRequestRow>();
-  const result: PushResult = { pull: pulled, landed: 0, pending: 0, refused: [] };
+  const result: PushResult = { pull: pulled, landed: 0, pending: 0, waiting: 0, refused: [] };
   const known = new Map<string, Values>();
+  const undecidedHere = undecided(ctx, spaceId);
   return contacting(ctx, remote, async (client) => {
+    // The push cursor moves past a change once it and every change before it are settled there.
+    let held = false;
     for (const change of unpushed(ctx, remote)) {
-      const last = change.seqs.at(-1)!;
+      const last = change.seqs.at(-1);
       const cr = crs.get(change.changeRequestId) ?? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, change.changeRequestId)).get();
       const message = typeof cr?.sourceMeta.message === "string" ? cr.sourceMeta.message : undefined;
-      const { byBase, others } = operationsOf(ctx, spaceId, change.commitIds, known);
+      const { byBase, others, records } = operationsOf(ctx, spaceId, change.commitIds, known);
+      if ([...records].some((recordId) => undecidedHere.has(recordId))) {
+        result.waiting++;
+        held = true;
+        continue;
+      }
+      const cursor = held ? undefined : last;
       if (byBase.size === 0) {
         const reason = others > 0 ? "It changes nodes, fields or views: a remote carries record changes, so make structure changes on the remote." : "It changes nothing the remote does not hold already.";
         if (others > 0) result.refused.push({ changeRequestId: change.changeRequestId, reason });
         else result.landed++;
-        await settlePush(ctx, remote.id, change.changeRequestId, null, others > 0 ? "refused" : "landed", others > 0 ? reason : null, last);
+        await settlePush(ctx, remote.id, change.changeRequestId, null, others > 0 ? "refused" : "landed", others > 0 ? reason : null, cursor);
         continue;
       }
       let state: PushState = "landed";
@@ -482,7 +504,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
       if (state === "landed") result.landed++;
       else if (state === "pending") result.pending++;
       else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
-      await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, last);
+      await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, cursor);
     }
     await recordContact(ctx, remote.id, {});
     return result;

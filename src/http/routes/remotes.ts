@@ -3,6 +3,7 @@ import { actingAs } from "../../auth/actor";
 import type { AppContext } from "../../context";
 import { addRemote, cloneSpace, listRemotes, pull, PullResultSchema, push, PushResultSchema, RemoteNameSchema, RemoteSchema, remoteStatus, removeRemote } from "../../remotes/remotes";
 import { SLUG_PATTERN } from "../../shared/formats";
+import { forbidden } from "../../shared/errors";
 import { access } from "../access";
 import { answers } from "../openapi";
 
@@ -28,16 +29,17 @@ export function remotesRoutes(ctx: AppContext) {
     })
     .post(
       "/remotes",
-      async ({ space, body, set }) => {
+      async ({ space, actor, body, set }) => {
+        if (!actor.user.admin) throw forbidden("Only an instance admin may name a remote: the server reaches the address given.", { reason: "ADMIN_REQUIRED" });
         const added = await addRemote(ctx, space.space.id, { name: body.name, url: body.url, key: body.key, remoteSpace: body.remoteSpace, fromSeq: body.fromSeq });
         set.status = 201;
         return added;
       },
       {
-        answers: { 201: RemoteSchema, 409: [], ...REMOTE_FAILURES },
+        answers: { 201: RemoteSchema, 403: ["ADMIN_REQUIRED"], 409: [], ...REMOTE_FAILURES },
         level: "manage",
         body: t.Object({ name: RemoteNameSchema, url: Url, key: Key, remoteSpace: RemoteSpace, fromSeq: t.Optional(t.Integer({ minimum: 0, description: "Follow from this seq of the remote's merge log; by default its head now." })) }),
-        detail: { description: "Follows a remote space this space already holds the data of (loaded from its dump, or cloned before)." },
+        detail: { description: "Follows a remote space this space already holds the data of (loaded from its dump, or cloned before). A space's manager who is an instance admin: the server reaches the address given." },
       },
     )
     .delete("/remotes/:remoteId", ({ space, params }) => removeRemote(ctx, space.space.id, params.remoteId), {

@@ -14,7 +14,7 @@ const pulledText = (result: PullResult) =>
   `Pulled: ${result.applied} applied, ${result.merged} merged with changes made here, ${result.conflicts} in conflict${result.conflicts ? " (resolve them in the Inbox)" : ""}, ${result.landed} of your pushed changes landed.`;
 
 const pushedText = (result: PushResult) =>
-  `${pulledText(result.pull)} Pushed: ${result.landed} merged on the remote, ${result.pending} waiting in its Inbox, ${result.refused.length} refused${result.refused.length ? `: ${result.refused.map((refused) => refused.reason).join(" ")}` : "."}`;
+  `${pulledText(result.pull)} Pushed: ${result.landed} merged on the remote, ${result.pending} waiting in its Inbox, ${result.refused.length} refused${result.refused.length ? `: ${result.refused.map((refused) => refused.reason).join(" ")}` : "."}${result.waiting ? ` ${result.waiting} held here until the conflicts in the Inbox are decided.` : ""}`;
 
 function remoteRow(ctx: Context, remote: RemoteView, status: HTMLElement) {
   return [
