@@ -1307,7 +1307,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       await server.call("POST", "/api/v1/bases/notes/change-requests", { session, space: "team-copy", body: { fields: { title: "Made on the laptop" } } });
       await page.getByRole("button", { name: "Push" }).click();
       await page.getByText(/Pushed: 1 merged on the remote/).waitFor();
-      await atBothWidths(page, "remotes");
+      await atBothWidths(page, "remotes-pulled-pushed");
       const there = (await teamCall("GET", "/api/v1/records?baseId=notes")).body.records.map((record: { fields: { title: string } }) => record.fields.title);
       expect(there).toContain("Made on the laptop");
       const copy = (await server.call("GET", "/api/v1/spaces", { session })).body.find((space: { slug: string }) => space.slug === "team-copy");
