@@ -4,6 +4,9 @@ import { findUserByEmail } from "../src/auth/users";
 import { cloneSpace, pull, push, remoteStatus } from "../src/remotes/remotes";
 import { remotePushes, remotes } from "../src/tables/changes";
 import { TestServer } from "./helpers";
+import { wire } from "../src/cli/wiring";
+import { closeStore, openStore } from "../src/db/client";
+import { loadConfig } from "../src/shared/config";
 
 /**
  * Remotes (docs/remotes.md): two real servers on real ports, each over its own SQLite file. The
@@ -259,6 +262,26 @@ describe("pull and push", () => {
     expect(pulled.warnings[0]).toContain("cannot merge here");
     expect((await recordsOf(laptopCall))[one].fields.title).toBe("still comes");
     expect(await push(laptop.ctx, local)).toMatchObject({ refused: [expect.objectContaining({ reason: expect.stringContaining("structure") })] });
+  });
+
+  test("a pull run as a command on the data directory while the server serves it: the server sees the new field and records", async () => {
+    const command = wire(openStore(laptop.dbPath), loadConfig({ "data-dir": laptop.dir }), laptop.clock, { info: () => undefined, error: () => undefined }).ctx;
+    try {
+      expect((await laptopCall("GET", "/api/v1/bases/notes")).body.fields.map((field: { slug: string }) => field.slug)).not.toContain("tag");
+      const notes = (await teamCall("GET", "/api/v1/bases/notes")).body;
+      await teamCall("POST", `/api/v1/bases/${notes.id}/fields/change-requests`, { operation: "create", slug: "tag", name: "Tag", type: "text" });
+      await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "tagged", n: 7, tag: "new" } });
+      expect(await pull(command, local)).toMatchObject({ structure: 1, applied: 1 });
+      for (let waited = 0; ; waited += 20) {
+        const fields = (await laptopCall("GET", "/api/v1/bases/notes")).body.fields.map((field: { slug: string }) => field.slug);
+        if (fields.includes("tag")) break;
+        if (waited > 1000) throw new Error("the server still shows the base as it was");
+        await Bun.sleep(20);
+      }
+      expect(Object.values(await recordsOf(laptopCall)).find((record) => record.fields.title === "tagged")?.fields.tag).toBe("new");
+    } finally {
+      await closeStore(command.store);
+    }
   });
 
   test("offline is normal: an unreachable remote answers 503 and changes nothing; local work goes on", async () => {

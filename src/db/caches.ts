@@ -48,10 +48,12 @@ export class StatementCache {
  * An in-memory cache of committed rows. A write that changes what it holds calls `invalidate`:
  * for the rest of that write's batch the cache is neither read nor filled (reads go to the
  * database, which shows the write), and it is emptied once the write commits. A write that rolls
- * back leaves the cache exactly as it was.
+ * back leaves the cache exactly as it was. A commit of another connection (a command such as
+ * `basalt pull` run on the data directory while it is served) empties it within 100 ms.
  */
 export class CommittedCache<K, V> {
   private readonly entries = new Map<K, V>();
+  private othersVersion = 0;
 
   constructor(
     private readonly writes: WriteQueue,
@@ -59,13 +61,22 @@ export class CommittedCache<K, V> {
   ) {}
 
   get(key: K): V | undefined {
-    return this.writes.isStale(this) ? undefined : this.entries.get(key);
+    return this.writes.isStale(this) || this.changedElsewhere() ? undefined : this.entries.get(key);
   }
 
   set(key: K, value: V): void {
-    if (this.writes.isStale(this)) return;
+    if (this.writes.isStale(this) || this.changedElsewhere()) return;
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, value);
+  }
+
+  /** Whether another connection committed since the entries were read (they are then dropped, and the next read fills them again). */
+  private changedElsewhere(): boolean {
+    const version = this.writes.othersVersion();
+    if (version === this.othersVersion) return false;
+    this.entries.clear();
+    this.othersVersion = version;
+    return true;
   }
 
   invalidate(tx: { afterCommit(fn: () => void): void }): void {

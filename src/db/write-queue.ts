@@ -39,6 +39,9 @@ function refuseThenable(value: unknown): void {
   }
 }
 
+/** How stale what another connection committed may leave this process's caches of committed rows. */
+const OTHERS_CHECK_MS = 100;
+
 /** A batch that holds the writer (and the event loop) longer than this is reported: every other write waited for it. */
 export const SLOW_BATCH_MS = 100;
 
@@ -63,6 +66,7 @@ export class WriteQueue {
   /** Told of every batch that took longer than `SLOW_BATCH_MS` (serve logs it), with how long it waited for the database's write lock. */
   onSlowBatch: (ms: number, writes: number, lockWaitMs: number) => void = () => undefined;
   private lockWaitMs = 0;
+  private others = { version: 0, readAt: Number.NEGATIVE_INFINITY };
 
   /**
    * `beforeCommit` runs in each transaction after its writes, before its COMMIT (the store brings
@@ -83,6 +87,17 @@ export class WriteQueue {
       this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * The database's `data_version`, read at most every `OTHERS_CHECK_MS`: it moves when another
+   * connection commits (a command run on the same data directory while this process serves), so
+   * caches of committed rows start again after another writer's change, within that delay.
+   */
+  othersVersion(): number {
+    const now = performance.now();
+    if (now - this.others.readAt > OTHERS_CHECK_MS) this.others = { version: this.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version, readAt: now };
+    return this.others.version;
   }
 
   /** True while a batch is running in which a write marked `cache` as changed. */
