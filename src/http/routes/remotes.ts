@@ -12,6 +12,9 @@ const Key = t.String({ minLength: 1, maxLength: 200, description: "An API key of
 const RemoteSpace = t.String({ minLength: 1, maxLength: 200, description: "The remote space's id or slug." });
 const REMOTE_FAILURES = { 502: ["REMOTE_REFUSED"], 503: ["REMOTE_UNREACHABLE"] } as const;
 
+/** A clone, pull or push talks to another instance for as long as its data takes (a clone of 100,000 records, about 10 s): its connection is not closed as idle meanwhile. */
+const patient = (server: { timeout(request: Request, seconds: number): void } | null, request: Request) => server?.timeout(request, 0);
+
 /** The remotes a space follows, for the Remotes screen (docs/remotes.md); `basalt clone|remote|pull|push|status` do the same. */
 export function remotesRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
@@ -47,19 +50,20 @@ export function remotesRoutes(ctx: AppContext) {
       level: "manage",
       detail: { description: "Stops following a remote (its data stays)." },
     })
-    .post("/remotes/:remoteId/pull", ({ space, params }) => pull(ctx, space.space.id, params.remoteId), {
+    .post("/remotes/:remoteId/pull", ({ space, params, server, request }) => (patient(server, request), pull(ctx, space.space.id, params.remoteId)), {
       answers: { 200: PullResultSchema, ...REMOTE_FAILURES },
       level: "write",
       detail: { description: "What the remote merged since the last pull, merged here: a true conflict becomes a change request in conflict." },
     })
-    .post("/remotes/:remoteId/push", ({ space, params }) => push(ctx, space.space.id, params.remoteId), {
+    .post("/remotes/:remoteId/push", ({ space, params, server, request }) => (patient(server, request), push(ctx, space.space.id, params.remoteId)), {
       answers: { 200: PushResultSchema, ...REMOTE_FAILURES },
       level: "write",
       detail: { description: "Pulls, then sends each local change not sent yet as a change request on the remote (idempotent)." },
     })
     .post(
       "/remotes/clone",
-      async ({ actor, body, set }) => {
+      async ({ actor, body, set, server, request }) => {
+        patient(server, request);
         const cloned = await cloneSpace(ctx, { url: body.url, key: body.key, remoteSpace: body.remoteSpace, owner: actor.user, actor: actingAs(actor), slug: body.slug });
         set.status = 201;
         return cloned;
