@@ -91,7 +91,7 @@ export function remoteUrl(given: string): string {
 
 /** What a failed exchange with a remote answers here: 503 when it could not be reached (nothing else changed), 502 with the remote's own words when it refused. */
 export function remoteFailure(error: unknown, name: string): unknown {
-  if (error instanceof RemoteUnreachable) return new ApiError(503, "REMOTE_UNREACHABLE", `${error.message}. Everything local works; pull and push resume where they stopped.`);
+  if (error instanceof RemoteUnreachable) return new ApiError(503, "REMOTE_UNREACHABLE", `${error.message.replace(/[.?!]+$/, "")}. Everything local works; pull and push resume where they stopped.`);
   if (error instanceof RemoteRefused) return new ApiError(502, "REMOTE_REFUSED", `The remote ${name} refused: ${error.message}`, { remoteStatus: error.status, remoteCode: error.code });
   return error;
 }
