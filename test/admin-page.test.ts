@@ -1297,7 +1297,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
       await clone.getByLabel("Slug here").fill("team-copy");
       await clone.getByRole("button", { name: "Clone" }).click();
       await page.getByText("Cloned. This space now follows the remote origin.").waitFor();
-      await page.getByRole("row", { name: /origin/ }).waitFor();
+      await page.getByRole("heading", { name: "origin" }).waitFor();
       await teamCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "Merged there later" } });
       await page.getByRole("button", { name: "Pull" }).click();
       await page.getByText(/Pulled: 1 applied/).waitFor();

@@ -2,7 +2,7 @@ import type { PullResult, PushResult, RemoteView } from "../../../remotes/remote
 import { api, session } from "../api";
 import { fill, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { action, card, confirmDialog, empty, form, input, notice, screen, table, when } from "../ui";
+import { action, card, confirmDialog, empty, form, input, notice, screen, when } from "../ui";
 
 /**
  * The Remotes screen (docs/remotes.md): the remotes this space follows with where each stands,
@@ -16,15 +16,15 @@ const pulledText = (result: PullResult) =>
 const pushedText = (result: PushResult) =>
   `${pulledText(result.pull)} Pushed: ${result.landed} merged on the remote, ${result.pending} waiting in its Inbox, ${result.refused.length} refused${result.refused.length ? `: ${result.refused.map((refused) => refused.reason).join(" ")}` : "."}${result.waiting ? ` ${result.waiting} held here until the conflicts in the Inbox are decided.` : ""}`;
 
-function remoteRow(ctx: Context, remote: RemoteView, status: HTMLElement) {
-  return [
-    h("strong", {}, remote.name),
-    h("span", { class: "url" }, remote.url),
-    String(remote.behind),
-    String(remote.ahead),
-    remote.pending ? h("span", { class: "badge warn" }, String(remote.pending)) : "0",
-    remote.refused ? h("span", { class: "badge warn" }, String(remote.refused)) : "0",
-    remote.lastError ? h("span", { class: "badge warn", title: remote.lastError }, `Unreachable since ${when(remote.lastContactAt)}`) : when(remote.lastContactAt),
+/** One remote: where it stands (as of its last answer) and what can be done with it. */
+function remoteCard(ctx: Context, remote: RemoteView, status: HTMLElement) {
+  return card(
+    remote.name,
+    h("p", { class: "url" }, remote.url),
+    h("p", {}, `${remote.behind} behind · ${remote.ahead} ahead · ${remote.pending} waiting there · ${remote.refused} refused`),
+    remote.lastError
+      ? notice("error", `Not answering: ${remote.lastError} (last answered ${when(remote.lastContactAt)}).`)
+      : h("p", { class: "muted" }, `Last answered ${when(remote.lastContactAt)}.`),
     h(
       "div",
       { class: "row-actions" },
@@ -40,7 +40,7 @@ function remoteRow(ctx: Context, remote: RemoteView, status: HTMLElement) {
         { kind: "danger", status },
       ),
     ),
-  ];
+  );
 }
 
 const followForm = (ctx: Context) =>
@@ -84,13 +84,8 @@ async function remotesScreen(ctx: Context): Promise<Node> {
     h("p", { class: "lead" }, "Another Basalt this space follows, as git follows a remote: pull brings what was merged there; push proposes what was made here, as change requests there."),
     ctx.query.get("cloned") ? notice("success", "Cloned. This space now follows the remote origin.") : null,
     status,
-    card(
-      null,
-      list.length
-        ? table(["Name", "Address", "Behind", "Ahead", "Waiting there", "Refused", "Last contact", "Actions"], list.map((remote) => remoteRow(ctx, remote, status)))
-        : empty("This space follows no remote."),
-      list.length ? action("Check the remotes", async () => void (await api("POST", "/remotes/status"), ctx.reload()), { kind: "secondary", status }) : null,
-    ),
+    ...(list.length ? list.map((remote) => remoteCard(ctx, remote, status)) : [card(null, empty("This space follows no remote."))]),
+    list.length ? action("Check the remotes", async () => void (await api("POST", "/remotes/status"), ctx.reload()), { kind: "secondary", status }) : null,
     card("Follow a remote", h("p", {}, "For a space that already holds the remote's data (loaded from its dump): pulls start from the remote's head now."), followForm(ctx)),
     ctx.me.user.admin ? card("Clone a space from another Basalt", h("p", {}, "A new space here, owned by you, with the remote's records, history, views, comments and files; it follows the remote as origin."), cloneForm(ctx)) : null,
   );
