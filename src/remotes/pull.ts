@@ -74,6 +74,7 @@ export interface PullingFor {
 class Carrier {
   private cr: ChangeRequestRow | null = null;
   readonly written: string[] = [];
+  private readonly recordIds = new Set<string>();
 
   constructor(
     private readonly tx: Tx,
@@ -86,6 +87,7 @@ class Carrier {
   write(commit: PulledCommit, author: UserRef, kind: OperationKind, pulled: boolean): MergeWrite {
     const cr = this.open(author);
     const operationId = newId("opr");
+    if (commit.recordId) this.recordIds.add(commit.recordId);
     insertRow(this.tx, operations, {
       id: operationId,
       changeRequestId: cr.id,
@@ -114,7 +116,7 @@ class Carrier {
   close(): void {
     if (!this.cr) return;
     logMerged(this.tx, this.remote.spaceId, this.cr.id, this.written);
-    recordEvent(this.tx, "change_request.merged", { spaceId: this.remote.spaceId, baseId: this.cr.baseId, at: this.at }, { changeRequestId: this.cr.id, recordIds: [] });
+    recordEvent(this.tx, "change_request.merged", { spaceId: this.remote.spaceId, baseId: this.cr.baseId, at: this.at }, { changeRequestId: this.cr.id, recordIds: [...this.recordIds] });
   }
 
   private open(author: UserRef): ChangeRequestRow {
@@ -248,6 +250,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
   carrier?.close();
 }
 
+/** Names what a pull could not do, up to `MAX_WARNINGS` (the count says how many in all). */
 export function warn(tally: PullTally, message: string): void {
   if (tally.warnings.length < MAX_WARNINGS) tally.warnings.push(message);
 }
