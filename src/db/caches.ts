@@ -53,7 +53,8 @@ export class StatementCache {
  */
 export class CommittedCache<K, V> {
   private readonly entries = new Map<K, V>();
-  private othersVersion = 0;
+  /** The `data_version` the entries were read under; null until first used. */
+  private othersVersion: number | null = null;
 
   constructor(
     private readonly writes: WriteQueue,
@@ -74,9 +75,10 @@ export class CommittedCache<K, V> {
   private changedElsewhere(): boolean {
     const version = this.writes.othersVersion();
     if (version === this.othersVersion) return false;
+    const first = this.othersVersion === null;
     this.entries.clear();
     this.othersVersion = version;
-    return true;
+    return !first;
   }
 
   invalidate(tx: { afterCommit(fn: () => void): void }): void {
