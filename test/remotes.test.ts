@@ -82,7 +82,7 @@ describe("clone", () => {
     await teamCall("POST", `/api/v1/nodes/${node}/visibility`, { visibility: "private" }, teamKeys.manage);
     const bobKey = await team.key(bob.id, "read");
     const owner = findUserByEmail(laptop.ctx, "ada@example.com")!;
-    expect(cloneSpace(laptop.ctx, { url: team.url, key: bobKey, remoteSpace: teamSpace, owner, actor: { userId: owner.id, keyId: null } })).rejects.toThrow(/private to you/);
+    await expect(cloneSpace(laptop.ctx, { url: team.url, key: bobKey, remoteSpace: teamSpace, owner, actor: { userId: owner.id, keyId: null } })).rejects.toThrow(/private to you/);
     expect((await laptop.call("GET", "/api/v1/spaces", { key: laptopKey })).body).toEqual([]);
   });
 });
@@ -284,13 +284,19 @@ describe("pull and push", () => {
     }
   });
 
+  test("a remote put back from an older copy (its log behind the cursor) is refused, rather than its next commits missed", async () => {
+    const remote = laptop.ctx.db.select().from(remotes).get()!;
+    laptop.ctx.store.db.update(remotes).set({ pulledSeq: remote.pulledSeq + 1000 }).where(eq(remotes.id, remote.id)).run();
+    await expect(pull(laptop.ctx, local)).rejects.toMatchObject({ status: 502, data: { remoteCode: "REMOTE_WENT_BACK" } });
+  });
+
   test("offline is normal: an unreachable remote answers 503 and changes nothing; local work goes on", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ url: "http://127.0.0.1:9" }).where(eq(remotes.id, remote.id)).run();
     const [one] = await ids();
     expect((await update(laptopCall, one, { title: "on the plane" })).status).toBe(201);
-    expect(pull(laptop.ctx, local)).rejects.toMatchObject({ status: 503, code: "REMOTE_UNREACHABLE" });
-    expect(push(laptop.ctx, local)).rejects.toMatchObject({ status: 503 });
+    await expect(pull(laptop.ctx, local)).rejects.toMatchObject({ status: 503, code: "REMOTE_UNREACHABLE" });
+    await expect(push(laptop.ctx, local)).rejects.toMatchObject({ status: 503 });
     const [status] = await remoteStatus(laptop.ctx, local);
     expect(status.ahead).toBe(1);
     expect(status.lastError).toContain("cannot be reached");

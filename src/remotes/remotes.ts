@@ -289,7 +289,9 @@ type MergedPage = { commits: PulledCommit[]; head: number; next: number | null }
 export async function pull(ctx: AppContext, spaceId: string, ref?: string): Promise<PullResult> {
   const remote = findRemote(ctx, spaceId, ref);
   return contacting(ctx, remote, async (client) => {
-    await stateOf(client, remote.pulledSeq, remote.remoteInstanceId);
+    const state = await stateOf(client, remote.pulledSeq, remote.remoteInstanceId);
+    // A log behind the cursor was put back from an older copy: its next seqs would be ones this space has passed, and be missed.
+    if (state.head < remote.pulledSeq) throw new RemoteRefused(409, "REMOTE_WENT_BACK", `${remote.url}'s merge log ends at ${state.head}, before ${remote.pulledSeq} that this space pulled: it was restored from an older copy. Clone it again.`);
     const tally: PullTally = emptyTally();
     let after = remote.pulledSeq;
     /** Applies what `work` applies of the commits not applied yet, and moves the cursor to `upTo`, in one write. */
