@@ -6,7 +6,7 @@ import { DEFAULT_REVIEW_POLICY, findBaseOrNull, type LoadedBase } from "../conte
 import { findRecordCommit, insertCommit, type UserRef } from "../content/commits";
 import { linkLists, recordInputErrors } from "../content/records/validate";
 import { currentFields, type RecordRow } from "../content/records/view";
-import { recordIdTaken } from "../content/records/read";
+import { recordIdTaken, recordInSpace } from "../content/records/read";
 import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
 import type { Tx } from "../context";
 import { insertRow } from "../db/client";
@@ -15,7 +15,7 @@ import { recordEvent } from "../events/outbox";
 import { isComputed } from "../shared/field-types";
 import { users } from "../tables/auth";
 import { type ChangeRequestRow, changeRequests, type MergeConflict, type OperationRow, operations, remotePushes } from "../tables/changes";
-import { commits, type OperationKind, records, type TargetType } from "../tables/content";
+import { commits, type OperationKind, type TargetType } from "../tables/content";
 import { mergeInTransaction } from "../changes/merge";
 
 /** A commit as the remote's `GET /sync/commits` gives it. */
@@ -70,6 +70,27 @@ export interface PullingFor {
   remoteInstanceId: string;
 }
 
+/** An operation of a change request a pull makes: what differs from a pending, position-0 record update is given. */
+function operationRow(cr: ChangeRequestRow, at: string, given: Partial<OperationRow> & Pick<OperationRow, "headCommitId">): OperationRow {
+  return {
+    id: newId("opr"),
+    changeRequestId: cr.id,
+    baseId: cr.baseId,
+    nodeId: null,
+    targetType: "base",
+    kind: "record_update",
+    status: "pending",
+    targetRecordId: null,
+    targetViewId: null,
+    baseCommitId: null,
+    deleteMode: null,
+    position: 0,
+    createdAt: at,
+    updatedAt: at,
+    ...given,
+  };
+}
+
 /** One remote change request's commits applied here: the local change request that carries them, made when first needed. */
 class Carrier {
   private cr: ChangeRequestRow | null = null;
@@ -86,27 +107,21 @@ class Carrier {
   /** A write of `commit` under this change request, as its author. */
   write(commit: PulledCommit, author: UserRef, kind: OperationKind, pulled: boolean): MergeWrite {
     const cr = this.open(author);
-    const operationId = newId("opr");
     if (commit.recordId) this.recordIds.add(commit.recordId);
-    insertRow(this.tx, operations, {
-      id: operationId,
-      changeRequestId: cr.id,
+    const archives = kind === "record_delete";
+    const op = operationRow(cr, this.at, {
       baseId: commit.baseId,
-      nodeId: null,
-      targetType: "base",
       kind,
-      status: kind === "record_delete" ? "archived" : "merged",
+      status: archives ? "archived" : "merged",
       targetRecordId: commit.recordId,
-      targetViewId: null,
       baseCommitId: commit.parentCommitId,
       headCommitId: commit.id,
-      deleteMode: kind === "record_delete" ? "archive" : null,
+      deleteMode: archives ? "archive" : null,
       position: this.written.length,
-      createdAt: this.at,
-      updatedAt: this.at,
     });
+    insertRow(this.tx, operations, op);
     return {
-      by: { actorId: author.id, operationId, message: commit.message || null, at: this.at, ...(pulled ? { pulled: { commitId: commit.id, origin: commit.origin } } : {}) },
+      by: { actorId: author.id, operationId: op.id, message: commit.message || null, at: this.at, ...(pulled ? { pulled: { commitId: commit.id, origin: commit.origin } } : {}) },
       changeRequestId: cr.id,
       people: new Map([[author.id, author]]),
     };
@@ -164,7 +179,8 @@ export function applyStructure(tx: Tx, remote: PullingFor, group: PulledCommit[]
   tally.known += group.length - fresh.length;
   if (fresh.length === 0) return;
   const first = fresh[0];
-  const author = authorHere(tx, first);
+  const authors = new Map<string, UserRef>();
+  const author = authorHere(tx, first, authors);
   const cr: ChangeRequestRow = {
     ...pulledChangeRequest(remote, author, "in_review", { pulled: true, origin: remote.remoteInstanceId, remoteChangeRequestId: first.changeRequestId }, at),
     targetType: first.targetType,
@@ -172,20 +188,28 @@ export function applyStructure(tx: Tx, remote: PullingFor, group: PulledCommit[]
     nodeId: first.nodeId,
   };
   insertRow(tx, changeRequests, cr);
-  const ops = fresh.map((commit, position) => structureOperation(tx, remote, cr, commit, authorHere(tx, commit), position, at));
+  const ops = fresh.map((commit, position) => structureOperation(tx, remote, cr, commit, authorHere(tx, commit, authors), position, at));
   mergeInTransaction(tx, cr, ops, at);
   tally.structure += ops.length;
 }
 
 function structureOperation(tx: Tx, remote: PullingFor, cr: ChangeRequestRow, commit: PulledCommit, author: UserRef, position: number, at: string): OperationRow {
-  const operationId = newId("opr");
+  const op = operationRow(cr, at, {
+    baseId: commit.baseId,
+    nodeId: commit.nodeId,
+    targetType: commit.targetType,
+    kind: commit.operation,
+    targetViewId: typeof commit.payload.viewId === "string" ? commit.payload.viewId : null,
+    headCommitId: commit.id,
+    position,
+  });
   insertCommit(tx, {
     id: commit.id,
     origin: commit.origin,
     spaceId: remote.spaceId,
     baseId: commit.baseId,
     nodeId: commit.nodeId,
-    operationId,
+    operationId: op.id,
     recordId: null,
     parentCommitId: null,
     message: commit.message || null,
@@ -195,23 +219,6 @@ function structureOperation(tx: Tx, remote: PullingFor, cr: ChangeRequestRow, co
     payload: commit.payload,
     createdAt: commit.createdAt,
   });
-  const op: OperationRow = {
-    id: operationId,
-    changeRequestId: cr.id,
-    baseId: commit.baseId,
-    nodeId: commit.nodeId,
-    targetType: commit.targetType,
-    kind: commit.operation,
-    status: "pending",
-    targetRecordId: null,
-    targetViewId: typeof commit.payload.viewId === "string" ? commit.payload.viewId : null,
-    baseCommitId: null,
-    headCommitId: commit.id,
-    deleteMode: null,
-    position,
-    createdAt: at,
-    updatedAt: at,
-  };
   insertRow(tx, operations, op);
   return op;
 }
@@ -229,6 +236,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
     if (!bases.has(baseId)) bases.set(baseId, findBaseOrNull(tx, remote.spaceId, baseId));
     return bases.get(baseId)!;
   };
+  const authors = new Map<string, UserRef>();
   let carrier: Carrier | null = null;
   for (const commit of page) {
     if (carrier && carrier.remoteChangeRequestId !== commit.changeRequestId) {
@@ -245,7 +253,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
       warn(tally, `The remote's ${commit.operation} of record ${commit.recordId} is not followed: its base is not here.`);
       continue;
     }
-    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, at, tally);
+    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, commit, authors), at, tally);
   }
   carrier?.close();
 }
@@ -266,10 +274,13 @@ function markLanded(tx: Tx, remoteId: string, remoteChangeRequestId: string, at:
 }
 
 /** The person a pulled commit names, as this instance knows them: the account of the same e-mail, else the remote's id (naming no account here). */
-function authorHere(tx: Tx, commit: PulledCommit): UserRef {
+function authorHere(tx: Tx, commit: PulledCommit, known: Map<string, UserRef>): UserRef {
+  const kept = known.get(commit.author);
+  if (kept) return kept;
   const remote = commit.authorUser ?? { id: commit.author, name: "", email: "" };
-  const here = remote.email ? tx.db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(eq(users.email, remote.email.toLowerCase())).get() : undefined;
-  return here ?? remote;
+  const here = (remote.email ? tx.db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(eq(users.email, remote.email.toLowerCase())).get() : undefined) ?? remote;
+  known.set(commit.author, here);
+  return here;
 }
 
 /** The values of a commit's payload this base stores and takes as they are here; what it does not take is named in the tally. */
@@ -280,9 +291,6 @@ function writableValues(tx: Tx, loaded: LoadedBase, commit: PulledCommit, tally:
   for (const error of errors) warn(tally, `Record ${commit.recordId}: ${error.message} (the remote's value was not taken).`);
   return values;
 }
-
-const localRecord = (tx: Tx, spaceId: string, recordId: string): RecordRow | undefined =>
-  tx.db.select().from(records).where(and(eq(records.id, recordId), eq(records.spaceId, spaceId))).get();
 
 const commitHere = (tx: Tx, commitId: string): boolean => tx.db.select({ id: commits.id }).from(commits).where(eq(commits.id, commitId)).get() !== undefined;
 
@@ -306,11 +314,10 @@ function keepKnown(tx: Tx, remote: PullingFor, commit: PulledCommit & { recordId
   });
 }
 
-function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, at: string, tally: PullTally): void {
+function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, author: UserRef, at: string, tally: PullTally): void {
   if (commitHere(tx, commit.id)) return void tally.known++;
-  const author = authorHere(tx, commit);
   const theirs = writableValues(tx, loaded, commit, tally);
-  const local = localRecord(tx, remote.spaceId, commit.recordId);
+  const local = recordInSpace(tx, remote.spaceId, commit.recordId);
   if (!local) {
     if (commit.operation !== "record_create") {
       warn(tally, `Record ${commit.recordId} is not here: its ${commit.operation} is not followed.`);
@@ -349,7 +356,7 @@ function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded:
     return void tally.conflicts++;
   }
   const after = { ...ours, ...values };
-  if (Object.keys(theirs).every((slug) => same(after[slug], theirs[slug])) && Object.keys(ours).every((slug) => !Object.hasOwn(theirs, slug) || same(after[slug], theirs[slug]))) {
+  if (Object.keys(theirs).every((slug) => same(after[slug], theirs[slug]))) {
     // Nothing here that the remote lacks: its commit becomes the head, so the next one applies as it is.
     updateRecord(tx, loaded, local, ours, theirs, carrier.write(commit, author, "record_update", true));
     carrier.written.push(commit.id);
@@ -370,12 +377,18 @@ function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded:
 function conflictHere(tx: Tx, remote: PullingFor, commit: PulledCommit, author: UserRef, local: RecordRow, base: Record<string, unknown>, theirs: Record<string, unknown>, found: MergeConflict, at: string): void {
   const cr = { ...pulledChangeRequest(remote, author, "conflict", { origin: remote.remoteInstanceId, remoteChangeRequestId: commit.changeRequestId, remoteCommitId: commit.id }, at), baseId: commit.baseId, mergeSummary: { conflict: found } };
   insertRow(tx, changeRequests, cr);
-  const operationId = newId("opr");
-  const proposed = insertCommit(tx, {
+  const op = operationRow(cr, at, {
+    targetRecordId: local.id,
+    // Its base is the commit's parent where that came here (the three-way merge read it), else the record's head.
+    baseCommitId: commit.parentCommitId && findRecordCommit(tx, local.id, commit.parentCommitId) ? commit.parentCommitId : local.headCommitId,
+    headCommitId: newId("cmt"),
+  });
+  insertCommit(tx, {
+    id: op.headCommitId,
     spaceId: remote.spaceId,
     baseId: commit.baseId,
     nodeId: null,
-    operationId,
+    operationId: op.id,
     recordId: null,
     parentCommitId: null,
     message: commit.message || null,
@@ -385,24 +398,7 @@ function conflictHere(tx: Tx, remote: PullingFor, commit: PulledCommit, author: 
     payload: Object.fromEntries(Object.entries(theirs).filter(([slug, value]) => !same(base[slug], value))),
     createdAt: at,
   });
-  const baseCommitId = commit.parentCommitId && findRecordCommit(tx, local.id, commit.parentCommitId) ? commit.parentCommitId : local.headCommitId;
-  insertRow(tx, operations, {
-    id: operationId,
-    changeRequestId: cr.id,
-    baseId: commit.baseId,
-    nodeId: null,
-    targetType: "base",
-    kind: "record_update",
-    status: "pending",
-    targetRecordId: local.id,
-    targetViewId: null,
-    baseCommitId,
-    headCommitId: proposed.id,
-    deleteMode: null,
-    position: 0,
-    createdAt: at,
-    updatedAt: at,
-  });
+  insertRow(tx, operations, op);
   recordEvent(tx, "change_request.created", { spaceId: remote.spaceId, baseId: commit.baseId, at }, { changeRequestId: cr.id, operationCount: 1, submittedBy: author.id });
   recordEvent(tx, "change_request.conflict", { spaceId: remote.spaceId, baseId: commit.baseId, at }, { changeRequestId: cr.id, conflict: found });
 }

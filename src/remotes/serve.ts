@@ -4,7 +4,7 @@ import { proposePushedRecords, type Proposer, type PushedRecordChange } from "..
 import { REMOTE_CHANNEL } from "../changes/propose";
 import { same, threeWay } from "../changes/three-way";
 import { findBase } from "../content/bases";
-import { findRecord, recordIdTaken } from "../content/records/read";
+import { findRecord, recordIdTaken, recordInSpace } from "../content/records/read";
 import { linkLists } from "../content/records/validate";
 import { currentFields } from "../content/records/view";
 import type { AppContext } from "../context";
@@ -118,7 +118,7 @@ export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<ty
     if (seen.has(op.recordId)) throw badRequest(`operations[${index}] names ${op.recordId} again: one operation a record.`);
     seen.add(op.recordId);
     if (op.kind === "record_create") {
-      if (recordIdTaken(ctx, op.recordId) && !findRecordOrNull(ctx, spaceId, op.recordId)) throw conflict(`A record ${op.recordId} exists already.`, { reason: "RECORD_EXISTS" });
+      if (recordIdTaken(ctx, op.recordId) && !recordInSpace(ctx, spaceId, op.recordId)) throw conflict(`A record ${op.recordId} exists already.`, { reason: "RECORD_EXISTS" });
       return op;
     }
     if (op.kind !== "record_update") return op;
@@ -134,12 +134,4 @@ export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<ty
     conflict: found,
   });
   return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
-}
-
-function findRecordOrNull(ctx: AppContext, spaceId: string, recordId: string) {
-  try {
-    return findRecord(ctx, spaceId, recordId);
-  } catch {
-    return null;
-  }
 }

@@ -32,8 +32,11 @@ export const authorColumns = { id: users.id, name: users.name, email: users.emai
 
 const recordById = preparedFor((db) => db.select().from(records).where(and(eq(records.id, sql.placeholder("id")), eq(records.spaceId, sql.placeholder("spaceId")))).prepare());
 
+/** The space's record of that id, if it has one. */
+export const recordInSpace = (ctx: AppContext, spaceId: string, recordId: string): RecordRow | undefined => recordById(ctx).get({ id: recordId, spaceId });
+
 export function findRecord(ctx: AppContext, spaceId: string, recordId: string): RecordRow {
-  const row = recordById(ctx).get({ id: recordId, spaceId });
+  const row = recordInSpace(ctx, spaceId, recordId);
   if (!row) throw notFound("No such record in this space.");
   return row;
 }
