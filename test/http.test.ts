@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { createApp } from "../src/http/app";
 import { FIELD_TYPES } from "../src/shared/field-types";
 import { requireDeclaredAccess } from "../src/http/access";
-import { answers, requireDeclaredAnswers } from "../src/http/openapi";
+import { answers, requireDeclaredAnswers, requireDeclaredBodies } from "../src/http/openapi";
 import { VERSION } from "../src/shared/version";
 import { join } from "node:path";
 import { Contract } from "./contract";
@@ -282,6 +282,28 @@ describe("OpenAPI and docs", () => {
   test("building the app fails for a documented route without a declared answer", () => {
     expect(() => requireDeclaredAnswers(new Elysia().get("/api/v1/forgotten", () => "oops").routes)).toThrow("GET /api/v1/forgotten");
     expect(() => requireDeclaredAnswers(new Elysia().use(answers).get("/api/v1/listed", () => [], { answers: { 200: t.Array(t.String()) } }).routes)).not.toThrow();
+  });
+
+  test("every POST, PUT and PATCH documents its body, or says it takes none", async () => {
+    const document = (await server.call("GET", "/api/v1/openapi.json")).body;
+    const silent: string[] = [];
+    for (const [path, operations] of Object.entries<Record<string, { requestBody?: { content: Record<string, { schema: unknown }> }; "x-basalt-no-body"?: boolean; description?: string }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!["post", "put", "patch"].includes(method)) continue;
+        if (operation["x-basalt-no-body"]) expect(operation.description, `${method} ${path}`).toContain("Takes no body.");
+        else if (!operation.requestBody || Object.values(operation.requestBody.content).some((media) => typeof media.schema !== "object")) silent.push(`${method} ${path}`);
+      }
+    }
+    expect(silent).toEqual([]);
+    for (const path of ["/api/v1/invitations/{token}/join", "/api/v1/sync/snapshots", "/api/v1/remotes/status", "/api/v1/remotes/{remoteId}/pull", "/api/v1/remotes/{remoteId}/push"]) expect(document.paths[path].post["x-basalt-no-body"], path).toBe(true);
+    for (const path of ["/api/v1/install/archive/plan", "/api/v1/install/archive"]) expect(Object.keys(document.paths[path].post.requestBody.content)).toEqual(["application/gzip", "application/x-tar"]);
+  });
+
+  test("building the app fails for a route that changes state without declaring its body or none", () => {
+    expect(() => requireDeclaredBodies(new Elysia().post("/api/v1/forgotten", () => "oops").routes)).toThrow("POST /api/v1/forgotten");
+    expect(() => requireDeclaredBodies(new Elysia().patch("/api/v1/forgotten/:id", () => "oops").routes)).toThrow("PATCH /api/v1/forgotten/:id");
+    expect(() => requireDeclaredBodies(new Elysia().use(answers).post("/api/v1/ping", () => "pong", { noBody: true }).routes)).not.toThrow();
+    expect(() => requireDeclaredBodies(new Elysia().post("/api/v1/named", () => "ok", { body: t.Object({ name: t.String() }) }).routes)).not.toThrow();
   });
 
   test("the docs page loads its assets from this server, not a CDN", async () => {

@@ -15,7 +15,7 @@ import { sharingRoutes } from "./routes/sharing";
 import { authRoutes, rfcDeviceRoutes } from "./routes/auth";
 import type { AppContext } from "../context";
 import { access, declaredPublic, requireDeclaredAccess } from "./access";
-import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers } from "./openapi";
+import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers, requireDeclaredBodies } from "./openapi";
 import { type KnownRoute, plumbing } from "./plumbing";
 import { searchRoutes } from "./routes/search";
 import { transferRoutes } from "./routes/transfer";
@@ -93,6 +93,7 @@ export function createApp(ctx: AppContext) {
     .use(adminRoutes(ctx));
   requireDeclaredAccess(app.routes);
   requireDeclaredAnswers(app.routes);
+  requireDeclaredBodies(app.routes);
   known.push(...app.routes);
   handle = (request) => app.handle(request);
   return app;

@@ -14,13 +14,21 @@ import { SUMMARIES } from "./summaries";
 export type Answers = { [status: number]: TSchema | readonly string[] };
 
 const ANSWERS = "x-basalt-answers";
+/** A route that changes state and reads no body says so in the document (`noBody`), so a missing body schema is never a silent gap. */
+const NO_BODY = "x-basalt-no-body";
 const MEDIA = "x-basalt-media";
 
 /** A success answer sent as other media than JSON alone (a file, a stream): each media type with the schema of its body. */
 export const mediaAnswer = (content: Record<string, TSchema>, description: string): TSchema => ({ [MEDIA]: content, description }) as unknown as TSchema;
 
-/** The `answers` macro: every documented route declares one (`requireDeclaredAnswers`). */
-export const answers = new Elysia({ name: "basalt.answers" }).macro("answers", (declared: Answers) => ({ detail: { [ANSWERS]: declared } }));
+/**
+ * The `answers` macro: every documented route declares one (`requireDeclaredAnswers`). The
+ * `noBody` macro: a POST, PUT or PATCH that reads no body declares that instead of a body schema
+ * (`requireDeclaredBodies`).
+ */
+export const answers = new Elysia({ name: "basalt.answers" })
+  .macro("answers", (declared: Answers) => ({ detail: { [ANSWERS]: declared } }))
+  .macro("noBody", (none: true) => ({ detail: { [NO_BODY]: none } }));
 
 /** A route as the app holds it: what the document is completed from. */
 export interface DocumentedRoute {
@@ -109,6 +117,20 @@ export function requireDeclaredAnswers(routes: DocumentedRoute[]): void {
   if (undeclared.length > 0) throw new Error(`Routes without a declared answer: ${undeclared.join(", ")}`);
 }
 
+const TAKES_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+/**
+ * Fail-closed documentation of bodies: a documented POST, PUT or PATCH declares its body (a schema,
+ * or a `requestBody` of other media) or that it takes none (`noBody`), else the app is not built.
+ */
+export function requireDeclaredBodies(routes: DocumentedRoute[]): void {
+  const undeclared = routes
+    .filter((route) => TAKES_BODY.has(route.method) && !route.hooks.detail?.hide)
+    .filter((route) => !route.hooks.body && !route.hooks.detail?.requestBody && !route.hooks.detail?.[NO_BODY])
+    .map((route) => `${route.method} ${route.path}`);
+  if (undeclared.length > 0) throw new Error(`Routes that neither document a body nor say they take none: ${undeclared.join(", ")}`);
+}
+
 /**
  * Completes the document the OpenAPI plugin generates from the routes: the request body schemas
  * (the plugin leaves them out for a custom body parser), the declared answers and the errors every
@@ -132,7 +154,7 @@ export function completeDocument(document: Document, routes: DocumentedRoute[]):
     delete operation["x-basalt-refusals"];
     delete operation["x-basalt-space-header"];
     delete operation["x-basalt-needs"];
-    operation.description = [operation.description, detail["x-basalt-needs"]].filter(Boolean).join("\n\n");
+    operation.description = [operation.description, detail["x-basalt-needs"], detail[NO_BODY] ? "Takes no body." : undefined].filter(Boolean).join("\n\n");
     operation.tags = [domainOf(route.path)];
     operation.summary ??= SUMMARIES[`${route.method} ${route.path}`];
     if (access === "public") operation.security = [];

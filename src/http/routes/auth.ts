@@ -76,7 +76,7 @@ export function authRoutes(ctx: AppContext) {
         cookie[SESSION_COOKIE].set({ ...sessionCookieOptions("", secure), maxAge: 0 });
         return { success: true };
       },
-      { answers: { 200: Success }, account: "session" },
+      { answers: { 200: Success }, account: "session", noBody: true },
     )
     .get("/auth", ({ actor, request }) => describeCaller(ctx, actor, spaceHeader(request)?.ref), { answers: { 200: CallerSchema, 403: ["SPACE_NOT_ALLOWED"] }, account: "signedIn" })
     .get("/users/me", ({ actor }) => userView(actor.user), { answers: { 200: UserSchema }, account: "signedIn" })

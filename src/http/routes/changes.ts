@@ -131,6 +131,7 @@ export function changeRoutes(ctx: AppContext) {
     .post("/change-requests/:changeRequestId/merge", ({ space, actor, params }) => mergeChangeRequest(ctx, space, params.changeRequestId, actingAs(actor)), {
       answers: { 200: MergeResultSchema, 409: ["INVALID_STATUS", "MERGE_CONFLICT", "NOT_MERGEABLE", "RECORD_STATE", "RECORD_ARCHIVED", "PARENT_ARCHIVED", "SLUG_BEING_FREED", "SLUG_TAKEN", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED"] },
       level: "write",
+      noBody: true,
     })
     .post(
       "/change-requests/merge",

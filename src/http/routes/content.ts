@@ -202,6 +202,7 @@ export function contentRoutes(ctx: AppContext) {
     .post("/nodes/:nodeId/favorite", ({ space, actor, params }) => write(ctx, (tx) => toggleFavorite(tx, space.space.id, actor.user.id, params.nodeId, now(ctx))), {
       answers: { 200: t.Object({ favorited: t.Boolean({ description: "Whether the node is now one of the caller's favorites." }) }) },
       level: "read",
+      noBody: true,
     })
     .get("/nodes/:nodeId", ({ space, params, query }) => nodeDetail(ctx, space.space.id, space.sight, params.nodeId, query.type), {
       answers: { 200: NodeDetailSchema }, level: "read",

@@ -28,6 +28,7 @@ export function remotesRoutes(ctx: AppContext) {
     .post("/remotes/status", ({ space }) => remoteStatus(ctx, space.space.id), {
       answers: { 200: t.Array(RemoteSchema) },
       level: "read",
+      noBody: true,
       detail: { description: "Asks each remote where it stands (behind, and its pushed changes); one that does not answer keeps its last counts and says why." },
     })
     .post(
@@ -53,11 +54,13 @@ export function remotesRoutes(ctx: AppContext) {
     .post("/remotes/:remoteId/pull", ({ space, params, server, request }) => (patient(server, request), pull(ctx, space.space.id, params.remoteId)), {
       answers: { 200: PullResultSchema, ...REMOTE_FAILURES },
       level: "write",
+      noBody: true,
       detail: { description: "What the remote merged since the last pull, merged here: a true conflict becomes a change request in conflict." },
     })
     .post("/remotes/:remoteId/push", ({ space, params, server, request }) => (patient(server, request), push(ctx, space.space.id, params.remoteId)), {
       answers: { 200: PushResultSchema, ...REMOTE_FAILURES },
       level: "write",
+      noBody: true,
       detail: { description: "Pulls, then sends each local change not sent yet as a change request on the remote (idempotent)." },
     })
     .post(

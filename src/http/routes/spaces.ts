@@ -100,7 +100,7 @@ export function spaceRoutes(ctx: AppContext) {
         ctx.limits.invitationTokens.take(`address ${clientAddress(server as ServerLike, request)}`);
         return { spaceId: (await acceptInvitation(ctx, params.token, { userId: actor.user.id, email: actor.user.email })).spaceId };
       },
-      { answers: { 200: t.Object({ spaceId: t.String() }), 409: [], 429: [] }, account: "session" },
+      { answers: { 200: t.Object({ spaceId: t.String() }), 409: [], 429: [] }, account: "session", noBody: true },
     )
     .delete("/spaces/:spaceId/members/:userId", ({ space, actor, params }) => write(ctx, (tx) => removeMember(tx, space, params.userId, actingAs(actor))), {
       answers: { 200: Success, 403: ["OWNER_REQUIRED"], 409: ["LAST_OWNER"] },

@@ -47,6 +47,7 @@ export function syncRoutes(ctx: AppContext) {
       {
         answers: { 201: SnapshotSchema, 403: ["SYNC_NEEDS_WHOLE_SPACE"] },
         level: "read",
+        noBody: true,
         detail: { description: "Begins a clone's snapshot: every page read through it shows the space as it was now, at the merge-log seq it answers. Needs a key that sees the whole space." },
       },
     )

@@ -194,6 +194,7 @@ export function transferRoutes(ctx: AppContext) {
     .post("/dump/import/begin", ({ space, actor }) => beginDumpImport(ctx, space.space.id, actor.user.id), {
       answers: { 200: t.Object({ sessionId: t.String() }), 409: ["SPACE_NOT_EMPTY"] },
       level: "manage",
+      noBody: true,
     })
     .post("/dump/import/tables", ({ space, body }) => stageImportRows(ctx, space.space.id, body), {
       answers: { 200: t.Object({ inserted: WholeNumber({ description: "Rows the session took (none for tables Basalt rebuilds itself)." }) }), 404: [], 413: [] },

@@ -51,10 +51,10 @@ export function webhookRoutes(ctx: AppContext) {
       level: "manage",
       query: t.Object({ limit: t.Optional(t.String()) }),
     })
-    .post("/webhooks/:ruleId/test-fire", ({ space, params }) => testFire(ctx, findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: DeliverySchema, 429: [] }, level: "manage" })
+    .post("/webhooks/:ruleId/test-fire", ({ space, params }) => testFire(ctx, findRule(ctx, space.space.id, params.ruleId)), { answers: { 200: DeliverySchema, 429: [] }, level: "manage", noBody: true })
     .post(
       "/webhooks/:ruleId/deliveries/:deliveryId/redeliver",
       ({ space, params }) => redeliver(ctx, findRule(ctx, space.space.id, params.ruleId), params.deliveryId),
-      { answers: { 200: DeliverySchema, 409: ["EVENT_GONE"], 429: [] }, level: "manage" },
+      { answers: { 200: DeliverySchema, 409: ["EVENT_GONE"], 429: [] }, level: "manage", noBody: true },
     );
 }
