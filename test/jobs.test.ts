@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BACKUPS_KEPT, dailyUpkeep, pruneExpired, runScheduledBackup, startJobs } from "../src/jobs/schedule";
 import { createBase, TestServer } from "./helpers";
@@ -21,6 +21,26 @@ test("scheduled backups are plain SQLite copies; the newest 7 are kept", async (
   const copy = new Database(join(server.dir, "backups", files.at(-1)!), { readonly: true });
   expect(copy.query("SELECT email FROM users").all()).toEqual([{ email: "ada@example.com" }]);
   copy.close();
+});
+
+test("what a backup killed midway left in backups/ is removed when the server starts and after each backup", async () => {
+  await server.user("Ada");
+  const dir = join(server.dir, "backups");
+  // As a server killed during a scheduled backup leaves them: the temporary file and SQLite's journal of it.
+  const leave = (stamp: string) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `.basalt-${stamp}.db.0123456789ab.partial`), "cut short");
+    writeFileSync(join(dir, `.basalt-${stamp}.db.0123456789ab.partial-journal`), "cut short");
+  };
+  const partials = () => readdirSync(dir).filter((name) => name.includes(".partial"));
+  leave("20261121T110000");
+  startJobs(server.ctx).stop();
+  expect(partials()).toEqual([]);
+  expect(server.logs).toContain(`removed 2 file(s) an interrupted backup left in ${dir}`);
+  leave("20261121T113000");
+  runScheduledBackup(server.ctx);
+  expect(partials()).toEqual([]);
+  expect(readdirSync(dir)).toEqual(["basalt-20261121T120000.db"]);
 });
 
 test("--backup-cron runs the backup on its schedule", async () => {

@@ -40,13 +40,27 @@ function privateTempBeside(out: string): string {
   return temp;
 }
 
+/** A temporary file of `privateTempBeside`, or the journal SQLite keeps beside one while `VACUUM INTO` fills it. */
+const isPartial = (name: string): boolean => name.startsWith(".") && (name.endsWith(".partial") || name.endsWith(".partial-journal"));
+
+/**
+ * Removes what writes killed midway left in `dir` (their temporary files and SQLite's journals of
+ * them) whose name starts with `prefix`; answers how many. Only for a directory no write is filling
+ * now: the backups folder of a server, which runs one backup at a time.
+ */
+export function removePartials(dir: string, prefix = "."): number {
+  if (!existsSync(dir)) return 0;
+  const left = readdirSync(dir).filter((name) => name.startsWith(prefix) && isPartial(name));
+  for (const name of left) rmSync(join(dir, name), { force: true });
+  return left.length;
+}
+
 /**
  * Refuses a target that is taken (by a file or a link, even a dangling one) or has no directory to
  * go in; first removes what an earlier write to the same name, killed midway, left beside it.
  */
 function requireFreeTarget(out: string): void {
-  const prefix = `.${basename(out)}.`;
-  if (existsSync(dirname(out))) for (const name of readdirSync(dirname(out))) if (name.startsWith(prefix) && name.endsWith(".partial")) rmSync(join(dirname(out), name), { force: true });
+  removePartials(dirname(out), `.${basename(out)}.`);
   if (occupied(out)) throw new Error(`${out} already exists; choose a new file.`);
   if (!existsSync(dirname(out))) throw new Error(`There is no directory ${dirname(out)} to write ${basename(out)} in.`);
 }
@@ -75,6 +89,7 @@ function publishPrivately(out: string, fill: (temp: string) => void): void {
     linkInto(temp, out);
   } finally {
     rmSync(temp, { force: true });
+    rmSync(`${temp}-journal`, { force: true });
   }
 }
 

@@ -13,7 +13,7 @@ import { databasePath } from "../shared/config";
 import type { AppContext, Tx } from "../context";
 import { optimizeStatistics } from "../db/client";
 import { sweepContent } from "../db/content-files";
-import { backupDatabase, privateDir } from "../db/files";
+import { backupDatabase, privateDir, removePartials } from "../db/files";
 import { mergeSearchIndex } from "../db/search-index";
 import { write } from "../db/tx";
 import { events } from "../tables/events";
@@ -23,11 +23,25 @@ import { outboxCursor, webhookDeliveries, webhookJobs } from "../tables/webhooks
 /** Scheduled backups kept in `<data dir>/backups`; older ones are removed. */
 export const BACKUPS_KEPT = 7;
 
+const backupsDir = (ctx: AppContext) => join(ctx.config.dataDir, "backups");
+
+/**
+ * What a scheduled backup killed midway left in `backups/` (its temporary file, hundreds of MB,
+ * and SQLite's journal of it): each backup has a name of its own, so the next one would never
+ * clear it. The server runs one scheduled backup at a time, so at its start and after each backup
+ * every such file is stale.
+ */
+const removeBackupPartials = (ctx: AppContext): number => removePartials(backupsDir(ctx), ".basalt-");
+
 export function runScheduledBackup(ctx: AppContext): string {
-  const dir = join(ctx.config.dataDir, "backups");
+  const dir = backupsDir(ctx);
   privateDir(dir);
   const out = join(dir, `basalt-${iso(ctx.clock.now()).replace(/[-:]/g, "").replace(/\..*$/, "")}.db`);
-  backupDatabase(databasePath(ctx.config.dataDir), out);
+  try {
+    backupDatabase(databasePath(ctx.config.dataDir), out);
+  } finally {
+    removeBackupPartials(ctx);
+  }
   backupFiles(ctx.config.dataDir, out);
   const old = readdirSync(dir).filter((name) => /^basalt-\d{8}T\d{6}\.db$/.test(name)).sort().slice(0, -BACKUPS_KEPT);
   for (const name of old) {
@@ -113,6 +127,8 @@ export function startJobs(ctx: AppContext): { stop(): void } {
       ctx.log.error(`job ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
+  const removed = removeBackupPartials(ctx);
+  if (removed > 0) ctx.log.info(`removed ${removed} file(s) an interrupted backup left in ${backupsDir(ctx)}`);
   const jobs = [
     new Cron("0 17 * * * *", { protect: true }, guarded("prune-expired", () => pruneExpired(ctx))),
     new Cron("0 41 3 * * *", { protect: true }, guarded("daily-upkeep", () => dailyUpkeep(ctx))),
