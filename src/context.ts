@@ -2,7 +2,7 @@ import type { Clock } from "./shared/clock";
 import type { Config } from "./shared/config";
 import type { LiveEvent } from "./shared/event-types";
 import type { ReadDb, Store } from "./db/client";
-import { CommittedCache, StampedCache } from "./db/caches";
+import { CommittedCache, roughBytes, StampedCache } from "./db/caches";
 import { SnapshotReaders } from "./db/snapshots";
 import type { TxOf } from "./db/tx";
 import { RateLimiter } from "./shared/rate-limit";
@@ -161,10 +161,14 @@ export interface AppContext {
     nextCheckAt: Map<string, number>;
     deviceCodes: RateLimiter;
     deviceLookups: RateLimiter;
-    /** Submissions without a key, per form and per client address. */
+    /** Submissions without a key tried per client address, refused ones included. */
+    formVisitors: RateLimiter;
+    /** Submissions without a key a form took (per form): never counts another address's refused tries. */
     formSubmissions: RateLimiter;
-    /** Passwords tried on public shares, per node and per client address. */
+    /** Passwords tried on public shares per client address, right or wrong. */
     sharePasswords: RateLimiter;
+    /** Wrong passwords per shared node, from any address. */
+    shareFailures: RateLimiter;
     /** Invitation links looked up or accepted, per client address. */
     invitationTokens: RateLimiter;
   };
@@ -179,6 +183,7 @@ export interface AppContext {
 /** The context of one process: its values, and the services wired for it. */
 export function createContext(store: Store, config: Config, clock: Clock, log: Logger, services: Services): AppContext {
   const minute = 60_000;
+  const MB = 1024 * 1024;
   return {
     ...services,
     instanceId: crypto.randomUUID(),
@@ -189,7 +194,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     log,
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
-    linked: { values: new StampedCache(store.sqlite, 50_000), linksJson: new StampedCache(store.sqlite, 200) },
+    linked: { values: new StampedCache<string, Readonly<Record<string, unknown>>>(store.sqlite, 50_000, 64 * MB, roughBytes), linksJson: new StampedCache(store.sqlite, 200, 16 * MB, (json) => json.length * 2) },
     dumpPeople: new StampedCache(store.sqlite, 16),
     snapshots: new SnapshotReaders(store.sqlite.filename, () => clock.now()),
     indexDemand: { asked: new Map(), touched: new Map() },
@@ -199,8 +204,10 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
       nextCheckAt: new Map(),
       deviceCodes: new RateLimiter(clock, 10, minute),
       deviceLookups: new RateLimiter(clock, 10, minute),
-      formSubmissions: new RateLimiter(clock, 30, minute),
+      formVisitors: new RateLimiter(clock, 30, minute),
+      formSubmissions: new RateLimiter(clock, 120, minute),
       sharePasswords: new RateLimiter(clock, 10, minute),
+      shareFailures: new RateLimiter(clock, 60, minute),
       invitationTokens: new RateLimiter(clock, 20, minute),
     },
     setupTokenHash: null,

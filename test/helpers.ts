@@ -216,3 +216,25 @@ export async function freshPapersWorkspace(): Promise<{ server: TestServer; ws: 
   await createBase(fresh.server, fresh.ws.write);
   return fresh;
 }
+
+/** A request sent from another loopback address (127.0.0.0/8 is all this machine's), as a second visitor would: what per-address limits tell apart. */
+export async function fromAddress(address: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: any }> {
+  const { request } = await import("node:http");
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sent = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: init.method ?? "GET", headers: init.headers, localAddress: address }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {}
+        resolve({ status: response.statusCode ?? 0, body });
+      });
+    });
+    sent.on("error", reject);
+    sent.end(init.body);
+  });
+}

@@ -136,6 +136,8 @@ let decoyHash: Promise<string> | undefined;
 const FAILURES_BEFORE_SLOWING = 5;
 /** The space between two checks of a slowed account's password: at most 60 guesses a minute, from all addresses together. */
 export const SLOWED_CHECK_MS = 1000;
+/** The most accounts paced at once (the map of their next checks is bounded like every limiter). */
+const MAX_PACED = 10_000;
 /** Waits for the account's turn while it is slowed: guessing from many addresses is paced, never locked out. */
 async function paced(ctx: AppContext, account: string): Promise<void> {
   if (ctx.limits.accountFailures.count(account) < FAILURES_BEFORE_SLOWING) return;
@@ -143,7 +145,11 @@ async function paced(ctx: AppContext, account: string): Promise<void> {
   const now = Date.now();
   const at = Math.max(now, nextCheckAt.get(account) ?? 0);
   nextCheckAt.set(account, at + SLOWED_CHECK_MS);
-  if (nextCheckAt.size > 10_000) for (const [key, time] of nextCheckAt) if (time < now) nextCheckAt.delete(key);
+  if (nextCheckAt.size > MAX_PACED) {
+    for (const [key, time] of nextCheckAt) if (time < now) nextCheckAt.delete(key);
+    // Still full of accounts being paced: the earliest set go (their pacing starts again), so the map stays bounded.
+    for (const key of nextCheckAt.keys()) if (nextCheckAt.size > MAX_PACED) nextCheckAt.delete(key);
+  }
   if (at > now) await Bun.sleep(at - now);
 }
 

@@ -3,7 +3,8 @@ import { findMembership } from "../spaces/spaces";
 import type { Actor } from "../auth/actor";
 import { findUserById } from "../auth/users";
 import { findNode } from "../content/nodes";
-import { reserveSubmission } from "../content/forms";
+import { formOnNode, reserveSubmission } from "../content/forms";
+import { isIdOf } from "../db/ids";
 import type { AppContext } from "../context";
 import { badRequest, forbidden, notFound } from "../shared/errors";
 import { isEmpty } from "../shared/field-types";
@@ -46,4 +47,24 @@ export async function submitForm(ctx: AppContext, form: FormRow, who: Proposer, 
   if (missing.length > 0) throw badRequest(`Missing required fields: ${missing.join(", ")}.`);
   const proposed = await proposeRecords(ctx, who, form.targetBaseId, [{ fields }], { message: `Submitted through the form "${form.name}"`, autoMerge: form.mergeSubmissions ? undefined : false }, (tx) => reserveSubmission(tx, form));
   return { changeRequestId: proposed.changeRequest.id, status: proposed.outcome?.merged ? "merged" : "pending_review" };
+}
+
+/**
+ * `POST /forms/{nodeId}/submit` without a key. A node id of another shape is not found before
+ * anything is counted for it. Every try of an address is counted, refused or not (30 a minute);
+ * the form's own count (120 a minute) holds only the submissions it took, so one address, whose
+ * tries run out first, cannot close a form for its other visitors.
+ */
+export async function submitAsVisitor(ctx: AppContext, nodeId: string, address: string, values: Record<string, unknown>): ReturnType<typeof submitForm> {
+  if (!isIdOf("nod", nodeId)) throw notFound(`Form not found: ${nodeId}`);
+  ctx.limits.formVisitors.take(`address ${address}`);
+  const form = formOnNode(ctx, nodeId);
+  const formKey = `form ${form.id}`;
+  ctx.limits.formSubmissions.take(formKey);
+  try {
+    return await submitForm(ctx, form, visitorOf(ctx, form), values);
+  } catch (error) {
+    ctx.limits.formSubmissions.release(formKey);
+    throw error;
+  }
 }

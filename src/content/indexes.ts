@@ -69,10 +69,26 @@ export function noteFieldsQueried(ctx: AppContext, queried: FieldRow[]): void {
       }
     }
   }
+  forgetOldDemand(demand, now);
   if (toIndex.length > 0) writeInBackground(ctx, "indexing a field listings ask for", (tx) => indexFields(tx, toIndex));
   if (toTouch.length > 0) {
     const at = new Date(now).toISOString();
     writeInBackground(ctx, "noting an index's use", (tx) => tx.db.update(fields).set({ indexUsedAt: at }).where(inArray(fields.id, toTouch)).run());
+  }
+}
+
+/** The most fields `indexDemand` notes (each list of times holds at most `INDEX_RULE.queries`). */
+const MAX_NOTED_FIELDS = 10_000;
+
+/** Keeps what listings asked bounded: past `MAX_NOTED_FIELDS`, what is out of its window goes, then the earliest noted. */
+function forgetOldDemand(demand: AppContext["indexDemand"], now: number): void {
+  for (const [notes, windowMs] of [
+    [demand.asked, INDEX_RULE.windowMs],
+    [demand.touched, INDEX_RULE.touchMs],
+  ] as const) {
+    if (notes.size <= MAX_NOTED_FIELDS) continue;
+    for (const [id, at] of notes) if (now - (Array.isArray(at) ? at[at.length - 1] : at) >= windowMs) notes.delete(id);
+    for (const id of notes.keys()) if (notes.size > MAX_NOTED_FIELDS) notes.delete(id);
   }
 }
 

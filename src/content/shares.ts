@@ -1,6 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { type Static, t } from "elysia";
 import type { AppContext } from "../context";
+import { isIdOf } from "../db/ids";
 import { write } from "../db/tx";
 import { iso } from "../shared/clock";
 import { ApiError, badRequest, notFound } from "../shared/errors";
@@ -79,16 +80,25 @@ export const disableShare = (ctx: AppContext, spaceId: string, nodeRef: string) 
 /**
  * The node a visitor reads through a public share: active, and shared by its own live share or
  * the nearest of its ancestors'; a share with a password needs it (a wrong one is a 401). A node
- * not shared is the same 404 as one that does not exist.
+ * not shared is the same 404 as one that does not exist. Tries are counted per address (10 a
+ * minute) and wrong passwords per share (60 a minute), only once the id has the shape of one.
  */
-export async function sharedNode(ctx: AppContext, nodeId: string, password: string | undefined): Promise<NodeRow> {
-  const node = nodeId.length > 64 ? undefined : ctx.db.select().from(nodes).where(eq(nodes.id, nodeId)).get();
+export async function sharedNode(ctx: AppContext, nodeId: string, password: string | undefined, address: string): Promise<NodeRow> {
+  if (!isIdOf("nod", nodeId)) throw notFound(`No shared node ${nodeId}.`);
+  // Passwords are guessed here: every try of an address is counted, right or wrong.
+  if (password !== undefined) ctx.limits.sharePasswords.take(`address ${address}`);
+  const node = ctx.db.select().from(nodes).where(eq(nodes.id, nodeId)).get();
   const chain = node && node.status === "active" ? [node.id, ...ancestorsOf(ctx, node.id)] : [];
   const shares = chain.length === 0 ? [] : ctx.db.select().from(nodeShares).where(and(inArray(nodeShares.nodeId, chain), liveShare(iso(ctx.clock.now())))).all();
   const share = chain.map((id) => shares.find((row) => row.nodeId === id)).find((row) => row !== undefined);
   if (!node || !share) throw notFound(`No shared node ${nodeId}.`);
-  if (share.passwordHash !== null && !(password !== undefined && password.length <= MAX_PASSWORD && (await Bun.password.verify(password, share.passwordHash)))) {
-    throw new ApiError(401, "UNAUTHORIZED", "This share has a password: send it in the x-share-password header.", { reason: "SHARE_PASSWORD_REQUIRED" });
-  }
+  if (share.passwordHash === null) return node;
+  const required = () => new ApiError(401, "UNAUTHORIZED", "This share has a password: send it in the x-share-password header.", { reason: "SHARE_PASSWORD_REQUIRED" });
+  if (password === undefined) throw required();
+  // The share's own count holds wrong passwords only, from every address: more than one address may try, so one cannot close it for the others.
+  const failures = `share ${share.nodeId}`;
+  ctx.limits.shareFailures.take(failures);
+  if (!(password.length <= MAX_PASSWORD && (await Bun.password.verify(password, share.passwordHash)))) throw required();
+  ctx.limits.shareFailures.release(failures);
   return node;
 }

@@ -103,10 +103,15 @@ export class CommittedCache<K, V> {
 export class StampedCache<K, V> {
   private readonly entries = new Map<K, V>();
   private stamp = "";
+  /** What `weigh` said of the entries kept. */
+  private bytes = 0;
 
+  /** Bounded by count and, when `weigh` tells a value's rough size in bytes, by `maxBytes` (a value larger than it is never kept). */
   constructor(
     private readonly sqlite: Database,
     private readonly maxEntries: number,
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+    private readonly weigh: (value: V) => number = () => 0,
   ) {}
 
   /** Whether the cache may be read and filled now (until the caller's code yields); emptied first when the database has changed. */
@@ -114,7 +119,7 @@ export class StampedCache<K, V> {
     if (this.sqlite.inTransaction) return false;
     const { stamp } = this.sqlite.query<{ stamp: string }, []>(`SELECT total_changes() || ':' || "data_version" AS "stamp" FROM pragma_data_version()`).get()!;
     if (stamp !== this.stamp) {
-      this.entries.clear();
+      this.clear();
       this.stamp = stamp;
     }
     return true;
@@ -127,7 +132,30 @@ export class StampedCache<K, V> {
 
   /** After `open()` answered true. */
   set(key: K, value: V): void {
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    const weight = this.weigh(value);
+    if (weight > this.maxBytes) return;
+    if (this.entries.size >= this.maxEntries || this.bytes + weight > this.maxBytes) this.clear();
     this.entries.set(key, value);
+    this.bytes += weight;
   }
+
+  /** How many values are kept, and their weight. */
+  get held(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+}
+
+/** A value's rough size in memory, in bytes (two a character of text, eight a number or other scalar): what a cache of values is bounded by. */
+export function roughBytes(value: unknown): number {
+  if (typeof value === "string") return 16 + value.length * 2;
+  if (value === null || typeof value !== "object") return 8;
+  let total = 16;
+  if (Array.isArray(value)) for (const item of value) total += roughBytes(item);
+  else for (const [key, item] of Object.entries(value)) total += key.length * 2 + roughBytes(item);
+  return total;
 }

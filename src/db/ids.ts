@@ -64,3 +64,9 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
   for (let t = lastTime, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
   return `${prefix}_${time}${base32(lastRandom)}`;
 }
+
+/**
+ * Whether `value` has the shape of an id of kind `prefix` (at most 64 characters): what a visitor's
+ * id is checked against before anything is counted or looked up for it.
+ */
+export const isIdOf = (prefix: IdPrefix, value: string): boolean => value.length <= 64 && value.startsWith(`${prefix}_`) && /^[0-9A-Za-z]+$/.test(value.slice(prefix.length + 1));

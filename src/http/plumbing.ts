@@ -169,7 +169,22 @@ const largeJsonOf = (request: Request) => (request.method === "POST" ? LARGE_JSO
 
 export type ServerLike = { requestIP(request: Request): { address: string } | null } | null;
 /** The address a request came from, for the rate limits of what can be guessed or abused without a key. */
-export const clientAddress = (server: ServerLike, request: Request) => server?.requestIP(request)?.address ?? "unknown";
+/**
+ * Who a request comes from, as the rate limits count it: an IPv4 address, or an IPv6 address's
+ * /64 (what one subscriber is given: its 2^64 addresses are one client, not 2^64 of them).
+ */
+export function clientAddress(server: ServerLike, request: Request): string {
+  const address = server?.requestIP(request)?.address;
+  if (!address) return "unknown";
+  if (!address.includes(":")) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  const [head, tail = ""] = address.split("::");
+  const headGroups = head ? head.split(":") : [];
+  const tailGroups = address.includes("::") && tail ? tail.split(":") : [];
+  const groups = [...headGroups, ...Array(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill("0"), ...tailGroups];
+  return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(":")}::/64`;
+}
 
 /** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
 const STREAMS = new Set(["/api/v1/events/stream"]);

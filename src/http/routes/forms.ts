@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
-import { submitForm, visitorOf } from "../../changes/forms";
-import { createForm, findForm, FormBindingSchema, FormPageAnswerSchema, FormPageSchema, FormSchema, formOnNode, getForm, listForms, PublicFormSchema, publicForm, updateForm } from "../../content/forms";
+import { submitAsVisitor, submitForm } from "../../changes/forms";
+import { createForm, findForm, FormBindingSchema, FormPageAnswerSchema, FormPageSchema, FormSchema, getForm, listForms, PublicFormSchema, publicForm, updateForm } from "../../content/forms";
 import type { AppContext } from "../../context";
 import { limitParam } from "../../shared/query-params";
 import { Name } from "../../shared/schemas";
@@ -65,16 +65,13 @@ export function formRoutes(ctx: AppContext) {
           const { actor, space } = grantedSpace(ctx, request, "changeRequest");
           return submitForm(ctx, findForm(ctx, space.space.id, params.nodeId), proposer(space, actor, request), body.values);
         }
-        // A visitor names the form's node by id alone; every submission of theirs is counted, refused or not.
-        ctx.limits.formSubmissions.take(`form ${params.nodeId}`, `address ${clientAddress(server as ServerLike, request)}`);
-        const form = formOnNode(ctx, params.nodeId);
-        return submitForm(ctx, form, visitorOf(ctx, form), body.values);
+        return submitAsVisitor(ctx, params.nodeId, clientAddress(server as ServerLike, request), body.values);
       },
       {
         answers: { 200: t.Object({ changeRequestId: t.String(), status: t.Union([t.Literal("pending_review"), t.Literal("merged")], { description: "merged only for a form that merges its submissions." }) }), 403: ["FORM_NOT_PUBLIC", "CAPTCHA_REQUIRED"], 429: [] },
         public: true,
         body: t.Object({ values: t.Record(t.String(), t.Unknown(), { description: "Each input's value, by its inputName." }), captchaToken: t.Optional(t.String({ maxLength: 4096 })) }),
-        detail: { description: "With a key (changeRequest level), in the space it names; without one, to a public form that takes anonymous submissions, named by its node's id (30 a minute per form and per address)." },
+        detail: { description: "With a key (changeRequest level), in the space it names; without one, to a public form that takes anonymous submissions, named by its node's id (30 tries a minute per address, refused ones included; 120 submissions taken a minute per form)." },
       },
     );
 }

@@ -102,10 +102,7 @@ export function sharingRoutes(ctx: AppContext) {
     .get(
       "/api/v1/shared/:nodeId",
       async ({ params, query, request, server, set }) => {
-        const password = request.headers.get("x-share-password") ?? undefined;
-        // Passwords are guessed here: every try is counted, per node and per address.
-        if (password !== undefined) ctx.limits.sharePasswords.take(`node ${params.nodeId}`, `address ${clientAddress(server as ServerLike, request)}`);
-        const node = await sharedNode(ctx, params.nodeId, password);
+        const node = await sharedNode(ctx, params.nodeId, request.headers.get("x-share-password") ?? undefined, clientAddress(server as ServerLike, request));
         set.headers["cache-control"] = "no-store";
         return readOnlyView(ctx, node, page(query));
       },
@@ -113,7 +110,7 @@ export function sharingRoutes(ctx: AppContext) {
         answers: { 200: t.Record(t.String(), t.Unknown(), { description: "As an embed link reads it: the node's typed detail; a base's also its fields, a page of its records and nextCursor." }), 401: ["SHARE_PASSWORD_REQUIRED"], 429: [] },
         public: true,
         query: t.Object({ cursor: t.Optional(t.String()), limit: t.Optional(t.String({ description: "A base's records a page, 1..100, default 100." })) }),
-        detail: { description: "A node shared publicly (by its own share or an ancestor's), read-only, without a key; a share with a password takes it in the x-share-password header (10 tries a minute per node and per address)." },
+        detail: { description: "A node shared publicly (by its own share or an ancestor's), read-only, without a key; a share with a password takes it in the x-share-password header (10 tries a minute per address; 60 wrong passwords a minute per share)." },
       },
     )
     .get(
