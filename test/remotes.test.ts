@@ -194,6 +194,88 @@ describe("pull and push", () => {
     expect((await recordsOf(laptopCall))[one].fields.title).toBe("laptop says");
   });
 
+  const openConflicts = async (call: typeof teamCall) => {
+    const listed = (await call("GET", "/api/v1/change-requests?status=conflict&limit=100")).body;
+    return (listed.items ?? listed.changeRequests ?? listed) as unknown[];
+  };
+  const useKey = (key: string) => {
+    const remote = laptop.ctx.db.select().from(remotes).get()!;
+    laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(key) }).where(eq(remotes.id, remote.id)).run();
+  };
+  const mergeOnTeam = async (id: string) => {
+    await teamCall("POST", `/api/v1/change-requests/${id}/reviews`, { verdict: "approved" });
+    expect((await teamCall("POST", `/api/v1/change-requests/${id}/merge`)).status).toBe(200);
+  };
+  const waitingOnTeam = async () => {
+    const listed = (await teamCall("GET", "/api/v1/change-requests?status=in_review&limit=100")).body;
+    return (listed.items ?? listed.changeRequests ?? listed) as { id: string; sourceAttribution: { channel: string } }[];
+  };
+
+  test("the laptop's own edits coming back are known: several edits per record between syncs make no conflict, and each later edit lands", async () => {
+    const [one, two, three] = await ids();
+    let conflicts = 0;
+    for (let round = 0; round < 4; round++) {
+      // Between two syncs, each record edited several times on the laptop; the team edits another field meanwhile.
+      for (const [i, id] of [one, two, three].entries()) for (const edit of [1, 2, 3]) await update(laptopCall, id, { title: `laptop ${round}.${i}.${edit}` });
+      await update(teamCall, [one, two, three][round % 3], { n: 100 + round });
+      const pushed = await push(laptop.ctx, local);
+      expect(pushed).toMatchObject({ waiting: 0, refused: [] });
+      conflicts += pushed.pull.conflicts;
+      // Edited again before the pull that brings the pushed edits back.
+      await update(laptopCall, one, { title: `laptop ${round} after the push` });
+    }
+    conflicts += (await pull(laptop.ctx, local)).conflicts;
+    expect(conflicts).toBe(0);
+    expect(await openConflicts(laptopCall)).toEqual([]);
+    expect(await openConflicts(teamCall)).toEqual([]);
+    // The last edit, made after the last push, is sent by the next one and lands.
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 1, waiting: 0, refused: [], pull: { conflicts: 0 } });
+    await pull(laptop.ctx, local);
+    const there = await recordsOf(teamCall);
+    const here = await recordsOf(laptopCall);
+    expect(there[one].fields).toMatchObject({ title: "laptop 3 after the push", n: 103 });
+    expect(there[two].fields).toMatchObject({ title: "laptop 3.1.3", n: 101 });
+    for (const [id, record] of Object.entries(there)) expect(here[id].fields).toEqual(record.fields);
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
+  });
+
+  test("an edit pushed to a reviewing team and edited again here waits until the first lands, then lands too", async () => {
+    useKey(teamKeys.propose);
+    const [one] = await ids();
+    await update(laptopCall, one, { title: "first" });
+    expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1 });
+    await update(laptopCall, one, { title: "second" });
+    expect(await push(laptop.ctx, local)).toMatchObject({ pending: 0, waiting: 1 });
+    const [first] = await waitingOnTeam();
+    await mergeOnTeam(first.id);
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { landed: 1, conflicts: 0 }, pending: 1, waiting: 0 });
+    const [second] = await waitingOnTeam();
+    await mergeOnTeam(second.id);
+    expect(await pull(laptop.ctx, local)).toMatchObject({ landed: 1, conflicts: 0 });
+    expect((await recordsOf(teamCall))[one].fields.title).toBe("second");
+    expect((await recordsOf(laptopCall))[one].fields.title).toBe("second");
+    expect(await openConflicts(laptopCall)).toEqual([]);
+  });
+
+  test("a record created offline and edited before the push: the edit waits until the team merges the create, then reaches the team", async () => {
+    useKey(teamKeys.propose);
+    const created = (await laptopCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "draft", n: 5 } })).body;
+    await update(laptopCall, created.id, { title: "final" });
+    expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1, waiting: 1, refused: [] });
+    const [create] = await waitingOnTeam();
+    expect(create.sourceAttribution.channel).toBe("remote");
+    await mergeOnTeam(create.id);
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { landed: 1, conflicts: 0 }, pending: 1, waiting: 0, refused: [] });
+    expect(await openConflicts(laptopCall)).toEqual([]);
+    const [edit] = await waitingOnTeam();
+    await mergeOnTeam(edit.id);
+    expect(await pull(laptop.ctx, local)).toMatchObject({ landed: 1, conflicts: 0 });
+    expect((await recordsOf(teamCall))[created.id].fields).toMatchObject({ title: "final", n: 5 });
+    expect((await recordsOf(laptopCall))[created.id].fields).toMatchObject({ title: "final", n: 5 });
+    expect(await openConflicts(laptopCall)).toEqual([]);
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
+  });
+
   test("a push cut after the remote took it and sent again creates nothing twice", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();

@@ -6,7 +6,7 @@ import { preparedFor, preparedWrite } from "../db/client";
 import { Nullable, WholeNumber } from "../shared/schemas";
 import { seenWhere, type Sight } from "../spaces/sight";
 import { commits } from "../tables/content";
-import { instance, mergeLog } from "../tables/changes";
+import { changeRequests, instance, mergeLog } from "../tables/changes";
 
 /**
  * The merge log (docs/remotes.md): each merged commit's place in its space's order of merges,
@@ -56,6 +56,12 @@ const MergedCommitSchema = t.Composite([
     changeRequestId: t.String(),
     recordId: Nullable(t.String({ description: "The record a record commit is of: its payload is the record's whole values after it." })),
     origin: t.String({ description: "The instance where the commit was made." }),
+    pushed: Nullable(
+      t.Object(
+        { origin: t.String(), changeRequestId: t.String() },
+        { description: "The change another instance pushed that this commit merged (its instance and its own change id): that instance knows it as its own change coming back." },
+      ),
+    ),
   }),
 ]);
 
@@ -81,6 +87,15 @@ export const syncState = (ctx: AppContext, spaceId: string, after?: number): Sta
   ...(after === undefined ? {} : { behind: countAfter(ctx).get({ spaceId, after })?.n ?? 0 }),
 });
 
+/** Of these change requests, those another instance pushed (`acceptPush`'s meta): by id, the instance and its change's id there. */
+function pushedFrom(ctx: AppContext, changeRequestIds: string[]): Map<string, { origin: string; changeRequestId: string }> {
+  const ids = [...new Set(changeRequestIds)];
+  const rows = ids.length ? ctx.db.select({ id: changeRequests.id, meta: changeRequests.sourceMeta }).from(changeRequests).where(inArray(changeRequests.id, ids)).all() : [];
+  return new Map(
+    rows.flatMap(({ id, meta }) => (typeof meta.origin === "string" && typeof meta.pushedChangeRequestId === "string" ? [[id, { origin: meta.origin, changeRequestId: meta.pushedChangeRequestId }] as const] : [])),
+  );
+}
+
 /**
  * `GET /sync/commits`: merged commits after `after`, in merge order, at most `limit`; those of a
  * node or base hidden from the caller are left out (the page still moves past them).
@@ -100,10 +115,11 @@ export function mergedSince(ctx: AppContext, spaceId: string, sight: Sight, afte
   const head = headOf(ctx).get({ spaceId })?.seq ?? 0;
   const last = logged.at(-1)?.seq ?? after;
   const here = instanceId(ctx);
+  const pushed = pushedFrom(ctx, logged.map((row) => row.changeRequestId));
   return {
     commits: logged.flatMap((entry) => {
       const row = byId.get(entry.commitId);
-      return row ? [{ ...commitView(row, people), seq: entry.seq, changeRequestId: entry.changeRequestId, recordId: row.recordId, origin: row.origin ?? here }] : [];
+      return row ? [{ ...commitView(row, people), seq: entry.seq, changeRequestId: entry.changeRequestId, recordId: row.recordId, origin: row.origin ?? here, pushed: pushed.get(entry.changeRequestId) ?? null }] : [];
     }),
     head,
     next: last < head ? last : null,

@@ -1,9 +1,9 @@
-import { and, eq } from "drizzle-orm";
-import { logMerged } from "../changes/merge-log";
+import { and, eq, or } from "drizzle-orm";
+import { instanceId, logMerged } from "../changes/merge-log";
 import { REMOTE_CHANNEL } from "../changes/propose";
 import { same, threeWay } from "../changes/three-way";
 import { DEFAULT_REVIEW_POLICY, findBaseOrNull, type LoadedBase } from "../content/bases";
-import { findRecordCommit, insertCommit, type UserRef } from "../content/commits";
+import { findRecordCommit, insertCommit, loadCommits, type UserRef } from "../content/commits";
 import { linkLists, recordInputErrors } from "../content/records/validate";
 import { currentFields, type RecordRow } from "../content/records/view";
 import { recordIdTaken, recordInSpace } from "../content/records/read";
@@ -17,6 +17,7 @@ import { users } from "../tables/auth";
 import { type ChangeRequestRow, changeRequests, type MergeConflict, type OperationRow, operations, remotePushes } from "../tables/changes";
 import { commits, type OperationKind, type TargetType } from "../tables/content";
 import { mergeInTransaction } from "../changes/merge";
+import { operationsOf } from "../changes/lifecycle";
 
 /** A commit as the remote's `GET /sync/commits` gives it. */
 export interface PulledCommit {
@@ -34,6 +35,8 @@ export interface PulledCommit {
   author: string;
   authorUser: { id: string; name: string; email: string } | null;
   origin: string;
+  /** The change another instance pushed that this commit merged: this instance's own when `origin` is this one's id. */
+  pushed: { origin: string; changeRequestId: string } | null;
   createdAt: string;
 }
 
@@ -237,15 +240,17 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
     return bases.get(baseId)!;
   };
   const authors = new Map<string, UserRef>();
+  const here = instanceId(tx);
   let carrier: Carrier | null = null;
   for (const commit of page) {
     if (carrier && carrier.remoteChangeRequestId !== commit.changeRequestId) {
       carrier.close();
       carrier = null;
     }
+    const own = commit.pushed?.origin === here ? commit.pushed.changeRequestId : null;
     if (!carrier) {
       carrier = new Carrier(tx, remote, commit.changeRequestId, at);
-      tally.landed += markLanded(tx, remote.id, commit.changeRequestId, at);
+      tally.landed += markLanded(tx, remote.id, commit.changeRequestId, own, at);
     }
     const loaded = commit.baseId ? baseOf(commit.baseId) : null;
     if (!isRecordCommit(commit) || !loaded) {
@@ -253,7 +258,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
       warn(tally, `The remote's ${commit.operation} of record ${commit.recordId} is not followed: its base is not here.`);
       continue;
     }
-    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, commit, authors), at, tally);
+    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, commit, authors), own, at, tally);
   }
   carrier?.close();
 }
@@ -263,12 +268,13 @@ export function warn(tally: PullTally, message: string): void {
   if (tally.warnings.length < MAX_WARNINGS) tally.warnings.push(message);
 }
 
-/** Marks the local changes pushed as the remote change request `remoteChangeRequestId` landed upstream; answers how many. */
-function markLanded(tx: Tx, remoteId: string, remoteChangeRequestId: string, at: string): number {
+/** Marks the local change pushed as the remote change request `remoteChangeRequestId` (this instance's `own` change there) landed upstream; answers how many. */
+function markLanded(tx: Tx, remoteId: string, remoteChangeRequestId: string, own: string | null, at: string): number {
+  const pushedAs = own ? or(eq(remotePushes.remoteChangeRequestId, remoteChangeRequestId), eq(remotePushes.changeRequestId, own)) : eq(remotePushes.remoteChangeRequestId, remoteChangeRequestId);
   return tx.db
     .update(remotePushes)
-    .set({ state: "landed", reason: null, updatedAt: at })
-    .where(and(eq(remotePushes.remoteId, remoteId), eq(remotePushes.remoteChangeRequestId, remoteChangeRequestId), eq(remotePushes.state, "pending")))
+    .set({ state: "landed", reason: null, remoteChangeRequestId, updatedAt: at })
+    .where(and(eq(remotePushes.remoteId, remoteId), pushedAs, eq(remotePushes.state, "pending")))
     .returning({ id: remotePushes.changeRequestId })
     .all().length;
 }
@@ -314,7 +320,18 @@ function keepKnown(tx: Tx, remote: PullingFor, commit: PulledCommit & { recordId
   });
 }
 
-function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, author: UserRef, at: string, tally: PullTally): void {
+/**
+ * What this instance's change `changeRequestId` asked of a record (its operations' proposals, in
+ * order): when that change comes back merged, these values are this side's already, so they are
+ * not the remote's change against a later local edit.
+ */
+function sentValues(tx: Tx, changeRequestId: string, recordId: string): Record<string, unknown> {
+  const heads = operationsOf(tx, changeRequestId).flatMap((op) => (op.targetRecordId === recordId ? [op.headCommitId] : []));
+  const proposals = loadCommits(tx, heads);
+  return Object.assign({}, ...heads.map((head) => proposals.get(head)?.payload ?? {}));
+}
+
+function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, author: UserRef, own: string | null, at: string, tally: PullTally): void {
   if (commitHere(tx, commit.id)) return void tally.known++;
   const theirs = writableValues(tx, loaded, commit, tally);
   const local = recordInSpace(tx, remote.spaceId, commit.recordId);
@@ -347,8 +364,9 @@ function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded:
     carrier.written.push(commit.id);
     return void tally.applied++;
   }
-  // The record moved here too: its base is the commit's parent, which came here before it.
-  const base = commit.parentCommitId ? (findRecordCommit(tx, local.id, commit.parentCommitId)?.payload ?? {}) : {};
+  // The record moved here too: its base is the commit's parent, which came here before it; for this instance's own change coming back, with what that change set (it is this side's, never the remote's against a later edit here).
+  const parent = commit.parentCommitId ? (findRecordCommit(tx, local.id, commit.parentCommitId)?.payload ?? {}) : {};
+  const base = own ? { ...parent, ...sentValues(tx, own, local.id) } : parent;
   const { values, conflicts } = threeWay(base, ours, theirs, linkLists(loaded));
   if (conflicts.length > 0) {
     keepKnown(tx, remote, commit, author, theirs);

@@ -376,7 +376,7 @@ export const PushResultSchema = t.Object({
   pull: PullResultSchema,
   landed: WholeNumber({ description: "Local changes the remote merged at once." }),
   pending: WholeNumber({ description: "Local changes waiting in the remote's Inbox, or in conflict there." }),
-  waiting: WholeNumber({ description: "Local changes held here until the conflicts a pull found are decided in the Inbox (changes of a record in conflict); the others go." }),
+  waiting: WholeNumber({ description: "Local changes held here: of a record in a conflict a pull found, until it is decided in the Inbox; of a record whose earlier change waits in the remote's Inbox, until that one lands. The others go." }),
   refused: t.Array(t.Object({ changeRequestId: t.String(), reason: t.String() })),
 });
 export type PushResult = Static<typeof PushResultSchema>;
@@ -412,6 +412,22 @@ function askedOf(ctx: AppContext, rows: CommitRow[]): Map<string, Values> {
 function undecided(ctx: AppContext, spaceId: string): Set<string> {
   const open = ctx.db.select({ meta: changeRequests.sourceMeta, summary: changeRequests.mergeSummary }).from(changeRequests).where(and(eq(changeRequests.spaceId, spaceId), eq(changeRequests.status, "conflict"))).all();
   return new Set(open.flatMap(({ meta, summary }) => (typeof meta.remoteCommitId === "string" && typeof (summary.conflict as { recordId?: unknown } | undefined)?.recordId === "string" ? [(summary.conflict as { recordId: string }).recordId] : [])));
+}
+
+/**
+ * The records of the local changes waiting in the remote's Inbox (pushed, pending): a later local
+ * change of one waits here until that one lands there, so an edit never reaches the remote before
+ * the create it edits, nor is made there on a value it does not hold yet.
+ */
+function waitingThere(ctx: AppContext, remote: RemoteRow): Set<string> {
+  const rows = ctx.db
+    .select({ recordId: commits.recordId })
+    .from(remotePushes)
+    .innerJoin(mergeLog, eq(mergeLog.changeRequestId, remotePushes.changeRequestId))
+    .innerJoin(commits, eq(commits.id, mergeLog.commitId))
+    .where(and(eq(remotePushes.remoteId, remote.id), eq(remotePushes.state, "pending"), isNotNull(commits.recordId)))
+    .all();
+  return new Set(rows.map((row) => row.recordId!));
 }
 
 /** A local change request's record commits as pushed operations, by base, and the records it changes; `known` holds what the remote has of records this push sent. */
@@ -464,6 +480,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
   const result: PushResult = { pull: pulled, landed: 0, pending: 0, waiting: 0, refused: [] };
   const known = new Map<string, Values>();
   const undecidedHere = undecided(ctx, spaceId);
+  const waiting = waitingThere(ctx, remote);
   return contacting(ctx, remote, async (client) => {
     // The push cursor moves past a change once it and every change before it are settled there.
     let held = false;
@@ -472,7 +489,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
       const cr = crs.get(change.changeRequestId) ?? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, change.changeRequestId)).get();
       const message = typeof cr?.sourceMeta.message === "string" ? cr.sourceMeta.message : undefined;
       const { byBase, others, records } = operationsOf(ctx, spaceId, change.commitIds, known);
-      if ([...records].some((recordId) => undecidedHere.has(recordId))) {
+      if ([...records].some((recordId) => undecidedHere.has(recordId) || waiting.has(recordId))) {
         result.waiting++;
         held = true;
         continue;
@@ -504,7 +521,10 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
         }
       }
       if (state === "landed") result.landed++;
-      else if (state === "pending") result.pending++;
+      else if (state === "pending") {
+        result.pending++;
+        for (const recordId of records) waiting.add(recordId);
+      }
       else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
       await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, cursor);
     }
