@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { createBase, eventually, TestServer, type Workspace, workspace } from "./helpers";
+import { BUN, createBase, eventually, freePort, REPO, tempDir, TestServer, type Workspace, workspace } from "./helpers";
 import { dailyUpkeep } from "../src/jobs/schedule";
 import { Receiver } from "./receiver";
 import { SecretBox } from "../src/webhooks/secrets";
@@ -391,6 +391,30 @@ describe("durability", () => {
       await eventually(() => receiver.received.length === 1);
     } finally {
       await restarted.stop();
+    }
+  });
+});
+
+describe("a restore (basalt restore)", () => {
+  test("each space's receivers get space.restored when the restored server starts: history went back, as stream clients get reset", async () => {
+    await rule({ eventType: "space.restored", config: { targetUrl: receiver.url } });
+    const dir = tempDir();
+    const basalt = (...args: string[]) => Bun.spawnSync([BUN, join(REPO, "src/main.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
+    expect(basalt("backup", "--out", join(dir, "monday.db"), "--data-dir", server.dir).exitCode).toBe(0);
+    const restored = join(dir, "data");
+    const restore = basalt("restore", "--from", join(dir, "monday.db"), "--data-dir", restored);
+    expect([restore.exitCode, restore.stderr.toString()]).toEqual([0, ""]);
+    const port = await freePort();
+    const child = Bun.spawn([BUN, join(REPO, "src/main.ts"), "serve", "--port", String(port), "--data-dir", restored, "--webhook-allow", "127.0.0.1/32"], { stdout: "ignore", stderr: "ignore" });
+    try {
+      await eventually(() => receiver.received.length > 0, 20_000);
+      const body = JSON.parse(receiver.received[0].body);
+      expect(body).toMatchObject({ type: "space.restored", spaceId: ws.space.id, baseId: null, data: { restoredFrom: "monday.db", reason: expect.stringContaining("Read the space again") } });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      child.kill();
+      await child.exited;
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,9 +1,10 @@
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { databasePath, defaultDataDir } from "../shared/config";
 import { closeStore, migrate, openStore } from "../db/client";
 import { backupFiles, backupFilesDir, restoreFiles } from "../assets/storage";
 import { backupDatabase, restoreDatabase } from "../db/files";
-import { parseFlags, required } from "./common";
+import { announceRestore } from "../events/restored";
+import { openContext, parseFlags, required } from "./common";
 
 export async function migrateCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, {});
@@ -21,7 +22,14 @@ export async function restoreCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, { from: { type: "string" } });
   const from = resolve(required(flags, "from"));
   const dataDir = resolve(flags["data-dir"] ?? defaultDataDir());
-  const kept = restoreDatabase(from, dataDir, Date.now());
+  const kept = await restoreDatabase(from, dataDir, Date.now(), async () => {
+    const ctx = openContext(dataDir);
+    try {
+      await announceRestore(ctx, basename(from));
+    } finally {
+      await closeStore(ctx.store);
+    }
+  });
   const files = restoreFiles(from, dataDir);
   console.log(`Restored ${from}${files.copied > 0 ? ` and ${files.copied} file(s) from ${backupFilesDir(from)}` : ""}${kept ? `; the database it replaced is kept as ${kept}` : ""}. Start the server to use it.`);
   if (files.missing.length > 0) console.error(`basalt: ${files.missing.length} file(s) the backup's records name are neither in ${backupFilesDir(from)} nor in the data directory; they will answer 404.`);

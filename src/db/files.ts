@@ -152,19 +152,6 @@ export function backupDatabase(source: string, out: string): void {
   });
 }
 
-/**
- * Holds the data directory for one `serve`: an exclusive SQLite lock on `serve.lock`, kept until
- * `release` or until the process dies (the kernel drops the lock, so a server killed with SIGKILL
- * restarts at once). A second `serve` on the same directory is refused; the other commands do
- * not take the lock and keep working beside a server.
- */
-/**
- * Puts a backup in place of the database: only when no server holds the data directory, and only
- * a file that passes `PRAGMA integrity_check`. The database it replaces is kept beside it byte for
- * byte (its file and its WAL, as `basalt.db.before-restore-<ms>` and `…-wal`), whatever state it is
- * in: a damaged database is the usual reason to restore, and SQLite cannot read one to copy it.
- * Answers where the replaced database was kept, or null when there was none.
- */
 /** How far each AUTOINCREMENT sequence of a database has reached (none when it has no such table). */
 function sequences(path: string): { name: string; seq: number }[] {
   const db = new Database(path);
@@ -200,7 +187,15 @@ function continueSequences(path: string, handedOut: { name: string; seq: number 
   }
 }
 
-export function restoreDatabase(backup: string, dataDir: string, now: number): string | null {
+/**
+ * Puts a backup in place of the database: only when no server holds the data directory, and only
+ * a file that passes `PRAGMA integrity_check`. The database it replaces is kept beside it byte for
+ * byte (its file and its WAL, as `basalt.db.before-restore-<ms>` and `…-wal`), whatever state it is
+ * in: a damaged database is the usual reason to restore, and SQLite cannot read one to copy it.
+ * `whileHeld` runs on the restored database before the lock is released.
+ * Answers where the replaced database was kept, or null when there was none.
+ */
+export async function restoreDatabase(backup: string, dataDir: string, now: number, whileHeld?: () => Promise<void>): Promise<string | null> {
   if (!existsSync(backup)) throw new Error(`There is no backup at ${backup}.`);
   const check = new Database(backup, { readonly: true });
   try {
@@ -223,12 +218,20 @@ export function restoreDatabase(backup: string, dataDir: string, now: number): s
     for (const file of databaseFiles(path)) rmSync(file, { force: true });
     copyPrivately(backup, path);
     continueSequences(path, handedOut);
+    // Still under the lock, so no server starts on the restored database before this is done.
+    await whileHeld?.();
     return kept;
   } finally {
     lock.release();
   }
 }
 
+/**
+ * Holds the data directory for one `serve`: an exclusive SQLite lock on `serve.lock`, kept until
+ * `release` or until the process dies (the kernel drops the lock, so a server killed with SIGKILL
+ * restarts at once). A second `serve` on the same directory is refused; the other commands do
+ * not take the lock and keep working beside a server.
+ */
 export function lockDataDir(dataDir: string): { release(): void } {
   privateDir(dataDir);
   const path = join(dataDir, "serve.lock");

@@ -42,6 +42,8 @@ export interface EventPayloads extends Record<EventType, unknown> {
   "change_request.conflict": { changeRequestId: string; conflict: MergeConflict };
   "base.created": { base: { id: string; nodeId: string; slug: string; name: string }; changeRequestId: string };
   "comment.created": { comment: Omit<typeof comments.$inferSelect, "spaceId"> };
+  /** The instance was put back to a backup (`basalt restore`): what a receiver holds of the space after the backup's time may be gone, so it reads the space again. */
+  "space.restored": { reason: string; restoredFrom: string; restoredAt: string };
 }
 
 /** Where an event happened and when: the change's own space, base and time. */

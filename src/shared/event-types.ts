@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   "change_request.conflict",
   "base.created",
   "comment.created",
+  "space.restored",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
