@@ -40,7 +40,7 @@ describe("converting a field's type", () => {
     const size = await fieldId("size");
     const preview = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: size.id, newType: "number" } });
     expect(preview.status).toBe(200);
-    expect(preview.body).toEqual({ totalCount: 4, convertibleCount: 2, nullCount: 2, conflicts: [{ recordId: ids[2], currentValue: "large" }] });
+    expect(preview.body).toEqual({ totalCount: 4, convertibleCount: 2, nullCount: 2, keptCount: 1, changedCount: 1, lostCount: 1, conflicts: [{ recordId: ids[2], currentValue: "large" }] });
     expect((await fieldId("size")).type).toBe("text");
   });
 
@@ -92,6 +92,50 @@ describe("converting a field's type", () => {
     // A multiselect back to a select keeps its choices, and each one-choice value.
     expect((await convert({ fieldId: colour.id, newType: "select" })).status).toBe(200);
     expect(await values("colour")).toEqual(["red", "blue", "red", null]);
+  });
+
+  test("a single select's choice stays one choice in a multiple select, commas and all", async () => {
+    const colour = await fieldId("colour");
+    expect((await convert({ fieldId: colour.id, newType: "select", selectChoiceMode: "auto_create" })).status).toBe(200);
+    const tagged = (await server.call("POST", "/api/v1/bases/things/change-requests", { key: ws.write, body: { fields: { name: "e", colour: "red" } } })).body.id;
+    await server.call("POST", "/api/v1/bases/things/fields/change-requests", {
+      key: ws.write,
+      body: { operation: "update", fieldId: colour.id, patch: { options: { choices: [{ name: "red" }, { name: "blue" }, { name: "infra, p1" }] } } },
+    });
+    expect((await server.call("POST", `/api/v1/records/${tagged}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: "infra, p1" } } })).status).toBe(201);
+    const preview = (await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: colour.id, newType: "multiselect" } })).body;
+    expect(preview).toMatchObject({ totalCount: 5, convertibleCount: 4, keptCount: 4, changedCount: 0, lostCount: 0, conflicts: [] });
+    expect((await convert({ fieldId: colour.id, newType: "multiselect" })).status).toBe(200);
+    expect((await fieldId("colour")).options.choices.map((choice: { name: string }) => choice.name)).toEqual(["red", "blue", "infra, p1"]);
+    expect((await server.call("GET", `/api/v1/records/${tagged}`, { key: ws.read })).body.fields.colour).toEqual(["infra, p1"]);
+  });
+
+  test("text becomes one choice a value; split on its commas only when asked", async () => {
+    await server.call("POST", "/api/v1/bases/things/change-requests", { key: ws.write, body: { fields: { name: "e", size: "infra, p1" } } });
+    const size = await fieldId("size");
+    const asOne = (await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: size.id, newType: "multiselect", selectChoiceMode: "auto_create" } })).body;
+    expect(asOne).toMatchObject({ convertibleCount: 4, lostCount: 0 });
+    const split = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: size.id, newType: "multiselect", selectChoiceMode: "auto_create", splitText: true } });
+    expect(split.status).toBe(200);
+    expect((await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: size.id, newType: "number", splitText: true } })).status).toBe(400);
+    expect((await convert({ fieldId: size.id, newType: "multiselect", selectChoiceMode: "auto_create", splitText: true })).status).toBe(200);
+    expect(await values("size")).toEqual([["12"], ["3.5"], ["large"], null, ["infra", "p1"]]);
+    const colour = await fieldId("colour");
+    expect((await convert({ fieldId: colour.id, newType: "multiselect", selectChoiceMode: "auto_create" })).status).toBe(200);
+    expect(await values("colour")).toEqual([["red"], ["blue"], ["red"], null, null]);
+  });
+
+  test("the change request keeps what the proposer was shown: the field's name, its types, and the records that keep, change and lose a value", async () => {
+    const size = await fieldId("size");
+    const proposed = (await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.propose, body: { operation: "convert", fieldId: size.id, newType: "number" } })).body;
+    const read = (await server.call("GET", `/api/v1/change-requests/${proposed.id}`, { key: ws.read })).body;
+    expect(read.operations[0].headCommit.payload).toEqual({
+      fieldId: size.id,
+      newType: "number",
+      preview: { fieldName: "Size", fromType: "text", toType: "number", counts: { totalCount: 4, keptCount: 1, changedCount: 1, lostCount: 1 }, lost: [{ recordId: ids[2], currentValue: "large" }] },
+    });
+    const deletion = (await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.propose, body: { operation: "delete", fieldId: (await fieldId("colour")).id } })).body;
+    expect(deletion.operations[0].headCommit.payload.preview).toEqual({ fieldName: "Colour", type: "text", totalCount: 4, lostCount: 3 });
   });
 
   test("while the upkeep converts the records, reads show converted values and listings refuse to filter by the field", async () => {

@@ -1,5 +1,6 @@
 import type { CommitRow, UserRef } from "../content/commits";
-import type { FieldConversion } from "../content/field-convert";
+import type { ConversionSummary, FieldConversion } from "../content/field-convert";
+import type { DeletionSummary } from "../content/field-changes";
 import type { FieldPatch, NewField } from "../content/bases";
 import type { NodeRename } from "../content/nodes";
 import type { MountedFile, TreeMetadata } from "../content/file-trees";
@@ -40,9 +41,9 @@ export type OperationPayloads = {
   node_restore: { nodeId: string };
   base_add_field: NewField;
   base_update_field: { fieldId: string; patch: FieldPatch };
-  base_delete_field: { fieldId: string };
+  base_delete_field: { fieldId: string; preview?: DeletionSummary };
   base_reorder_fields: { fieldIds: string[] };
-  base_convert_field: FieldConversion;
+  base_convert_field: FieldConversion & { preview?: ConversionSummary };
   base_restore_field: { fieldId: string };
   record_create: FieldValues;
   record_update: FieldValues;

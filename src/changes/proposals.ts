@@ -1,8 +1,8 @@
 import { isRelation } from "../content/fields/relation";
-import { checkConversion, type FieldConversion } from "../content/field-convert";
+import { checkConversion, conversionSummary, type FieldConversion } from "../content/field-convert";
 import type { Actor } from "../auth/actor";
 import { checkReviewPolicy, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, findBase, type LoadedBase, type NewField, prepareField, sourceOf } from "../content/bases";
-import { fieldChanges, fieldsToDelete, restorableField } from "../content/field-changes";
+import { deletionSummary, fieldChanges, fieldsToDelete, restorableField } from "../content/field-changes";
 import { type FieldError, invalidValues } from "../content/field-types";
 import { checkJsonDepth } from "../shared/json";
 import { resolveNewFormulas } from "../content/fields/formula/plan";
@@ -326,7 +326,8 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
       return { kind: "base_update_field", payload: { fieldId: change.fieldId, patch: change.patch } };
     case "delete":
       fieldsToDelete(ctx, loaded.base.spaceId, fieldOf(loaded.fields, change.fieldId));
-      return { kind: "base_delete_field", payload: { fieldId: change.fieldId } };
+      // What the proposer was told, kept for the reviewer: the field by name, and the values it takes.
+      return { kind: "base_delete_field", payload: { fieldId: change.fieldId, preview: deletionSummary(ctx, loaded, fieldOf(loaded.fields, change.fieldId)) } };
     case "reorder":
       fieldOrder(loaded.fields, change.fieldIds);
       return { kind: "base_reorder_fields", payload: { fieldIds: change.fieldIds } };
@@ -335,7 +336,7 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
     case "convert": {
       const { operation: _, ...conversion } = change;
       checkConversion(ctx, loaded, conversion);
-      return { kind: "base_convert_field", payload: { ...conversion, fieldId: fieldOf(loaded.fields, conversion.fieldId).id } };
+      return { kind: "base_convert_field", payload: { ...conversion, fieldId: fieldOf(loaded.fields, conversion.fieldId).id, preview: conversionSummary(ctx, loaded, conversion) } };
     }
   }
 }

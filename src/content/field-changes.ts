@@ -13,8 +13,8 @@ import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fi
 import { checkFieldOptions } from "./field-types";
 import { renamedChoices } from "./fields/choice";
 import { recomputeFormulas, requireNoFormulaOf, resolveFormulas, resolveNewFormulas } from "./fields/formula/plan";
-import { changedLinkOptions, fieldsDeletedWith, requireNoLookupOf, resolveLinkedField } from "./relations/schema";
-import { bases, deletedFields, deletedFieldValues, droppedFields, fields, records, type ReviewPolicy } from "../tables/content";
+import { changedLinkOptions, fieldsDeletedWith, ownership, requireNoLookupOf, resolveLinkedField } from "./relations/schema";
+import { bases, deletedFields, deletedFieldValues, droppedFields, fields, recordLinks, records, type ReviewPolicy } from "../tables/content";
 
 /**
  * Changes to a base's fields, as a merge applies them (inside its transaction). A relation field
@@ -166,6 +166,27 @@ export function fieldsToDelete(ctx: AppContext, spaceId: string, field: FieldRow
   requireNoLookupOf(ctx, spaceId, going);
   requireNoFormulaOf(ctx, spaceId, going);
   return going;
+}
+
+/** What a deletion's reviewer reads: the field's name and type, and how many records lose a value with it (a computed field's are worked out, none stored). */
+export type DeletionSummary = { fieldName: string; type: string; totalCount: number; lostCount: number };
+
+export function deletionSummary(ctx: AppContext, loaded: LoadedBase, field: FieldRow): DeletionSummary {
+  const totalCount = ctx.db.select({ n: sql<number>`count(*)` }).from(records).where(eq(records.baseId, loaded.base.id)).get()!.n;
+  const path = `$."${field.slug}"`;
+  let lostCount = 0;
+  if (isRelation(field)) {
+    const { ownerId, owns } = ownership(field);
+    const holder = owns ? recordLinks.sourceRecordId : recordLinks.targetRecordId;
+    lostCount = ctx.db.select({ n: sql<number>`count(DISTINCT ${holder})` }).from(recordLinks).where(eq(recordLinks.fieldId, ownerId)).get()!.n;
+  } else if (!isComputed(field.type)) {
+    lostCount = ctx.db
+      .select({ n: sql<number>`count(*)` })
+      .from(records)
+      .where(and(eq(records.baseId, loaded.base.id), sql`json_type(${records.data}, ${path}) NOT IN ('null') AND coalesce(${records.data} ->> ${path}, '') NOT IN ('', '[]')`))
+      .get()!.n;
+  }
+  return { fieldName: field.name, type: field.type, totalCount, lostCount };
 }
 
 /**

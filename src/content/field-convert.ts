@@ -10,7 +10,7 @@ import { isIndexable } from "./field-sql";
 import { checkFieldOptions, recordValueErrors } from "./field-types";
 import { type FieldType, isEmpty } from "../shared/field-types";
 import { CONVERTIBLE_TYPES, FIELD_KINDS } from "./fields/registry";
-import { NOT_CONVERTIBLE } from "./fields/kind";
+import { NOT_CONVERTIBLE, textOf } from "./fields/kind";
 import { requireNoFormulaOf } from "./fields/formula/plan";
 import { requireNoLookupOf } from "./relations/schema";
 import { type ConversionState, fields, records } from "../tables/content";
@@ -26,6 +26,8 @@ export type FieldConversion = {
   fieldId: string;
   newType: FieldType;
   selectChoiceMode?: SelectChoiceMode;
+  /** To a multiple select: text split on its commas into several choices (else each value is one choice). */
+  splitText?: boolean;
 };
 
 export const ConvertPreviewSchema = t.Object(
@@ -33,16 +35,22 @@ export const ConvertPreviewSchema = t.Object(
     totalCount: WholeNumber({ description: "The base's records, active and archived." }),
     convertibleCount: WholeNumber({ description: "Records whose value converts to a value of the new type." }),
     nullCount: WholeNumber({ description: "Records that will hold null: empty before, or a value the new type cannot hold." }),
+    keptCount: WholeNumber({ description: "Records whose value carries over and reads the same (\"12\" → 12, \"infra\" → [\"infra\"])." }),
+    changedCount: WholeNumber({ description: "Records whose value carries over but reads otherwise (\" 3.5 \" → 3.5, a rating's 4.6 → 5)." }),
+    lostCount: WholeNumber({ description: "Records whose value the new type cannot hold: they become empty (the conflicts)." }),
     conflicts: t.Array(t.Object({ recordId: t.String(), currentValue: t.Unknown() }), { description: `Values the new type cannot hold, which become null (the first ${CONVERT_BOUNDS.conflicts}).` }),
   },
   { description: "What converting a field would do, before anything changes." },
 );
-type ConvertPreview = Static<typeof ConvertPreviewSchema>;
+export type ConvertPreview = Static<typeof ConvertPreviewSchema>;
+
+type Converting = Pick<FieldRow, "slug" | "type" | "options" | "convertFrom">;
 
 /** A value of the old type as a candidate for the new one, before the new type's own check (a value already of the new type stays as it is). */
-function candidate(value: unknown, to: FieldType): unknown {
+function candidate(value: unknown, field: Converting): unknown {
   if (isEmpty(value)) return null;
-  return FIELD_KINDS[to].convertsFrom?.(value) ?? NOT_CONVERTIBLE;
+  const source = { type: field.convertFrom?.type ?? field.type, split: field.convertFrom?.split === true };
+  return FIELD_KINDS[field.type].convertsFrom?.(value, source) ?? NOT_CONVERTIBLE;
 }
 
 /** The choice names a candidate names (for `auto_create`). */
@@ -52,8 +60,8 @@ const namesOf = (value: unknown): string[] => (value === null || value === NOT_C
  * A stored value as the field now holds it: converted, or null where the new type cannot hold it.
  * While `auto_create` is still adding choices, a name the choices lack yet is kept.
  */
-export function convertedValue(value: unknown, field: Pick<FieldRow, "slug" | "type" | "options" | "convertFrom">): unknown {
-  const proposed = candidate(value, field.type);
+export function convertedValue(value: unknown, field: Converting): unknown {
+  const proposed = candidate(value, field);
   if (proposed === NOT_CONVERTIBLE || proposed === null) return null;
   const checked = recordValueErrors([{ slug: field.slug, type: field.type, required: false, options: field.options }], { [field.slug]: proposed }, "update");
   if (checked.errors.length === 0) return checked.values[field.slug] ?? null;
@@ -66,6 +74,9 @@ function checkConvertible(ctx: AppContext, loaded: LoadedBase, conversion: Field
   if (field.convertFrom) throw conflict(`"${field.slug}" is still being converted; try again when it is done.`, { reason: "FIELD_CONVERTING" });
   if (!CONVERTIBLE_TYPES.includes(field.type)) throw badRequest(`A ${field.type} field cannot be converted; make a new field and copy its values.`);
   if (field.type === conversion.newType) throw badRequest(`"${field.slug}" is already a ${field.type} field.`);
+  if (conversion.splitText && !(FIELD_KINDS[conversion.newType].choices && FIELD_KINDS[conversion.newType].formulaType === "list")) {
+    throw badRequest("splitText splits text on its commas into several choices: only a conversion to multiselect takes it.");
+  }
   requireNoLookupOf(ctx, loaded.base.spaceId, [field]);
   requireNoFormulaOf(ctx, loaded.base.spaceId, [field]);
   const keepsChoices = FIELD_KINDS[field.type].choices && FIELD_KINDS[conversion.newType].choices;
@@ -89,18 +100,58 @@ export function previewConversion(ctx: AppContext, loaded: LoadedBase, conversio
       limit: CONVERT_BOUNDS.preview,
     });
   }
-  const after = { slug: field.slug, type: conversion.newType, options, convertFrom: { type: field.type, options: field.options, mode: conversion.selectChoiceMode ?? "null_on_missing", indexed: false } };
-  const preview: ConvertPreview = { totalCount: 0, convertibleCount: 0, nullCount: 0, conflicts: [] };
+  const after = { slug: field.slug, type: conversion.newType, options, convertFrom: conversionState(field, conversion, false) };
+  const preview: ConvertPreview = { totalCount: 0, convertibleCount: 0, nullCount: 0, keptCount: 0, changedCount: 0, lostCount: 0, conflicts: [] };
   for (const { id, data } of ctx.db.select({ id: records.id, data: records.data }).from(records).where(eq(records.baseId, loaded.base.id)).all()) {
     const before = data[field.slug] ?? null;
     const converted = convertedValue(before, after);
     preview.totalCount++;
     if (converted === null) preview.nullCount++;
     else preview.convertibleCount++;
-    if (converted === null && !isEmpty(before) && preview.conflicts.length < CONVERT_BOUNDS.conflicts) preview.conflicts.push({ recordId: id, currentValue: before });
+    if (isEmpty(before)) continue;
+    if (converted === null) {
+      preview.lostCount++;
+      if (preview.conflicts.length < CONVERT_BOUNDS.conflicts) preview.conflicts.push({ recordId: id, currentValue: before });
+    } else if (textOf(before) === textOf(converted)) preview.keptCount++;
+    else preview.changedCount++;
   }
   return preview;
 }
+
+/** The most values a change request keeps of those a conversion loses, to show its reviewer. */
+const LOST_EXAMPLES = 10;
+
+/** What a conversion's reviewer reads: the field's name, its type before and after, and the preview's counts the proposer saw (none past the preview's bound). */
+export type ConversionSummary = {
+  fieldName: string;
+  fromType: FieldType;
+  toType: FieldType;
+  counts: Pick<ConvertPreview, "totalCount" | "keptCount" | "changedCount" | "lostCount"> | null;
+  lost: ConvertPreview["conflicts"];
+};
+
+/** The summary a conversion's proposal keeps (`payload.preview`), worked out as the preview does. */
+export function conversionSummary(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): ConversionSummary {
+  const field = fieldOf(loaded.fields, conversion.fieldId);
+  const total = ctx.db.select({ n: count() }).from(records).where(eq(records.baseId, loaded.base.id)).get()!.n;
+  const preview = total <= CONVERT_BOUNDS.preview ? previewConversion(ctx, loaded, conversion) : null;
+  return {
+    fieldName: field.name,
+    fromType: field.type,
+    toType: conversion.newType,
+    counts: preview && { totalCount: preview.totalCount, keptCount: preview.keptCount, changedCount: preview.changedCount, lostCount: preview.lostCount },
+    lost: preview?.conflicts.slice(0, LOST_EXAMPLES) ?? [],
+  };
+}
+
+/** How a field remembers what it was while its records convert. */
+const conversionState = (field: FieldRow, conversion: FieldConversion, indexed: boolean): ConversionState => ({
+  type: field.type,
+  options: field.options,
+  mode: conversion.selectChoiceMode ?? "null_on_missing",
+  indexed,
+  ...(conversion.splitText ? { split: true } : {}),
+});
 
 /**
  * Merges a conversion: the field takes its new type and options at once, and remembers what it
@@ -110,7 +161,7 @@ export function previewConversion(ctx: AppContext, loaded: LoadedBase, conversio
  */
 export function convertField(tx: Tx, loaded: LoadedBase, conversion: FieldConversion): void {
   const { field, options } = checkConvertible(tx, loaded, conversion);
-  const convertFrom: ConversionState = { type: field.type, options: field.options, mode: conversion.selectChoiceMode ?? "null_on_missing", indexed: field.indexState !== "none" };
+  const convertFrom = conversionState(field, conversion, field.indexState !== "none");
   tx.db.update(fields).set({ type: conversion.newType, options, convertFrom, indexState: "none" }).where(eq(fields.id, field.id)).run();
   forgetBases(tx);
   tx.afterCommit(tx.fieldUpkeep.wake);
@@ -136,7 +187,7 @@ export function convertRows(tx: Tx, field: FieldRow, rows: { id: string; data: R
     const choices = [...had];
     const known = new Set(choices.map((choice) => choice.name));
     for (const { data } of rows) {
-      for (const name of namesOf(candidate(data[field.slug], field.type))) {
+      for (const name of namesOf(candidate(data[field.slug], current))) {
         if (!known.has(name) && choices.length < CONVERT_BOUNDS.choices) {
           known.add(name);
           choices.push({ name });

@@ -313,6 +313,8 @@ export interface ConversionState {
   options: Record<string, unknown>;
   mode: "null_on_missing" | "auto_create";
   indexed: boolean;
+  /** Text split on its commas into several values (a multiple select), as the person asked. */
+  split?: boolean;
 }
 
 /** `dropping`: its indexed values are being removed by the upkeep (kept exact by the triggers until they are gone). */

@@ -5,6 +5,8 @@ import { slugFrom } from "../../shared/formats";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import { checkbox, dialogForm, failureText, input, select, textarea } from "./ui";
+import type { ConvertPreview } from "../../content/field-convert";
+import { conversionWords } from "./field-previews";
 
 /**
  * Fields managed from the grid (docs/admin.md, "Fields"): a field is added, edited, duplicated,
@@ -193,19 +195,41 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   const part = traits.options === "link" ? null : optionsPart(field.type as FieldType, base, bases, field.options);
   const preview = h("p", { class: "convert-preview", role: "status" });
   const typeSelect = type?.querySelector("select");
-  typeSelect?.addEventListener("change", async () => {
+  // Into choices: a value the choices lack becomes one (else it is lost); into several choices, text is split on commas only when asked.
+  const addChoices = checkbox("Add the values the choices lack as choices", "auto-create", true);
+  const splitText = checkbox("Split text on commas into several choices", "split-text", false);
+  const conversion = () => {
+    const newType = typeSelect!.value as FieldType;
+    const intoChoices = FIELD_TRAITS[newType].options === "choices";
+    return {
+      fieldId: field.id,
+      newType,
+      ...(intoChoices ? { selectChoiceMode: addChoices.querySelector("input")!.checked ? "auto_create" : "null_on_missing" } : {}),
+      ...(intoChoices && FIELD_TRAITS[newType].cell === "choices" && splitText.querySelector("input")!.checked ? { splitText: true } : {}),
+    };
+  };
+  let asked = 0;
+  const showPreview = async () => {
+    const mine = ++asked;
     preview.textContent = "";
-    if (typeSelect.value === field.type) return;
+    const newType = typeSelect!.value as FieldType;
+    addChoices.hidden = newType === field.type || FIELD_TRAITS[newType].options !== "choices";
+    splitText.hidden = addChoices.hidden || FIELD_TRAITS[newType].cell !== "choices" || traits.options === "choices";
+    if (newType === field.type) return;
     try {
-      const seen = await api<{ totalCount: number; convertibleCount: number; nullCount: number }>("POST", `/bases/${base.id}/fields/convert/preview`, { fieldId: field.id, newType: typeSelect.value });
-      preview.textContent = `${seen.convertibleCount} of ${seen.totalCount} records keep a value; ${seen.nullCount} will be empty. The conversion waits for review.`;
+      const seen = await api<ConvertPreview>("POST", `/bases/${base.id}/fields/convert/preview`, conversion());
+      if (mine !== asked) return;
+      preview.textContent = `${conversionWords({ fieldName: field.name, fromType: field.type, toType: newType, counts: seen, lost: seen.conflicts })} The conversion waits for review.`;
     } catch (failure) {
-      preview.textContent = failureText(failure);
+      if (mine === asked) preview.textContent = failureText(failure);
     }
-  });
-  dialogForm(`Edit ${field.name}`, [name, type, preview, required, part?.node ?? null], "Save", async () => {
+  };
+  addChoices.hidden = splitText.hidden = true;
+  typeSelect?.addEventListener("change", showPreview);
+  for (const box of [addChoices, splitText]) box.querySelector("input")!.addEventListener("change", showPreview);
+  dialogForm(`Edit ${field.name}`, [name, type, addChoices, splitText, preview, required, part?.node ?? null], "Save", async () => {
     if (typeSelect && typeSelect.value !== field.type) {
-      await propose(changes, { operation: "convert", fieldId: field.id, newType: typeSelect.value, autoMerge: false });
+      await propose(changes, { operation: "convert", ...conversion(), autoMerge: false });
       return;
     }
     const options = part?.read();
@@ -220,9 +244,13 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
 /** "Delete field": says what it clears, and proposes it for review (a manager can restore the field with its values). */
 export async function deleteField(changes: FieldChanges, field: FieldView): Promise<void> {
   const { total } = await api<{ total: number }>("GET", `/records/page?baseId=${changes.base.id}&page=1&pageSize=1&include=none`);
+  // How many hold a value (a field that cannot be filtered, a lookup's, says the base's count).
+  const holding = await api<{ total: number }>("GET", `/records/count?baseId=${changes.base.id}&filters[0][fieldSlug]=${encodeURIComponent(field.slug)}&filters[0][operator]=isNotEmpty`)
+    .then((counted) => counted.total)
+    .catch(() => total);
   dialogForm(
     `Delete ${field.name}?`,
-    [h("p", {}, `Its values in ${total.toLocaleString()} record${total === 1 ? "" : "s"} are cleared. The deletion is proposed for review; until it is merged nothing changes, and a deleted field can be restored with its values.`)],
+    [h("p", {}, `Its values in ${holding.toLocaleString()} of ${total.toLocaleString()} record${total === 1 ? "" : "s"} are cleared. The deletion is proposed for review; until it is merged nothing changes, and a deleted field can be restored with its values.`)],
     "Propose deletion",
     () => propose(changes, { operation: "delete", fieldId: field.id, autoMerge: false }),
     true,

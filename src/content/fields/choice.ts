@@ -68,6 +68,7 @@ export const multiselectKind: FieldKind = {
   toText: plainText,
   formulaType: "list",
   searched: false,
-  convertsFrom: (value) => (Array.isArray(value) ? value.map(textOf) : listItems(textOf(value))),
+  // A value is one choice (a select's "infra, p1" stays one), unless the person asked to split text on its commas.
+  convertsFrom: (value, source) => (Array.isArray(value) ? value.map(textOf) : source.split ? listItems(textOf(value)) : [textOf(value).trim()].filter(Boolean)),
   choices: true,
 };

@@ -10,6 +10,12 @@ export interface FieldDefinition {
   options: Record<string, unknown>;
 }
 
+/** Where a conversion's values come from: the field's type before, and whether the person asked to split text into several values. */
+export interface ConversionSource {
+  type: FieldType;
+  split: boolean;
+}
+
 /** A value checked: its stored form, or why it is refused (the end of "<slug> …"). */
 export type Checked = { value: unknown } | { error: string };
 
@@ -45,7 +51,7 @@ export interface FieldKind {
    * A value of another type as a candidate for this one, before this kind's `checkValue`
    * (`NOT_CONVERTIBLE` when it cannot be one). A kind without it is neither converted to nor from.
    */
-  convertsFrom?: (value: unknown) => unknown;
+  convertsFrom?: (value: unknown, source: ConversionSource) => unknown;
   /** How a listing compares the values of a field with these options, when its traits say `result`. */
   comparison?: (options: Record<string, unknown>) => Compared;
   /** Why a field's values are computed when read (its traits compare `links`, or its `comparison` says so): the end of a 400. */

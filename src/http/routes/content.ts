@@ -65,6 +65,7 @@ const Conversion = {
   fieldId: t.String({ minLength: 1 }),
   newType: oneOf(CONVERTIBLE_TYPES),
   selectChoiceMode: t.Optional(t.Union(SELECT_CHOICE_MODES.map((mode) => t.Literal(mode)), { description: "For a select or multiselect: values its choices lack become null (default), or are added as choices." })),
+  splitText: t.Optional(t.Boolean({ description: "To a multiselect: split text on its commas into several choices. Without it each value is one choice (a select's \"infra, p1\" stays one)." })),
 };
 
 const FieldChange = variants([

@@ -9,6 +9,10 @@ import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
 import { action, card, commentList, empty, form, link, notice, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
 import type { CommentView } from "../../../changes/comments";
+import type { FieldView } from "../../../content/bases";
+import type { ConversionSummary } from "../../../content/field-convert";
+import type { DeletionSummary } from "../../../content/field-changes";
+import { conversionWords, deletionWords } from "../field-previews";
 
 type Counts = Static<typeof InboxCountsSchema>;
 
@@ -46,6 +50,12 @@ const OPERATION_LABELS: Record<string, string> = {
   base_update_field: "Field change",
   base_delete_field: "Field removed",
   base_reorder_fields: "Fields reordered",
+  base_convert_field: "Field conversion",
+  base_restore_field: "Field restored",
+  view_create: "New view",
+  view_update: "View change",
+  view_delete: "View deleted",
+  view_restore: "View restored",
 };
 
 export const statusBadge = (status: string) => h("span", { class: `badge status-${status}` }, STATUS_LABELS[status] ?? status);
@@ -104,11 +114,30 @@ async function inbox(ctx: Context): Promise<Node> {
   );
 }
 
+/**
+ * A conversion or deletion of a field as its proposer was shown it (the preview kept in its
+ * payload): the field by name, its types, and how many records keep, change and lose a value.
+ * One proposed before previews were kept names the field and its types only. Null for other operations.
+ */
+function fieldChangeWords(op: OperationView, fields: FieldView[]): string | null {
+  const payload = (op.headCommit?.payload ?? {}) as { fieldId?: string; newType?: string; preview?: ConversionSummary & DeletionSummary };
+  const field = fields.find((candidate) => candidate.id === payload.fieldId);
+  if (op.operation === "base_convert_field") {
+    const summary = payload.preview ?? { fieldName: field?.name ?? String(payload.fieldId), fromType: field && field.type !== payload.newType ? field.type : "another type", toType: String(payload.newType), counts: null, lost: [] };
+    return conversionWords(summary);
+  }
+  if (op.operation === "base_delete_field") return payload.preview ? deletionWords(payload.preview) : `Deletes ${field?.name ?? payload.fieldId}; a deleted field can be restored with its values.`;
+  if (op.operation === "base_restore_field") return "Restores a deleted field with the values it held.";
+  return null;
+}
+
 /** Each proposed field against its current value: the record's now (for an update), else the proposal's base. `show` writes a field's value. */
-function operationDiff(op: OperationView, fieldNames: Map<string, string>, show: (slug: string, value: unknown) => string, current: Record<string, unknown> | null, merged: boolean): Child {
+function operationDiff(op: OperationView, fields: FieldView[], fieldNames: Map<string, string>, show: (slug: string, value: unknown) => string, current: Record<string, unknown> | null, merged: boolean): Child {
   const proposed = op.headCommit?.payload ?? {};
   if (op.operation === "record_delete") return h("p", {}, "Archives the record (it can be restored).");
   if (op.operation === "record_restore") return h("p", {}, "Restores the archived record.");
+  const fieldChange = fieldChangeWords(op, fields);
+  if (fieldChange !== null) return h("p", { class: "field-change" }, fieldChange);
   const slugs = Object.keys(proposed);
   if (slugs.length === 0) return h("p", {}, "No values.");
   const before = (slug: string) => (op.operation === "record_create" ? undefined : current ? current[slug] : op.baseFields[slug]);
@@ -230,7 +259,7 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
         op.headCommit?.message && op.headCommit.message !== message ? h("p", { class: "message" }, op.headCommit.message) : null,
         cr.status === "conflict" && canRevise && op.operation === "record_update" && current(op)
           ? resolveConflict(op, fieldNames, show, current(op)!, () => ctx.reload())
-          : operationDiff(op, fieldNames, show, current(op), cr.status === "merged"),
+          : operationDiff(op, fields, fieldNames, show, current(op), cr.status === "merged"),
       ),
     ),
     card(

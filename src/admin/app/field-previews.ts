@@ -1,0 +1,28 @@
+import type { ConversionSummary } from "../../content/field-convert";
+import type { DeletionSummary } from "../../content/field-changes";
+import { FIELD_TRAITS, type FieldType } from "../../shared/field-types";
+import { shown } from "./ui";
+
+/**
+ * What a field's conversion or deletion does to the records, in the words its proposer reads
+ * before proposing it and its reviewer reads on the change request (the same counts, kept with it).
+ */
+
+const records = (n: number) => `${n.toLocaleString()} record${n === 1 ? "" : "s"}`;
+const labelOf = (type: string) => FIELD_TRAITS[type as FieldType]?.label ?? type;
+
+/** A few of the values a conversion cannot keep, as they read. */
+const examples = (lost: { currentValue: unknown }[], lostCount: number) =>
+  lost.length === 0 ? "" : `: ${lost.slice(0, 5).map((one) => `“${shown(one.currentValue)}”`).join(", ")}${lostCount > 5 ? ", …" : ""}`;
+
+/** "Status: Single select → Multiple select. 2,002 records keep their value, 0 change, 2 lose it (become empty): “x”, “y”." */
+export function conversionWords(summary: Pick<ConversionSummary, "fieldName" | "counts" | "lost"> & { fromType: string; toType: string }): string {
+  const head = `${summary.fieldName}: ${labelOf(summary.fromType)} → ${labelOf(summary.toType)}.`;
+  const counts = summary.counts;
+  if (!counts) return `${head} The base is too large to count what carries over beforehand.`;
+  return `${head} Of ${records(counts.totalCount)}, ${counts.keptCount.toLocaleString()} keep their value, ${counts.changedCount.toLocaleString()} change in form, ${counts.lostCount.toLocaleString()} lose it (it becomes empty)${examples(summary.lost, counts.lostCount)}.`;
+}
+
+/** "Deletes Priority (Single select): 1,250 of 2,004 records lose their value; it can be restored with them." */
+export const deletionWords = (summary: DeletionSummary) =>
+  `Deletes ${summary.fieldName} (${labelOf(summary.type)}): ${summary.lostCount.toLocaleString()} of ${records(summary.totalCount)} lose their value; a deleted field can be restored with its values.`;
