@@ -4,12 +4,12 @@ import { join, relative, resolve } from "node:path";
 import { FIELD_TYPES } from "../src/shared/field-types";
 
 /**
- * A rule about a field type lives in its kind (`src/content/fields/`) or in its browser-safe traits
- * (`src/shared/field-types.ts`). Anywhere else, code asks them: it never compares a field's type
+ * A rule about a field type lives in its kind (`src/content/fields/`), its page kind
+ * (`src/admin/app/kinds/`) or its browser-safe traits (`src/shared/field-types.ts`). Anywhere else, code asks them: it never compares a field's type
  * with a type's name, switches over a type's name, or lists type names.
  */
 const SRC = resolve(import.meta.dir, "../src");
-const MAY_NAME = ["content/fields/", "shared/field-types.ts"];
+const MAY_NAME = ["content/fields/", "shared/field-types.ts", "admin/app/kinds/"];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -1,7 +1,8 @@
 /**
  * The field types as every layer and the page know them: each type's browser-safe traits (no
- * server code). What the server does with a type lives in its kind (`content/fields/`); this file
- * and that folder are the only places that name a type.
+ * server code). What the server does with a type lives in its kind (`content/fields/`), what the
+ * page does with it in its page kind (`admin/app/kinds/`); this file and those folders are the only
+ * places that name a type.
  */
 
 /** How a listing compares a field's values, for sorts and range filters. */
@@ -23,25 +24,12 @@ export type Comparison =
   /** as its formula's result says (the server's formula kind decides) */
   | "result";
 
-/** The editor a record's page shows for a field. */
-export type Editor = "line" | "email" | "url" | "number" | "rating" | "checkbox" | "date" | "document" | "code" | "select" | "multiselect" | "json" | "relation" | "attachment" | "none";
-
-/** What a new field of the type asks for beside its name (the page's field dialog): its options. */
-export type OptionsEditor = "none" | "choices" | "link" | "lookup" | "formula" | "stars";
-
-/** How a grid cell shows a value. */
-export type Cell = "text" | "number" | "rating" | "checkbox" | "date" | "moment" | "choice" | "choices" | "links" | "files";
-
 export interface FieldTraits {
   /** What people call the type. */
   label: string;
   /** Computed by the server: no client or file writes it. */
   computed: boolean;
   compares: Comparison;
-  editor: Editor;
-  cell: Cell;
-  /** Edited in a grid cell (the others on the record's page). */
-  cellEdited: boolean;
   /** Its grid column starts narrow. */
   narrow: boolean;
   /** A calendar or gantt view may place records by it. */
@@ -50,52 +38,53 @@ export interface FieldTraits {
   stacks: boolean;
   /** Its values are files of the space (asset ids): a gallery's cover, what keeps an asset in use. */
   holdsFiles: boolean;
-  options: OptionsEditor;
+  /** Its values are choices of its options: one each, several, or none (not a choice field). */
+  choices: "none" | "one" | "many";
+  /** Where its values come from: stored as given, links to other records, read through a link, a formula over the record. */
+  source: "stored" | "links" | "lookup" | "formula";
 }
 
-const input = (label: string, compares: Comparison, editor: Editor, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => ({
+const input = (label: string, compares: Comparison, more: Partial<FieldTraits> = {}): FieldTraits => ({
   label,
   computed: false,
   compares,
-  editor,
-  cell,
-  cellEdited: false,
   narrow: false,
   dated: false,
   stacks: false,
   holdsFiles: false,
-  options: "none",
+  choices: "none",
+  source: "stored",
   ...more,
 });
-const computed = (label: string, compares: Comparison, cell: Cell, more: Partial<FieldTraits> = {}): FieldTraits => input(label, compares, "none", cell, { computed: true, ...more });
+const computed = (label: string, compares: Comparison, more: Partial<FieldTraits> = {}): FieldTraits => input(label, compares, { computed: true, ...more });
 
 /** Every field type, in the order the API lists them: what a client may write first, then what the server computes. */
 export const FIELD_TRAITS = {
-  text: input("Text", "text", "line", "text", { cellEdited: true }),
-  longtext: input("Long text", "text", "document", "text", { cellEdited: true }),
-  markdown: input("Markdown", "text", "document", "text"),
-  html: input("HTML", "text", "document", "text"),
-  code: input("Code", "text", "code", "text"),
-  yaml: input("YAML", "text", "document", "text"),
-  number: input("Number", "number", "number", "number", { cellEdited: true, narrow: true }),
-  rating: input("Rating", "number", "rating", "rating", { cellEdited: true, narrow: true, options: "stars" }),
-  checkbox: input("Checkbox", "flag", "checkbox", "checkbox", { cellEdited: true, narrow: true }),
-  date: input("Date", "text", "date", "date", { cellEdited: true, narrow: true, dated: true }),
-  select: input("Single select", "text", "select", "choice", { cellEdited: true, narrow: true, stacks: true, options: "choices" }),
-  multiselect: input("Multiple select", "choices", "multiselect", "choices", { options: "choices" }),
-  url: input("URL", "text", "url", "text", { cellEdited: true }),
-  email: input("Email", "text", "email", "text", { cellEdited: true }),
-  phone: input("Phone", "text", "line", "text"),
-  json: input("JSON", "list", "json", "text"),
-  relation: input("Link to records", "read", "relation", "links", { options: "link" }),
-  attachment: input("Attachment", "list", "attachment", "files", { holdsFiles: true }),
-  created_time: computed("Created time", "moment", "moment", { dated: true }),
-  updated_time: computed("Last modified time", "moment", "moment", { dated: true }),
-  created_by: computed("Created by", "text", "text"),
-  updated_by: computed("Last modified by", "text", "text"),
-  auto_number: computed("Auto number", "number", "number", { narrow: true }),
-  lookup: computed("Lookup", "read", "text", { options: "lookup" }),
-  formula: computed("Formula", "result", "text", { options: "formula" }),
+  text: input("Text", "text"),
+  longtext: input("Long text", "text"),
+  markdown: input("Markdown", "text"),
+  html: input("HTML", "text"),
+  code: input("Code", "text"),
+  yaml: input("YAML", "text"),
+  number: input("Number", "number", { narrow: true }),
+  rating: input("Rating", "number", { narrow: true }),
+  checkbox: input("Checkbox", "flag", { narrow: true }),
+  date: input("Date", "text", { narrow: true, dated: true }),
+  select: input("Single select", "text", { narrow: true, stacks: true, choices: "one" }),
+  multiselect: input("Multiple select", "choices", { choices: "many" }),
+  url: input("URL", "text"),
+  email: input("Email", "text"),
+  phone: input("Phone", "text"),
+  json: input("JSON", "list"),
+  relation: input("Link to records", "read", { source: "links" }),
+  attachment: input("Attachment", "list", { holdsFiles: true }),
+  created_time: computed("Created time", "moment", { dated: true }),
+  updated_time: computed("Last modified time", "moment", { dated: true }),
+  created_by: computed("Created by", "text"),
+  updated_by: computed("Last modified by", "text"),
+  auto_number: computed("Auto number", "number", { narrow: true }),
+  lookup: computed("Lookup", "read", { source: "lookup" }),
+  formula: computed("Formula", "result", { source: "formula" }),
 } as const satisfies Record<string, FieldTraits>;
 
 export type FieldType = keyof typeof FIELD_TRAITS;

@@ -87,8 +87,8 @@ function freeSlug(slug: string, taken: Set<string>): string {
 }
 
 /** In which pass a field is made: stored values first, then links, then what reads through links, then formulas over all of them. */
-const PASSES: Partial<Record<string, number>> = { link: 1, lookup: 2, formula: 3 };
-const passOf = (type: string): number => PASSES[traitsOf(type).options ?? ""] ?? 0;
+const PASSES = { stored: 0, links: 1, lookup: 2, formula: 3 } as const;
+const passOf = (type: string): number => PASSES[traitsOf(type).source];
 const isLink = (field: PackageField) => passOf(field.type) === 1;
 
 /** Fields whose values a record does not store, or that Basalt has no type for: their values are not installed. */

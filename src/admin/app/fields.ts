@@ -1,10 +1,12 @@
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
-import { CHOICE_COLORS, FIELD_TRAITS, FIELD_TYPES, type FieldType, LOOKUP_ROLLUPS, RATING_MAX, traitsOf } from "../../shared/field-types";
+import { FIELD_TRAITS, FIELD_TYPES, type FieldType, traitsOf } from "../../shared/field-types";
 import { slugFrom } from "../../shared/formats";
 import { api } from "./api";
-import { type Child, fill, h } from "./dom";
-import { checkbox, dialogForm, failureText, input, select, textarea } from "./ui";
+import { fill, h } from "./dom";
+import type { SettingsPart } from "./kinds/kind";
+import { PAGE_KINDS } from "./kinds/registry";
+import { checkbox, dialogForm, failureText, input, select } from "./ui";
 import type { ConvertPreview } from "../../content/field-convert";
 import { conversionWords } from "./field-previews";
 
@@ -12,7 +14,7 @@ import { conversionWords } from "./field-previews";
  * Fields managed from the grid (docs/admin.md, "Fields"): a field is added, edited, duplicated,
  * hidden or deleted from its column. Each change is a field change request: made, renamed or
  * given new options at once where the level allows; a conversion or a deletion always waits for
- * review, saying first what it loses. What each type asks for comes from its traits.
+ * review, saying first what it loses. What each type asks for comes from its page kind (`kinds/`).
  */
 
 export interface FieldChanges {
@@ -22,113 +24,13 @@ export interface FieldChanges {
 }
 
 type Options = Record<string, unknown>;
-type Choice = { id?: string; name: string; color?: string };
 
 const typeChoices = (types: readonly FieldType[]) => types.map((type) => ({ value: type, label: FIELD_TRAITS[type].label }));
 
-/** The part of the form a type adds (its options), read back into `options` when sent. */
-interface OptionsPart {
-  node: Child;
-  read(): Options | undefined;
-}
-
-function choicesPart(given: Choice[]): OptionsPart {
-  const list = h("ol", { class: "choice-list" });
-  const row = (choice: Choice) => {
-    const name = h("input", { type: "text", value: choice.name, "aria-label": "Choice", required: true, "data-id": choice.id ?? "" });
-    const color = h("select", { "aria-label": `Colour of ${choice.name || "the choice"}` }, ...CHOICE_COLORS.map((c) => h("option", { value: c, selected: c === (choice.color ?? CHOICE_COLORS[0]) }, c)));
-    const remove = h("button", { type: "button", class: "secondary", "aria-label": `Remove ${choice.name || "the choice"}`, onclick: () => item.remove() }, "×");
-    const item = h("li", {}, name, color, remove);
-    return item;
-  };
-  fill(list, ...given.map(row));
-  const add = h("button", { type: "button", class: "secondary", onclick: () => list.appendChild(row({ name: "" })).querySelector("input")!.focus() }, "Add a choice");
-  return {
-    node: h("fieldset", { class: "choices" }, h("legend", {}, "Choices"), list, add),
-    read: () => ({
-      choices: [...list.querySelectorAll("li")].map((item) => {
-        const name = item.querySelector("input")!;
-        return { ...(name.dataset.id ? { id: name.dataset.id } : {}), name: name.value.trim(), color: item.querySelector("select")!.value };
-      }),
-    }),
-  };
-}
-
-function relationPart(bases: BaseView[], options: Options): OptionsPart {
-  const target = select("Links to records of", "targetBaseId", bases.map((base) => ({ value: base.id, label: base.name })), options.targetBaseId as string | undefined);
-  const one = checkbox("One record only", "single", options.multiple === false);
-  return {
-    node: h("div", {}, target, one, h("small", {}, "The linked base gets a field that links back.")),
-    read: () => ({ targetBaseId: target.querySelector("select")!.value, multiple: !one.querySelector("input")!.checked }),
-  };
-}
-
-function lookupPart(base: BaseView, bases: BaseView[], options: Options): OptionsPart {
-  const given = (options.lookup ?? {}) as { relationFieldSlug?: string; targetFieldSlug?: string; rollup?: string };
-  const links = base.fields.filter((field) => traitsOf(field.type).options === "link");
-  if (links.length === 0) return { node: h("p", { class: "empty" }, "A lookup reads through a link: add a “Link to records” field first."), read: () => undefined };
-  const link = select("Through the link", "relationFieldSlug", links.map((field) => ({ value: field.slug, label: field.name })), given.relationFieldSlug);
-  const target = h("div", {});
-  const rollup = select("Show", "rollup", LOOKUP_ROLLUPS.map((value) => ({ value, label: value === "values" ? "each value" : value })), given.rollup ?? "values");
-  const drawTargets = () => {
-    const field = links.find((candidate) => candidate.slug === link.querySelector("select")!.value)!;
-    const far = bases.find((candidate) => candidate.id === field.options.targetBaseId);
-    fill(target, select("Field of the linked records", "targetFieldSlug", (far?.fields ?? []).map((f) => ({ value: f.slug, label: f.name })), given.targetFieldSlug));
-  };
-  link.querySelector("select")!.addEventListener("change", drawTargets);
-  drawTargets();
-  return {
-    node: h("div", {}, link, target, rollup),
-    read: () => ({ lookup: { relationFieldSlug: link.querySelector("select")!.value, targetFieldSlug: target.querySelector("select")?.value, rollup: rollup.querySelector("select")!.value } }),
-  };
-}
-
-/** A formula's expression, checked by the server as it is typed: what it yields, or why it cannot be. */
-function formulaPart(base: BaseView, options: Options): OptionsPart {
-  const area = textarea("Formula", "expression", { value: ((options.formula as { expression?: string } | undefined)?.expression ?? "") as string, hint: "Fields by {slug}, e.g. {price} * {quantity}.", rows: 3 });
-  const verdict = h("p", { class: "formula-check", role: "status" });
-  const text = area.querySelector("textarea")!;
-  let asked = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  text.addEventListener("input", () => {
-    clearTimeout(timer);
-    timer = setTimeout(async () => {
-      const mine = ++asked;
-      if (!text.value.trim()) return void (verdict.textContent = "");
-      try {
-        const checked = await api<{ valid: boolean; resultType: string | null; computedAtRead: boolean | null; error: string | null }>("POST", `/bases/${base.id}/formulas/check`, { expression: text.value });
-        if (mine !== asked) return;
-        verdict.className = `formula-check ${checked.valid ? "ok" : "bad"}`;
-        verdict.textContent = checked.valid ? `Gives ${checked.resultType}${checked.computedAtRead ? ", worked out when read (not filtered or sorted)" : ""}.` : (checked.error ?? "");
-      } catch (failure) {
-        if (mine === asked) verdict.textContent = failureText(failure);
-      }
-    }, 250);
-  });
-  return { node: h("div", {}, area, verdict), read: () => ({ formula: { expression: text.value } }) };
-}
-
-function ratingPart(options: Options): OptionsPart {
-  const max = input("Stars", "max", { type: "number", value: String(options.max ?? RATING_MAX.default), hint: `1 to ${RATING_MAX.most}.` });
-  return { node: max, read: () => ({ max: Number(max.querySelector("input")!.value) }) };
-}
-
-/** What a type asks for, by its traits: choices, a link's target, a lookup's path, a formula, a rating's stars; nothing for the rest. */
-function optionsPart(type: FieldType, base: BaseView, bases: BaseView[], options: Options): OptionsPart | null {
-  switch (FIELD_TRAITS[type].options) {
-    case "choices":
-      return choicesPart((options.choices as Choice[] | undefined) ?? [{ name: "" }]);
-    case "link":
-      return relationPart(bases, options);
-    case "stars":
-      return ratingPart(options);
-    case "formula":
-      return formulaPart(base, options);
-    case "lookup":
-      return lookupPart(base, bases, options);
-    case "none":
-      return null;
-  }
+/** What a type asks for beside its name (its kind's settings: choices, a link's target, a lookup's path, a formula, a rating's stars), or nothing. */
+function optionsPart(type: FieldType, base: BaseView, bases: BaseView[], options: Options): SettingsPart | null {
+  const links = base.fields.filter((field) => traitsOf(field.type).source === "links");
+  return PAGE_KINDS[type].settings?.({ base, bases, links, options }) ?? null;
 }
 
 const propose = (changes: FieldChanges, body: Record<string, unknown>) => api<ChangeRequestView>("POST", `/bases/${changes.base.id}/fields/change-requests`, body).then(changes.done);
@@ -155,7 +57,7 @@ export async function addField(changes: FieldChanges, from?: FieldView): Promise
   const typeSelect = type.querySelector("select")!;
   const required = checkbox("Required", "required", from?.required ?? false);
   const optionsSlot = h("div", { class: "field-options" });
-  let part: OptionsPart | null = null;
+  let part: SettingsPart | null = null;
   const drawOptions = () => {
     const chosen = typeSelect.value as FieldType;
     part = optionsPart(chosen, base, bases, from && from.type === chosen ? from.options : {});
@@ -192,7 +94,7 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   const convertible = FIELD_TYPES.filter((type) => !FIELD_TRAITS[type].computed);
   const type = traits.computed ? null : select("Type", "type", typeChoices(convertible), field.type, "Another type converts every value: you see what carries over before it is proposed.");
   // A link keeps the base it links to (its inverse lives there); what else a type asks for may change.
-  const part = traits.options === "link" ? null : optionsPart(field.type as FieldType, base, bases, field.options);
+  const part = traits.source === "links" ? null : optionsPart(field.type as FieldType, base, bases, field.options);
   const preview = h("p", { class: "convert-preview", role: "status" });
   const typeSelect = type?.querySelector("select");
   // Into choices: a value the choices lack becomes one (else it is lost); into several choices, text is split on commas only when asked.
@@ -200,12 +102,12 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   const splitText = checkbox("Split text on commas into several choices", "split-text", false);
   const conversion = () => {
     const newType = typeSelect!.value as FieldType;
-    const intoChoices = FIELD_TRAITS[newType].options === "choices";
+    const intoChoices = FIELD_TRAITS[newType].choices !== "none";
     return {
       fieldId: field.id,
       newType,
       ...(intoChoices ? { selectChoiceMode: addChoices.querySelector("input")!.checked ? "auto_create" : "null_on_missing" } : {}),
-      ...(intoChoices && FIELD_TRAITS[newType].cell === "choices" && splitText.querySelector("input")!.checked ? { splitText: true } : {}),
+      ...(intoChoices && FIELD_TRAITS[newType].choices === "many" && splitText.querySelector("input")!.checked ? { splitText: true } : {}),
     };
   };
   let asked = 0;
@@ -213,8 +115,8 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
     const mine = ++asked;
     preview.textContent = "";
     const newType = typeSelect!.value as FieldType;
-    addChoices.hidden = newType === field.type || FIELD_TRAITS[newType].options !== "choices";
-    splitText.hidden = addChoices.hidden || FIELD_TRAITS[newType].cell !== "choices" || traits.options === "choices";
+    addChoices.hidden = newType === field.type || FIELD_TRAITS[newType].choices === "none";
+    splitText.hidden = addChoices.hidden || FIELD_TRAITS[newType].choices !== "many" || traits.choices !== "none";
     if (newType === field.type) return;
     try {
       const seen = await api<ConvertPreview>("POST", `/bases/${base.id}/fields/convert/preview`, conversion());

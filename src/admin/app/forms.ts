@@ -6,6 +6,7 @@ import { slugFrom } from "../../shared/formats";
 import type { Static } from "@sinclair/typebox";
 import { api, ApiError } from "./api";
 import { h } from "./dom";
+import { pageKindOf } from "./kinds/registry";
 import { action, card, checkbox, copyable, dialogForm, empty, failureText, input, notice, screen, textarea } from "./ui";
 import type { Context, Screen } from "./screen";
 
@@ -97,34 +98,16 @@ function formsList(base: BaseView, forms: FormView[], canManage: boolean, reload
     : empty("No form on this base yet.");
 }
 
-/** An input for one question of a public form, by its field's type. */
-function question(item: PublicForm["inputs"][number]): HTMLElement {
-  const traits = traitsOf(item.type);
-  const label = `${item.label}${item.required ? " (required)" : ""}`;
-  if (item.choices.length > 0 && traits.options === "choices" && traits.stacks) {
-    return h("label", {}, label, h("select", { name: item.inputName, required: item.required }, h("option", { value: "" }, "—"), item.choices.map((choice) => h("option", { value: choice }, choice))));
-  }
-  if (item.choices.length > 0) {
-    return h("fieldset", {}, h("legend", {}, label), item.choices.map((choice) => h("label", { class: "check" }, h("input", { type: "checkbox", name: item.inputName, value: choice }), ` ${choice}`)));
-  }
-  if (traits.editor === "checkbox") return h("label", { class: "check" }, h("input", { type: "checkbox", name: item.inputName, value: "true" }), ` ${label}`);
-  if (traits.editor === "document") return h("label", {}, label, h("textarea", { name: item.inputName, rows: 4, required: item.required }));
-  const numeric = traits.editor === "number" || traits.editor === "rating";
-  const inputType = numeric ? "number" : traits.editor === "date" || traits.editor === "email" || traits.editor === "url" ? traits.editor : "text";
-  return h("label", {}, label, h("input", { type: inputType, name: item.inputName, required: item.required, step: numeric ? "any" : null }));
-}
+/** An input for one question of a public form, by its field's page kind. */
+const question = (item: PublicForm["inputs"][number]): HTMLElement => pageKindOf(item.type).question(item);
 
-/** The values of a filled-in form, each read by its question's type. */
+/** The values of a filled-in form, each read by its question's page kind. */
 function answersOf(formNode: HTMLFormElement, inputs: PublicForm["inputs"]): Record<string, unknown> {
   const data = new FormData(formNode);
   const values: Record<string, unknown> = {};
   for (const item of inputs) {
-    const traits = traitsOf(item.type);
-    const given = data.getAll(item.inputName).map(String);
-    if (traits.editor === "checkbox") values[item.inputName] = given.includes("true");
-    else if (item.choices.length > 0 && !traits.stacks) values[item.inputName] = given;
-    else if (given[0] === undefined || given[0] === "") continue;
-    else values[item.inputName] = traits.editor === "number" || traits.editor === "rating" ? Number(given[0]) : given[0];
+    const answer = pageKindOf(item.type).answer(data.getAll(item.inputName).map(String), item);
+    if (answer !== undefined) values[item.inputName] = answer;
   }
   return values;
 }

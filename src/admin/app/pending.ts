@@ -1,8 +1,8 @@
 import type { ChangeRequestView } from "../../changes/views";
 import type { FieldView } from "../../content/bases";
-import { traitsOf } from "../../shared/field-types";
 import { h } from "./dom";
 import type { PendingValue } from "./grid";
+import { pageKindOf } from "./kinds/registry";
 import { link, shown } from "./ui";
 
 /**
@@ -19,10 +19,7 @@ export const openChangeRequestsOf = (baseId: string) => `/change-requests?baseId
 /** A proposed value as text: linked records by name, files by name, the rest as shown. */
 function valueText(cr: ChangeRequestView, field: FieldView | undefined, value: unknown): string {
   if (value === null || value === undefined) return "";
-  const traits = field ? traitsOf(field.type) : null;
-  if (traits?.editor === "relation") return [value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", ");
-  if (traits?.holdsFiles && Array.isArray(value)) return value.map((file) => String((file as { fileName?: string }).fileName ?? "file")).join(", ");
-  return shown(value);
+  return field ? pageKindOf(field.type).words(value, cr.linkedRecords) : shown(value);
 }
 
 /** Each cell's proposed value, by `recordId:slug` (the newest proposal of a cell wins). */

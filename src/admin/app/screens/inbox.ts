@@ -1,6 +1,6 @@
 import type { Static } from "@sinclair/typebox";
 import type { InboxCountsSchema } from "../../../changes/inbox";
-import { traitsOf } from "../../../shared/field-types";
+import { pageKindOf } from "../kinds/registry";
 import { atLeast } from "../../../shared/levels";
 import type { ChangeRequestView, OperationView } from "../../../changes/views";
 import type { RecordView } from "../../../content/records/view";
@@ -181,15 +181,11 @@ async function changeRequestPage(ctx: Context): Promise<Node> {
   const cr = await api<ChangeRequestView & { comments: CommentView[] }>("GET", `/change-requests/${encodeURIComponent(ctx.params.id)}`);
   const fields = cr.base?.fields ?? [];
   const fieldNames = new Map(fields.map((field) => [field.slug, field.name]));
-  // A relation's value is shown as the linked records' names, in order.
-  const relations = new Set(fields.filter((field) => traitsOf(field.type).editor === "relation").map((field) => field.slug));
-  // An attachment's value is shown as its files' names.
-  const attachments = new Set(fields.filter((field) => traitsOf(field.type).holdsFiles).map((field) => field.slug));
+  // A value in words, by its field's kind: a relation's as the linked records' names, an attachment's as its files' names.
+  const kinds = new Map(fields.map((field) => [field.slug, pageKindOf(field.type)]));
   const show = (slug: string, value: unknown) => {
-    if (value === null || value === undefined) return shown(value);
-    if (relations.has(slug)) return shown([value].flat().map((id) => cr.linkedRecords[id as string] ?? String(id)).join(", "));
-    if (attachments.has(slug) && Array.isArray(value)) return shown(value.map((file) => (typeof file === "object" && file !== null ? String((file as { fileName?: string; id?: string }).fileName ?? (file as { id?: string }).id) : String(file))).join(", "));
-    return shown(value);
+    const kind = kinds.get(slug);
+    return value === null || value === undefined || !kind ? shown(value) : shown(kind.words(value, cr.linkedRecords));
   };
   // The records the operations name, as they are now: their names, and an unmerged update's current values.
   const targets = new Map<string, RecordView | null>();

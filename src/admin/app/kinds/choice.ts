@@ -1,0 +1,70 @@
+import type { FieldView } from "../../../content/bases";
+import { CHOICE_COLORS, colorOfChoice } from "../../../shared/field-types";
+import { fill, h } from "../dom";
+import { input, select } from "../ui";
+import { choicesQuestion, copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, pastedAsWritten, plainWords, questionLabel, readLine, type SettingsPart, textOfValue } from "./kind";
+
+type Choice = { id?: string; name: string; color?: string };
+
+const choiceNames = (field: FieldView) => ((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name);
+
+const chip = (field: FieldView, choice: unknown) => h("span", { class: `chip color-${colorOfChoice(field.options, choice)}` }, String(choice));
+
+/** A list of choices, each with its colour, to add to and remove from. */
+function choicesSettings(given: Choice[]): SettingsPart {
+  const list = h("ol", { class: "choice-list" });
+  const row = (choice: Choice) => {
+    const name = h("input", { type: "text", value: choice.name, "aria-label": "Choice", required: true, "data-id": choice.id ?? "" });
+    const color = h("select", { "aria-label": `Colour of ${choice.name || "the choice"}` }, ...CHOICE_COLORS.map((c) => h("option", { value: c, selected: c === (choice.color ?? CHOICE_COLORS[0]) }, c)));
+    const remove = h("button", { type: "button", class: "secondary", "aria-label": `Remove ${choice.name || "the choice"}`, onclick: () => item.remove() }, "×");
+    const item = h("li", {}, name, color, remove);
+    return item;
+  };
+  fill(list, ...given.map(row));
+  const add = h("button", { type: "button", class: "secondary", onclick: () => list.appendChild(row({ name: "" })).querySelector("input")!.focus() }, "Add a choice");
+  return {
+    node: h("fieldset", { class: "choices" }, h("legend", {}, "Choices"), list, add),
+    read: () => ({
+      choices: [...list.querySelectorAll("li")].map((item) => {
+        const name = item.querySelector("input")!;
+        return { ...(name.dataset.id ? { id: name.dataset.id } : {}), name: name.value.trim(), color: item.querySelector("select")!.value };
+      }),
+    }),
+  };
+}
+
+const settings = ({ options }: { options: Record<string, unknown> }) => choicesSettings((options.choices as Choice[] | undefined) ?? [{ name: "" }]);
+
+/** One choice of the field's list: a chip in its colour, picked from a list. */
+export const selectKind: PageKind = {
+  cell: chip,
+  cellEditor: (field, value) => h("select", { "aria-label": field.name }, h("option", { value: "" }, "—"), ...choiceNames(field).map((choice) => h("option", { value: choice, selected: choice === value }, choice))),
+  typed: (_field, raw) => ({ value: raw }),
+  input: (field, value) => select(labelOf(field), field.slug, [{ value: "", label: "—" }, ...choiceNames(field).map((choice) => ({ value: choice, label: choice }))], textOfValue(value)),
+  readInput: readLine,
+  copied: copiedText,
+  pasted: pastedAsWritten,
+  words: plainWords,
+  settings,
+  question: (item) =>
+    item.choices.length > 0
+      ? h("label", {}, questionLabel(item), h("select", { name: item.inputName, required: item.required }, h("option", { value: "" }, "—"), item.choices.map((choice) => h("option", { value: choice }, choice))))
+      : lineQuestion("text")(item),
+  answer: firstAnswer,
+};
+
+/** Any of the field's choices: chips, typed as a comma-separated list, pasted split on commas or semicolons. */
+export const multiselectKind: PageKind = {
+  cell: (field, value) => (Array.isArray(value) ? value.map((choice) => chip(field, choice)) : textOfValue(value)),
+  input: (field, value) => input(labelOf(field), field.slug, { value: Array.isArray(value) ? value.join(", ") : "", hint: "Comma-separated choices." }),
+  readInput: (field, values) => {
+    const raw = String(values.get(field.slug) ?? "").trim();
+    return raw === "" ? null : raw.split(",").map((part) => part.trim()).filter(Boolean);
+  },
+  copied: copiedText,
+  pasted: (_field, text) => ({ value: text.trim().split(/\s*[,;]\s*/).filter(Boolean) }),
+  words: plainWords,
+  settings,
+  question: (item) => (item.choices.length > 0 ? choicesQuestion(item) : lineQuestion("text")(item)),
+  answer: (given, item) => (item.choices.length > 0 ? given : firstAnswer(given)),
+};

@@ -1,0 +1,43 @@
+import type { FieldView } from "../../../content/bases";
+import { input } from "../ui";
+import { copiedText, labelOf, lineEditor, lineQuestion, type PageKind, type Read, plainWords, textOfValue } from "./kind";
+
+/** A number as written (a year is not 2,017), in the reader's decimal sign. */
+export const numberCell = (_field: FieldView, value: unknown) => (typeof value === "number" ? value.toLocaleString(undefined, { useGrouping: false, maximumFractionDigits: 20 }) : textOfValue(value));
+
+/** A number typed in a cell: a decimal comma is a decimal sign. */
+export const typedNumber = (field: FieldView, raw: string): Read => {
+  const number = Number(raw.replace(",", "."));
+  return Number.isFinite(number) ? { value: number } : { refused: `${field.name} keeps its value: "${raw}" is not a number.` };
+};
+
+/** A number pasted from a spreadsheet: thousands grouped by commas or spaces, a decimal comma. */
+export const pastedNumber = (field: FieldView, text: string): Read => {
+  const trimmed = text.trim();
+  const number = Number(trimmed.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", "."));
+  return Number.isFinite(number) ? { value: number } : { refused: `"${trimmed}" is not a number for ${field.name}` };
+};
+
+/** A number of a form's input; null when blank. */
+export const readNumber = (field: FieldView, values: FormData): unknown => {
+  const raw = String(values.get(field.slug) ?? "").trim();
+  return raw === "" ? null : Number(raw);
+};
+
+/** A public form's answer as a number. */
+export const numberAnswer = (given: string[]): unknown => (given[0] === undefined || given[0] === "" ? undefined : Number(given[0]));
+
+export const numberKind: PageKind = {
+  cell: numberCell,
+  numeric: true,
+  cellEditor: lineEditor("text", "decimal"),
+  typed: typedNumber,
+  input: (field, value) => input(labelOf(field), field.slug, { type: "number", value: textOfValue(value) }),
+  readInput: readNumber,
+  copied: copiedText,
+  pasted: pastedNumber,
+  words: plainWords,
+  question: lineQuestion("number"),
+  answer: numberAnswer,
+};
+
