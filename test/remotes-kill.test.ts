@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, freePort, REPO, tempDir } from "./helpers";
 
@@ -125,4 +125,54 @@ describe("remotes when processes die", () => {
     const status = basalt(laptopDir, ["status", "--space", "team"]);
     expect(status).toMatch(/origin\s+http:\S+\s+0\s+0\s+0\s+0/);
   }, 120_000);
+
+  test("a clone killed midway (SIGKILL) leaves no space and no staged files: cloning again succeeds", async () => {
+    const team = tempDir("basalt-team-");
+    const laptop = tempDir("basalt-laptop-");
+    try {
+      for (const dir of [team, laptop]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
+      basalt(team, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
+      const key = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "laptop", "--level", "read"]));
+      const port = await freePort();
+      await serve(team, port);
+      const writeKey = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "team", "--level", "write"]));
+      await call(port, writeKey, "POST", "/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] });
+      await call(port, writeKey, "POST", "/bases/notes/records/bulk-change-request", { records: Array.from({ length: 20 }, (_, i) => ({ fields: { title: `team ${i}` } })) });
+      // The link to the team stalls when the clone asks for the records, after it has staged the tables before them.
+      let stalled = false;
+      const link = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        fetch: async (request) => {
+          const url = new URL(request.url);
+          if (url.searchParams.get("table") === "records") {
+            stalled = true;
+            return new Promise<Response>(() => undefined);
+          }
+          return fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body: request.method === "GET" ? undefined : await request.arrayBuffer() });
+        },
+      });
+      try {
+        const clone = Bun.spawn([BUN, join(REPO, "src/main.ts"), "clone", `http://127.0.0.1:${link.port}`, "--space", "team", "--as", "ada@example.com", "--data-dir", laptop], { env: { ...env, BASALT_REMOTE_KEY: key }, stdout: "ignore", stderr: "ignore" });
+        running.push(clone);
+        for (let waited = 0; !stalled; waited += 20) {
+          if (waited > 20_000) throw new Error("the clone never asked for the records");
+          await Bun.sleep(20);
+        }
+        const staged = join(laptop, "dump-imports");
+        expect(readdirSync(staged)).toHaveLength(1);
+        clone.kill(9);
+        await clone.exited;
+      } finally {
+        link.stop(true);
+      }
+      basalt(laptop, ["clone", `http://127.0.0.1:${port}`, "--space", "team", "--as", "ada@example.com"], { BASALT_REMOTE_KEY: key });
+      expect(basalt(laptop, ["spaces", "list"]).match(/\bteam\b/g)).toHaveLength(1);
+      expect(readdirSync(join(laptop, "dump-imports"))).toEqual([]);
+      expect(readdirSync(join(laptop, "clones"))).toEqual([]);
+    } finally {
+      rmSync(team, { recursive: true, force: true });
+      rmSync(laptop, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

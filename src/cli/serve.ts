@@ -11,6 +11,7 @@ import { startJobs } from "../jobs/schedule";
 import { sweepContent } from "../db/content-files";
 import { LIMIT_SETTINGS } from "../shared/limits";
 import { failInterruptedImports } from "../transfer/import-jobs";
+import { removeCutClones } from "../remotes/cut-clones";
 import { VERSION } from "../shared/version";
 import { CliError, parseFlags } from "./common";
 import { wire } from "./wiring";
@@ -56,6 +57,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   const checkpoints = startCheckpointer(store, databasePath(config.dataDir), consoleLogger);
   const { ctx, deliveries, fieldUpkeep } = wire(store, config, systemClock, consoleLogger);
   await failInterruptedImports(ctx);
+  const cut = await removeCutClones(ctx);
+  if (cut > 0) console.log(`Removed what ${cut} clone(s) cut midway left (their spaces and staged files).`);
   store.writes.onSlowBatch = (ms, writes, lockWaitMs) =>
     consoleLogger.info(`slow write: the writer was held ${ms.toFixed(0)} ms by ${writes} write(s), ${lockWaitMs.toFixed(0)} ms of it waiting for the database's write lock (a checkpoint)`);
   const app = createApp(ctx);

@@ -234,14 +234,26 @@ export async function restoreDatabase(backup: string, dataDir: string, now: numb
  */
 export function lockDataDir(dataDir: string): { release(): void } {
   privateDir(dataDir);
-  const path = join(dataDir, "serve.lock");
+  const lock = exclusiveLock(join(dataDir, "serve.lock"));
+  if (!lock) throw new Error(`Another basalt serve is already using the data directory ${dataDir}.`);
+  return lock;
+}
+
+/**
+ * An exclusive SQLite lock on the file at `path` (made if absent), held until `release` or until the
+ * process dies, when the kernel drops it; null when another connection, of this process or another,
+ * holds it.
+ */
+export function exclusiveLock(path: string): { release(): void } | null {
   const lock = new Database(path, { create: true });
   try {
     lock.run("PRAGMA locking_mode = EXCLUSIVE");
+    // Nothing is written under the lock: no journal file beside it.
+    lock.run("PRAGMA journal_mode = MEMORY");
     lock.run("BEGIN EXCLUSIVE");
   } catch (error) {
     lock.close();
-    if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) throw new Error(`Another basalt serve is already using the data directory ${dataDir}.`);
+    if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) return null;
     throw error;
   }
   makePrivate(path);

@@ -14,7 +14,8 @@ import { Nullable, Timestamp, WholeNumber } from "../shared/schemas";
 import { createSpace, removeSpace } from "../spaces/spaces";
 import { changeRequests, type ChangeRequestRow, mergeLog, operations, type PushState, remotePushes, remotes } from "../tables/changes";
 import { commits } from "../tables/content";
-import { BLOBS, beginDumpImport, commitDumpImport, stageImportRows, stageStoredRows } from "../transfer/dump-api";
+import { BLOBS, beginDumpImport, commitDumpImport, pruneImportSessions, stageImportRows, stageStoredRows } from "../transfer/dump-api";
+import { markClone, removeCutClones } from "./cut-clones";
 import { instanceId } from "../changes/merge-log";
 import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
 import { applyPulled, applyStructure, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
@@ -187,16 +188,19 @@ const FILE_PART = 768 * 1024;
 /**
  * A local space made from a remote's (docs/remotes.md, "Clone"): a snapshot read page by page into
  * an import session (nothing visible until it loads, in one write), the files its assets name, and
- * the remote remembered with its cursor at the snapshot's seq. A clone cut midway leaves nothing.
+ * the remote remembered with its cursor at the snapshot's seq. A clone that fails leaves nothing; one
+ * killed midway leaves what the next clone, or the next `serve`, removes (`cut-clones.ts`).
  */
 export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ spaceId: string; slug: string; remote: RemoteView; warnings: string[] }> {
   const url = remoteUrl(input.url);
   const client = new RemoteClient(url, input.key, input.remoteSpace);
+  await removeCutClones(ctx);
   const snapshot = await client.call<Static<typeof SnapshotSchema>>("POST", "/sync/snapshots").catch((error) => Promise.reject(remoteFailure(error, url)));
   let spaceId: string | null = null;
+  const mark = markClone(ctx);
   try {
     if (snapshot.instanceId === instanceId(ctx)) throw badRequest("That is this instance: clone another instance's space.");
-    const space = await write(ctx, (tx) => createSpace(tx, input.owner.id, { name: snapshot.space.name, slug: input.slug ?? snapshot.space.slug }));
+    const space = await write(ctx, (tx) => createSpace(tx, input.owner.id, { id: mark.spaceId, name: snapshot.space.name, slug: input.slug ?? snapshot.space.slug }));
     spaceId = space.id;
     const { sessionId } = beginDumpImport(ctx, space.id, input.owner.id);
     const here = instanceId(ctx);
@@ -226,8 +230,10 @@ export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ 
       const made = spaceId;
       await write(ctx, (tx) => removeSpace(tx, made));
     }
+    pruneImportSessions(ctx, mark.spaceId);
     throw remoteFailure(error, url);
   } finally {
+    mark.done();
     await client.call("DELETE", `/sync/snapshots/${snapshot.snapshotId}`).catch(() => undefined);
   }
 }

@@ -33,14 +33,17 @@ const forgetMemberships = (tx: Tx): void => {
 
 const duplicateSlug = (slug: string) => `A space with the slug "${slug}" already exists.`;
 
-/** A space is born with its owner and its root folder, in one transaction. */
-export function createSpace(tx: Tx, ownerId: string, input: { name: string; slug?: string }): SpaceView {
+/**
+ * A space is born with its owner and its root folder, in one transaction. `id` is given only by a
+ * clone, which names the space before it exists (`remotes/cut-clones.ts`).
+ */
+export function createSpace(tx: Tx, ownerId: string, input: { name: string; slug?: string; id?: string }): SpaceView {
   const name = checkName(input.name);
   const slug = checkSlug(input.slug ?? slugify(name, "space"));
   const owned = tx.db.select({ n: sql<number>`count(*)` }).from(members).where(and(eq(members.userId, ownerId), eq(members.role, "owner"))).get()!.n;
   requireWithin(tx.config.limits, "spacesPerUser", owned + 1);
   const now = iso(tx.clock.now());
-  const space: SpaceRow = { id: newId("spc"), name, slug, createdAt: now, updatedAt: now };
+  const space: SpaceRow = { id: input.id ?? newId("spc"), name, slug, createdAt: now, updatedAt: now };
   forgetMemberships(tx);
   onUniqueViolation(() => tx.db.insert(spaces).values(space).run(), duplicateSlug(slug));
   tx.db.insert(members).values({ spaceId: space.id, userId: ownerId, role: "owner", createdAt: now }).run();
