@@ -35,6 +35,14 @@ test("autoMerge: true on a field delete or convert, a record delete or restore, 
   expect(state()).toEqual(before);
 });
 
+test("without the flag a field delete waits in review, even for a manage key", async () => {
+  const score = base.fields.find((field) => field.slug === "score")!.id;
+  const deletion = await server.call("POST", `/api/v1/bases/${base.id}/fields/change-requests`, { key: ws.manage, body: { operation: "delete", fieldId: score } });
+  expect([deletion.status, deletion.body.status]).toEqual([201, "in_review"]);
+  expect(state()).toMatchObject({ fields: 2 });
+  await server.call("POST", `/api/v1/change-requests/${deletion.body.id}/close`, { key: ws.manage });
+});
+
 test("without the flag a record delete waits in review, even for a manage key", async () => {
   const deletion = await server.call("POST", `/api/v1/records/${record}/change-requests`, { key: ws.manage, body: { operation: "delete" } });
   expect([deletion.status < 300, deletion.body.status]).toEqual([true, "in_review"]);

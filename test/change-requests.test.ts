@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, TestServer, freshPapersWorkspace, type Workspace } from "./helpers";
+import { createBase, deleteField, TestServer, freshPapersWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -269,8 +269,8 @@ describe("three-way merge", () => {
     await server.call("POST", `/api/v1/records/${record.id}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Edited" } } });
     const fields = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields;
     const year = fields.find((field: { slug: string }) => field.slug === "year");
-    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: year.id } });
-    expect(removed.body.status).toBe("merged");
+    const removed = await deleteField(server, ws.write, "papers", year.id);
+    expect(removed.body.changeRequest.status).toBe("merged");
     await server.fieldUpkeep.settled();
     expect((await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "year", name: "Year", type: "text" } })).status).toBe(200);
     expect((await server.call("GET", `/api/v1/records/${record.id}`, { key: ws.read })).body.fields).toMatchObject({ title: "Edited", year: null });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { TestServer, freshWorkspace, type Workspace } from "./helpers";
+import { approveAndMerge, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -161,8 +161,12 @@ describe("files and file trees", () => {
     const refused = await server.call("POST", `/api/v1/file-trees/${id}/change-requests`, { key: ws.write, body: { autoMerge: true, operations: [{ kind: "delete", path: "docs/intro.md" }] } });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toStartWith("`autoMerge: true` is not accepted here:");
-    const deletion = await server.call("POST", `/api/v1/file-trees/${id}/change-requests`, { key: ws.write, body: { operations: [{ kind: "delete", path: "docs/intro.md" }] } });
-    expect(deletion.body.status).toBe("merged");
+    expect(refused.body.error).toContain("Split the deletes into their own change request");
+    // Left out, the flag still leaves a delete waiting, even for a manage key.
+    const deletion = await server.call("POST", `/api/v1/file-trees/${id}/change-requests`, { key: ws.manage, body: { operations: [{ kind: "delete", path: "docs/intro.md" }] } });
+    expect(deletion.body.status).toBe("in_review");
+    expect((await server.call("GET", `/api/v1/file-trees/${id}/files`, { key: ws.read })).body).toHaveLength(2);
+    expect((await approveAndMerge(server, ws.write, deletion.body.id)).body.changeRequest.status).toBe("merged");
     expect((await server.call("GET", `/api/v1/file-trees/${id}/files`, { key: ws.read })).body).toHaveLength(1);
   });
 });

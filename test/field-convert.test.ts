@@ -1,6 +1,6 @@
 import { FieldUpkeep } from "../src/content/field-upkeep";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { createBase, deleteField, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -177,7 +177,7 @@ describe("deleted fields", () => {
   test("a deleted field is listed as it was, the latest first; another base's are not", async () => {
     const colour = await fieldId("colour");
     const size = await fieldId("size");
-    for (const field of [colour, size]) await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: field.id } });
+    for (const field of [colour, size]) await deleteField(server, ws.write, "things", field.id);
     server.clock.advance(1000);
     const deleted = (await server.call("GET", "/api/v1/bases/things/fields/deleted", { key: ws.read })).body;
     expect(deleted.map((f: { slug: string }) => f.slug).sort()).toEqual(["colour", "size"]);

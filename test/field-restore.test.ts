@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { TestServer, createBase, fillBase, freshWorkspace, type Workspace } from "./helpers";
+import { TestServer, createBase, deleteField, fillBase, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -18,7 +18,7 @@ describe("restoring a deleted field", () => {
   test("a field deleted and cleared comes back with every value, indexed again", async () => {
     const year = await yearField();
     const before = await years();
-    expect((await fieldChange({ operation: "delete", fieldId: year.id })).body.status).toBe("merged");
+    expect((await deleteField(server, ws.write, "papers", year.id)).body.changeRequest.status).toBe("merged");
     await server.fieldUpkeep.settled();
     expect((await years()).every((value: unknown) => value === undefined)).toBe(true);
     const deleted = (await server.call("GET", "/api/v1/bases/papers/fields/deleted", { key: ws.read })).body;
@@ -39,13 +39,13 @@ describe("restoring a deleted field", () => {
   test("restored before the upkeep cleared it, its values never left; a slug taken again or a relation is refused", async () => {
     const year = await yearField();
     const before = await years();
-    await fieldChange({ operation: "delete", fieldId: year.id });
+    await deleteField(server, ws.write, "papers", year.id);
     expect((await fieldChange({ operation: "restore", fieldId: year.id })).body.status).toBe("merged");
     await server.fieldUpkeep.settled();
     expect(await years()).toEqual(before);
 
     const status = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields.find((field: { slug: string }) => field.slug === "status");
-    await fieldChange({ operation: "delete", fieldId: status.id });
+    await deleteField(server, ws.write, "papers", status.id);
     await server.fieldUpkeep.settled();
     await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "status", name: "Status again" } });
     expect((await fieldChange({ operation: "restore", fieldId: status.id })).body).toMatchObject({ code: "CONFLICT", reason: "SLUG_TAKEN" });
@@ -54,7 +54,7 @@ describe("restoring a deleted field", () => {
     await createBase(server, ws.write, "authors", [{ slug: "name", name: "Name", type: "text" }]);
     await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "authors", name: "Authors", type: "relation", options: { targetBaseSlug: "authors" } } });
     const link = (await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).body.fields.find((field: { slug: string }) => field.slug === "authors");
-    await fieldChange({ operation: "delete", fieldId: link.id });
+    await deleteField(server, ws.write, "papers", link.id);
     expect((await fieldChange({ operation: "restore", fieldId: link.id })).body.error).toBe("A deleted relation field cannot be restored: add it again.");
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { checkFormula } from "../src/content/fields/formula/check";
 import { evaluateFormula } from "../src/content/fields/formula/evaluate";
 import type { FormulaType } from "../src/content/fields/formula/parse";
-import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
+import { createBase, deleteField, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -177,8 +177,8 @@ describe("formula fields", () => {
     expect(clocked.status).toBe(400);
     expect(clocked.body.error).toMatch(/computed when read instead of stored/);
 
-    expect((await fieldChange("orders", { operation: "delete", fieldId: total.id })).status).toBe(201);
-    expect((await fieldChange("orders", { operation: "delete", fieldId: price.id })).status).toBe(201);
+    expect((await deleteField(server, ws.write, "orders", total.id)).body.changeRequest.status).toBe("merged");
+    expect((await deleteField(server, ws.write, "orders", price.id)).body.changeRequest.status).toBe("merged");
   });
 });
 

@@ -201,6 +201,18 @@ export async function createBase(server: TestServer, key: string, slug = "papers
   return reply.body;
 }
 
+/** Approves a change request waiting for review and merges it, both as `key`'s holder; answers the merge. */
+export async function approveAndMerge(server: TestServer, key: string, id: string): Promise<Reply> {
+  await server.call("POST", `/api/v1/change-requests/${id}/reviews`, { key, body: { verdict: "approved" } });
+  return server.call("POST", `/api/v1/change-requests/${id}/merge`, { key });
+}
+
+/** Deletes a field of `base`: the deletion always waits for review, so it is proposed, approved and merged; answers the proposal when it is refused, else the merge. */
+export async function deleteField(server: TestServer, key: string, base: string, fieldId: string): Promise<Reply> {
+  const proposed = await server.call("POST", `/api/v1/bases/${base}/fields/change-requests`, { key, body: { operation: "delete", fieldId } });
+  return proposed.status === 201 ? approveAndMerge(server, key, proposed.body.id) : proposed;
+}
+
 /** Creates `count` records in `base` through the bulk route, 1,000 a request; `fields(i)` makes the i-th record's values. */
 export async function fillBase(server: TestServer, key: string, base: string, count: number, fields: (i: number) => Record<string, unknown>): Promise<void> {
   for (let made = 0; made < count; made += 1000) {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { Database, Statement } from "bun:sqlite";
-import { createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
+import { approveAndMerge, createBase, TestServer, freshWorkspace, type Workspace } from "./helpers";
 
 /**
  * Statements run while `counted` is a number. Bun keeps a statement's methods on the statement
@@ -80,6 +80,7 @@ describe("relation fields", () => {
     const proposal = await server.call("POST", "/api/v1/bases/authors/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: inverse.id } });
     expect(proposal.status).toBe(201);
     expect(proposal.body.operations).toHaveLength(1);
+    expect((await approveAndMerge(server, ws.write, proposal.body.id)).body.changeRequest.status).toBe("merged");
     expect((await base("papers")).fields.map((f: any) => f.slug)).toEqual(["title", "pages"]);
     expect((await base("authors")).fields.map((f: any) => f.slug)).toEqual(["name", "born"]);
   });

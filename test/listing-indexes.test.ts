@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { findBase } from "../src/content/bases";
 import { explainListing } from "../src/content/records/list";
 import { dailyUpkeep } from "../src/jobs/schedule";
-import { createBase, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { createBase, deleteField, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -155,8 +155,8 @@ describe("indexed filters and sorts", () => {
     const valuesOf = (fieldId: string) => (server.ctx.store.sqlite.query("SELECT count(*) AS n FROM field_values WHERE field_id = ?").get(fieldId) as { n: number }).n;
     const before = schemaObjects();
     expect(valuesOf(venue.id)).toBe(rows.length);
-    const removed = await server.call("POST", "/api/v1/bases/papers/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: venue.id } });
-    expect(removed.body.status).toBe("merged");
+    const removed = await deleteField(server, ws.write, "papers", venue.id);
+    expect(removed.body.changeRequest.status).toBe("merged");
     await server.fieldUpkeep.settled();
     expect(valuesOf(venue.id)).toBe(0);
     expect(schemaObjects()).toBe(before);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createBase, freshPapersWorkspace, type TestServer, type Workspace } from "./helpers";
+import { createBase, deleteField, freshPapersWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -99,7 +99,7 @@ describe("saved views", () => {
     const view = (await propose({ operation: "create", baseId: "notes", name: "Stage a", config: { filters: [{ fieldSlug: "stage", operator: "eq", value: "a" }], sorts: [{ fieldSlug: "title", direction: "asc" }] } })).body;
     expect(titles((await server.call("GET", `/api/v1/records?viewId=${view.id}`, { key: ws.read })).body.records)).toEqual(["one", "three"]);
     const stage = (await server.call("GET", "/api/v1/bases/notes", { key: ws.read })).body.fields.find((f: { slug: string }) => f.slug === "stage");
-    await server.call("POST", "/api/v1/bases/notes/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: stage.id } });
+    await deleteField(server, ws.write, "notes", stage.id);
     // A new field under the old slug is another field: the view does not start filtering on it.
     await server.call("POST", "/api/v1/bases/notes/fields", { key: ws.write, body: { slug: "stage", name: "Stage", type: "text" } });
     expect((await server.call("GET", `/api/v1/views/${view.id}`, { key: ws.read })).body.missingFieldSlugs).toEqual(["stage"]);

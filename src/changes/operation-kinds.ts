@@ -47,8 +47,8 @@ interface OperationSpec<K extends OperationKind> {
   mergesThreeWay?: true;
   /** The operation's status once merged: `archived` for what removes, else `merged`. */
   archives?: true;
-  /** `autoMerge: true` is refused (a 400 with the reason) because it destroys or rewrites values; `waits`: it also waits for review when the flag is left out. */
-  review?: { reason: string; waits: boolean };
+  /** Why it always waits for review, whoever asks: it destroys or rewrites values, so `autoMerge: true` is refused (a 400 with this reason). */
+  review?: string;
 }
 
 /** Adds what a record's change alters in other records to the merge's account of them. */
@@ -145,7 +145,7 @@ const treeMetadata = (m: MergeContext, op: OperationRow, payload: { metadata: Tr
   return { nodeId: node.id };
 };
 
-const FILE_DELETE_REVIEW = { reason: "deleting a file removes its bytes from the tree, so it requires review. Omit the flag.", waits: false };
+const FILE_DELETE_REVIEW = "removing a mounted file destroys content, so the whole batch requires review. Split the deletes into their own change request, or omit the flag.";
 
 /** Every kind of operation: a kind without one does not compile. */
 export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
@@ -182,11 +182,11 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   record_delete: {
     apply: archiveRecord(true),
     archives: true,
-    review: { reason: "archiving a record removes user content from every listing, so it always requires review. Omit the flag.", waits: true },
+    review: "archiving a record removes user content from every listing, so it always requires review. Omit the flag.",
   },
   record_restore: {
     apply: archiveRecord(false),
-    review: { reason: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.", waits: true },
+    review: "restoring a record brings archived content back into every listing, so it always requires review. Omit the flag.",
   },
   node_create: {
     apply(m, op, payload) {
@@ -230,14 +230,14 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       deleteField(m.tx, baseOf(m, op.baseId!), payload.fieldId, m.at);
       return schemaChanged(m, op);
     },
-    review: { reason: "deleting a field soft-deletes its stored values with it, so it requires review. Omit the flag.", waits: false },
+    review: "deleting a field soft-deletes its stored values with it, so it always requires review. Omit the flag.",
   },
   base_convert_field: {
     apply(m, op, payload) {
       convertField(m.tx, baseOf(m, op.baseId!), payload);
       return schemaChanged(m, op);
     },
-    review: { reason: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.", waits: true },
+    review: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.",
   },
   base_restore_field: {
     apply(m, op, payload) {

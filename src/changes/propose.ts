@@ -73,14 +73,13 @@ export interface Proposal {
 }
 
 /**
- * Why the proposal may not ask for `autoMerge: true`, and whether it waits for review anyway: the
- * operations that destroy or rewrite values (Busabase's rule, contract §2.5) say so in their kind's
- * `review` (`operation-kinds.ts`); `autoMerge: true` is then refused with a 400 giving the reason,
- * never merged and never quietly sent to review.
+ * Why the proposal always waits for review, whoever asks: the operations that destroy or rewrite
+ * values (Busabase's rule, contract §2.5) say so in their kind's `review` (`operation-kinds.ts`);
+ * `autoMerge: true` is then refused with a 400 giving the reason, never merged and never quietly
+ * sent to review.
  */
-function refusedAutoMerge(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<ProposedOperation, "kind">[] }): { reason: string; waits: boolean } | undefined {
-  if (p.reviewAlways !== undefined) return { reason: p.reviewAlways, waits: true };
-  return (p.operations ?? []).map((op) => OPERATIONS[op.kind].review).find((rule) => rule !== undefined);
+function alwaysReviewed(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<ProposedOperation, "kind">[] }): string | undefined {
+  return p.reviewAlways ?? (p.operations ?? []).map((op) => OPERATIONS[op.kind].review).find((reason) => reason !== undefined);
 }
 
 export interface Proposed {
@@ -92,7 +91,7 @@ const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, 
 
 /** Whether a proposal is merged in the write that stores it: asked for (or not refused) at write or more. */
 export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> & Partial<Pick<Proposal, "operations" | "reviewAlways">>): boolean =>
-  !refusedAutoMerge(review)?.waits && review.autoMerge !== false && atLeast(level, "write");
+  alwaysReviewed(review) === undefined && review.autoMerge !== false && atLeast(level, "write");
 
 /**
  * Creates a change request with one commit per operation; when auto-merge applies it is merged in
@@ -100,8 +99,8 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
  * How its rows are stored is `proposalStorage`'s to say (a direct create's commit stands for them).
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
-  const refused = refusedAutoMerge(p);
-  if (refused && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${refused.reason}`));
+  const reviewReason = alwaysReviewed(p);
+  if (reviewReason && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${reviewReason}`));
   const autoMerge = !p.conflict && mergesAtOnce(p.scope.level, p);
   const storage = proposalStorage(autoMerge, p);
   const at = iso(ctx.clock.now());
