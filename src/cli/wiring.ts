@@ -20,7 +20,7 @@ export interface Wired {
 
 /** The one place the context's services are made: every command, the tests and the benches wire a process here (on a migrated store). */
 export function wire(store: Store, config: Config, clock: Clock, log: Logger): Wired {
-  writeFieldKinds(store.db);
+  writeFieldKinds(store);
   const eventStream = new EventHub(() => lastEventSeq(store), config.limits);
   const deliveries = new DeliveryLoop();
   const fieldUpkeep = new FieldUpkeep();

@@ -7,6 +7,7 @@ import { databaseFiles, makePrivate, privateDir } from "./files";
 import { embeddedMigrations } from "./embedded-migrations" with { type: "macro" };
 import { unnamedContentRemover } from "./content-files";
 import { flushStagedSearch, stagedSearchFlusher } from "./search-index";
+import { addFunctions } from "./functions";
 import { WriteQueue } from "./write-queue";
 import { StatementCache } from "./caches";
 
@@ -57,6 +58,7 @@ export function openStore(path: string): Store {
   if (path !== ":memory:") privateDir(dirname(path));
   const sqlite = new Database(path, { create: true, strict: true });
   for (const pragma of PRAGMAS) sqlite.run(pragma);
+  addFunctions(sqlite);
   if (path !== ":memory:") makePrivate(...databaseFiles(path));
   const dataDir = path === ":memory:" ? null : dirname(path);
   return {

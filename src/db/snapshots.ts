@@ -1,3 +1,4 @@
+import { addFunctions } from "./functions";
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import type { ReadStore } from "./client";
@@ -39,6 +40,7 @@ export class SnapshotReaders {
     if (this.open.size >= this.most) return null;
     const sqlite = new Database(this.path, { readonly: true, strict: true });
     sqlite.run("PRAGMA busy_timeout = 10000");
+    addFunctions(sqlite);
     sqlite.run("BEGIN");
     const store: ReadStore = { sqlite, statements: new StatementCache() };
     // A read transaction takes its moment at its first read.

@@ -51,7 +51,7 @@ export const selectKind: FieldKind = {
   fromText: (text) => ({ value: text.trim() }),
   toText: plainText,
   formulaType: "text",
-  searched: false,
+  searched: true,
   convertsFrom: (value) => (!Array.isArray(value) ? textOf(value) : value.length === 1 ? textOf(value[0]) : NOT_CONVERTIBLE),
   choices: true,
 };
@@ -67,7 +67,7 @@ export const multiselectKind: FieldKind = {
   fromText: (text) => ({ value: listItems(text) }),
   toText: plainText,
   formulaType: "list",
-  searched: false,
+  searched: true,
   // A value is one choice (a select's "infra, p1" stays one), unless the person asked to split text on its commas.
   convertsFrom: (value, source) => (Array.isArray(value) ? value.map(textOf) : source.split ? listItems(textOf(value)) : [textOf(value).trim()].filter(Boolean)),
   choices: true,

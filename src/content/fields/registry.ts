@@ -1,6 +1,8 @@
-import type { Db } from "../../db/client";
+import { sql } from "drizzle-orm";
+import type { Store } from "../../db/client";
+import { flushStagedSearch } from "../../db/search-index";
 import { FIELD_TRAITS, FIELD_TYPES, type FieldType } from "../../shared/field-types";
-import { fieldKinds, records } from "../../tables/content";
+import { fieldKinds, fields, records } from "../../tables/content";
 import { attachmentKind } from "./attachment";
 import { multiselectKind, selectKind } from "./choice";
 import { emailKind, phoneKind, urlKind } from "./contact";
@@ -75,10 +77,21 @@ export const fieldKindRows = () =>
     return { type, recordColumn: recordColumnOf(type), numeric: compares === "number" || compares === "flag", searched: FIELD_KINDS[type].searched };
   });
 
-/** Writes `field_kinds` from the kinds, when the server starts: a type added since the last migration is known to the triggers before any field of it is made. */
-export function writeFieldKinds(db: Db): void {
-  db.transaction((tx) => {
-    for (const row of fieldKindRows()) tx.insert(fieldKinds).values(row).onConflictDoUpdate({ target: fieldKinds.type, set: row }).run();
+/**
+ * Writes `field_kinds` from the kinds, when the server starts: a type added since the last
+ * migration is known to the triggers before any field of it is made. A kind that search reads now
+ * and did not (or the reverse) has its records indexed again, in the same transaction.
+ */
+export function writeFieldKinds(store: Store): void {
+  store.db.transaction((tx) => {
+    const before = new Map(tx.select({ type: fieldKinds.type, searched: fieldKinds.searched }).from(fieldKinds).all().map((row) => [row.type, row.searched]));
+    for (const row of fieldKindRows()) {
+      tx.insert(fieldKinds).values(row).onConflictDoUpdate({ target: fieldKinds.type, set: row }).run();
+      if (before.has(row.type) && before.get(row.type) !== row.searched) {
+        tx.run(sql`INSERT INTO "record_search_staged"("record_rowid", "indexed") SELECT r.rowid, r."status" = 'active' FROM ${records} r WHERE r."base_id" IN (SELECT "base_id" FROM ${fields} WHERE "type" = ${row.type}) ON CONFLICT DO NOTHING`);
+      }
+    }
+    flushStagedSearch(store.sqlite);
   });
 }
 

@@ -1,5 +1,6 @@
 import { alias } from "drizzle-orm/sqlite-core";
 import { named } from "../../db/client";
+import { asciiOnly } from "../../db/functions";
 import { fieldValues } from "../../tables/derived/tables";
 import { whyReadAtRead } from "../fields/registry";
 import { type SQL, sql } from "drizzle-orm";
@@ -158,16 +159,20 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
     case "in":
       // One parameter, a JSON list: the statement is the same for any number of values.
       return sql`(${sortable} IN (SELECT "value" FROM json_each(${shape.param(JSON.stringify(values.map((v) => typedValue(field, v))))}))${set})`;
-    case "contains":
+    case "contains": {
       if (holdsChoices(field)) return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
-      return sql`instr(lower(${value}), lower(${shape.param(values[0])})) > 0`;
+      const fold = folding(shape, values[0]);
+      return sql`instr(${fold}(${value}), ${fold}(${shape.param(values[0])})) > 0`;
+    }
     case "isEmpty":
       return empty;
     case "isNotEmpty":
       return sql`NOT ${empty}`;
     case "equals":
       // Busabase's: the value as text, whole, in any case (a number or flag as the typed `eq`).
-      return isNumeric(field) ? sql`(${sortable} = ${one()}${set})` : sql`lower(${value}) = lower(${shape.param(values[0])})`;
+      if (isNumeric(field)) return sql`(${sortable} = ${one()}${set})`;
+      const fold = folding(shape, values[0]);
+      return sql`${fold}(${value}) = ${fold}(${shape.param(values[0])})`;
     case "is_empty":
       return sql`(${empty} OR ${value} = '-')`;
     case "not_empty":
@@ -178,6 +183,17 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
       // An unset value is false: an unset checkbox is an unticked one.
       return isBoolean(field) ? sql`(${value} IS NULL OR ${value} = 0)` : sql`(${value} IS NULL OR ${value} = 'false')`;
   }
+}
+
+/**
+ * How a condition folds case for this value: SQLite's `lower()` when the value is ASCII (as fast as
+ * it was), else `fold()` (`db/functions.ts`), which folds every script: "CAFÉ" finds "café". The
+ * choice is part of the statement, so its key says it.
+ */
+function folding(shape: ListingShape, text: string): SQL {
+  const ascii = asciiOnly(text);
+  if (!ascii) shape.key.push("fold");
+  return sql.raw(ascii ? "lower" : "fold");
 }
 
 /** A field being converted holds values of two types for a while: it is not filtered or sorted by until they are one. */
