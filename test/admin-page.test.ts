@@ -342,7 +342,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await bulk.getByLabel("Field to set").selectOption("genre");
     await bulk.getByLabel("New value of Genre").selectOption("essay");
     await bulk.getByRole("button", { name: "Propose for the selected" }).click();
-    await page.getByRole("status").filter({ hasText: "Set Genre on 2 records." }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Set Genre on 2 records: saved." }).waitFor();
     const genres = (await server.call("GET", "/api/v1/records?baseId=books&limit=10", { key: write })).body.records.filter((row: { fields: { title: string } }) => ["Book 57", "Book 56"].includes(row.fields.title));
     expect(genres.map((row: { fields: { genre: string } }) => row.fields.genre)).toEqual(["essay", "essay"]);
     await grid.getByRole("row", { name: /Book 57/ }).locator(".chip", { hasText: "essay" }).waitFor();
@@ -729,7 +729,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await grid.getByRole("button", { name: "Status of work copy: field menu" }).click();
     await page.getByRole("dialog", { name: "Status of work copy" }).getByRole("button", { name: "Delete…" }).click();
     dialog = page.getByRole("dialog", { name: "Delete Status of work copy?" });
-    await dialog.getByText("Its values in 1 record are cleared.", { exact: false }).waitFor();
+    await dialog.getByText("Its values in 0 of 1 record are cleared.", { exact: false }).waitFor();
     await dialog.getByRole("button", { name: "Propose deletion" }).click();
     await page.waitForURL(/\/admin\/change-requests\/crq_/);
     base = (await server.call("GET", "/api/v1/bases/tracker", { key: write })).body;

@@ -87,4 +87,106 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
+  test("a click starts a new selection; a clear reaching cells out of sight says how many values it changes first", async () => {
+    const rows = Array.from({ length: 30 }, (_, i) => ({ item: `Item ${30 - i}`, qty: 30 - i }));
+    const { id } = await baseWith("ranges", [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }], rows);
+    const qty = async () => ((await server.call("GET", "/api/v1/records?baseId=ranges&sort=qty&limit=50&include=none", { key: ws.read })).body.records as { fields: { qty: number | null } }[]).map((record) => record.fields.qty);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Ranges records" });
+    const cell = (item: string) => grid.getByRole("row", { name: new RegExp(`\\b${item}\\b`) }).getByRole("gridcell").nth(1);
+    await cell("Item 1").click();
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    expect(await grid.locator("td.in-range").count()).toBe(3);
+    // A click elsewhere: the keyboard's range is gone, and Delete clears the one cell clicked.
+    await cell("Item 5").click();
+    expect(await grid.locator("td.in-range").count()).toBe(0);
+    await page.keyboard.press("Delete");
+    await page.getByRole("status").filter({ hasText: "Cleared Qty: saved." }).waitFor();
+    expect((await qty()).filter((value) => value === null)).toHaveLength(1);
+    expect(await qty()).toContain(1);
+
+    // To the last row: most of the range is out of sight, so the clear asks first, and Cancel keeps every value.
+    await cell("Item 1").click();
+    await page.keyboard.press("Control+Shift+ArrowDown");
+    await page.keyboard.press("Delete");
+    const ask = page.getByRole("dialog", { name: "Clear 29 values in 29 records?" });
+    await ask.getByText(/cells? of the range (is|are) out of sight/).waitFor();
+    await ask.getByRole("button", { name: "Cancel" }).click();
+    await page.getByRole("status").filter({ hasText: "Nothing cleared." }).waitFor();
+    expect((await qty()).filter((value) => value === null)).toHaveLength(1);
+    await page.keyboard.press("Delete");
+    await page.getByRole("dialog", { name: "Clear 29 values in 29 records?" }).getByRole("button", { name: "Clear them" }).click();
+    await page.getByRole("status").filter({ hasText: "Cleared Qty: saved." }).waitFor();
+    expect((await qty()).every((value) => value === null)).toBe(true);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
+  test("every grid edit is undone by Ctrl+Z, Enter-typed ones too; a refused value is given up by clicking away, which then takes the keys", async () => {
+    const { id } = await baseWith("undoing", [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }], [{ item: "b", qty: 2 }, { item: "a", qty: 1 }]);
+    const values = async () => ((await server.call("GET", "/api/v1/records?baseId=undoing&sort=item&include=none", { key: ws.read })).body.records as { fields: { item: string; qty: number | null } }[]).map((record) => [record.fields.item, record.fields.qty]);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Undoing records" });
+    const status = page.getByRole("status").filter({ hasText: /./ });
+    // Click, Enter, type, Enter: saved, and Ctrl+Z undoes it.
+    await grid.getByRole("row", { name: /\ba\b/ }).getByRole("gridcell").nth(1).click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Control+a");
+    await page.keyboard.type("7");
+    await page.keyboard.press("Enter");
+    await status.filter({ hasText: "Saved Qty." }).waitFor();
+    expect(await values()).toEqual([["a", 7], ["b", 2]]);
+    await page.keyboard.press("Control+z");
+    await status.filter({ hasText: "Undid: a: Qty 1 → 7: saved." }).waitFor();
+    expect(await values()).toEqual([["a", 1], ["b", 2]]);
+
+    // A value the field refuses keeps its editor until the person clicks away, which gives it up and says so.
+    await grid.getByRole("row", { name: /\bb\b/ }).getByRole("gridcell").nth(1).dblclick();
+    await page.keyboard.press("Control+a");
+    await page.keyboard.type("many");
+    await page.keyboard.press("Enter");
+    await page.getByRole("alert").filter({ hasText: "not a number" }).waitFor();
+    await grid.getByRole("row", { name: /\ba\b/ }).getByRole("gridcell").nth(1).click();
+    await page.getByRole("alert").filter({ hasText: "Not saved: Qty keeps its value" }).waitFor();
+    expect(await grid.locator("td[role=gridcell] input").count()).toBe(0);
+    // The keys now reach the cell clicked.
+    await page.keyboard.press("Delete");
+    await status.filter({ hasText: "Cleared Qty: saved." }).waitFor();
+    expect(await values()).toEqual([["a", null], ["b", 2]]);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
+  test("two people on one record: the second save offers their value and yours, field by field, instead of refusing again", async () => {
+    const { id, recordIds } = await baseWith("shared", [{ slug: "title", name: "Title", type: "text" }, { slug: "owner", name: "Owner", type: "text" }], [{ title: "Launch plan", owner: "Ada" }]);
+    const page = await signedIn(`/admin/records/${recordIds[0]}`);
+    await page.getByLabel("Title").fill("Launch plan v2");
+    // Meanwhile someone else changes the same field.
+    await server.call("POST", `/api/v1/records/${recordIds[0]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: "Launch plan (final)" } } });
+    await page.getByLabel("Title").press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Someone changed this record meanwhile" });
+    await dialog.getByText("Launch plan (final)", { exact: true }).waitFor();
+    await dialog.getByText("Launch plan v2", { exact: true }).waitFor();
+    await dialog.getByLabel("Keep yours for Title").check();
+    await dialog.getByRole("button", { name: "Save the values kept" }).click();
+    await page.getByText("Saved.").waitFor();
+    expect(await valueOf(recordIds[0], "title")).toBe("Launch plan v2");
+
+    // In the grid: a cell being edited while another client changes it; keeping theirs saves nothing.
+    await page.goto(`${server.url}/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Shared records" });
+    await grid.getByRole("row", { name: /Launch plan v2/ }).getByRole("gridcell").nth(1).dblclick();
+    await page.keyboard.press("Control+a");
+    await page.keyboard.type("Grace");
+    await server.call("POST", `/api/v1/records/${recordIds[0]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { owner: "Lena" } } });
+    await page.keyboard.press("Enter");
+    const again = page.getByRole("dialog", { name: "Someone changed this record meanwhile" });
+    await again.getByLabel("Keep theirs for Owner").check();
+    await again.getByRole("button", { name: "Save the values kept" }).click();
+    await page.getByRole("status").filter({ hasText: "Owner keeps the value someone else gave it." }).waitFor();
+    expect(await valueOf(recordIds[0], "owner")).toBe("Lena");
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
 });

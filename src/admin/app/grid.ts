@@ -10,6 +10,8 @@ import type { LiveEvent } from "./live";
 import { confirmDialog, failureText, link, menuDialog, recordName, shown } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
 import { cellText, parseTsv, pastable, pastedValue, toTsv } from "./clipboard";
+import { gridWrites } from "./grid-writes";
+import { cellsOutOfSight } from "./grid-sight";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
 type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
@@ -83,6 +85,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const stale = new Set<string>();
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
+  const { writeCells, writeCell, undo, redo } = gridWrites({ base, say: (...message: Child[]) => say(...message), reread: () => reread(), waiting: proposed });
   /** What others' open change requests propose for cells, shown beside their values. */
   let pending = new Map<string, PendingValue>();
   const readPending = () =>
@@ -468,17 +471,34 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         const edited = editedValue(field, editor);
         if ("refused" in edited) return void say(h("span", { class: "error", role: "alert" }, edited.refused));
         const moveTo = key === "Tab" ? { row, col: col + ((event as KeyboardEvent).shiftKey ? -1 : 1) } : { row: row + 1, col };
-        void save(row, col, edited.value).then((saved) => saved && focusCell(moveTo.row, moveTo.col));
+        void save(row, col, edited.value, moveTo);
       }
     });
   }
 
-  function stopEdit(): void {
-    if (!editing) return;
-    const { row, col } = editing;
+  /** Ends the edit in progress (its value saved or given up), the keyboard on `next` (the edited cell by default). */
+  function stopEdit(next?: { row: number; col: number }): void {
+    const at = next ?? (editing ? { row: editing.row, col: editing.col } : null);
     editing = null;
     draw();
-    focusCell(row, col);
+    if (at) focusCell(at.row, at.col);
+  }
+
+  /**
+   * A click on another cell while one is edited: a value that reads is saved (as a spreadsheet
+   * does); one its field refuses is given up, and said so, rather than keeping an editor open that
+   * would take the keys (Ctrl+V, Delete, Ctrl+C) meant for the cell clicked.
+   */
+  function leaveEdit(next: { row: number; col: number }): void {
+    if (!editing) return;
+    const field = columns[editing.col];
+    const edited = editedValue(field, editing.editor);
+    if ("refused" in edited) {
+      stopEdit(next);
+      say(h("span", { class: "error", role: "alert" }, `Not saved: ${field.name} keeps its value (${edited.refused})`));
+      return;
+    }
+    void save(editing.row, editing.col, edited.value, next, true);
   }
 
   /** The record of row `row` is now `record` (a save, or another client's change). */
@@ -488,36 +508,29 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     if (page) page[source.at] = record;
   }
 
-  /** Proposes one cell's new value; answers whether it was taken (merged or waiting for review). */
-  async function save(row: number, col: number, value: unknown): Promise<boolean> {
+  /**
+   * Proposes one cell's new value; answers whether it was taken (merged or waiting for review).
+   * The keyboard then goes to `next` (the edited cell by default).
+   */
+  async function save(row: number, col: number, value: unknown, next = { row, col }, leaving = false): Promise<boolean> {
     const record = editing?.record ?? recordAt(row);
     if (!record) return false;
     const field = columns[col];
     if (JSON.stringify(value) === JSON.stringify(record.fields[field.slug] ?? null)) {
-      stopEdit();
+      stopEdit(next);
       return true;
     }
-    say("Saving…");
-    try {
-      const message = `${recordName(base.fields, record.fields, record.id)}: ${field.name} ${shown(record.fields[field.slug])} → ${shown(value)}`;
-      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: value }, baseCommitId: record.headCommitId, message });
-      if (answer.materialized) {
-        replaceRecord(row, { ...record, ...answer, fields: { ...record.fields, ...answer.fields } });
-        proposed.delete(`${record.id}:${field.slug}`);
-        say(`Saved ${field.name}.`);
-      } else {
-        proposed.set(`${record.id}:${field.slug}`, answer.id);
-        say(`${field.name} proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
-      }
-      editing = null;
-      draw();
-      focusCell(row, col);
-      return true;
-    } catch (failure) {
-      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
-      editing?.editor.focus();
+    const message = `${recordName(base.fields, record.fields, record.id)}: ${field.name} ${shown(record.fields[field.slug])} → ${shown(value)}`;
+    const written = await writeCell(record, field, value, message);
+    if (written === null) {
+      // Refused (and said): the editor stays with what was typed, unless the person clicked away.
+      if (leaving) stopEdit(next);
+      else editing?.editor.focus();
       return false;
     }
+    if (written !== "waiting") replaceRecord(row, written);
+    stopEdit(next);
+    return true;
   }
 
   function newRecordRow() {
@@ -603,11 +616,6 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return row >= top && row <= bottom && col >= left && col <= right;
   }
 
-  /** A change of the page's own that merged, to undo: each cell's value before and after. */
-  type Step = { label: string; cells: { recordId: string; slug: string; before: unknown; after: unknown }[] };
-  const undoable: Step[] = [];
-  const redoable: Step[] = [];
-
   /** Handles a spreadsheet's key; answers whether it was one. */
   function spreadsheetKey(event: KeyboardEvent): boolean {
     const { key, shiftKey } = event;
@@ -665,49 +673,6 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return Array.from({ length: last - first + 1 }, (_, i) => (first + i < reachable() ? recordAt(first + i) : undefined));
   }
 
-  /**
-   * Writes cells (and new records, a paste's rows past the end) as the page writes everything: bulk
-   * change requests, merged at once where the level allows (then the step may be undone), else
-   * waiting for review with their cells marked.
-   */
-  async function writeCells(label: string, cells: { record: RecordView; field: FieldView; value: unknown }[], creates: Record<string, unknown>[] = [], undoing = false): Promise<boolean> {
-    const changed = cells.filter((cell) => JSON.stringify(cell.value) !== JSON.stringify(cell.record.fields[cell.field.slug] ?? null));
-    if (changed.length === 0 && creates.length === 0) {
-      say("Nothing to change.");
-      return false;
-    }
-    const byRecord = new Map<string, { record: RecordView; fields: Record<string, unknown> }>();
-    for (const cell of changed) {
-      const entry = byRecord.get(cell.record.id) ?? { record: cell.record, fields: {} };
-      entry.fields[cell.field.slug] = cell.value;
-      byRecord.set(cell.record.id, entry);
-    }
-    const updates = [...byRecord.values()].map(({ record, fields }) => ({ recordId: record.id, fields, ...(undoing ? {} : { baseCommitId: record.headCommitId }) }));
-    say("Saving…");
-    try {
-      const answers: ChangeRequestView[] = [];
-      for (let at = 0; at < updates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-update-change-request`, { updates: updates.slice(at, at + 1000), message: label }));
-      for (let at = 0; at < creates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-change-request`, { records: creates.slice(at, at + 1000).map((fields) => ({ fields })), message: label }));
-      const waiting = answers.filter((answer) => answer.status !== "merged");
-      if (waiting.length === 0) {
-        if (!undoing && changed.length > 0) {
-          undoable.push({ label, cells: changed.map((cell) => ({ recordId: cell.record.id, slug: cell.field.slug, before: cell.record.fields[cell.field.slug] ?? null, after: cell.value })) });
-          redoable.length = 0;
-        }
-        say(`${label}: saved.${creates.length ? ` ${creates.length} new record${creates.length === 1 ? "" : "s"}.` : ""}`);
-      } else {
-        for (const cell of changed) proposed.set(`${cell.record.id}:${cell.field.slug}`, waiting[0].id);
-        say(`${label}: proposed, it waits for review in the Inbox. `, ...waiting.map((answer) => link(`/admin/change-requests/${answer.id}`, "See the change request")));
-      }
-      // New records are counted when the listing is read again (and as their events come).
-      reread();
-      return true;
-    } catch (failure) {
-      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
-      return false;
-    }
-  }
-
   /** The range's cells with the records they belong to (reading pages as needed), and the fields a value may be written in. */
   async function cellsOfRange() {
     const { top, bottom, left, right } = range();
@@ -716,9 +681,17 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return { records, fields, writable: fields.filter(pastable) };
   }
 
+  /** Delete or Backspace: the range's values cleared; when some of its cells are out of sight, after saying how many values that changes. */
   async function clearRange(): Promise<void> {
+    const out = cellsOutOfSight(range(), cellAt, scroller, header);
     const { records, writable } = await cellsOfRange();
     if (writable.length === 0) return void say("These cells are computed, links or files: they are edited elsewhere.");
+    const held = records.filter((record) => record && writable.some((field) => record.fields[field.slug] != null));
+    const values = held.reduce((sum, record) => sum + writable.filter((field) => record!.fields[field.slug] != null).length, 0);
+    const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`;
+    if (out > 0 && values > 0 && !(await confirmDialog(`Clear ${plural(values, "value")} in ${plural(held.length, "record")}?`, `${plural(out, "cell")} of the range ${out === 1 ? "is" : "are"} out of sight.`, "Clear them", true))) {
+      return void say("Nothing cleared.");
+    }
     await writeCells(`Cleared ${writable.map((field) => field.name).join(", ")}`, records.flatMap((record) => (record ? writable.map((field) => ({ record, field, value: null })) : [])));
   }
 
@@ -729,21 +702,6 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     if (!first || rest.length === 0) return void say("Choose cells below the one to copy (Shift with the arrows), then Ctrl+D.");
     await writeCells(`Filled down ${writable.map((field) => field.name).join(", ")}`, rest.flatMap((record) => (record ? writable.map((field) => ({ record, field, value: first.fields[field.slug] ?? null })) : [])));
   }
-
-  async function replay(from: Step[], to: Step[], undoing: boolean): Promise<void> {
-    const step = from.pop();
-    if (!step) return void say(undoing ? "Nothing to undo." : "Nothing to redo.");
-    // Each record as the step left it (its rows may be being read again): only its id and that value matter here.
-    const cells = step.cells.flatMap((cell) => {
-      const field = base.fields.find((candidate) => candidate.slug === cell.slug);
-      const record = { id: cell.recordId, fields: { [cell.slug]: undoing ? cell.after : cell.before } } as unknown as RecordView;
-      return field ? [{ record, field, value: undoing ? cell.before : cell.after }] : [];
-    });
-    if (await writeCells(`${undoing ? "Undid" : "Redid"}: ${step.label}`, cells, [], true)) to.push(step);
-    else from.push(step);
-  }
-  const undo = () => replay(undoable, redoable, true);
-  const redo = () => replay(redoable, undoable, false);
 
   // Copy: the range as tab-separated text, which spreadsheets paste cell for cell.
   table.addEventListener("copy", (event) => {
@@ -793,9 +751,15 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const written = await writeCells(`Pasted ${matrix.length} row${matrix.length === 1 ? "" : "s"}`, cells, creates);
     if (written && skipped.length) say(`Pasted; ${skipped.join(", ")} ${skipped.length === 1 ? "is" : "are"} edited elsewhere and kept ${skipped.length === 1 ? "its" : "their"} values.`);
   });
+  // A click starts a new selection (Shift+click stretches the one there is), and leaves a cell being edited.
   body.addEventListener("click", (event) => {
     const place = placeOf(event.target);
-    if (place && !(event.target as HTMLElement).closest("a")) focusCell(place.row, place.col);
+    if (!place || (event.target as HTMLElement).closest("a")) return;
+    if (editing) return leaveEdit(place);
+    if ((event as MouseEvent).shiftKey) anchor ??= { ...active };
+    else anchor = null;
+    focusCell(place.row, place.col);
+    draw();
   });
   body.addEventListener("dblclick", (event) => {
     const place = placeOf(event.target);
@@ -878,30 +842,14 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const field = fieldOfBulk();
     const edited = editedValue(field, bulkEditor);
     if ("refused" in edited) return void say(h("span", { class: "error", role: "alert" }, edited.refused));
-    const value = edited.value;
     proposeBulk.disabled = true;
-    say("Saving…");
-    try {
-      const records = [...selected.values()];
-      const answer = await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-update-change-request`, {
-        updates: records.map((record) => ({ recordId: record.id, fields: { [field.slug]: value }, baseCommitId: record.headCommitId })),
-        message: `Set ${field.name} on ${records.length} records`,
-      });
+    const records = [...selected.values()];
+    if (await writeCells(`Set ${field.name} on ${records.length} records`, records.map((record) => ({ record, field, value: edited.value })))) {
       selected.clear();
       showBulk();
-      if (answer.status === "merged") {
-        say(`Set ${field.name} on ${records.length} records.`);
-        reread();
-      } else {
-        for (const record of records) proposed.set(`${record.id}:${field.slug}`, answer.id);
-        say(`${field.name} for ${records.length} records proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
-        draw();
-      }
-    } catch (failure) {
-      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
-    } finally {
-      proposeBulk.disabled = false;
+      draw();
     }
+    proposeBulk.disabled = false;
   });
   body.addEventListener("change", (event) => {
     const box = event.target as HTMLInputElement;

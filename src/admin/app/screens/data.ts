@@ -14,6 +14,7 @@ import { formsCard } from "../forms";
 import { GROUP_PAGE, groupedTable } from "../grouped";
 import { LIST_PAGE, layoutSwitch, recordList, wantsList } from "../record-list";
 import { openChangeRequestsOf, pendingList, pendingValues } from "../pending";
+import { saveRecordChange } from "../record-save";
 import { browserLayout, layoutConfig, orderedColumns, viewLayout } from "../grid-layout";
 import { asConfig, conditionBuilder, type Conditions, conditionsOf, listingParams } from "../conditions";
 import { recordGrid, ROWS_A_PAGE } from "../grid";
@@ -347,7 +348,9 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
           editable.map((field) => [field.slug, readField(field, values), field] as const).filter(([slug, value, field]) => comparable(field, value) !== comparable(field, record.fields[slug])).map(([slug, value]) => [slug, value]),
         );
         if (Object.keys(changed).length === 0) throw new Error("Nothing changed.");
-        proposalOutcome(ctx, await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: changed, baseCommitId: record.headCommitId }), savedAt);
+        // Someone's change to the same fields meanwhile is offered field by field, not refused again.
+        const answer = await saveRecordChange(record, changed, { fields });
+        if (answer) proposalOutcome(ctx, answer, savedAt);
       }),
     ),
     shownOnly.length

@@ -1,0 +1,137 @@
+import type { ChangeRequestView } from "../../changes/views";
+import type { BaseView, FieldView } from "../../content/bases";
+import type { RecordView } from "../../content/records/view";
+import { api } from "./api";
+import { type Child, h } from "./dom";
+import { type Proposed, saveRecordChange } from "./record-save";
+import { failureText, link } from "./ui";
+
+/** A cell to write: its record as the grid read it, its field, and the value to give it. */
+export interface CellWrite {
+  record: RecordView;
+  field: FieldView;
+  value: unknown;
+}
+
+/** What the writes need of their grid: its base, its status line, a re-read of the rows, and the cells marked as waiting for review. */
+export interface WritesHome {
+  base: BaseView;
+  say(...message: Child[]): void;
+  reread(): void;
+  /** `recordId:slug` → the change request a cell's new value waits in. */
+  waiting: Map<string, string>;
+}
+
+/** A change of the page's own that merged, to undo: each cell's value before and after. */
+type Step = { label: string; cells: { recordId: string; slug: string; before: unknown; after: unknown }[] };
+
+const error = (failure: unknown) => h("span", { class: "error", role: "alert" }, failureText(failure));
+
+/**
+ * The grid's writes, each a change request (merged at once where the level allows, else waiting
+ * for review with its cells marked), and the undo of every one that merged, however it was made:
+ * a cell typed in, a checkbox toggled, a paste, a clear, a fill, a value set on chosen rows.
+ */
+export function gridWrites(home: WritesHome) {
+  const { base, say } = home;
+  const undoable: Step[] = [];
+  const redoable: Step[] = [];
+  const remember = (label: string, cells: CellWrite[]) => {
+    undoable.push({ label, cells: cells.map((cell) => ({ recordId: cell.record.id, slug: cell.field.slug, before: cell.record.fields[cell.field.slug] ?? null, after: cell.value })) });
+    redoable.length = 0;
+  };
+
+  /**
+   * Writes cells (and new records, a paste's rows past the end) as bulk change requests, up to
+   * 1,000 records each; answers whether they were taken (merged, or waiting with their cells marked).
+   */
+  async function writeCells(label: string, cells: CellWrite[], creates: Record<string, unknown>[] = [], undoing = false): Promise<boolean> {
+    const changed = cells.filter((cell) => JSON.stringify(cell.value) !== JSON.stringify(cell.record.fields[cell.field.slug] ?? null));
+    if (changed.length === 0 && creates.length === 0) {
+      say("Nothing to change.");
+      return false;
+    }
+    const byRecord = new Map<string, { record: RecordView; fields: Record<string, unknown> }>();
+    for (const cell of changed) {
+      const entry = byRecord.get(cell.record.id) ?? { record: cell.record, fields: {} };
+      entry.fields[cell.field.slug] = cell.value;
+      byRecord.set(cell.record.id, entry);
+    }
+    const updates = [...byRecord.values()].map(({ record, fields }) => ({ recordId: record.id, fields, ...(undoing ? {} : { baseCommitId: record.headCommitId }) }));
+    say("Saving…");
+    try {
+      const answers: ChangeRequestView[] = [];
+      for (let at = 0; at < updates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-update-change-request`, { updates: updates.slice(at, at + 1000), message: label }));
+      for (let at = 0; at < creates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-change-request`, { records: creates.slice(at, at + 1000).map((fields) => ({ fields })), message: label }));
+      const waiting = answers.filter((answer) => answer.status !== "merged");
+      if (waiting.length === 0) {
+        if (!undoing && changed.length > 0) remember(label, changed);
+        say(`${label}: saved.${creates.length ? ` ${creates.length} new record${creates.length === 1 ? "" : "s"}.` : ""}`);
+      } else {
+        for (const cell of changed) home.waiting.set(`${cell.record.id}:${cell.field.slug}`, waiting[0].id);
+        say(`${label}: proposed, it waits for review in the Inbox. `, ...waiting.map((answer) => link(`/admin/change-requests/${answer.id}`, "See the change request")));
+      }
+      // New records are counted when the listing is read again (and as their events come).
+      home.reread();
+      return true;
+    } catch (failure) {
+      say(error(failure));
+      return false;
+    }
+  }
+
+  /**
+   * One cell typed in or toggled: saved against the record's head as the grid read it (someone's
+   * change meanwhile is offered field by field, `record-save.ts`). Answers the record as it now is
+   * when it merged, `waiting` when it waits for review, or null when nothing was saved (the
+   * refusal said, or the person cancelled).
+   */
+  async function writeCell(record: RecordView, field: FieldView, value: unknown, message: string): Promise<RecordView | "waiting" | null> {
+    say("Saving…");
+    let answer: Proposed<RecordView> | null;
+    try {
+      answer = await saveRecordChange(record, { [field.slug]: value }, { fields: base.fields, message });
+    } catch (failure) {
+      say(error(failure));
+      return null;
+    }
+    if (answer === null) {
+      say(`Nothing saved: ${field.name} keeps its value.`);
+      home.reread();
+      return null;
+    }
+    const key = `${record.id}:${field.slug}`;
+    if (!answer.materialized) {
+      home.waiting.set(key, answer.id);
+      say(`${field.name} proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
+      return "waiting";
+    }
+    home.waiting.delete(key);
+    const now = answer.fields[field.slug] ?? null;
+    if (JSON.stringify(now) === JSON.stringify(value)) {
+      remember(message, [{ record, field, value }]);
+      say(`Saved ${field.name}.`);
+    } else say(`${field.name} keeps the value someone else gave it.`);
+    return { ...record, ...answer, fields: { ...record.fields, ...answer.fields } };
+  }
+
+  async function replay(from: Step[], to: Step[], undoing: boolean): Promise<void> {
+    const step = from.pop();
+    if (!step) return void say(undoing ? "Nothing to undo." : "Nothing to redo.");
+    // Each record as the step left it (its rows may be being read again): only its id and that value matter here.
+    const cells = step.cells.flatMap((cell) => {
+      const field = base.fields.find((candidate) => candidate.slug === cell.slug);
+      const record = { id: cell.recordId, fields: { [cell.slug]: undoing ? cell.after : cell.before } } as unknown as RecordView;
+      return field ? [{ record, field, value: undoing ? cell.before : cell.after }] : [];
+    });
+    if (await writeCells(`${undoing ? "Undid" : "Redid"}: ${step.label}`, cells, [], true)) to.push(step);
+    else from.push(step);
+  }
+
+  return {
+    writeCells,
+    writeCell,
+    undo: () => replay(undoable, redoable, true),
+    redo: () => replay(redoable, undoable, false),
+  };
+}
