@@ -276,6 +276,37 @@ describe("pull and push", () => {
     expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
   });
 
+  test("files travel: a file attached on the team comes down with a pull, one attached on the laptop goes up with a push, each checked against its SHA-256", async () => {
+    const notes = (await teamCall("GET", "/api/v1/bases/notes")).body;
+    await teamCall("POST", `/api/v1/bases/${notes.id}/fields/change-requests`, { operation: "create", slug: "file", name: "File", type: "attachment" });
+    const [one, two] = await ids();
+    const upload = async (server: TestServer, key: string, space: string, name: string, text: string) =>
+      (await server.call("POST", `/api/v1/assets?fileName=${name}`, { key, space, rawBody: text, headers: { "content-type": "text/plain" } })).body.id as string;
+    const teamFile = await upload(team, teamKeys.write, teamSpace, "team.txt", "made on the team");
+    await update(teamCall, one, { file: [teamFile] });
+    await pull(laptop.ctx, local);
+    const content = (server: TestServer, key: string, space: string, id: string) => server.call("GET", `/api/v1/assets/${id}/content`, { key, space });
+    expect(await content(laptop, laptopKey, local, teamFile)).toMatchObject({ status: 200, text: "made on the team" });
+    expect((await recordsOf(laptopCall))[one].fields.file).toEqual([expect.objectContaining({ id: teamFile, fileName: "team.txt" })]);
+
+    const laptopFile = await upload(laptop, laptopKey, local, "laptop.txt", "made on the laptop");
+    await update(laptopCall, two, { file: [laptopFile] });
+    const createdFile = await upload(laptop, laptopKey, local, "new.txt", "with a new record");
+    const created = (await laptopCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "with a file", file: [createdFile] } })).body;
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 2, refused: [] });
+    expect(await content(team, teamKeys.read, teamSpace, laptopFile)).toMatchObject({ status: 200, text: "made on the laptop" });
+    expect(await content(team, teamKeys.read, teamSpace, createdFile)).toMatchObject({ status: 200, text: "with a new record" });
+    const there = await recordsOf(teamCall);
+    expect(there[two].fields.file).toEqual([expect.objectContaining({ id: laptopFile, fileName: "laptop.txt" })]);
+    expect(there[created.id].fields.file).toEqual([expect.objectContaining({ id: createdFile })]);
+    expect(await pull(laptop.ctx, local)).toMatchObject({ conflicts: 0, warnings: [] });
+
+    // Bytes that do not match the SHA-256 they are sent with are refused, and nothing is kept.
+    const wrong = await team.call("PUT", `/api/v1/sync/assets/ast_0000000000forged?fileName=x.txt&contentHash=${"0".repeat(64)}`, { key: teamKeys.propose, space: teamSpace, rawBody: "tampered", headers: { "content-type": "application/octet-stream" } });
+    expect(wrong.status).toBe(400);
+    expect((await teamCall("GET", "/api/v1/assets/ast_0000000000forged")).status).toBe(404);
+  });
+
   test("a push cut after the remote took it and sent again creates nothing twice", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();

@@ -152,6 +152,30 @@ async function insertAsset(ctx: AppContext, spaceId: string, userId: string, giv
   return row;
 }
 
+/**
+ * An asset copied from another instance with its id (docs/remotes.md): its bytes checked against
+ * the SHA-256 it names before anything is stored, then stored and the asset written ready. One
+ * already here with those bytes is answered as it is; an id taken otherwise is refused.
+ */
+export async function adoptAsset(ctx: AppContext, spaceId: string, given: Pick<AssetRow, "id" | "fileName" | "declaredType" | "createdBy"> & { contentHash: string }, bytes: Uint8Array): Promise<AssetRow> {
+  const hash = given.contentHash.replace(/^sha256:/, "");
+  const held = ctx.db.select().from(assets).where(eq(assets.id, given.id)).get();
+  if (held?.spaceId === spaceId && held.status === "ready" && held.contentHash === hash) return held;
+  if (held) throw conflict(`An asset ${given.id} exists already.`, { reason: "ASSET_EXISTS" });
+  const max = ctx.config.maxFileBytes;
+  if (bytes.byteLength > max) throw tooLarge(max)();
+  if (new Bun.CryptoHasher("sha256").update(bytes).digest("hex") !== hash) throw badRequest(`The bytes of asset ${given.id} do not match its SHA-256 ${hash}.`);
+  const stored = await storeStream(ctx.config.dataDir, new Blob([bytes as Uint8Array<ArrayBuffer>]), max, tooLarge(max));
+  try {
+    const at = iso(ctx.clock.now());
+    const row: AssetRow = { id: given.id, spaceId, status: "ready", fileName: safeFileName(given.fileName), declaredType: given.declaredType, mimeType: servedType(given.declaredType, stored.head), size: stored.size, contentHash: stored.hash, metadata: {}, createdBy: given.createdBy, createdAt: at, updatedAt: at };
+    await write(ctx, (tx) => tx.db.insert(assets).values(row).onConflictDoNothing().run());
+    return row;
+  } finally {
+    stored.landed();
+  }
+}
+
 /** How long a signed upload link works, in seconds (Busabase's `expiresIn`). */
 export const UPLOAD_LINK_SECONDS = 3600;
 const STORAGE_PREFIX = "attachments/";

@@ -144,6 +144,7 @@ const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number
   { method: "POST", path: /^\/api\/v1\/assets$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
   { method: "PUT", path: /^\/api\/v1\/assets\/[^/]+\/upload$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
   { method: "PUT", path: /^\/api\/v1\/assets\/uploads\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
+  { method: "PUT", path: /^\/api\/v1\/sync\/assets\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
 ];
 export const UPLOAD = Object.freeze({ upload: true });
 /**

@@ -42,6 +42,7 @@ export class RemoteClient {
     readonly spaceId: string,
   ) {}
 
+  /** A JSON exchange; a body of bytes (a file) is sent as they are. */
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body);
     const text = new TextDecoder().decode(await boundedBytes(response, this.url));
@@ -67,9 +68,10 @@ export class RemoteClient {
 
   private async send(method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, "x-basalt-space": this.spaceId };
-    if (body !== undefined) headers["content-type"] = "application/json";
+    const raw = body instanceof Uint8Array;
+    if (body !== undefined) headers["content-type"] = raw ? "application/octet-stream" : "application/json";
     try {
-      return await fetch(`${this.url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "error", signal: AbortSignal.timeout(REQUEST_MS) });
+      return await fetch(`${this.url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : raw ? (body as Uint8Array<ArrayBuffer>) : JSON.stringify(body), redirect: "error", signal: AbortSignal.timeout(REQUEST_MS) });
     } catch (error) {
       throw new RemoteUnreachable(`${this.url} cannot be reached: ${(error as Error).message}`);
     }

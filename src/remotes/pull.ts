@@ -8,7 +8,7 @@ import { linkLists, recordInputErrors } from "../content/records/validate";
 import { currentFields, type RecordRow } from "../content/records/view";
 import { recordIdTaken, recordInSpace } from "../content/records/read";
 import { createRecord, type MergeWrite, setRecordArchived, updateRecord } from "../content/records/write";
-import type { Tx } from "../context";
+import type { AppContext, Tx } from "../context";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import { recordEvent } from "../events/outbox";
@@ -280,7 +280,7 @@ function markLanded(tx: Tx, remoteId: string, remoteChangeRequestId: string, own
 }
 
 /** The person a pulled commit names, as this instance knows them: the account of the same e-mail, else the remote's id (naming no account here). */
-function authorHere(tx: Tx, commit: PulledCommit, known: Map<string, UserRef>): UserRef {
+export function authorHere(tx: Pick<AppContext, "db">, commit: PulledCommit, known: Map<string, UserRef>): UserRef {
   const kept = known.get(commit.author);
   if (kept) return kept;
   const remote = commit.authorUser ?? { id: commit.author, name: "", email: "" };

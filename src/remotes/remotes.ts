@@ -18,7 +18,9 @@ import { BLOBS, beginDumpImport, commitDumpImport, pruneImportSessions, stageImp
 import { markClone, removeCutClones } from "./cut-clones";
 import { instanceId } from "../changes/merge-log";
 import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
-import { applyPulled, applyStructure, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
+import { fetchFiles, filesInPayload, filesInValues, sendFiles } from "./files";
+import type { UserRef } from "../content/commits";
+import { applyPulled, applyStructure, authorHere, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
 import type { PushedSchema, PushSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
 
 /**
@@ -310,6 +312,16 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
         tx.db.update(remotes).set({ pulledSeq: moved }).where(eq(remotes.id, remote.id)).run();
         return moved;
       });
+    const authors = new Map<string, UserRef>();
+    /** The files the commits name that are not here, fetched before they apply (those the remote no longer gives are named). */
+    const fetchNamed = async (commits: PulledCommit[], named: (commit: PulledCommit) => string[]) => {
+      for (const commit of commits) {
+        const ids = named(commit);
+        if (ids.length === 0) continue;
+        const missed = await fetchFiles(ctx, client, remote.spaceId, ids, authorHere(ctx, commit, authors).id);
+        for (const id of missed) warn(tally, `The file ${id} that the remote's ${commit.operation} names is not given by the remote: its value is not taken.`);
+      }
+    };
     for (;;) {
       const page = await client.call<MergedPage>("GET", `/sync/commits?after=${after}&limit=${COMMITS_PAGE}`);
       const reached = page.next ?? page.head;
@@ -319,6 +331,7 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
       const applyRun = async (upTo: number) => {
         const commits = run;
         run = [];
+        await fetchNamed(commits, (commit) => filesInValues(ctx, remote.spaceId, commit.baseId, commit.payload));
         after = await applying(upTo, (tx, applied, at) => applyPulled(tx, remote, commits.filter((commit) => commit.seq > applied), at, tally));
       };
       for (let i = 0; i < page.commits.length; ) {
@@ -330,6 +343,7 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
         const group = [page.commits[i++]];
         while (i < page.commits.length && !isRecordCommit(page.commits[i]) && page.commits[i].changeRequestId === group[0].changeRequestId) group.push(page.commits[i++]);
         const upTo = group.at(-1)!.seq;
+        await fetchNamed(group, (commit) => filesInPayload(commit.payload));
         try {
           after = await applying(upTo, (tx, applied, at) => applyStructure(tx, remote, group.filter((commit) => commit.seq > applied), at, tally));
         } catch (error) {
@@ -487,6 +501,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
   const known = new Map<string, Values>();
   const undecidedHere = undecided(ctx, spaceId);
   const waiting = waitingThere(ctx, remote);
+  const filesThere = new Set<string>();
   return contacting(ctx, remote, async (client) => {
     // The push cursor moves past a change once it and every change before it are settled there.
     let held = false;
@@ -514,6 +529,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
       for (const [baseId, operations] of byBase) {
         const body: Static<typeof PushSchema> = { changeRequestId: change.changeRequestId, origin: here, baseId, operations, ...(message ? { message } : {}) };
         try {
+          await sendFiles(ctx, client, operations.flatMap((op) => ("fields" in op ? filesInValues(ctx, spaceId, baseId, op.fields) : [])), filesThere);
           const answer = await client.call<Static<typeof PushedSchema>>("POST", "/sync/proposals", body);
           remoteId = answer.changeRequestId;
           if (answer.status === "rejected") (state = "refused"), (reason = "Rejected on the remote.");

@@ -15,6 +15,8 @@ import { peoplePage, storedPage } from "../transfer/dump-api";
 import { DUMP_TABLES } from "../transfer/store";
 import { spaceRow, usersNamed } from "../transfer/store";
 import { mergeLogHead } from "./store";
+import { adoptAsset, assetView, type AssetView } from "../assets/assets";
+import { type Upload, uploadBytes } from "../assets/storage";
 
 /**
  * The remote's half of the protocol (docs/remotes.md): snapshots a clone reads page by page, and
@@ -78,6 +80,25 @@ export function endSnapshot(ctx: AppContext, who: Proposer, snapshotId: string):
 }
 
 const RecordId = t.String({ pattern: "^rec_[0-9A-Za-z]{10,40}$" });
+
+export const PushedFileQuery = t.Object({
+  fileName: t.String({ minLength: 1, maxLength: 1000 }),
+  mimeType: t.Optional(t.String({ maxLength: 255 })),
+  contentHash: t.String({ pattern: "^(sha256:)?[0-9a-f]{64}$", description: "The bytes' SHA-256: bytes that do not match it are refused." }),
+});
+
+/**
+ * A file another instance pushes with the records that name it (docs/remotes.md): kept with its
+ * id there, so the pushed values name it here too; its bytes checked against their SHA-256 first.
+ * Sent again, the same file answers as it is.
+ */
+export async function acceptFile(ctx: AppContext, who: Proposer, assetId: string, query: Static<typeof PushedFileQuery>, body: Upload): Promise<AssetView> {
+  if (!/^ast_[0-9A-Za-z]{10,40}$/.test(assetId)) throw badRequest("A pushed file's id is its asset's id there (ast_...).");
+  const max = ctx.config.maxFileBytes;
+  const bytes = await uploadBytes(body, max, () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${max} bytes, the most one file may be here.`));
+  const row = await adoptAsset(ctx, who.scope.space.id, { id: assetId, fileName: query.fileName, declaredType: query.mimeType ?? "application/octet-stream", createdBy: who.actor.user.id, contentHash: query.contentHash }, bytes);
+  return assetView(row);
+}
 const Values = t.Record(t.String(), t.Unknown());
 
 export const MAX_PUSHED_OPERATIONS = 1000;

@@ -1,11 +1,13 @@
 import { Elysia, t } from "elysia";
 import { MERGE_LOG_PAGE, MergedPageSchema, mergedSince, syncState, SyncStateSchema } from "../../changes/merge-log";
 import type { AppContext } from "../../context";
-import { acceptPush, beginSnapshot, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
+import { acceptFile, acceptPush, beginSnapshot, PushedFileQuery, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
 import { wholeNumberParam } from "../../shared/query-params";
 import { access } from "../access";
 import { answers } from "../openapi";
 import { proposer } from "./content";
+import { AssetSchema } from "../../assets/assets";
+import { badRequest } from "../../shared/errors";
 
 /**
  * What another instance reads of a space it follows, and proposes to it (docs/remotes.md): the
@@ -73,6 +75,22 @@ export function syncRoutes(ctx: AppContext) {
       level: "read",
       detail: { description: "Closes a snapshot (one left idle closes by itself after two minutes)." },
     })
+    .put(
+      "/sync/assets/:assetId",
+      async ({ space, actor, request, params, query }) => {
+        if (!request.body) throw badRequest("Send the file as the request's body.");
+        return acceptFile(ctx, proposer(space, actor, request), params.assetId, query, request);
+      },
+      {
+        answers: { 200: AssetSchema, 409: ["ASSET_EXISTS"] },
+        level: "changeRequest",
+        query: PushedFileQuery,
+        detail: {
+          requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
+          description: "A file pushed from another instance with the records that name it: kept with its id there, its bytes checked against contentHash. Sent again, answers the same asset.",
+        },
+      },
+    )
     .post(
       "/sync/proposals",
       async ({ space, actor, request, body, set }) => {
