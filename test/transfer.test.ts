@@ -110,6 +110,19 @@ describe("export", () => {
     expect(parseCsv(empty.text)).toEqual([["id", "title", "year", "tags", "authors", "createdAt", "updatedAt"]]);
   });
 
+  test("as a screen shows it: only the fields asked for, in their order, with their names as headers", async () => {
+    const shown = await exported("format=csv&fields=year,title&headers=names&filters[0][fieldSlug]=year&filters[0][operator]=gt&filters[0][value]=2000&sort=year");
+    expect(parseCsv(shown.text.replace(/^\uFEFF/, ""))).toEqual([
+      ["id", "Year", "Title", "Created", "Last modified"],
+      [ids.attention, "2017", "Attention", expect.any(String), expect.any(String)],
+      [ids.formula, "2020", "'=HYPERLINK(\"http://evil\")", expect.any(String), expect.any(String)],
+    ]);
+    const json = await exported("format=json&fields=title&sort=year");
+    expect(json.body[0].fields).toEqual({ title: 'He said "hi", then\nleft' });
+    expect((await exported("format=csv&fields=nothing")).status).toBe(400);
+    expect((await exported("format=csv&headers=labels")).status).toBe(400);
+  });
+
   test("a base larger than one read is walked page by page, every record once", async () => {
     await createBase(server, ws.write, "many", [{ slug: "n", name: "N", type: "number" }]);
     for (let made = 0; made < 1_203; made += 401) {

@@ -5,7 +5,7 @@ import { FIELD_KINDS } from "../content/fields/registry";
 import { recordNames } from "../content/relations/read";
 import { listRecords } from "../content/records/list";
 import { type RecordQuery } from "../content/records/query";
-import { type RecordShape, type RecordView } from "../content/records/view";
+import { type RecordShape, type RecordView, requireShapeFields } from "../content/records/view";
 import type { FieldRow, LoadedBase } from "../tables/content";
 import type { AppContext } from "../context";
 import { Timestamp } from "../shared/schemas";
@@ -24,6 +24,10 @@ export const ExportedRecordSchema = t.Object(
   { id: t.String(), createdAt: Timestamp, updatedAt: Timestamp, fields: t.Record(t.String(), t.Unknown()) },
   { $id: "ExportedRecord" },
 );
+
+/** A CSV's header row: the fields' slugs (for the API and a re-import) or their names (as a screen shows them). */
+export const EXPORT_HEADERS = ["slugs", "names"] as const;
+export type ExportHeaders = (typeof EXPORT_HEADERS)[number];
 
 /** Records read per step: one listing page, so an export holds one page in memory whatever the base's size. */
 export const EXPORT_PAGE = 500;
@@ -73,10 +77,14 @@ function relationIds(records: RecordView[], relations: FieldRow[]): string[] {
  * record written while an export runs appears in it if the cursor has not passed its place yet.
  * The first page is read when this is called, so a bad query fails before anything is sent.
  */
-export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQuery, format: ExportFormat, spaceId: string): Iterator<string> {
-  const fields = loaded.fields;
+export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { shape?: RecordShape }, format: ExportFormat, spaceId: string, headers: ExportHeaders = "slugs"): Iterator<string> {
+  // The fields asked for (`fields=`), in their order, as a screen shows them; else every field.
+  const picked = query.shape?.fields ?? null;
+  const shape: RecordShape = { ...LEAN, fields: picked };
+  requireShapeFields(loaded, shape);
+  let page: { records: RecordView[]; nextCursor: string | null } | null = listRecords(ctx, loaded, { ...query, limit: EXPORT_PAGE, shape });
+  const fields = picked ? picked.map((slug) => loaded.fields.find((field) => field.slug === slug)!) : loaded.fields;
   const relations = fields.filter(isRelation);
-  let page: { records: RecordView[]; nextCursor: string | null } | null = listRecords(ctx, loaded, { ...query, limit: EXPORT_PAGE, shape: LEAN });
   let stage: "head" | "rows" | "done" = "head";
   let wroteRecords = false;
 
@@ -97,7 +105,8 @@ export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQu
       let text = "";
       if (stage === "head") {
         // A byte-order mark tells spreadsheets the CSV is UTF-8.
-        text = format === "csv" ? `\uFEFF${["id", ...fields.map((field) => field.slug), "createdAt", "updatedAt"].map(csvCell).join(",")}\r\n` : format === "json" ? "[\n" : "";
+        const head = headers === "names" ? ["id", ...fields.map((field) => field.name), "Created", "Last modified"] : ["id", ...fields.map((field) => field.slug), "createdAt", "updatedAt"];
+        text = format === "csv" ? `\uFEFF${head.map(csvCell).join(",")}\r\n` : format === "json" ? "[\n" : "";
         stage = "rows";
       }
       if (page) {

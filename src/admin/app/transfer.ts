@@ -25,24 +25,25 @@ async function download(path: string, fileName: string): Promise<void> {
 }
 
 /**
- * Data in and out of a base: export its records (through the view shown, if any) as CSV, JSON or
- * JSON lines; import a file after a preview of its columns, their mapping and every error by line.
+ * Data in and out of a base: export its records as the screen shows them (`shown`: the view, the
+ * filter and sort, the visible columns in their order, their names as the CSV's headers) as CSV,
+ * JSON or JSON lines; import a file after a preview of its columns, their mapping and every error by line.
  * Committing an import is one change request (merged in parts with write, else one waiting for
  * review); a file with any error imports nothing.
  */
-export function transferCard(base: BaseView, viewId: string | undefined, canPropose: boolean, canWrite: boolean): HTMLElement {
+export function transferCard(base: BaseView, shown: () => Record<string, string | undefined>, canPropose: boolean, canWrite: boolean): HTMLElement {
   const status = h("div", { class: "transfer-status", role: "status" });
   const say = (...message: Child[]) => fill(status, ...message);
   const exports = h(
     "p",
     { class: "actions" },
-    "Export: ",
+    "Export what is shown: ",
     ...FORMATS.map(({ format, label }) => {
       const button = h("button", { type: "button", class: "secondary" }, label);
       button.addEventListener("click", async () => {
         button.disabled = true;
         try {
-          await download(`/bases/${base.id}/export${query({ format, viewId })}`, `${base.slug}.${format}`);
+          await download(`/bases/${base.id}/export${query({ ...shown(), format })}`, `${base.slug}.${format}`);
         } catch (failure) {
           say(h("p", { class: "error", role: "alert" }, failureText(failure)));
         } finally {

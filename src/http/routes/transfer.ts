@@ -10,7 +10,7 @@ import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
 import { nestedQuery, oneString } from "../../shared/query-params";
 import { Nullable, queryParameter, WholeNumber } from "../../shared/schemas";
-import { EXPORT_FORMATS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, exportParts } from "../../transfer/export";
+import { EXPORT_FORMATS, EXPORT_HEADERS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, type ExportHeaders, exportParts } from "../../transfer/export";
 import { commitImport, type ImportReview, importNewBase, NO_BASE } from "../../transfer/import";
 import { checkedUpload, ImportPreviewSchema, ImportResultSchema, previewImport } from "../../transfer/import-plan";
 import { getImportJob, ImportJobSchema, listImportJobs } from "../../transfer/import-jobs";
@@ -24,6 +24,7 @@ import type { SpaceScope } from "../../spaces/resolve";
 
 const EXPORT_QUERY = [
   queryParameter("format", `${EXPORT_FORMATS.join(", ")}; default csv.`),
+  queryParameter("headers", "CSV only: slugs (the default: id, the field slugs, createdAt, updatedAt) or names (the fields' names, Created, Last modified), as a screen shows them."),
   ...RECORD_QUERY.filter((parameter) => !["baseId", "limit", "cursor"].includes(parameter.name)),
 ];
 
@@ -139,8 +140,11 @@ export function transferRoutes(ctx: AppContext) {
         const { cursor: _cursor, limit: _limit, ...raw } = nestedQuery(request.url);
         const format = (oneString("format", raw.format) ?? "csv") as ExportFormat;
         if (!EXPORT_FORMATS.includes(format)) throw badRequest(`format must be one of ${EXPORT_FORMATS.join(", ")}.`);
-        const { loaded, query } = recordListing(ctx, space.space.id, space.sight, { ...raw, baseId: params.baseId });
-        const parts = exportParts(ctx, loaded, query, format, space.space.id);
+        const headers = (oneString("headers", raw.headers) ?? "slugs") as ExportHeaders;
+        if (!EXPORT_HEADERS.includes(headers)) throw badRequest(`headers must be one of ${EXPORT_HEADERS.join(", ")}.`);
+        const { headers: _headers, ...listing } = raw;
+        const { loaded, query } = recordListing(ctx, space.space.id, space.sight, { ...listing, baseId: params.baseId });
+        const parts = exportParts(ctx, loaded, query, format, space.space.id, headers);
         return new Response(streamOf(parts), {
           headers: { "content-type": EXPORT_MEDIA[format], "content-disposition": `attachment; filename="${loaded.node.slug}.${format}"` },
         });

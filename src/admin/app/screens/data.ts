@@ -3,7 +3,7 @@ import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
 import type { BaseView, FieldView } from "../../../content/bases";
-import { traitsOf } from "../../../shared/field-types";
+import { primaryField, traitsOf } from "../../../shared/field-types";
 import type { NodeView } from "../../../content/nodes";
 import type { FullRecordView, RecordView } from "../../../content/records/view";
 import { api, query } from "../api";
@@ -184,6 +184,8 @@ async function basePage(ctx: Context): Promise<Node> {
     layoutNote.hidden = !home.unsaved;
   }
   const tabular = !view || view.type === "table" || view.type === "gantt";
+  /** The columns the grid shows, in its order: what an export writes. */
+  const shownColumns = () => orderedColumns(base, primaryField(base.fields), home.layout.order).filter((field) => !home.layout.hidden.includes(field.slug)).map((field) => field.slug);
   const listed = tabular && wantsList();
   // Grouped by a single-choice field: the address's `group` (empty for none), else the view's.
   const grouping = ctx.query.get("group") ?? (typeof view?.config.groupByFieldSlug === "string" ? view.config.groupByFieldSlug : "");
@@ -274,7 +276,7 @@ async function basePage(ctx: Context): Promise<Node> {
     ),
     viewTabs(base, views, view, viewChanges),
     card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, tabular ? h("div", { class: "records-bar" }, layoutSwitch(listed, () => ctx.reload()), listed ? null : groupPick(base, groupedBy, (slug) => ctx.go(here({ group: slug })))) : null, layoutNote, content.node),
-    transferCard(base, view?.id, canPropose, level !== null && atLeast(level, "write")),
+    transferCard(base, () => ({ viewId: view?.id, sort, ...filter, fields: shownColumns().join(","), headers: "names" }), canPropose, level !== null && atLeast(level, "write")),
     forms,
     canPropose ? saveViewForm(ctx, base, { ...shownAsConfig(conditions, sort), ...(groupedBy ? { groupByFieldSlug: groupedBy.slug } : {}) }) : null,
     panel,
