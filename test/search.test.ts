@@ -205,4 +205,41 @@ describe("grep (Busabase's POST /grep)", () => {
       own.stop();
     }
   });
+
+  test("files (a drive's, a skill's, text assets and asset texts) and docs are searched too, with line, column and context", async () => {
+    const { server: own, ws: mine } = await freshWorkspace({ deliveries: false });
+    try {
+      const grep = (body: Record<string, unknown>) => own.call("POST", "/api/v1/grep", { key: mine.read, body });
+      const upload = async (name: string, body: string, type: string) => (await own.call("POST", `/api/v1/assets?fileName=${name}`, { key: mine.write, rawBody: body, headers: { "content-type": type } })).body;
+      const drive = (await own.call("POST", "/api/v1/file-trees", { key: mine.write, body: { type: "drive", slug: "notes", name: "Notes", files: [{ path: "notes/a.md", content: "intro\nthe needle is here\nend" }] } })).body.node;
+      await own.call("POST", "/api/v1/file-trees", { key: mine.write, body: { type: "skill", slug: "helper", name: "Helper", files: [{ path: "SKILL.md", content: "# Helper\nno needle" }] } });
+      const doc = (await own.call("POST", "/api/v1/docs", { key: mine.write, body: { slug: "guide", name: "Guide", body: "# Guide\n\nfind the needle\n" } })).body.node;
+      const text = await upload("loose.txt", "a needle in a text file", "text/plain");
+      const scan = await upload("scan.png", "\x89PNG\r\n\x1a\n0000", "image/png");
+      const blank = await upload("blank.png", "\x89PNG\r\n\x1a\n1111", "image/png");
+      await own.call("PUT", `/api/v1/assets/${scan.id}/text`, { key: mine.write, body: { text: "scanned\nneedle on a scan" } });
+      await own.call("PUT", `/api/v1/assets/${blank.id}/text`, { key: mine.write, body: { none: true } });
+      const unread = await upload("photo.png", "\x89PNG\r\n\x1a\n2222", "image/png");
+
+      const found = await grep({ pattern: "needle", contextLines: 1 });
+      expect(found.status).toBe(200);
+      const driveFile = (await own.call("GET", `/api/v1/file-trees/${drive.id}/files`, { key: mine.read })).body.find((file: { path: string }) => file.path === "notes/a.md");
+      expect(found.body.matches).toContainEqual({ source: "files", assetId: driveFile.assetId, fileName: "a.md", drivePath: "notes/a.md", line: 2, column: 5, text: "the needle is here", before: ["intro"], after: ["end"] });
+      expect(found.body.matches).toContainEqual({ source: "files", assetId: text.id, fileName: "loose.txt", drivePath: "", line: 1, column: 3, text: "a needle in a text file", before: [], after: [] });
+      expect(found.body.matches).toContainEqual(expect.objectContaining({ source: "files", assetId: scan.id, line: 2, text: "needle on a scan" }));
+      expect(found.body.matches).toContainEqual(expect.objectContaining({ source: "files", drivePath: "SKILL.md", text: "no needle" }));
+      expect(found.body.matches).toContainEqual({ source: "docs", nodeId: doc.id, slug: "guide", name: "Guide", line: 3, column: 10, text: "find the needle", before: [""], after: [""] });
+      expect(found.body.coverage.files).toMatchObject({ missing: [unread.id], unsearchable: 1, notReached: 0 });
+      expect(found.body.coverage.files.scanned).toBeGreaterThanOrEqual(4);
+      expect(found.body.coverage.docs).toMatchObject({ scanned: 1, notReached: 0 });
+
+      // Busabase's `assets grep`: files only, narrowed to a drive's folder.
+      const inDrive = await grep({ pattern: "needle", sources: ["files"], scope: { files: { drivePath: "notes/" } } });
+      expect(inDrive.body.matches.map((match: { drivePath: string }) => match.drivePath)).toEqual(["notes/a.md"]);
+      expect((await grep({ pattern: "needle", sources: ["docs"], scope: { docs: { nodeIds: [doc.id] } } })).body.matches).toHaveLength(1);
+      expect((await grep({ pattern: "needle", sources: ["files"], scope: { files: { mimeTypes: ["text/plain"] } } })).body.matches.map((match: { assetId: string }) => match.assetId)).toEqual([text.id]);
+    } finally {
+      own.stop();
+    }
+  });
 });

@@ -361,8 +361,11 @@ export function assetWithUsage(ctx: AppContext, spaceId: string, assetId: string
 /** Where the asset is mounted in the space's active file nodes and file trees. */
 export const mountsOfAsset = (ctx: AppContext, spaceId: string, assetId: string) => assetMountsInSpace(ctx, spaceId).filter((mount) => mount.assetId === assetId);
 
-/** `GET /assets`: the space's assets, newest first, each with how many record values and node files name it. */
-export function listAssets(ctx: AppContext, spaceId: string, sight: Sight): AssetView[] {
+/**
+ * How many record values and node files use each asset, and whether the caller sees an asset: one
+ * used only in what the caller does not see is not shown to them.
+ */
+export function assetSight(ctx: AppContext, spaceId: string, sight: Sight): { counts: Map<string, number>; shown: (assetId: string) => boolean } {
   const counts = new Map<string, number>();
   const seenSomewhere = new Set<string>();
   const usages = [...assetUsagesInSpace(ctx, spaceId).map((usage) => ({ assetId: usage.assetId, hidden: sight.hiddenBases.has(usage.baseId) })), ...assetMountsInSpace(ctx, spaceId).map((mount) => ({ assetId: mount.assetId, hidden: sight.hiddenNodes.has(mount.nodeId) }))];
@@ -370,8 +373,12 @@ export function listAssets(ctx: AppContext, spaceId: string, sight: Sight): Asse
     counts.set(usage.assetId, (counts.get(usage.assetId) ?? 0) + 1);
     if (!usage.hidden) seenSomewhere.add(usage.assetId);
   }
-  // An asset used only in what the caller does not see is not shown to them.
-  const shown = (id: string) => !counts.has(id) || seenSomewhere.has(id);
+  return { counts, shown: (id) => !counts.has(id) || seenSomewhere.has(id) };
+}
+
+/** `GET /assets`: the space's assets, newest first, each with how many record values and node files name it. */
+export function listAssets(ctx: AppContext, spaceId: string, sight: Sight): AssetView[] {
+  const { counts, shown } = assetSight(ctx, spaceId, sight);
   return ctx.db
     .select({ row: assets, text: assetTexts.status })
     .from(assets)

@@ -1,39 +1,44 @@
 import type { Static } from "@sinclair/typebox";
-import { and, asc, count, eq, gt } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray } from "drizzle-orm";
 import { t } from "elysia";
+import { textOfAsset } from "../assets/texts";
+import { assetSight } from "../assets/assets";
+import { assetMountsInSpace } from "../assets/store";
 import { findBase, type LoadedBase, listBases } from "../content/bases";
 import { FIELD_KINDS } from "../content/fields/registry";
 import type { AppContext } from "../context";
 import { badRequest, notFound } from "../shared/errors";
 import type { Sight } from "../spaces/sight";
-import { records } from "../tables/content";
+import { assets } from "../tables/assets";
+import { nodeDocuments, nodes, records } from "../tables/content";
 
 /**
- * Busabase's grep (`POST /grep`): one regular expression over the space's record values (and its
- * docs and files, which Basalt holds none of to search: docs do not exist here, and files have no
- * text slot). It reads records a page at a time in id order and stops at `maxMatches` or at its
- * deadline, saying how far it got: its work is bounded by both, whatever the space holds.
+ * Busabase's grep (`POST /grep`): one regular expression over the space's files (each asset's text:
+ * its text slot, else a text file's own bytes; a skill's, drive's or airapp's files are assets
+ * mounted in it), its docs' markdown and its record values. Each source is read an item at a time
+ * and grep stops at `maxMatches` or at its deadline, saying how far it got: its work is bounded by
+ * both, whatever the space holds.
  */
 
 export const GREP_SOURCES = ["files", "docs", "records"] as const;
 export const GREP_BOUNDS = { pattern: 500, maxMatches: 1000, contextLines: 10, deadlineMs: 2000, page: 500, lineChars: 10_000 } as const;
 
+const Where = {
+  line: t.Integer({ minimum: 1 }),
+  column: t.Integer({ minimum: 1 }),
+  text: t.String(),
+  before: t.Array(t.String()),
+  after: t.Array(t.String()),
+};
 const Coverage = { scanned: t.Integer({ minimum: 0 }), errored: t.Array(t.String()), notReached: t.Integer({ minimum: 0 }) };
 export const GrepAnswerSchema = t.Object(
   {
     matches: t.Array(
-      t.Object({
-        source: t.Literal("records"),
-        baseId: t.String(),
-        baseSlug: t.String(),
-        recordId: t.String(),
-        fieldSlug: t.String(),
-        line: t.Integer({ minimum: 1 }),
-        column: t.Integer({ minimum: 1 }),
-        text: t.String(),
-        before: t.Array(t.String()),
-        after: t.Array(t.String()),
-      }),
+      t.Union([
+        t.Object({ source: t.Literal("files"), assetId: t.String(), fileName: t.String(), drivePath: t.String({ description: "Where a skill, drive or airapp mounts the file; empty for a file mounted nowhere." }), ...Where }),
+        t.Object({ source: t.Literal("docs"), nodeId: t.String(), slug: t.String(), name: t.String(), ...Where }),
+        t.Object({ source: t.Literal("records"), baseId: t.String(), baseSlug: t.String(), recordId: t.String(), fieldSlug: t.String(), ...Where }),
+      ]),
     ),
     coverage: t.Object({
       files: t.Object({ ...Coverage, missing: t.Array(t.String()), stale: t.Array(t.String()), unsearchable: t.Integer({ minimum: 0 }) }),
@@ -46,12 +51,19 @@ export const GrepAnswerSchema = t.Object(
 );
 type GrepAnswer = Static<typeof GrepAnswerSchema>;
 type Match = GrepAnswer["matches"][number];
+/** Where a match was found: what a match says besides its line, column and context. */
+type Found = DistributiveOmit<Match, keyof typeof Where>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface GrepQuery {
   pattern: string;
   flags?: string;
   sources?: (typeof GREP_SOURCES)[number][];
-  scope?: { records?: { baseIds?: string[]; baseSlugs?: string[] } };
+  scope?: {
+    files?: { assetIds?: string[]; drivePath?: string; mimeTypes?: string[] };
+    docs?: { nodeIds?: string[] };
+    records?: { baseIds?: string[]; baseSlugs?: string[] };
+  };
   maxMatches?: number;
   contextLines?: number;
 }
@@ -81,67 +93,146 @@ function basesOf(ctx: AppContext, spaceId: string, sight: Sight, scope: GrepQuer
   return listBases(ctx, spaceId, sight).map((base) => findBase(ctx, spaceId, base.id));
 }
 
-export function grep(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery): GrepAnswer {
-  const expression = expressionOf(query.pattern, query.flags);
-  const maxMatches = query.maxMatches ?? 100;
-  const context = query.contextLines ?? 0;
-  const sources = new Set(query.sources ?? GREP_SOURCES);
-  const deadline = performance.now() + GREP_BOUNDS.deadlineMs;
-  const matches: Match[] = [];
+/** One grep's progress: its expression, the matches so far and whether they reached `maxMatches` or time ran out. */
+class Scan {
+  readonly matches: Match[] = [];
+  truncated = false;
+  private readonly deadline = performance.now() + GREP_BOUNDS.deadlineMs;
+  constructor(
+    private readonly expression: RegExp,
+    private readonly maxMatches: number,
+    private readonly context: number,
+  ) {}
+
+  /** Whether to stop before the next item: `maxMatches` was reached or the deadline passed. */
+  get over(): boolean {
+    return this.truncated || performance.now() > this.deadline;
+  }
+
+  /** Matches the expression against each line of `text`, noting each match as found at `where`. */
+  lines(text: string, where: Found): void {
+    if (text === "") return;
+    const lines = text.split(/\r?\n/);
+    for (let i = 0; i < lines.length && !this.truncated; i++) {
+      const line = lines[i];
+      // A line is matched on its first characters only: what one match may cost stays bounded whatever the value's length.
+      const found = this.expression.exec(line.length > GREP_BOUNDS.lineChars ? line.slice(0, GREP_BOUNDS.lineChars) : line);
+      if (!found) continue;
+      this.matches.push({ ...where, line: i + 1, column: found.index + 1, text: line, before: lines.slice(Math.max(0, i - this.context), i), after: lines.slice(i + 1, i + 1 + this.context) } as Match);
+      this.truncated = this.matches.length >= this.maxMatches;
+    }
+  }
+}
+
+/**
+ * The files grep reads, newest first: the space's uploaded assets the caller sees (`assetSight`),
+ * narrowed by `scope`, each with its name and where a skill, drive or airapp mounts it (its first
+ * mount by path the caller sees; none for an attachment or an asset mounted nowhere).
+ */
+function filesOf(ctx: AppContext, spaceId: string, sight: Sight, scope: NonNullable<GrepQuery["scope"]>["files"]) {
+  const { shown } = assetSight(ctx, spaceId, sight);
+  const mounts = new Map<string, { fileName: string; drivePath: string }>();
+  for (const mount of assetMountsInSpace(ctx, spaceId).sort((a, b) => a.path.localeCompare(b.path))) {
+    if (!sight.hiddenNodes.has(mount.nodeId) && !mounts.has(mount.assetId)) mounts.set(mount.assetId, { fileName: mount.path.split("/").pop() || mount.nodeName, drivePath: mount.path });
+  }
+  const conditions = [eq(assets.spaceId, spaceId), eq(assets.status, "ready")];
+  if (scope?.assetIds) conditions.push(inArray(assets.id, scope.assetIds));
+  if (scope?.mimeTypes) conditions.push(inArray(assets.mimeType, scope.mimeTypes));
+  const drivePath = scope?.drivePath;
+  return ctx.db
+    .select()
+    .from(assets)
+    .where(and(...conditions))
+    .orderBy(desc(assets.id))
+    .all()
+    .filter((row) => shown(row.id) && (drivePath === undefined || (mounts.get(row.id)?.drivePath.startsWith(drivePath) ?? false)))
+    .map((row) => ({ row, mount: mounts.get(row.id) ?? { fileName: row.fileName, drivePath: "" } }));
+}
+
+async function grepFiles(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): Promise<GrepAnswer["coverage"]["files"]> {
+  const coverage = { scanned: 0, missing: [] as string[], stale: [] as string[], unsearchable: 0, errored: [] as string[], notReached: 0 };
+  for (const { row, mount } of filesOf(ctx, spaceId, sight, query.scope?.files)) {
+    if (scan.over) {
+      coverage.notReached++;
+      continue;
+    }
+    try {
+      const { status, text } = await textOfAsset(ctx, row);
+      if (status === "none") coverage.unsearchable++;
+      else if (text === null) coverage.missing.push(row.id);
+      else {
+        coverage.scanned++;
+        scan.lines(text, { source: "files", assetId: row.id, fileName: mount.fileName, drivePath: mount.drivePath });
+      }
+    } catch {
+      coverage.errored.push(row.id);
+    }
+  }
+  return coverage;
+}
+
+function grepDocs(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): GrepAnswer["coverage"]["docs"] {
   const coverage = { scanned: 0, errored: [] as string[], notReached: 0 };
-  let truncated = false;
-  if (sources.has("records")) {
-    for (const loaded of basesOf(ctx, spaceId, sight, query.scope)) {
-      const fields = loaded.fields.filter((field) => !FIELD_KINDS[field.type].unlinked && !FIELD_KINDS[field.type].column);
-      let after = "";
-      for (;;) {
-        if (truncated || performance.now() > deadline) {
-          coverage.notReached += ctx.db.select({ n: count() }).from(records).where(and(eq(records.baseId, loaded.base.id), eq(records.status, "active"), gt(records.id, after))).get()!.n;
-          break;
-        }
-        const page = ctx.db
-          .select({ id: records.id, data: records.data })
-          .from(records)
-          .where(and(eq(records.baseId, loaded.base.id), eq(records.status, "active"), gt(records.id, after)))
-          .orderBy(asc(records.id))
-          .limit(GREP_BOUNDS.page)
-          .all();
-        if (page.length === 0) break;
-        for (const row of page) {
-          after = row.id;
-          coverage.scanned++;
-          for (const field of fields) {
-            const value = row.data[field.slug];
-            const text = typeof value === "string" ? value : value === null || value === undefined ? "" : JSON.stringify(value);
-            if (text === "") continue;
-            const lines = text.split(/\r?\n/);
-            lines.forEach((line, i) => {
-              if (truncated) return;
-              // A line is matched on its first characters only: what one match may cost stays bounded whatever the value's length.
-              const found = expression.exec(line.length > GREP_BOUNDS.lineChars ? line.slice(0, GREP_BOUNDS.lineChars) : line);
-              if (!found) return;
-              matches.push({
-                source: "records",
-                baseId: loaded.base.id,
-                baseSlug: loaded.node.slug,
-                recordId: row.id,
-                fieldSlug: field.slug,
-                line: i + 1,
-                column: found.index + 1,
-                text: line,
-                before: lines.slice(Math.max(0, i - context), i),
-                after: lines.slice(i + 1, i + 1 + context),
-              });
-              truncated = matches.length >= maxMatches;
-            });
-          }
+  const conditions = [eq(nodes.spaceId, spaceId), eq(nodes.type, "doc"), eq(nodes.status, "active")];
+  const nodeIds = query.scope?.docs?.nodeIds;
+  if (nodeIds) conditions.push(inArray(nodes.id, nodeIds));
+  const docs = ctx.db
+    .select({ id: nodes.id, slug: nodes.slug, name: nodes.name, body: nodeDocuments.body })
+    .from(nodes)
+    .leftJoin(nodeDocuments, eq(nodeDocuments.nodeId, nodes.id))
+    .where(and(...conditions))
+    .orderBy(asc(nodes.id))
+    .all()
+    .filter((doc) => !sight.hiddenNodes.has(doc.id));
+  for (const doc of docs) {
+    if (scan.over) {
+      coverage.notReached++;
+      continue;
+    }
+    coverage.scanned++;
+    scan.lines(doc.body ?? "", { source: "docs", nodeId: doc.id, slug: doc.slug, name: doc.name });
+  }
+  return coverage;
+}
+
+function grepRecords(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): GrepAnswer["coverage"]["records"] {
+  const coverage = { scanned: 0, errored: [] as string[], notReached: 0 };
+  for (const loaded of basesOf(ctx, spaceId, sight, query.scope)) {
+    const fields = loaded.fields.filter((field) => !FIELD_KINDS[field.type].unlinked && !FIELD_KINDS[field.type].column);
+    let after = "";
+    for (;;) {
+      if (scan.over) {
+        coverage.notReached += ctx.db.select({ n: count() }).from(records).where(and(eq(records.baseId, loaded.base.id), eq(records.status, "active"), gt(records.id, after))).get()!.n;
+        break;
+      }
+      const page = ctx.db
+        .select({ id: records.id, data: records.data })
+        .from(records)
+        .where(and(eq(records.baseId, loaded.base.id), eq(records.status, "active"), gt(records.id, after)))
+        .orderBy(asc(records.id))
+        .limit(GREP_BOUNDS.page)
+        .all();
+      if (page.length === 0) break;
+      for (const row of page) {
+        after = row.id;
+        coverage.scanned++;
+        for (const field of fields) {
+          const value = row.data[field.slug];
+          const text = typeof value === "string" ? value : value === null || value === undefined ? "" : JSON.stringify(value);
+          scan.lines(text, { source: "records", baseId: loaded.base.id, baseSlug: loaded.node.slug, recordId: row.id, fieldSlug: field.slug });
         }
       }
     }
   }
-  return {
-    matches,
-    coverage: { files: { scanned: 0, missing: [], stale: [], unsearchable: 0, errored: [], notReached: 0 }, docs: { scanned: 0, errored: [], notReached: 0 }, records: coverage },
-    truncated,
-  };
+  return coverage;
+}
+
+export async function grep(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery): Promise<GrepAnswer> {
+  const scan = new Scan(expressionOf(query.pattern, query.flags), query.maxMatches ?? 100, query.contextLines ?? 0);
+  const sources = new Set(query.sources ?? GREP_SOURCES);
+  const none = { scanned: 0, errored: [], notReached: 0 };
+  const files = sources.has("files") ? await grepFiles(ctx, spaceId, sight, query, scan) : { ...none, missing: [], stale: [], unsearchable: 0 };
+  const docs = sources.has("docs") ? grepDocs(ctx, spaceId, sight, query, scan) : none;
+  const recordsCoverage = sources.has("records") ? grepRecords(ctx, spaceId, sight, query, scan) : none;
+  return { matches: scan.matches, coverage: { files, docs, records: recordsCoverage }, truncated: scan.truncated };
 }

@@ -34,7 +34,22 @@ export function searchRoutes(ctx: AppContext) {
         pattern: t.String({ minLength: 1, maxLength: GREP_BOUNDS.pattern, description: "A JavaScript regular expression, matched line by line." }),
         flags: t.Optional(t.String({ maxLength: 10, description: "Only i (ignore case) is honoured." })),
         sources: t.Optional(t.Array(oneOf(GREP_SOURCES), { maxItems: 3 })),
-        scope: t.Optional(t.Object({ records: t.Optional(t.Object({ baseIds: t.Optional(t.Array(t.String(), { maxItems: 100 })), baseSlugs: t.Optional(t.Array(t.String(), { maxItems: 100 })) })) }, { additionalProperties: true })),
+        scope: t.Optional(
+          t.Object(
+            {
+              files: t.Optional(
+                t.Object({
+                  assetIds: t.Optional(t.Array(t.String(), { maxItems: 1000 })),
+                  drivePath: t.Optional(t.String({ maxLength: 1000, description: "Only files a skill, drive or airapp mounts under this path." })),
+                  mimeTypes: t.Optional(t.Array(t.String(), { maxItems: 100 })),
+                }),
+              ),
+              docs: t.Optional(t.Object({ nodeIds: t.Optional(t.Array(t.String(), { maxItems: 1000 })) })),
+              records: t.Optional(t.Object({ baseIds: t.Optional(t.Array(t.String(), { maxItems: 100 })), baseSlugs: t.Optional(t.Array(t.String(), { maxItems: 100 })) })),
+            },
+            { additionalProperties: true },
+          ),
+        ),
         maxMatches: t.Optional(t.Integer({ minimum: 1, maximum: GREP_BOUNDS.maxMatches })),
         contextLines: t.Optional(t.Integer({ minimum: 0, maximum: GREP_BOUNDS.contextLines })),
       }),
