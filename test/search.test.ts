@@ -116,6 +116,14 @@ describe("search across a space", () => {
     expect((await search("query=attention&sources=names")).body.results.map((hit: { kind: string }) => hit.kind)).toEqual(["base"]);
   });
 
+  test("results are of Busabase's kinds only: a base's name is a base, any other node's a file, its type said apart", async () => {
+    await server.call("POST", "/api/v1/file-trees", { key: ws.write, body: { type: "skill", slug: "attention-skill", name: "Attention skill" } });
+    await server.call("POST", "/api/v1/nodes/change-requests", { key: ws.write, body: { operations: [{ kind: "create", nodeType: "folder", slug: "attention-folder", name: "Attention folder" }] } });
+    const names = (await search("query=attention&sources=names")).body.results;
+    expect(names.map((hit: { kind: string; nodeType: string }) => [hit.kind, hit.nodeType]).sort()).toEqual([["base", "base"], ["file", "folder"], ["file", "skill"]]);
+    for (const hit of (await search("query=attention")).body.results) expect(["record", "change_request", "base", "file"]).toContain(hit.kind);
+  });
+
   test("another space's records, and records of an archived base, never appear", async () => {
     const eve = await server.user("Eve");
     await server.space(eve.id, "Elsewhere");

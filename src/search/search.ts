@@ -20,9 +20,13 @@ export type SearchSource = (typeof SEARCH_SOURCES)[number];
 /** What one search may ask: its terms are matched as prefixes, each a seek in the index. */
 export const SEARCH_BOUNDS = { limit: 100, offset: 1000, terms: 16, termLength: 64, names: 1000 } as const;
 
+/** The kinds of Busabase's search results (its `change_request` is never answered: proposals are found in the Inbox). */
+const SEARCH_KINDS = ["record", "change_request", "base", "file"] as const;
+
 export const SearchResultSchema = t.Object({
   id: t.String(),
-  kind: oneOf(["record", ...NODE_TYPES], { description: "record, or the type of the node whose name matched." }),
+  kind: oneOf(SEARCH_KINDS, { description: "record; base for a base whose name matched; file for any other node of the tree whose name matched (Busabase's kinds)." }),
+  nodeType: t.Optional(oneOf(NODE_TYPES, { description: "For a node whose name matched: its type (folder, doc, skill, …)." })),
   title: t.String({ description: "A record's primary value (its id when it has none), or the node's name." }),
   body: t.String({ description: "For a record, the text around the first match; for a node, its path." }),
   eyebrow: t.String({ description: "Where it lives: the record's base, or the node's type (Base, Folder, Doc, …)." }),
@@ -137,7 +141,8 @@ export function searchSpace(ctx: AppContext, spaceId: string, sight: Sight, inpu
   const names: SearchResult[] = input.sources.includes("names")
     ? searchNodes(ctx, spaceId, sight, terms, SEARCH_BOUNDS.names).map((hit) => ({
         id: hit.id,
-        kind: hit.type,
+        kind: hit.type === "base" ? ("base" as const) : ("file" as const),
+        nodeType: hit.type,
         title: hit.name,
         body: hit.path,
         eyebrow: hit.type[0].toUpperCase() + hit.type.slice(1),

@@ -8,7 +8,7 @@ import { card, empty, link, screen, when } from "../ui";
 const RESULTS_A_PAGE = 20;
 
 /** Where a result opens on this page: a record's page, or its node's (a base's grid, a doc, a tree's files, the tree). */
-const pageOf = (result: SearchAnswer["results"][number]) => (result.kind === "record" ? `/admin/records/${result.id}` : pageOfNode({ id: result.id, type: result.kind }));
+const pageOf = (result: SearchAnswer["results"][number]) => (result.nodeType ? pageOfNode({ id: result.id, type: result.nodeType }) : `/admin/records/${result.id}`);
 
 /** Search across the space (`GET /api/v1/search`): the names of bases and folders, then records by relevance. */
 async function searchPage(ctx: Context): Promise<Node> {
