@@ -14,7 +14,7 @@ Usage: basalt <command> [options]
 Commands:
   serve [--port 7431] [--host 127.0.0.1] [--public-url URL] [--max-body 1mb] [--max-import 64mb]
         [--max-file 25mb]
-        [--webhook-allow LIST] [--backup-cron EXPR] [--demo]
+        [--webhook-allow LIST] [--backup-cron EXPR] [--sync-every 1m|off] [--demo]
         [--max-spaces-per-user 100] [--max-bases-per-space 1000] [--max-fields-per-base 500]
         [--max-folder-depth 32] [--max-metadata 64kb]
         [--max-streams-per-key 16] [--max-streams-per-user 64] [--max-streams 2000]

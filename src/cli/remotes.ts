@@ -57,8 +57,8 @@ export async function cloneCommand(args: string[]): Promise<void> {
 
 const printRemotes = (remotes: RemoteView[]) =>
   printTable(
-    ["NAME", "URL", "BEHIND", "AHEAD", "PENDING", "REFUSED", "LAST CONTACT", "LAST ERROR"],
-    remotes.map((remote) => [remote.name, remote.url, String(remote.behind), String(remote.ahead), String(remote.pending), String(remote.refused), remote.lastContactAt, remote.lastError]),
+    ["NAME", "URL", "BEHIND", "AHEAD", "PENDING", "REFUSED", "CONFLICTS", "LAST SYNC", "NEXT SYNC", "LAST CONTACT", "LAST ERROR"],
+    remotes.map((remote) => [remote.name, remote.url, String(remote.behind), String(remote.ahead), String(remote.pending), String(remote.refused), String(remote.conflicts), remote.lastSyncAt, remote.nextSyncAt, remote.lastContactAt, remote.lastError]),
   );
 
 /** `basalt remote add NAME URL --space S --remote-space R`, `remote list --space S`, `remote remove NAME --space S`. */
@@ -108,7 +108,7 @@ export async function pushCommand(args: string[]): Promise<void> {
   });
 }
 
-/** `basalt status --space S`: each remote, behind and ahead. */
+/** `basalt status --space S`: each remote, behind and ahead, what waits (pending there, conflicts here), when it last synced and when `serve` syncs it next. */
 export async function statusCommand(args: string[]): Promise<void> {
   const { values } = parseCommand(args, { space: { type: "string" } });
   await withContext(values["data-dir"], async (ctx) => printRemotes(await remoteStatus(ctx, localSpace(ctx, required(values, "space")))));

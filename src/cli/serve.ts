@@ -12,6 +12,7 @@ import { sweepContent } from "../db/content-files";
 import { LIMIT_SETTINGS } from "../shared/limits";
 import { failInterruptedImports } from "../transfer/import-jobs";
 import { removeCutClones } from "../remotes/cut-clones";
+import { Follower } from "../remotes/follow";
 import { VERSION } from "../shared/version";
 import { CliError, parseFlags } from "./common";
 import { wire } from "./wiring";
@@ -37,6 +38,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     "max-file": { type: "string" },
     "webhook-allow": { type: "string" },
     "backup-cron": { type: "string" },
+    "sync-every": { type: "string" },
     demo: { type: "boolean" },
     ...Object.fromEntries(Object.values(LIMIT_SETTINGS).map((setting) => [setting.flag, { type: "string" as const }])),
   });
@@ -72,6 +74,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     throw new CliError(inUse ? `Port ${config.port} on ${config.host} is already in use.` : `Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
   }
   const jobs = startJobs(ctx);
+  const follower = config.syncEveryMs === null ? null : new Follower(ctx, config.syncEveryMs).start();
   deliveries.start(ctx);
   fieldUpkeep.start(ctx);
   console.log(`Basalt ${VERSION} listening on ${config.publicUrl} (data in ${config.dataDir}${applied ? `, ${applied} migration(s) applied` : ""})`);
@@ -85,6 +88,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     stopping = true;
     console.log(`Received ${signal}: finishing requests in flight, then stopping.`);
     jobs.stop();
+    await follower?.stop();
     // Open event streams never end on their own: closed first, so the server's stop does not wait for them.
     ctx.eventStream.closeAll();
     await app.server?.stop(false);

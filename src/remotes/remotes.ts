@@ -42,8 +42,11 @@ export const RemoteSchema = t.Object(
     ahead: WholeNumber({ description: "Local change requests not pushed yet." }),
     pending: WholeNumber({ description: "Pushed changes waiting in the remote's Inbox (or in conflict there)." }),
     refused: WholeNumber({ description: "Pushed changes the remote refused or rejected: they stay here." }),
+    conflicts: WholeNumber({ description: "Changes a pull found in conflict here, waiting for a person's decision in the Inbox (local changes of those records are held until then)." }),
     lastContactAt: Nullable(Timestamp),
     lastError: Nullable(t.String()),
+    lastSyncAt: Nullable(Timestamp, { description: "When a push (which pulls first) with it last ended whole: asked, or by serve's follow." }),
+    nextSyncAt: Nullable(Timestamp, { description: "When serve's follow tries it next (later while it does not answer); null before any follow ran." }),
     createdAt: Timestamp,
   },
   { $id: "Remote" },
@@ -110,8 +113,11 @@ function viewOf(ctx: AppContext, remote: RemoteRow): RemoteView {
     ahead: unpushed(ctx, remote).length,
     pending: stateCount("pending"),
     refused: stateCount("refused"),
+    conflicts: undecided(ctx, remote.spaceId).size,
     lastContactAt: remote.lastContactAt,
     lastError: remote.lastError,
+    lastSyncAt: remote.lastSyncAt,
+    nextSyncAt: remote.nextSyncAt,
     createdAt: remote.createdAt,
   };
 }
@@ -164,6 +170,8 @@ function insertRemote(tx: Tx, spaceId: string, input: { name: string; url: strin
     behind: 0,
     lastContactAt: at,
     lastError: null,
+    lastSyncAt: null,
+    nextSyncAt: null,
     createdAt: at,
   };
   tx.db.insert(remotes).values(row).run();
@@ -225,7 +233,7 @@ export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ 
     const { warnings } = await commitDumpImport(ctx, space.id, sessionId, input.actor, { ...input.owner, admin: true });
     const state = await stateOf(client, snapshot.seq, snapshot.instanceId);
     const remote = await write(ctx, (tx) => insertRemote(tx, space.id, { name: "origin", url, key: input.key, remoteSpaceId: snapshot.space.id, remoteInstanceId: snapshot.instanceId, pulledSeq: snapshot.seq, head: state.head }));
-    await recordContact(ctx, remote.id, { behind: state.behind ?? 0 });
+    await recordContact(ctx, remote.id, { behind: state.behind ?? 0, synced: true });
     return { spaceId: space.id, slug: space.slug, remote: viewOf(ctx, findRemote(ctx, space.id, remote.id)), warnings };
   } catch (error) {
     if (spaceId !== null) {
@@ -250,12 +258,12 @@ async function stageFile(ctx: AppContext, client: RemoteClient, spaceId: string,
 }
 
 /** Notes that the remote answered (or why it did not), and where it stands. */
-function recordContact(ctx: AppContext, remoteId: string, outcome: { behind?: number; error?: string }): Promise<void> {
+function recordContact(ctx: AppContext, remoteId: string, outcome: { behind?: number; error?: string; synced?: true }): Promise<void> {
   const at = iso(ctx.clock.now());
   return write(ctx, (tx) => {
     tx.db
       .update(remotes)
-      .set(outcome.error !== undefined ? { lastError: outcome.error } : { lastContactAt: at, lastError: null, ...(outcome.behind !== undefined ? { behind: outcome.behind } : {}) })
+      .set(outcome.error !== undefined ? { lastError: outcome.error } : { lastContactAt: at, lastError: null, ...(outcome.behind !== undefined ? { behind: outcome.behind } : {}), ...(outcome.synced ? { lastSyncAt: at } : {}) })
       .where(eq(remotes.id, remoteId))
       .run();
   });
@@ -550,7 +558,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
       else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
       await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, cursor);
     }
-    await recordContact(ctx, remote.id, {});
+    await recordContact(ctx, remote.id, { synced: true });
     return result;
   });
 }

@@ -19,6 +19,8 @@ export interface Config {
   /** The key that seals webhook secrets, when given by `BASALT_SECRET_KEY` instead of a key file. */
   secretKey: string | null;
   backupCron: string | null;
+  /** How often `serve` pulls and pushes each remote (`--sync-every`, default a minute); null: only when asked. */
+  syncEveryMs: number | null;
   limits: Limits;
   /** Where GitHub's repository tarballs are fetched (`BASALT_GITHUB_ARCHIVE_URL`): codeload.github.com, or a mirror the operator runs. */
   githubArchiveUrl: string;
@@ -37,6 +39,15 @@ export function parseRetrySchedule(text: string | undefined): number[] {
 }
 
 export class ConfigError extends Error {}
+
+/** `--sync-every`: `off`, or a time in seconds, minutes or hours (`30s`, `1m`, `2h`; a bare number is seconds), at least a second. */
+export function parseSyncEvery(text: string): number | null {
+  if (text.trim() === "off") return null;
+  const match = /^(\d+)(s|m|h)?$/.exec(text.trim());
+  const ms = match ? Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? "s") as "s" | "m" | "h"] : 0;
+  if (!(ms >= 1000)) throw new ConfigError(`--sync-every "${text}" is not "off" or a time such as 30s, 1m or 2h.`);
+  return ms;
+}
 
 export const DEFAULT_PORT = 7431;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -91,6 +102,7 @@ export interface ServeFlags {
   "max-file"?: string;
   "webhook-allow"?: string;
   "backup-cron"?: string;
+  "sync-every"?: string;
   "max-spaces-per-user"?: string;
   "max-bases-per-space"?: string;
   "max-fields-per-base"?: string;
@@ -133,6 +145,7 @@ export function loadConfig(flags: ServeFlags, env: Record<string, string | undef
     webhookRetrySchedule: parseRetrySchedule(env.BASALT_WEBHOOK_RETRY_SCHEDULE),
     secretKey: env.BASALT_SECRET_KEY || null,
     backupCron: flags["backup-cron"] ?? env.BASALT_BACKUP_CRON ?? null,
+    syncEveryMs: parseSyncEvery(flags["sync-every"] ?? env.BASALT_SYNC_EVERY ?? "1m"),
     limits: loadLimits(flags, env),
     githubArchiveUrl: (env.BASALT_GITHUB_ARCHIVE_URL || "https://codeload.github.com").replace(/\/+$/, ""),
     demo: flags.demo === true || env.BASALT_DEMO === "1" || env.BASALT_DEMO === "true",

@@ -171,6 +171,10 @@ export const remotes = sqliteTable(
     behind: integer("behind").notNull(),
     lastContactAt: instant("last_contact_at"),
     lastError: text("last_error"),
+    /** When a pull and push with it last ended whole (asked, or by `serve`'s follow). */
+    lastSyncAt: instant("last_sync_at"),
+    /** When `serve`'s follow tries it next (later while it cannot be reached); null when no follow has run. */
+    nextSyncAt: instant("next_sync_at"),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [uniqueIndex("remotes_name_idx").on(table.spaceId, table.name)],

@@ -21,10 +21,11 @@ function remoteCard(ctx: Context, remote: RemoteView, status: HTMLElement) {
   return card(
     remote.name,
     h("p", { class: "url" }, remote.url),
-    h("p", {}, `${remote.behind} behind · ${remote.ahead} ahead · ${remote.pending} waiting there · ${remote.refused} refused`),
+    h("p", {}, `${remote.behind} behind · ${remote.ahead} ahead · ${remote.pending} waiting there · ${remote.refused} refused · ${remote.conflicts} conflict${remote.conflicts === 1 ? "" : "s"} to decide here`),
     remote.lastError
       ? notice("error", `Not answering: ${remote.lastError} (last answered ${when(remote.lastContactAt)}).`)
       : h("p", { class: "muted" }, `Last answered ${when(remote.lastContactAt)}.`),
+    h("p", { class: "muted" }, `${remote.lastSyncAt ? `Last synced ${when(remote.lastSyncAt)}.` : "Not synced yet."}${remote.nextSyncAt ? ` Next sync by the server: ${when(remote.nextSyncAt)}.` : ""}`),
     h(
       "div",
       { class: "row-actions" },
