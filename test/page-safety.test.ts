@@ -189,4 +189,49 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
+  test("archived records, deleted fields with their values and deleted views are seen and restored from the page, through review where removing was", async () => {
+    const { id, recordIds } = await baseWith("keep", [{ slug: "title", name: "Title", type: "text" }, { slug: "priority", name: "Priority", type: "text" }], [{ title: "Old idea", priority: "p1" }, { title: "Live idea", priority: "p2" }]);
+    const merge = async (changeRequestId: string) => {
+      await server.call("POST", `/api/v1/change-requests/${changeRequestId}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+      expect((await server.call("POST", `/api/v1/change-requests/${changeRequestId}/merge`, { key: ws.write })).status).toBe(200);
+    };
+    await merge((await server.call("POST", `/api/v1/records/${recordIds[0]}/change-requests`, { key: ws.write, body: { operation: "delete" } })).body.id);
+    const priority = (await server.call("GET", "/api/v1/bases/keep", { key: ws.read })).body.fields.find((field: { slug: string }) => field.slug === "priority");
+    await merge((await server.call("POST", "/api/v1/bases/keep/fields/change-requests", { key: ws.write, body: { operation: "delete", fieldId: priority.id } })).body.id);
+    await server.fieldUpkeep.settled();
+    const view = (await server.call("POST", "/api/v1/views/change-requests", { key: ws.write, body: { operation: "create", baseId: id, name: "Triage", type: "table" } })).body;
+    expect((await server.call("POST", "/api/v1/views/change-requests", { key: ws.write, body: { operation: "delete", viewId: view.id } })).status).toBe(201);
+
+    const page = await signedIn(`/admin/bases/${id}`);
+    await page.getByRole("link", { name: "Archived and deleted" }).click();
+    await page.getByRole("heading", { name: "Archived and deleted in Keep" }).waitFor();
+    // A record's restore waits for review, as its archive did.
+    await page.getByRole("button", { name: "Restore Old idea" }).click();
+    await page.getByText("Restoring Old idea is proposed: it waits for review in the Inbox.").waitFor();
+    const waiting = (await server.call("GET", "/api/v1/change-requests?status=in_review&limit=1", { key: ws.read })).body.changeRequests[0];
+    expect(waiting.operations[0]).toMatchObject({ operation: "record_restore", targetRecordId: recordIds[0] });
+    await merge(waiting.id);
+    expect((await server.call("GET", `/api/v1/records/${recordIds[0]}`, { key: ws.read })).body.status).toBe("active");
+    // The merge elsewhere draws the screen again: the record leaves the list, what was said stays.
+    await page.getByText("No archived records.").waitFor();
+    await page.getByText("Restoring Old idea is proposed").waitFor();
+    // A field's too, and it comes back with its values.
+    await page.getByRole("button", { name: "Restore Priority" }).click();
+    await page.getByText("Restoring Priority is proposed: it waits for review in the Inbox.").waitFor();
+    await merge((await server.call("GET", "/api/v1/change-requests?status=in_review&limit=1", { key: ws.read })).body.changeRequests[0].id);
+    await server.fieldUpkeep.settled();
+    expect(await valueOf(recordIds[1], "priority")).toBe("p2");
+    expect(await valueOf(recordIds[0], "priority")).toBe("p1");
+    // A view's is merged at once with write, as its deletion was; the screen then lists it no more.
+    await page.reload();
+    await page.getByRole("button", { name: "Restore Triage" }).click();
+    await page.getByText("No deleted views.").waitFor();
+    expect((await server.call("GET", `/api/v1/views/${view.id}`, { key: ws.read })).body.status).toBe("active");
+    await page.getByText("No archived records.").waitFor();
+    await page.getByText("No deleted fields.").waitFor();
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 90_000);
 });

@@ -34,6 +34,7 @@ export const FieldSchema = t.Object(
 export type FieldView = Static<typeof FieldSchema>;
 
 export const DeletedFieldSchema = t.Composite([FieldSchema, t.Object({ deletedAt: Timestamp })], { description: "A field as it was when deleted; its values are cleared from the records." });
+export type DeletedFieldView = Static<typeof DeletedFieldSchema>;
 
 /** `GET /bases/{id}/fields/deleted`: the base's deleted fields, the latest deleted first. */
 export function listDeletedFields(ctx: AppContext, spaceId: string, baseRef: string): Static<typeof DeletedFieldSchema>[] {

@@ -15,10 +15,11 @@ import { searchScreens } from "./screens/search";
 import { docScreens } from "./screens/docs";
 import { formScreens } from "./forms";
 import { activityScreens } from "./screens/activity";
+import { restoreScreens } from "./screens/restore";
 import { failureText, notice } from "./ui";
 import { followEvents, type LiveEvent } from "./live";
 
-const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...docScreens, ...formScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...remoteScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
+const SCREENS: Screen[] = [...signInScreens, ...inboxScreens, ...dataScreens, ...restoreScreens, ...docScreens, ...formScreens, ...searchScreens, ...activityScreens, ...webhookScreens, ...remoteScreens, ...keyScreens, ...deviceScreens, ...spaceScreens];
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;

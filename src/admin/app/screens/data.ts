@@ -273,6 +273,8 @@ async function basePage(ctx: Context): Promise<Node> {
       base.description || `${base.fields.length} fields.`,
       stackedBy ? " Drag a card to another column, or choose its column; each move is a change request. " : view && view.type !== "table" ? " " : " Arrows move between cells, Enter edits one, Escape cancels; each edit is a change request. ",
       link(`/admin/bases/${base.id}/new`, "New record with every field"),
+      " · ",
+      link(`/admin/bases/${base.id}/restore`, "Archived and deleted"),
     ),
     viewTabs(base, views, view, viewChanges),
     card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, tabular ? h("div", { class: "records-bar" }, layoutSwitch(listed, () => ctx.reload()), listed ? null : groupPick(base, groupedBy, (slug) => ctx.go(here({ group: slug })))) : null, layoutNote, content.node),
