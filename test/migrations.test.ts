@@ -60,7 +60,7 @@ describe("migrating a database of an earlier version", () => {
   });
 
   test("a change request keeps its operations, reviews, attribution, policy and moments: rebuilding its table cascades nothing", () => {
-    const cr = getChangeRequest(ctx, "spc_a", "crq_01M00000000000000001");
+    const cr = getChangeRequest(ctx, "spc_a", SEES_ALL, "crq_01M00000000000000001");
     expect([cr.createdAt, cr.updatedAt, cr.reviewedAt, cr.mergedAt]).toEqual(["2026-02-01T09:00:00.125Z", "2026-02-01T10:00:00.500Z", "2026-02-01T10:00:00.250Z", "2026-02-01T10:00:00.500Z"]);
     expect(cr.operations.map((op) => [op.id, op.createdAt, op.updatedAt, op.headCommit?.payload])).toEqual([["opr_1", "2026-02-01T09:00:00.125Z", "2026-02-01T10:00:00.500Z", { title: "First" }]]);
     expect(cr.reviews.map((review) => review.id)).toEqual(["rev_1"]);

@@ -86,3 +86,41 @@ describe("computed values", () => {
     expect(small.fields.title_x4).toBe("abababab");
   });
 });
+
+describe("answers that embed values", () => {
+  test("change requests, their pages, activity and a record's change requests embed at most 8 MB of linked names and values; a cursor walks on", async () => {
+    await createBase(server, ws.write, "payees", [{ slug: "name", name: "Name", type: "text" }]);
+    await createBase(server, ws.write, "invoices", [
+      { slug: "title", name: "Title", type: "text" },
+      { slug: "payees", name: "Payees", type: "relation", options: { targetBaseSlug: "payees" } },
+    ]);
+    const payees: string[] = [];
+    for (let i = 0; i < 48; i++) payees.push((await create("payees", { name: text(200, String.fromCharCode(65 + (i % 26))) })).body.id);
+    const invoice = (await create("invoices", { title: "Linked" })).body.id as string;
+    const proposed: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const reply = await server.call("POST", `/api/v1/records/${invoice}/change-requests`, { key: ws.write, body: { operation: "update", fields: { title: `Take ${i}`, payees }, autoMerge: false } });
+      proposed.push(reply.body.id);
+    }
+    const bound = 9 * KB * KB;
+    const seen: string[] = [];
+    let cursor = "";
+    do {
+      const page = await server.call("GET", `/api/v1/change-requests?limit=10&baseId=invoices${cursor ? `&cursor=${cursor}` : ""}`, { key: ws.read });
+      expect(page.status).toBe(200);
+      expect(page.text.length).toBeLessThan(bound);
+      seen.push(...page.body.changeRequests.map((cr: { id: string }) => cr.id));
+      cursor = page.body.nextCursor ?? "";
+    } while (cursor);
+    expect(proposed.every((id) => seen.includes(id))).toBe(true);
+    for (const path of ["/api/v1/change-requests/page?pageSize=10&baseId=invoices", "/api/v1/activity/paged?limit=10", `/api/v1/records/${invoice}/change-requests`, `/api/v1/change-requests/${proposed[0]}`, "/api/v1/agent-tasks"]) {
+      const reply = await server.call("GET", path, { key: ws.read });
+      expect({ path, status: reply.status, bounded: reply.text.length < bound }).toEqual({ path, status: 200, bounded: true });
+    }
+    // A change request alone names what fits; the names left out are the ids the client shows.
+    const one = (await server.call("GET", `/api/v1/change-requests/${proposed[0]}`, { key: ws.read })).body;
+    expect(Object.keys(one.linkedRecords).length).toBeGreaterThan(30);
+    expect(Object.keys(one.linkedRecords).length).toBeLessThan(48);
+  });
+});
+

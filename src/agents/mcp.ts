@@ -1,5 +1,5 @@
 import type { FilterGroup, RecordFilter } from "../content/records/query";
-import { seenBase } from "../content/records/seen";
+import { seenBase, seenEvent } from "../content/records/seen";
 import { grep, GREP_BOUNDS } from "../search/grep";
 import { SEARCH_BOUNDS, searchSpace } from "../search/search";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -29,7 +29,7 @@ import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
 import { ApiError, badRequest, forbidden } from "../shared/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
-import { namedTargets, requireSeenTargets, seesEvent } from "../spaces/sight";
+import { namedTargets, requireSeenTargets } from "../spaces/sight";
 import { VERSION } from "../shared/version";
 
 type ToolAnswer = { content: { type: "text"; text: string }[]; isError?: boolean };
@@ -180,7 +180,9 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
         events = hub.since(scope.space.id, from);
       }
       if (events === null) return { reset: true, events: [], lastEventId: hub.latest() };
-      return { events: events.filter((event) => seesEvent(scope.sight, event)), lastEventId: events.at(-1)?.seq ?? from };
+      // Worked out again now: a grant revoked, or a base made in a private folder, while it waited.
+      const sight = resolveSpace(ctx, actor, spaceRef, spaceHeader).sight;
+      return { events: events.flatMap((event) => seenEvent(ctx, sight, event) ?? []), lastEventId: events.at(-1)?.seq ?? from };
     }),
   );
   server.registerTool(
@@ -208,7 +210,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
       const key = args.operation === "create" ? "baseId" : "viewId";
       if (typeof args[key] !== "string") throw badRequest(`${key} is required to ${args.operation} a view.`);
       const proposed = await proposeViewChange(ctx, who(scope), args as ViewChange, { message });
-      return viewOf(ctx, proposed.changeRequest);
+      return viewOf(ctx, scope.sight, proposed.changeRequest);
     }),
   );
   server.registerTool(
@@ -231,7 +233,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
     { description: "Propose a new record (values keyed by field slug). Merged at once with write, else waits for review.", inputSchema: { base: z.string().min(1), fields: z.record(z.string(), z.unknown()), ...proposal } },
     inSpace("changeRequest", async (scope, args: { base: string; fields: Record<string, unknown>; message?: string }) => {
       const proposed = await proposeRecords(ctx, who(scope), args.base, [{ fields: args.fields }], { message: args.message });
-      return viewOf(ctx, proposed.changeRequest);
+      return viewOf(ctx, scope.sight, proposed.changeRequest);
     }),
   );
   server.registerTool(
@@ -239,7 +241,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
     { description: "Propose new values for some fields of a record.", inputSchema: { recordId: z.string().min(1), fields: z.record(z.string(), z.unknown()), ...proposal } },
     inSpace("changeRequest", async (scope, args: { recordId: string; fields: Record<string, unknown>; message?: string }) => {
       const proposed = await proposeRecordChange(ctx, who(scope), args.recordId, { operation: "update", fields: args.fields }, { message: args.message });
-      return viewOf(ctx, proposed.changeRequest);
+      return viewOf(ctx, scope.sight, proposed.changeRequest);
     }),
   );
   server.registerTool(
@@ -247,7 +249,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
     { description: "Propose archiving a record (always waits for review).", inputSchema: { recordId: z.string().min(1), ...proposal } },
     inSpace("changeRequest", async (scope, args: { recordId: string; message?: string }) => {
       const proposed = await proposeRecordChange(ctx, who(scope), args.recordId, { operation: "delete" }, { message: args.message });
-      return viewOf(ctx, proposed.changeRequest);
+      return viewOf(ctx, scope.sight, proposed.changeRequest);
     }),
   );
   server.registerTool(
@@ -302,12 +304,12 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
   server.registerTool(
     "create_doc",
     { description: "Propose a new doc with its markdown (merged at once with write).", inputSchema: { slug: z.string().min(1).max(64), name: z.string().min(1).max(200), body: z.string().optional(), parentNodeId: z.string().optional(), ...proposal } },
-    inSpace("changeRequest", async (scope, { message, ...doc }: { slug: string; name: string; body?: string; parentNodeId?: string; message?: string }) => viewOf(ctx, (await proposeDoc(ctx, who(scope), doc, { message })).changeRequest)),
+    inSpace("changeRequest", async (scope, { message, ...doc }: { slug: string; name: string; body?: string; parentNodeId?: string; message?: string }) => viewOf(ctx, scope.sight, (await proposeDoc(ctx, who(scope), doc, { message })).changeRequest)),
   );
   server.registerTool(
     "update_doc",
     { description: "Propose a doc's whole new markdown (merged at once with write).", inputSchema: { doc: z.string().min(1), body: z.string(), ...proposal } },
-    inSpace("changeRequest", async (scope, args: { doc: string; body: string; message?: string }) => viewOf(ctx, (await proposeNodeContent(ctx, who(scope), args.doc, { kind: "doc", body: args.body }, { message: args.message })).changeRequest)),
+    inSpace("changeRequest", async (scope, args: { doc: string; body: string; message?: string }) => viewOf(ctx, scope.sight, (await proposeNodeContent(ctx, who(scope), args.doc, { kind: "doc", body: args.body }, { message: args.message })).changeRequest)),
   );
   server.registerTool(
     "list_files",
@@ -332,7 +334,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
         ...proposal,
       },
     },
-    inSpace("changeRequest", async (scope, args: { tree: string; operations: TreeOperation[]; message?: string }) => viewOf(ctx, (await proposeTreeChanges(ctx, who(scope), args.tree, undefined, args.operations, { message: args.message })).changeRequest)),
+    inSpace("changeRequest", async (scope, args: { tree: string; operations: TreeOperation[]; message?: string }) => viewOf(ctx, scope.sight, (await proposeTreeChanges(ctx, who(scope), args.tree, undefined, args.operations, { message: args.message })).changeRequest)),
   );
   return server;
 }

@@ -11,6 +11,7 @@ import { atLeast } from "../shared/levels";
 import { commits } from "../tables/content";
 import type { AppContext } from "../context";
 import { ApiError, badRequest } from "../shared/errors";
+import { withinBudget } from "../shared/limits";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { newestChangeRequests } from "./inbox";
@@ -108,21 +109,25 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
     recordId: null,
   }));
   const items = [...changeRequests, ...laterCommits(ctx, spaceId, scope.sight, wanted, before), ...audits].sort((a, b) => (suffixOf(a.id) < suffixOf(b.id) ? 1 : suffixOf(a.id) > suffixOf(b.id) ? -1 : 0));
-  const page = items.slice(0, query.limit);
-  return { items: withEmbedded(ctx, spaceId, page, audited), nextCursor: items.length > query.limit ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
+  const page = withEmbedded(ctx, spaceId, scope.sight, items.slice(0, query.limit), audited);
+  // A page past the answer's budget ends early; its cursor goes on from there.
+  const kept = withinBudget(page);
+  const more = items.length > query.limit || kept < page.length;
+  page.length = kept;
+  return { items: page, nextCursor: more ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
 }
 
 /** The page's items with what each is about, read once each (a page holds at most 100). */
-function withEmbedded(ctx: AppContext, spaceId: string, page: ActivityItem[], audited: Map<string, AuditEventView>): ActivityItem[] {
+function withEmbedded(ctx: AppContext, spaceId: string, sight: Sight, page: ActivityItem[], audited: Map<string, AuditEventView>): ActivityItem[] {
   const operationIds = page.filter((item) => item.kind === "operation" && item.operationId).map((item) => item.operationId!);
   const crOfOperation = new Map(operationIds.map((id) => [id, findOperation(ctx, spaceId, id).changeRequestId]));
   const crIds = [...new Set([...page.flatMap((item) => (item.kind === "change_request" && item.changeRequestId ? [item.changeRequestId] : [])), ...crOfOperation.values()])];
-  const views = new Map(changeRequestViews(ctx, crIds.map((id) => findChangeRequest(ctx, spaceId, id))).map((view) => [view.id, view]));
+  const views = new Map(changeRequestViews(ctx, sight, crIds.map((id) => findChangeRequest(ctx, spaceId, id))).map((view) => [view.id, view]));
   // A record purged since the item was written is shown as null.
   const recordOf = (id: string | null) => {
     if (!id) return null;
     try {
-      return getRecord(ctx, spaceId, id);
+      return getRecord(ctx, spaceId, id, undefined, sight);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return null;
       throw error;

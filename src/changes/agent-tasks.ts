@@ -53,7 +53,7 @@ export function agentTasks(ctx: AppContext, scope: SpaceScope, actor: Actor): Ag
     .all();
   const people = userRefs(ctx, mentions.map((mention) => mention.authorId));
   for (const mention of mentions) asked.set(mention.changeRequestId!, [...(asked.get(mention.changeRequestId!) ?? []), commentView(mention, people)]);
-  return changeRequestViews(ctx, sentBack).map((changeRequest) => ({
+  return changeRequestViews(ctx, scope.sight, sentBack).map((changeRequest) => ({
     changeRequest,
     trigger: "changes_requested" as const,
     reviewReason: reasons.get(changeRequest.id) ?? null,

@@ -117,7 +117,7 @@ export const ChangeRequestDetailSchema = t.Composite([ChangeRequestSchema, t.Obj
 
 /** `GET /change-requests/{id}`: the change request with its comments and its operations', oldest first. */
 export function changeRequestDetail(ctx: AppContext, spaceId: string, sight: Sight, id: string): Static<typeof ChangeRequestDetailSchema> {
-  const changeRequest = getChangeRequest(ctx, spaceId, id);
+  const changeRequest = getChangeRequest(ctx, spaceId, sight, id);
   if ((changeRequest.baseId && sight.hiddenBases.has(changeRequest.baseId)) || (changeRequest.nodeId && sight.hiddenNodes.has(changeRequest.nodeId))) throw notFound(`No change request "${id}" in this space.`);
   return { ...changeRequest, comments: listComments(ctx, spaceId, { subjectType: "change_request", subjectId: changeRequest.id, limit: MAX_LISTED }) };
 }

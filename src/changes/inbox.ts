@@ -9,6 +9,7 @@ import { findRecord } from "../content/records/read";
 import { RecordSchema, type RecordView } from "../content/records/view";
 import type { AppContext } from "../context";
 import { ApiError, badRequest } from "../shared/errors";
+import { withinBudget } from "../shared/limits";
 import { JsonObject, Nullable, WholeNumber } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { directCount, directCounts, directOfRecord, directPage, newestFirst } from "./direct";
@@ -69,8 +70,12 @@ export function newestChangeRequests(ctx: AppContext, filter: ChangeRequestFilte
 /** Newest first, stored change requests and direct creates interleaved; the cursor is the last id of the previous page. */
 export function listChangeRequests(ctx: AppContext, scope: SpaceScope, actor: Actor, query: ChangeRequestQuery): Static<typeof ChangeRequestPageSchema> {
   const rows = newestChangeRequests(ctx, filterOf(ctx, scope, actor, query), query.limit + 1, query.cursor ? decodeIdCursor(query.cursor) : undefined);
-  const page = rows.slice(0, query.limit);
-  return { changeRequests: changeRequestViews(ctx, page), nextCursor: rows.length > query.limit ? Buffer.from(page.at(-1)!.id).toString("base64url") : null };
+  const views = changeRequestViews(ctx, scope.sight, rows.slice(0, query.limit));
+  // A page past the answer's budget ends early; its cursor goes on from there.
+  const kept = withinBudget(views);
+  const more = rows.length > query.limit || kept < views.length;
+  views.length = kept;
+  return { changeRequests: views, nextCursor: more ? Buffer.from(views.at(-1)!.id).toString("base64url") : null };
 }
 
 export const NumberedChangeRequestPageSchema = t.Object(
@@ -91,7 +96,7 @@ export function numberedChangeRequests(ctx: AppContext, scope: SpaceScope, actor
   const stored = ctx.db.select({ n: count() }).from(changeRequests).where(and(...storedWhere(filter))).get()!.n;
   const total = stored + (includesDirect(filter) ? directCount(ctx, filter) : 0);
   const rows = offset < total ? newestChangeRequests(ctx, filter, offset + pageSize).slice(offset) : [];
-  return { changeRequests: changeRequestViews(ctx, rows), total, totalPages: Math.ceil(total / pageSize), page, pageSize };
+  return { changeRequests: changeRequestViews(ctx, scope.sight, rows), total, totalPages: Math.ceil(total / pageSize), page, pageSize };
 }
 
 function decodeIdCursor(cursor: string): string {
@@ -138,7 +143,7 @@ export function recordChangeRequests(ctx: AppContext, scope: SpaceScope, recordI
   findRecord(ctx, scope.space.id, recordId);
   const ids = ctx.db.selectDistinct({ id: operations.changeRequestId }).from(operations).where(eq(operations.targetRecordId, recordId)).all().map((row) => row.id);
   const stored = ids.length === 0 ? [] : ctx.db.select().from(changeRequests).where(inArray(changeRequests.id, ids)).all();
-  return changeRequestViews(ctx, [...stored, ...directOfRecord(ctx, recordId)].sort(newestFirst));
+  return changeRequestViews(ctx, scope.sight, [...stored, ...directOfRecord(ctx, recordId)].sort(newestFirst));
 }
 
 export const BatchResultsSchema = t.Object({

@@ -1,3 +1,5 @@
+import { seenRecord } from "../content/records/seen";
+import type { Sight } from "../spaces/sight";
 import { getView, ViewSchema, type ViewView } from "../content/views";
 import { type AuditActor, recordAudit } from "../audit/audit";
 import type { Static } from "@sinclair/typebox";
@@ -40,10 +42,11 @@ export function operationsOf(ctx: AppContext, crId: string): OperationRow[] {
   return stored.length > 0 ? stored : [...directOperations(ctx, [crId]).values()];
 }
 
-export const viewOf = (ctx: AppContext, row: ChangeRequestRow): ChangeRequestView => changeRequestViews(ctx, [row])[0];
+/** A change request as the caller sees it (`changeRequestViews`). */
+export const viewOf = (ctx: AppContext, sight: Sight, row: ChangeRequestRow): ChangeRequestView => changeRequestViews(ctx, sight, [row])[0];
 
-export function getChangeRequest(ctx: AppContext, spaceId: string, id: string): ChangeRequestView {
-  return viewOf(ctx, findChangeRequest(ctx, spaceId, id));
+export function getChangeRequest(ctx: AppContext, spaceId: string, sight: Sight, id: string): ChangeRequestView {
+  return viewOf(ctx, sight, findChangeRequest(ctx, spaceId, id));
 }
 
 /** What to do next, for a change request that is still open but not approved. */
@@ -105,7 +108,7 @@ export async function reviewChangeRequest(ctx: AppContext, scope: SpaceScope, ac
     if (event && status !== cr.status) recordEvent(tx, event, { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, reviewerId: actor.user.id });
     return loadRow(tx, cr.id);
   });
-  return viewOf(ctx, row);
+  return viewOf(ctx, scope.sight, row);
 }
 
 export async function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, reason: string | undefined, actor: AuditActor): Promise<ChangeRequestView> {
@@ -118,13 +121,13 @@ export async function closeChangeRequest(ctx: AppContext, scope: SpaceScope, id:
     recordAudit(tx, { action: "change_request.closed", actor, spaceId: cr.spaceId, baseId: cr.baseId, targetType: "change_request", targetId: cr.id, metadata: { from: cr.status, reason: reason ?? null } });
     return loadRow(tx, cr.id);
   });
-  return viewOf(ctx, row);
+  return viewOf(ctx, scope.sight, row);
 }
 
-/** The record a merge produced (the first, for a bulk change request), as the merge answer shows it. */
-export function mergedRecord(ctx: AppContext, spaceId: string, outcome: MergeOutcome | null): RecordView | null {
+/** The record a merge produced (the first, for a bulk change request), as the merge answer shows it to the caller (`seenRecord`). */
+export function mergedRecord(ctx: AppContext, spaceId: string, sight: Sight, outcome: MergeOutcome | null): RecordView | null {
   if (!outcome?.merged || outcome.recordIds.length === 0) return null;
-  return outcome.records?.[0] ?? getRecord(ctx, spaceId, outcome.recordIds[0]);
+  return outcome.records?.[0] ? seenRecord(ctx, spaceId, sight, outcome.records[0]) : getRecord(ctx, spaceId, outcome.recordIds[0], undefined, sight);
 }
 
 /**
@@ -162,11 +165,11 @@ export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id:
       throw error;
     }
   });
-  const changeRequest = getChangeRequest(ctx, scope.space.id, id);
+  const changeRequest = getChangeRequest(ctx, scope.space.id, scope.sight, id);
   if (!outcome.merged) {
     throw conflict("The data changed since this was proposed: the change request is now in conflict.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict, changeRequestId: id });
   }
-  return { changeRequest, record: mergedRecord(ctx, scope.space.id, outcome), view: mergedView(ctx, scope.space.id, outcome, () => operationsOf(ctx, id)) };
+  return { changeRequest, record: mergedRecord(ctx, scope.space.id, scope.sight, outcome), view: mergedView(ctx, scope.space.id, outcome, () => operationsOf(ctx, id)) };
 }
 
 function baseForOperation(ctx: AppContext, spaceId: string, op: OperationRow): LoadedBase {
@@ -245,5 +248,5 @@ export async function reviseOperation(
     tx.db.update(changeRequests).set({ status: "in_review", mergeSummary: {}, updatedAt: at }).where(eq(changeRequests.id, cr.id)).run();
     return loadRow(tx, cr.id);
   });
-  return viewOf(ctx, row);
+  return viewOf(ctx, scope.sight, row);
 }

@@ -5,8 +5,9 @@ import type { AppContext, Tx } from "../context";
 import { preparedFor, preparedWrite } from "../db/client";
 import { Nullable, WholeNumber } from "../shared/schemas";
 import { seenWhere, type Sight } from "../spaces/sight";
+import { seenCommits } from "../content/records/seen";
 import { commits } from "../tables/content";
-import { changeRequests, instance, mergeLog } from "../tables/changes";
+import { changeRequests, instance, mergeLog, operations } from "../tables/changes";
 
 /**
  * The merge log (docs/remotes.md): each merged commit's place in its space's order of merges,
@@ -109,7 +110,10 @@ export function mergedSince(ctx: AppContext, spaceId: string, sight: Sight, afte
     .limit(limit)
     .all();
   const ids = logged.map((row) => row.commitId);
-  const rows = ids.length ? ctx.db.select(commitColumns).from(commits).where(and(inArray(commits.id, ids), ...seenWhere(commits, sight))).all() : [];
+  // A commit that made a node or a base names it only through its operation, which the merge gave it.
+  const place = { nodeId: sql`coalesce(${commits.nodeId}, ${operations.nodeId})`, baseId: sql`coalesce(${commits.baseId}, ${operations.baseId})` };
+  const read = ids.length ? ctx.db.select(commitColumns).from(commits).leftJoin(operations, eq(operations.id, commits.operationId)).where(and(inArray(commits.id, ids), ...seenWhere(place, sight))).all() : [];
+  const rows = seenCommits(ctx, spaceId, sight, read);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const people = userRefs(ctx, rows.map((row) => row.authorId));
   const head = headOf(ctx).get({ spaceId })?.seq ?? 0;

@@ -8,7 +8,7 @@ import type { ReviewPolicy, SourceAttribution, TargetType } from "../tables/cont
 import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { write } from "../db/tx";
-import { badRequest, conflict } from "../shared/errors";
+import { badRequest, conflict, notFound } from "../shared/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { type CommitRow, insertCommit, type UserRef } from "../content/commits";
@@ -99,6 +99,9 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
  * How its rows are stored is `proposalStorage`'s to say (a direct create's commit stands for them).
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
+  // Whatever route or form it came through, nothing is proposed into a node or base hidden from the proposer.
+  const { hiddenNodes, hiddenBases } = p.scope.sight;
+  if ([p, ...p.operations].some((target) => (target.nodeId && hiddenNodes.has(target.nodeId)) || (target.baseId && hiddenBases.has(target.baseId)))) return Promise.reject(notFound("No such base or node in this space."));
   const reviewReason = alwaysReviewed(p);
   if (reviewReason && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${reviewReason}`));
   const autoMerge = !p.conflict && mergesAtOnce(p.scope.level, p);

@@ -10,6 +10,9 @@ import type { AppContext } from "../context";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "../content/commits";
 import { directOperations } from "./direct";
+import { ValueBudget } from "../shared/limits";
+import { seenBase, seenCommits } from "../content/records/seen";
+import type { Sight } from "../spaces/sight";
 import { CHANGE_STATUSES, type ChangeRequestRow, OPERATION_STATUSES, type OperationRow, operations, reviews, VERDICTS } from "../tables/changes";
 import { OPERATION_KINDS, TARGET_TYPES } from "../tables/content";
 
@@ -159,30 +162,37 @@ function mergeSummaryOf(row: ChangeRequestRow, ops: OperationRow[]): Record<stri
 }
 
 /** The names of the records the operations' relation values name, before and after. */
-function linkedRecordsOf(ctx: AppContext, spaceId: string, base: BaseView | null, ops: OperationView[]): Record<string, string | null> {
+function linkedRecordsOf(ctx: AppContext, spaceId: string, sight: Sight, base: BaseView | null, ops: OperationView[], budget: ValueBudget): Record<string, string | null> {
   const relations = (base?.fields ?? []).filter(isRelation).map((field) => field.slug);
   if (relations.length === 0) return {};
   const ids = ops.flatMap((op) => relations.flatMap((slug) => [...idsOf(op.headCommit?.payload[slug]), ...idsOf(op.baseFields[slug])]));
-  return recordNames(ctx, spaceId, ids);
+  return recordNames(ctx, spaceId, sight, ids, budget);
 }
 
-/** Full views of change requests, their operations, commits and reviews read in a few queries. */
-export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): ChangeRequestView[] {
+/**
+ * Full views of change requests, their operations, commits and reviews read in a few queries, as
+ * the caller sees them: their bases without the fields hidden from the caller, their commits
+ * through `seenCommits`, their linked names through `recordNames`.
+ */
+export function changeRequestViews(ctx: AppContext, sight: Sight, rows: ChangeRequestRow[]): ChangeRequestView[] {
   if (rows.length === 0) return [];
+  // The names of linked records are what multiplies an answer: they share one budget (`ValueBudget`).
+  const budget = new ValueBudget();
   const ids = rows.map((row) => row.id);
   const ops = groupBy(ctx.db.select().from(operations).where(inArray(operations.changeRequestId, ids)).orderBy(asc(operations.position)).all(), (op) => op.changeRequestId);
   // A change request without operation rows is a direct create: its operation is read from its commit.
   for (const [id, op] of directOperations(ctx, ids.filter((id) => !ops.has(id)))) ops.set(id, [op]);
   const reviewRows = groupBy(ctx.db.select().from(reviews).where(inArray(reviews.changeRequestId, ids)).orderBy(asc(reviews.createdAt)).all(), (r) => r.changeRequestId);
   const allOps = [...ops.values()].flat();
-  const commits = loadCommits(ctx, allOps.flatMap((op) => (op.baseCommitId ? [op.headCommitId, op.baseCommitId] : [op.headCommitId])));
+  const loaded = loadCommits(ctx, allOps.flatMap((op) => (op.baseCommitId ? [op.headCommitId, op.baseCommitId] : [op.headCommitId])));
+  const commits = new Map(rows.length > 0 ? seenCommits(ctx, rows[0].spaceId, sight, [...loaded.values()]).map((row) => [row.id, row]) : []);
   const people = userRefs(ctx, [...rows.map((row) => row.submittedBy), ...[...reviewRows.values()].flat().map((r) => r.reviewerId), ...[...commits.values()].map((c) => c.authorId)]);
   const basesById = new Map<string, BaseView | null>();
   const baseOf = (row: ChangeRequestRow) => {
     if (!row.baseId) return null;
     if (!basesById.has(row.baseId)) {
       try {
-        basesById.set(row.baseId, baseView(findBase(ctx, row.spaceId, row.baseId, { archived: true })));
+        basesById.set(row.baseId, baseView(seenBase(findBase(ctx, row.spaceId, row.baseId, { archived: true }), sight)));
       } catch {
         basesById.set(row.baseId, null);
       }
@@ -211,7 +221,7 @@ export function changeRequestViews(ctx: AppContext, rows: ChangeRequestRow[]): C
       createdAt: row.createdAt,
       updatedAt: row.updatedAt,
       base,
-      linkedRecords: linkedRecordsOf(ctx, row.spaceId, base, operationViews),
+      linkedRecords: linkedRecordsOf(ctx, row.spaceId, sight, base, operationViews, budget),
       node: row.nodeId ? nodeSummary(ctx, row.spaceId, row.nodeId) : null,
       operations: operationViews,
       primaryOperation: operationViews[0] ?? null,

@@ -33,7 +33,7 @@ export async function exportCommand(args: string[]): Promise<void> {
     const space = listSpacesWithOwners(ctx).find((candidate) => candidate.id === spaceRef || candidate.slug === spaceRef);
     if (!space) throw new CliError(`No space has the id or slug ${spaceRef}.`);
     const { loaded, query } = recordListing(ctx, space.id, SEES_ALL, { baseId: required(flags, "base"), viewId: flags.view, sort: flags.sort });
-    const parts = exportParts(ctx, loaded, query, format, space.id);
+    const parts = exportParts(ctx, loaded, query, format, space.id, SEES_ALL);
     if (flags.out) {
       // Like every file a command writes: new, 0600, never over a file or through a link, whole or not at all.
       await writePrivately(resolve(flags.out), async (fd) => {

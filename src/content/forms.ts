@@ -99,13 +99,13 @@ function view(ctx: AppContext, row: FormRow): FormView {
   return { id: row.id, nodeId, spaceId, targetBaseId, name: row.name, description: row.description, bindings, boundFields, page, share, mergeSubmissions, submissionCount, status: node.status, createdBy, createdAt, updatedAt };
 }
 
-/** The form on a node (id or slug) of the space. */
-export function findForm(ctx: AppContext, spaceId: string, nodeRef: string): FormRow {
+/** The form on a node (id or slug) of the space; one on a node, or into a base, hidden from the caller is not found. */
+export function findForm(ctx: AppContext, spaceId: string, sight: Sight, nodeRef: string): FormRow {
   const found = ctx.db
     .select({ form: forms })
     .from(forms)
     .innerJoin(nodes, eq(nodes.id, forms.nodeId))
-    .where(and(eq(forms.spaceId, spaceId), or(eq(nodes.id, nodeRef), eq(nodes.slug, nodeRef))))
+    .where(and(eq(forms.spaceId, spaceId), or(eq(nodes.id, nodeRef), eq(nodes.slug, nodeRef)), unseen(forms.nodeId, sight.hiddenNodes), unseen(forms.targetBaseId, sight.hiddenBases)))
     .get();
   if (!found) throw notFound(`Form not found: ${nodeRef}`);
   return found.form;
@@ -118,7 +118,7 @@ export function formOnNode(ctx: AppContext, nodeId: string): FormRow {
   return row;
 }
 
-export const getForm = (ctx: AppContext, spaceId: string, nodeRef: string): FormView => view(ctx, findForm(ctx, spaceId, nodeRef));
+export const getForm = (ctx: AppContext, spaceId: string, sight: Sight, nodeRef: string): FormView => view(ctx, findForm(ctx, spaceId, sight, nodeRef));
 
 /** What a visitor of a public form reads to fill it in: its name, description and inputs, nothing of the space. */
 export const PublicFormSchema = t.Object({
@@ -213,9 +213,9 @@ export function createForm(ctx: AppContext, spaceId: string, userId: string, inp
 export type FormPatch = Partial<Omit<NewForm, "nodeId" | "targetBaseId">>;
 
 /** `PUT /forms/{nodeId}`: what is given replaces what the form had (`share` merged into it). */
-export function updateForm(ctx: AppContext, spaceId: string, nodeRef: string, patch: FormPatch): Promise<FormView> {
+export function updateForm(ctx: AppContext, spaceId: string, sight: Sight, nodeRef: string, patch: FormPatch): Promise<FormView> {
   return write(ctx, (tx) => {
-    const row = findForm(tx, spaceId, nodeRef);
+    const row = findForm(tx, spaceId, sight, nodeRef);
     const changes: Partial<FormRow> = { updatedAt: iso(tx.clock.now()) };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.description !== undefined) changes.description = patch.description;

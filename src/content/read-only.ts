@@ -5,6 +5,7 @@ import { baseView, findBase } from "./bases";
 import { nodeDetail } from "./node-kinds";
 import type { NodeRow } from "./nodes";
 import { listRecords } from "./records/list";
+import { seenBase } from "./records/seen";
 
 /**
  * What a reader without a key sees of one node through a link (an embed link, a public share):
@@ -16,7 +17,7 @@ export function readOnlyView(ctx: AppContext, node: NodeRow, page: { cursor?: st
   if (sight.hiddenNodes.has(node.id)) throw notFound("Not found");
   const detail = nodeDetail(ctx, node.spaceId, sight, node.id);
   if (node.type !== "base") return detail;
-  const loaded = findBase(ctx, node.spaceId, node.id);
+  const loaded = seenBase(findBase(ctx, node.spaceId, node.id), sight);
   const records = listRecords(ctx, loaded, { status: "active", filters: [], cursor: page.cursor, limit: page.limit, shape: { base: false, headCommit: false, fields: null } });
   return { ...detail, base: baseView(loaded), records: records.records, nextCursor: records.nextCursor };
 }

@@ -23,8 +23,12 @@ export interface Subscriber {
   holder?: StreamHolder;
   send(frame: Uint8Array): boolean;
   stillAllowed(): boolean;
-  /** Whether it may see an event (a member kept out of a private node does not see its events); all when absent. */
-  sees?(event: LiveEvent): boolean;
+  /**
+   * An event as it may see it: null when it may not (a member kept out of a private node does not
+   * see its events), the event itself, or one narrowed for it (which gets a frame of its own); all
+   * as they are when absent.
+   */
+  view?(event: LiveEvent): LiveEvent | null;
   close(): void;
 }
 
@@ -152,6 +156,13 @@ export class EventHub implements EventStreamPort {
     return kept.frame;
   }
 
+  /** The frame of a kept event a subscriber sees: the shared one, one of its own for an event narrowed for it, or null. */
+  private frameFor(subscriber: Subscriber, kept: Kept, shared?: Uint8Array): Uint8Array | null {
+    const shown = subscriber.view ? subscriber.view(kept.event) : kept.event;
+    if (shown === null) return null;
+    return shown === kept.event ? (shared ?? this.frameOf(kept)) : encoder.encode(eventFrame(shown));
+  }
+
   /** Forgets the oldest kept event: a client that last saw one before it is told to reload. */
   private drop(): void {
     const oldest = this.kept.shift()!;
@@ -165,7 +176,7 @@ export class EventHub implements EventStreamPort {
       const frames = events.map((kept) => this.frameOf(kept));
       const chunk = frames.length === 1 ? frames[0] : Buffer.concat(frames);
       for (const subscriber of this.subscribers.get(spaceId) ?? []) {
-        const seen = subscriber.sees ? frames.filter((_, i) => subscriber.sees!(events[i].event)) : null;
+        const seen = subscriber.view ? events.flatMap((kept, i) => this.frameFor(subscriber, kept, frames[i]) ?? []) : null;
         if (seen?.length === 0) continue;
         if (!subscriber.send(seen === null ? chunk : Buffer.concat(seen))) this.unsubscribe(subscriber);
       }
@@ -183,7 +194,11 @@ export class EventHub implements EventStreamPort {
     this.flush();
     if (lastEventId !== null) {
       if (lastEventId < floor) subscriber.send(encoder.encode(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`));
-      for (const kept of this.kept) if (kept.event.seq > lastEventId && kept.event.spaceId === subscriber.spaceId && (subscriber.sees?.(kept.event) ?? true)) subscriber.send(this.frameOf(kept));
+      for (const kept of this.kept) {
+        if (kept.event.seq <= lastEventId || kept.event.spaceId !== subscriber.spaceId) continue;
+        const frame = this.frameFor(subscriber, kept);
+        if (frame) subscriber.send(frame);
+      }
     }
     let set = this.subscribers.get(subscriber.spaceId);
     if (!set) this.subscribers.set(subscriber.spaceId, (set = new Set()));
@@ -198,7 +213,7 @@ export class EventHub implements EventStreamPort {
    * its events. A client that stops reading is dropped once `MAX_QUEUED` frames wait for it, so a
    * slow reader costs bounded memory; it reconnects with `Last-Event-ID`.
    */
-  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, sees?: (event: LiveEvent) => boolean): ReadableStream<Uint8Array> {
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, view?: (event: LiveEvent) => LiveEvent | null): ReadableStream<Uint8Array> {
     let unsubscribe = () => undefined as void;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -208,7 +223,7 @@ export class EventHub implements EventStreamPort {
             spaceId,
             holder,
             stillAllowed,
-            sees,
+            view,
             send(frame) {
               if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return false;
               try {

@@ -54,3 +54,47 @@ export const MAX_VALUE_SIZE = "256 KB";
 
 /** Whether text is longer than `MAX_VALUE_BYTES` in UTF-8 (counted only when it could be). */
 export const textTooLarge = (text: string): boolean => text.length > MAX_VALUE_BYTES || (text.length > MAX_VALUE_BYTES / 3 && Buffer.byteLength(text) > MAX_VALUE_BYTES);
+
+/**
+ * The most values one answer embeds, in characters of their text: one value is bounded
+ * (`MAX_VALUE_BYTES`), but a page of records times its lookups, or a page of change requests times
+ * the names of the records they link, is not. Every answer that embeds values spends one
+ * `ValueBudget`: a cursor page ends early past it (always with one item at least) and its cursor
+ * goes on from there; linked names past it are left out (the client shows the id).
+ */
+export const ANSWER_VALUE_BUDGET = 8 * 1024 * 1024;
+
+/** What one answer may still embed (`ANSWER_VALUE_BUDGET`), spent as the answer is made. */
+export class ValueBudget {
+  private left: number;
+  constructor(most: number = ANSWER_VALUE_BUDGET) {
+    this.left = most;
+  }
+  /** Spends `size` if it fits, and says whether it did: what does not fit is left out. */
+  spend(size: number): boolean {
+    if (size > this.left) return false;
+    this.left -= size;
+    return true;
+  }
+}
+
+/** How many of `items`, in order, fit one answer's budget (one at least). */
+export function withinBudget<T>(items: readonly T[], sizeOf: (item: T) => number = roughSize): number {
+  let total = 0;
+  for (let i = 0; i < items.length; i++) {
+    total += sizeOf(items[i]);
+    if (total > ANSWER_VALUE_BUDGET && i > 0) return i;
+  }
+  return items.length;
+}
+
+/** About how many characters a value's JSON holds: its text, plus a little for the rest. */
+export function roughSize(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.reduce((size: number, item) => size + roughSize(item), 2);
+  if (typeof value !== "object" || value === null) return 8;
+  let size = 2;
+  for (const key in value) size += key.length + roughSize((value as Record<string, unknown>)[key]);
+  return size;
+}
+

@@ -16,10 +16,12 @@ export interface Sight {
   readonly hiddenBases: ReadonlySet<string>;
   /** A private node seen through grants: the highest level they give, which bounds the caller's level there. */
   readonly grantLevels: ReadonlyMap<string, Level>;
+  /** Every base of the tree when the sight was worked out: one made since may lie in a hidden node (`knowsOf`). */
+  readonly knownBases: ReadonlySet<string>;
 }
 
 const NOTHING = new Set<string>();
-export const SEES_ALL: Sight = { hiddenNodes: NOTHING, hiddenBases: NOTHING, grantLevels: new Map() };
+export const SEES_ALL: Sight = { hiddenNodes: NOTHING, hiddenBases: NOTHING, grantLevels: new Map(), knownBases: NOTHING };
 
 /**
  * The member's sight of the space. Free where nothing is private (one indexed probe) and for
@@ -51,6 +53,7 @@ function sightWith(ctx: AppContext, spaceId: string, grants: ReadonlyMap<string,
   const hiddenNodes = new Set<string>();
   const hiddenBases = new Set<string>();
   const grantLevels = new Map<string, Level>();
+  const knownBases = new Set(rows.flatMap((row) => (row.baseId ? [row.baseId] : [])));
   const stack: { row: TreeRow; inPrivate: boolean; granted: Level | undefined }[] = (children.get(null) ?? []).map((row) => ({ row, inPrivate: false, granted: undefined }));
   while (stack.length > 0) {
     const { row, inPrivate: above, granted: heldAbove } = stack.pop()!;
@@ -63,8 +66,15 @@ function sightWith(ctx: AppContext, spaceId: string, grants: ReadonlyMap<string,
     } else if (inPrivate && granted) grantLevels.set(row.id, granted);
     for (const child of children.get(row.id) ?? []) stack.push({ row: child, inPrivate, granted });
   }
-  return { hiddenNodes, hiddenBases, grantLevels };
+  return { hiddenNodes, hiddenBases, grantLevels, knownBases };
 }
+
+/**
+ * Whether a sight can tell if its holder sees an event: not when the event is of a base made
+ * after it was worked out (in a space with a private node), which may lie in a hidden folder. A
+ * sight held for long (the live stream's) is worked out again then, before the event is sent.
+ */
+export const knowsOf = (sight: Sight, event: { baseId: string | null }): boolean => sight === SEES_ALL || event.baseId === null || sight.knownBases.has(event.baseId);
 
 /** Whether an event is about something the caller sees: its base, or the node of its change request. */
 export function seesEvent(sight: Sight, event: { baseId: string | null; data: object }): boolean {
@@ -85,7 +95,7 @@ export const levelOnNode = (sight: Sight, level: Level, nodeId: string): Level =
 export const notAmong = (column: Column | SQL, ids: Placeholder | string): SQL => sql`(${column} IS NULL OR ${column} NOT IN (SELECT value FROM json_each(${ids})))`;
 
 /** Conditions keeping the rows of a table with `baseId` and `nodeId` columns that lie in no hidden node. */
-export const seenWhere = (table: { baseId: Column; nodeId: Column }, sight: Sight): SQL[] =>
+export const seenWhere = (table: { baseId: Column | SQL; nodeId: Column | SQL }, sight: Sight): SQL[] =>
   [unseen(table.baseId, sight.hiddenBases), unseen(table.nodeId, sight.hiddenNodes)].filter((condition) => condition !== undefined);
 
 /** A condition keeping rows whose `column` is not among `ids` (none when nothing is hidden). */

@@ -9,6 +9,7 @@ import { type RecordShape, type RecordView, requireShapeFields } from "../conten
 import type { FieldRow, LoadedBase } from "../tables/content";
 import type { AppContext } from "../context";
 import { Timestamp } from "../shared/schemas";
+import type { Sight } from "../spaces/sight";
 
 export const EXPORT_FORMATS = ["csv", "json", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -77,7 +78,7 @@ function relationIds(records: RecordView[], relations: FieldRow[]): string[] {
  * record written while an export runs appears in it if the cursor has not passed its place yet.
  * The first page is read when this is called, so a bad query fails before anything is sent.
  */
-export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { shape?: RecordShape }, format: ExportFormat, spaceId: string, headers: ExportHeaders = "slugs"): Iterator<string> {
+export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQuery & { shape?: RecordShape }, format: ExportFormat, spaceId: string, sight: Sight, headers: ExportHeaders = "slugs"): Iterator<string> {
   // The fields asked for (`fields=`), in their order, as a screen shows them; else every field.
   const picked = query.shape?.fields ?? null;
   const shape: RecordShape = { ...LEAN, fields: picked };
@@ -90,7 +91,7 @@ export function exportParts(ctx: AppContext, loaded: LoadedBase, query: RecordQu
 
   const rows = (records: RecordView[]): string => {
     if (format === "csv") {
-      const names = relations.length > 0 ? recordNames(ctx, spaceId, relationIds(records, relations)) : {};
+      const names = relations.length > 0 ? recordNames(ctx, spaceId, sight, relationIds(records, relations)) : {};
       return records.map((record) => `${[record.id, ...fields.map((field) => csvText(record.fields[field.slug], field, names)), record.createdAt, record.updatedAt].map(csvCell).join(",")}\r\n`).join("");
     }
     const lines = records.map((record) => JSON.stringify({ id: record.id, createdAt: record.createdAt, updatedAt: record.updatedAt, fields: record.fields }));

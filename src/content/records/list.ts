@@ -1,3 +1,4 @@
+import { roughSize, withinBudget } from "../../shared/limits";
 import { baseRecordCounts } from "../../tables/derived/tables";
 import { compiledRows, preparedFor, queryPlan } from "../../db/client";
 import { FULL_SHAPE, RecordShape, RecordView, requireShapeFields } from "./view";
@@ -197,7 +198,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   // Each row holds its sort value after the record's columns.
   const now = ctx.clock.now();
   const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now, shape, !shape.headCommit));
-  const kept = query.offset ? views.length : withinPageBudget(views);
+  const kept = query.offset ? views.length : withinBudget(views, (view) => roughSize(view.fields));
   const more = rowids.length > query.limit || kept < views.length;
   views.length = page.length = kept;
   const last = page.at(-1);
@@ -205,33 +206,6 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   const sortValue = last[RECORD_COLUMNS.length];
   const id = last[ID_AT];
   return { records: views, nextCursor: encodeCursor(statement.plan.field === null ? [sortValue, id] : [sortValue, last[CREATED_AT_AT], id]) };
-}
-
-/**
- * The most record values a cursor page answers, in characters of their text: one value is bounded
- * (256 KB, stored or computed), but a page of them times its lookups is not. A page that would pass
- * it ends early (always with one record at least), and its cursor goes on from there.
- */
-const PAGE_VALUE_BUDGET = 8 * 1024 * 1024;
-
-/** How many of the page's records fit `PAGE_VALUE_BUDGET`. */
-function withinPageBudget(views: { fields: Record<string, unknown> }[]): number {
-  let total = 0;
-  for (let i = 0; i < views.length; i++) {
-    total += roughSize(views[i].fields);
-    if (total > PAGE_VALUE_BUDGET && i > 0) return i;
-  }
-  return views.length;
-}
-
-/** About how many characters a value's JSON holds: its text, plus a little for the rest. */
-function roughSize(value: unknown): number {
-  if (typeof value === "string") return value.length;
-  if (Array.isArray(value)) return value.reduce((size: number, item) => size + roughSize(item), 2);
-  if (typeof value !== "object" || value === null) return 8;
-  let size = 2;
-  for (const key in value) size += key.length + roughSize((value as Record<string, unknown>)[key]);
-  return size;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { SEES_ALL, type Sight } from "../../spaces/sight";
-import { seenBase } from "./seen";
+import { seenBase, seenCommits } from "./seen";
 import { CommitHead, FULL_SHAPE, RecordRow, RecordShape, RecordView, recordView, requireShapeFields } from "./view";
 import { and, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { commitColumns, type CommitView, commitView, type UserRef, userRefs } from "../commits";
@@ -99,14 +99,10 @@ export function linksOfRecordJson(ctx: AppContext, spaceId: string, recordId: st
   return recordLinksJson(ctx, seenBase(findBase(ctx, spaceId, row.baseId, { archived: true }), sight), row.id);
 }
 
-/** A record's commits, newest first; the values of fields the caller may not see (`seenBase`) left out of each. */
+/** A record's commits, newest first, as the caller sees them (`seenCommits`). */
 export function recordHistory(ctx: AppContext, spaceId: string, recordId: string, sight: Sight): CommitView[] {
-  const record = findRecord(ctx, spaceId, recordId);
-  const rows = ctx.db.select(commitColumns).from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all();
+  findRecord(ctx, spaceId, recordId);
+  const rows = seenCommits(ctx, spaceId, sight, ctx.db.select(commitColumns).from(commits).where(eq(commits.recordId, recordId)).orderBy(desc(commits.id)).all());
   const people = userRefs(ctx, rows.map((row) => row.authorId));
-  const whole = findBase(ctx, spaceId, record.baseId, { archived: true });
-  const seen = new Set(seenBase(whole, sight).fields.map((field) => field.slug));
-  const hidden = whole.fields.filter((field) => !seen.has(field.slug)).map((field) => field.slug);
-  if (hidden.length === 0) return rows.map((row) => commitView(row, people));
-  return rows.map((row) => commitView({ ...row, payload: row.payload && Object.fromEntries(Object.entries(row.payload).filter(([slug]) => !hidden.includes(slug))) }, people));
+  return rows.map((row) => commitView(row, people));
 }

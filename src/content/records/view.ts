@@ -14,6 +14,7 @@ import { computeFormulas, hasFormulas } from "../fields/formula/plan";
 import { linkedValues, recordNames } from "../relations/read";
 import { idsOf } from "../relations/schema";
 import { NODE_STATUSES, records } from "../../tables/content";
+import type { Sight } from "../../spaces/sight";
 
 /** A record as the API shows it: its row and fields read together, the answer's shape (`include=`, `fields=`), and the snapshot events carry. */
 
@@ -167,10 +168,10 @@ export function currentFields(ctx: AppContext, loaded: LoadedBase, row: RecordRo
 }
 
 /** The names of the records a page's relation values name (`linkedNames=true`): one statement for the page. */
-export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, records: RecordView[]): Record<string, string | null> {
+export function linkedNamesOf(ctx: AppContext, loaded: LoadedBase, sight: Sight, records: RecordView[]): Record<string, string | null> {
   const relations = loaded.fields.filter(isRelation).map((field) => field.slug);
   if (relations.length === 0) return {};
-  return recordNames(ctx, loaded.base.spaceId, records.flatMap((record) => relations.flatMap((slug) => idsOf(record.fields[slug]))));
+  return recordNames(ctx, loaded.base.spaceId, sight, records.flatMap((record) => relations.flatMap((slug) => idsOf(record.fields[slug]))));
 }
 
 /** The record part of an event: its view but the head commit (it repeats the values) and the base (named by `baseId`). */

@@ -1,4 +1,5 @@
 import { wholeBase } from "../records/seen";
+import type { Sight } from "../../spaces/sight";
 import { recordData } from "../store";
 import { type LinkRow, linkRows, storedValues } from "./store";
 import { ownership, targetBaseOf } from "./schema";
@@ -6,7 +7,7 @@ import { isLookup, lookupOf, type Rollup } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import { FIELD_KINDS } from "../fields/registry";
 import type { AppContext } from "../../context";
-import { MAX_VALUE_BYTES } from "../../shared/limits";
+import { MAX_VALUE_BYTES, ValueBudget } from "../../shared/limits";
 import { type FieldRow, findBaseOrNull, type LoadedBase } from "../bases";
 import { holdsMany, isEmpty, primaryField } from "../../shared/field-types";
 import { records } from "../../tables/content";
@@ -185,15 +186,19 @@ export function rollUp(rollup: Rollup, looked: unknown[]): unknown {
 
 /**
  * The primary value (the base's first text field) of each record of the space that `ids` names, for
- * showing links by name: one statement for all of them. Ids that name no record are left out.
+ * showing links by name: one statement for all of them. Ids that name no record, records of a
+ * base hidden from the caller, and names past the answer's `budget` are left out.
  */
-export function recordNames(ctx: AppContext, spaceId: string, ids: string[]): Record<string, string | null> {
+export function recordNames(ctx: AppContext, spaceId: string, sight: Sight, ids: string[], budget = new ValueBudget()): Record<string, string | null> {
   const names: Record<string, string | null> = {};
   if (ids.length === 0) return names;
   for (const row of recordData(ctx, spaceId, [...new Set(ids)])) {
+    if (sight.hiddenBases.has(row.baseId)) continue;
     const primary = primaryField(findBaseOrNull(ctx, spaceId, row.baseId)?.fields ?? []);
     const value = primary ? (JSON.parse(row.data) as Record<string, unknown>)[primary.slug] : null;
-    names[row.id] = typeof value === "string" && value !== "" ? value : null;
+    const name = typeof value === "string" && value !== "" ? value : null;
+    // Past the answer's budget a name is left out: the client shows the id.
+    if (budget.spend(name?.length ?? 4)) names[row.id] = name;
   }
   return names;
 }

@@ -167,7 +167,7 @@ export function assetRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { edits, message, autoMerge } = body;
-        return viewOf(ctx, (await proposeEditContent(ctx, proposer(space, actor, request), params.assetId, edits, { message, autoMerge })).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeEditContent(ctx, proposer(space, actor, request), params.assetId, edits, { message, autoMerge })).changeRequest);
       },
       {
         answers: { 201: ChangeRequestSchema },

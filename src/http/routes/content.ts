@@ -1,3 +1,4 @@
+import type { Sight } from "../../spaces/sight";
 import { seenBase } from "../../content/records/seen";
 import { readyListing, recordShape } from "../../content/records/grammar";
 import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
@@ -161,9 +162,9 @@ export const Materialized = <T extends TObject>(merged: T) =>
 /** What a write that merges at once may be refused with (409), besides its own reasons. */
 export const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING"];
 
-export function materialized<T extends object>(ctx: AppContext, proposed: Proposed, merged: () => T) {
+export function materialized<T extends object>(ctx: AppContext, sight: Sight, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
-  return { ...viewOf(ctx, proposed.changeRequest), materialized: false as const };
+  return { ...viewOf(ctx, sight, proposed.changeRequest), materialized: false as const };
 }
 
 /** Who proposes a change through a request: its caller, in its space, shown with its channel header. */
@@ -219,7 +220,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, body, set }) => {
         set.status = 201;
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body);
-        return viewOf(ctx, proposed.changeRequest);
+        return viewOf(ctx, space.sight, proposed.changeRequest);
       },
       { answers: { 201: ChangeRequestSchema, 409: ["PARENT_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: t.Object({ operations: t.Array(NodeOperation, { minItems: 1, maxItems: 100 }), ...Review }) },
     )
@@ -227,7 +228,7 @@ export function contentRoutes(ctx: AppContext) {
       "/nodes/:nodeId/move",
       async ({ space, actor, request, params, body }) => {
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "move", nodeId: params.nodeId, ...body }], { autoMerge: true });
-        return viewOf(ctx, proposed.changeRequest);
+        return viewOf(ctx, space.sight, proposed.changeRequest);
       },
       { answers: { 200: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "write", body: t.Object({ parentNodeId: t.Optional(t.String()), position: t.Optional(WholeNumber({ minimum: 0 })) }) },
     )
@@ -244,7 +245,7 @@ export function contentRoutes(ctx: AppContext) {
         set.status = 201;
         const { parentNodeId, fields, reviewPolicy, ...rest } = body;
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "create", nodeType: "base", parentNodeId, fields, reviewPolicy, ...rest }], body);
-        return materialized(ctx, proposed, () => baseView(findBase(ctx, space.space.id, proposed.changeRequest.baseId!)));
+        return materialized(ctx, space.sight, proposed, () => baseView(findBase(ctx, space.space.id, proposed.changeRequest.baseId!)));
       },
       {
         answers: { 201: Materialized(BaseSchema), 409: MERGE_REFUSALS },
@@ -288,7 +289,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { message, autoMerge, ...change } = body;
-        return viewOf(ctx, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, change, { message, autoMerge })).changeRequest);
       },
       { answers: { 201: ChangeRequestSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED", "SLUG_TAKEN"] }, level: "changeRequest", body: FieldChange },
     )
@@ -297,7 +298,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { operation, ...review } = body;
-        return viewOf(ctx, (await proposeBaseLifecycle(ctx, proposer(space, actor, request), params.baseId, operation, review)).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeBaseLifecycle(ctx, proposer(space, actor, request), params.baseId, operation, review)).changeRequest);
       },
       {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
@@ -310,7 +311,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const proposed = await proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
-        return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
+        return materialized(ctx, space.sight, proposed, () => mergedRecord(ctx, space.space.id, space.sight, proposed.outcome)!);
       },
       { answers: { 201: Materialized(RecordSchema), 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: IdempotencyKey, ...Review }) },
     )
@@ -319,7 +320,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const records = body.records.map((item) => ({ fields: bulkItemFields(item) }));
-        return viewOf(ctx, (await proposeRecords(ctx, proposer(space, actor, request), params.baseId, records, body)).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeRecords(ctx, proposer(space, actor, request), params.baseId, records, body)).changeRequest);
       },
       {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
@@ -332,7 +333,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { recordIds, operation, ...review } = body;
-        return viewOf(ctx, (await proposeRecordLifecycles(ctx, proposer(space, actor, request), params.baseId, recordIds, operation, review)).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeRecordLifecycles(ctx, proposer(space, actor, request), params.baseId, recordIds, operation, review)).changeRequest);
       },
       {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
@@ -345,7 +346,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const { updates, ...review } = body;
-        return viewOf(ctx, (await proposeRecordUpdates(ctx, proposer(space, actor, request), params.baseId, updates, review)).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeRecordUpdates(ctx, proposer(space, actor, request), params.baseId, updates, review)).changeRequest);
       },
       {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
@@ -366,7 +367,7 @@ export function contentRoutes(ctx: AppContext) {
         set.status = 201;
         const { message, autoMerge, ...change } = body;
         const proposed = await proposeViewChange(ctx, proposer(space, actor, request), change, { message, autoMerge });
-        return materialized(ctx, proposed, () => getView(ctx, space.space.id, (proposed.outcome as { viewIds: string[] }).viewIds[0]));
+        return materialized(ctx, space.sight, proposed, () => getView(ctx, space.space.id, (proposed.outcome as { viewIds: string[] }).viewIds[0]));
       },
       { answers: { 201: Materialized(ViewSchema), 409: ["SLUG_TAKEN", "VIEW_STATE", ...MERGE_REFUSALS] }, level: "changeRequest", body: ViewChange },
     )
@@ -376,7 +377,7 @@ export function contentRoutes(ctx: AppContext) {
         const raw = nestedQuery(request.url);
         const { loaded, query } = await readyListing(ctx, space.space.id, space.sight, raw);
         const page = listRecords(ctx, loaded, query);
-        return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, page.records) } : page));
+        return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...page, linkedRecords: linkedNamesOf(ctx, loaded, space.sight, page.records) } : page));
       },
       { answers: { 200: RecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...RECORD_QUERY, ...SHAPE_QUERY, LINKED_NAMES_QUERY] } },
     )
@@ -388,7 +389,7 @@ export function contentRoutes(ctx: AppContext) {
         const page = wholeNumberParam("page", oneString("page", raw.page), 1, 1, NUMBERED_PAGE_BOUNDS.reach);
         const pageSize = wholeNumberParam("pageSize", oneString("pageSize", raw.pageSize), 50, 1, NUMBERED_PAGE_BOUNDS.pageSize);
         const answer = numberedPage(ctx, loaded, query, page, pageSize);
-        return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...answer, linkedRecords: linkedNamesOf(ctx, loaded, answer.records) } : answer));
+        return jsonAnswer(pageJson(wantsLinkedNames(raw) ? { ...answer, linkedRecords: linkedNamesOf(ctx, loaded, space.sight, answer.records) } : answer));
       },
       { answers: { 200: NumberedRecordPageSchema, 409: ["FIELD_CONVERTING"] }, level: "read", detail: { parameters: [...NUMBERED_PAGE_QUERY, ...SHAPE_QUERY, LINKED_NAMES_QUERY] } },
     )
@@ -443,7 +444,7 @@ export function contentRoutes(ctx: AppContext) {
         const { message, ...change } = body;
         const autoMerge = "autoMerge" in body ? body.autoMerge : undefined;
         const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change, { message, autoMerge });
-        return materialized(ctx, proposed, () => mergedRecord(ctx, space.space.id, proposed.outcome)!);
+        return materialized(ctx, space.sight, proposed, () => mergedRecord(ctx, space.space.id, space.sight, proposed.outcome)!);
       },
       { answers: { 201: Materialized(RecordSchema), 409: ["RECORD_STATE", "RECORD_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: RecordChange },
     );

@@ -1,7 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context";
 import { access, grantedSpace } from "../access";
-import { seesEvent } from "../../spaces/sight";
+import { knowsOf } from "../../spaces/sight";
+import { seenEvent } from "../../content/records/seen";
+import type { LiveEvent } from "../../shared/event-types";
 import { ApiError, badRequest } from "../../shared/errors";
 import { LIMIT_SETTINGS } from "../../shared/limits";
 import { answers, mediaAnswer } from "../openapi";
@@ -40,7 +42,9 @@ export function eventRoutes(ctx: AppContext) {
             return false;
           }
         };
-        const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder, (event) => seesEvent(sight, event));
+        // An event of a base made since the sight was worked out: it is worked out again first.
+        const view = (event: LiveEvent) => (knowsOf(sight, event) || stillAllowed() ? seenEvent(ctx, sight, event) : null);
+        const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder, view);
         return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" } });
       },
       {

@@ -36,7 +36,7 @@ export function formRoutes(ctx: AppContext) {
       level: "read",
       query: t.Object({ targetBaseId: t.Optional(t.String({ minLength: 1 })), limit: t.Optional(t.String({ description: "1..100, default 50." })), cursor: t.Optional(t.String()) }),
     })
-    .get("/forms/:nodeId", ({ space, params }) => getForm(ctx, space.space.id, params.nodeId), { answers: { 200: FormSchema }, level: "read" })
+    .get("/forms/:nodeId", ({ space, params }) => getForm(ctx, space.space.id, space.sight, params.nodeId), { answers: { 200: FormSchema }, level: "read" })
     .post(
       "/forms",
       ({ space, actor, body, set }) => {
@@ -45,7 +45,7 @@ export function formRoutes(ctx: AppContext) {
       },
       { answers: { 201: FormSchema, 409: ["FORM_EXISTS"] }, level: "manage", body: t.Object({ nodeId: t.String({ minLength: 1 }), targetBaseId: t.String({ minLength: 1 }), name: Name, ...FormFields }) },
     )
-    .put("/forms/:nodeId", ({ space, params, body }) => updateForm(ctx, space.space.id, params.nodeId, body), {
+    .put("/forms/:nodeId", ({ space, params, body }) => updateForm(ctx, space.space.id, space.sight, params.nodeId, body), {
       answers: { 200: FormSchema },
       level: "manage",
       body: t.Object({ name: t.Optional(Name), ...FormFields }),
@@ -63,7 +63,7 @@ export function formRoutes(ctx: AppContext) {
       ({ params, body, request, server }) => {
         if (presentsCredential(request)) {
           const { actor, space } = grantedSpace(ctx, request, "changeRequest");
-          return submitForm(ctx, findForm(ctx, space.space.id, params.nodeId), proposer(space, actor, request), body.values);
+          return submitForm(ctx, findForm(ctx, space.space.id, space.sight, params.nodeId), proposer(space, actor, request), body.values);
         }
         return submitAsVisitor(ctx, params.nodeId, clientAddress(server as ServerLike, request), body.values);
       },

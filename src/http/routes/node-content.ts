@@ -60,7 +60,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         set.status = 201;
         const { message, autoMerge, ...doc } = body;
         const proposed = await proposeDoc(ctx, proposer(space, actor, request), doc, { message, autoMerge });
-        return materialized(ctx, proposed, () => {
+        return materialized(ctx, space.sight, proposed, () => {
           const { node, storagePrefix, body: markdown } = view(space, proposed.changeRequest.nodeId!);
           return { node, storagePrefix: storagePrefix!, body: markdown! };
         });
@@ -78,7 +78,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         set.status = 201;
         const { message, autoMerge, ...file } = body;
         const proposed = await proposeFile(ctx, proposer(space, actor, request), file, { message, autoMerge });
-        return materialized(ctx, proposed, () => {
+        return materialized(ctx, space.sight, proposed, () => {
           const { node, asset } = view(space, proposed.changeRequest.nodeId!);
           return { node, asset: asset! };
         });
@@ -91,7 +91,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         set.status = 201;
         const { message, autoMerge, ...tree } = body;
         const { proposed, skipped } = await proposeFileTree(ctx, proposer(space, actor, request), tree, { message, autoMerge });
-        return materialized(ctx, proposed, () => {
+        return materialized(ctx, space.sight, proposed, () => {
           const node = findNode(ctx, space.space.id, proposed.changeRequest.nodeId!);
           return { node: view(space, node.id).node, ...treeDetail(ctx, node), skippedGitignorePaths: skipped };
         });
@@ -138,7 +138,7 @@ export function nodeContentRoutes(ctx: AppContext) {
         const { message, autoMerge, type, operations } = body;
         const operationsWithMetadata = operations.map((op) => (op.kind === "metadata_update" ? { ...op, metadata: op.metadata ?? {} } : op));
         const proposed = await proposeTreeChanges(ctx, proposer(space, actor, request), params.nodeId, type, operationsWithMetadata as Parameters<typeof proposeTreeChanges>[4], { message, autoMerge });
-        return viewOf(ctx, proposed.changeRequest);
+        return viewOf(ctx, space.sight, proposed.changeRequest);
       },
       {
         answers: { 201: ChangeRequestSchema, 409: MERGE_REFUSALS },
@@ -150,7 +150,7 @@ export function nodeContentRoutes(ctx: AppContext) {
       "/nodes/:nodeId/content",
       async ({ space, actor, request, params, body }) => {
         const { content, message, autoMerge } = body;
-        return viewOf(ctx, (await proposeNodeContent(ctx, proposer(space, actor, request), params.nodeId, content, { message, autoMerge })).changeRequest);
+        return viewOf(ctx, space.sight, (await proposeNodeContent(ctx, proposer(space, actor, request), params.nodeId, content, { message, autoMerge })).changeRequest);
       },
       { answers: { 200: ChangeRequestSchema, 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ content: NodeContent, ...Review }) },
     );

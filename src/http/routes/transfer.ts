@@ -144,7 +144,7 @@ export function transferRoutes(ctx: AppContext) {
         if (!EXPORT_HEADERS.includes(headers)) throw badRequest(`headers must be one of ${EXPORT_HEADERS.join(", ")}.`);
         const { headers: _headers, ...listing } = raw;
         const { loaded, query } = recordListing(ctx, space.space.id, space.sight, { ...listing, baseId: params.baseId });
-        const parts = exportParts(ctx, loaded, query, format, space.space.id, headers);
+        const parts = exportParts(ctx, loaded, query, format, space.space.id, space.sight, headers);
         return new Response(streamOf(parts), {
           headers: { "content-type": EXPORT_MEDIA[format], "content-disposition": `attachment; filename="${loaded.node.slug}.${format}"` },
         });

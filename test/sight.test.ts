@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+
+/**
+ * Sight on derived values (docs/security.md, docs/visibility.md): a member without a grant on a
+ * private folder finds no byte of it through any read, including what is derived from it (a
+ * lookup, a linked name, a commit, an event, a form), on every GET route of openapi.json, the
+ * stream, MCP and the pages read without a key.
+ */
+let server: TestServer;
+let ws: Workspace;
+let bob: { id: string; key: string };
+const SECRET = "Confidential-XYZ";
+/** Every id of the private folder: none may reach Bob. */
+const hidden: Record<string, string> = {};
+/** What Bob sees, to fill routes' paths with. */
+const seen: Record<string, string> = {};
+
+const call = (method: string, path: string, key: string, body?: unknown) => server.call(method, path, { key, body });
+const made = async (method: string, path: string, body: unknown, key = ws.manage) => {
+  const reply = await call(method, path, key, body);
+  if (reply.status >= 300) throw new Error(`${method} ${path}: ${reply.status} ${reply.text}`);
+  return reply.body;
+};
+
+beforeAll(async () => {
+  ({ server, ws } = await freshWorkspace());
+  const user = await server.user("Bob");
+  await made("POST", `/api/v1/spaces/${ws.space.id}/members`, { email: user.email, role: "editor" });
+  bob = { id: user.id, key: await server.key(user.id, "write") };
+  const papers = await createBase(server, ws.write);
+  const tree = await made("POST", "/api/v1/nodes/change-requests", {
+    operations: [
+      { kind: "create", ref: "f", nodeType: "folder", slug: "secret", name: `${SECRET} folder` },
+      { kind: "create", parentNodeRef: "f", nodeType: "base", slug: "salaries", name: `${SECRET} salaries`, fields: [{ slug: "name", name: `${SECRET} name` }] },
+      // Made before the visible one of the same slug, so it comes first by id.
+      { kind: "create", parentNodeRef: "f", nodeType: "doc", slug: "notes", name: `${SECRET} notes` },
+    ],
+  });
+  hidden.folder = tree.operations[0].nodeId;
+  hidden.salariesNode = tree.operations[1].nodeId;
+  hidden.privateNotes = tree.operations[2].nodeId;
+  const salaries = await made("GET", "/api/v1/bases/salaries", undefined);
+  hidden.salaries = salaries.id;
+  hidden.salariesField = salaries.fields[0].id;
+  hidden.salary = (await made("POST", "/api/v1/bases/salaries/change-requests", { fields: { name: SECRET } })).id;
+  hidden.plans = (await made("POST", "/api/v1/docs", { parentNodeId: hidden.folder, slug: "plans", name: "Plans", body: `# ${SECRET}\n` })).node.id;
+
+  // A visible base linking into the private one, with a lookup of its values.
+  const field = (body: Record<string, unknown>) => made("POST", "/api/v1/bases/papers/fields/change-requests", { operation: "create", ...body });
+  await field({ slug: "payee", name: "Payee", type: "relation", options: { targetBaseSlug: "salaries" } });
+  await field({ slug: "payee_name", name: "Payee name", type: "lookup", options: { lookup: { relationFieldSlug: "payee", targetFieldSlug: "name" } } });
+  seen.papers = papers.id;
+  seen.papersNode = papers.nodeId;
+  seen.paper = (await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Linked paper", payee: [hidden.salary] } })).id;
+  seen.pending = (await made("POST", `/api/v1/records/${seen.paper}/change-requests`, { operation: "update", fields: { title: "Renamed paper", payee: [hidden.salary] }, autoMerge: false }, ws.write)).id;
+  await made("POST", "/api/v1/views/change-requests", { operation: "create", baseId: "papers", name: "All", type: "table" });
+  seen.view = (await made("GET", "/api/v1/bases/papers/views", undefined))[0].id;
+  seen.notes = (await made("POST", "/api/v1/docs", { slug: "notes", name: "Open notes", body: "open" })).node.id;
+  const formNodes = await made("POST", "/api/v1/nodes/change-requests", { operations: [{ kind: "create", nodeType: "form", slug: "signup", name: "Signup" }] });
+  seen.form = formNodes.operations[0].nodeId;
+  await made("POST", "/api/v1/forms", { nodeId: seen.form, targetBaseId: hidden.salaries, name: "Signup", bindings: [{ inputName: "who", fieldSlug: "name", label: "Who" }] });
+  await made("POST", `/api/v1/nodes/${seen.papersNode}/share`, { scope: "public" });
+  seen.embed = (await made("POST", "/api/v1/embed-links", { nodeId: seen.papersNode })).url.split("/").at(-1);
+  seen.root = (await made("GET", `/api/v1/nodes/${seen.notes}`, undefined)).parentId;
+
+  await made("POST", `/api/v1/nodes/${hidden.folder}/visibility`, { visibility: "private" });
+});
+afterAll(() => server.stop());
+
+/** Which of the private folder's names, values and ids a text holds. */
+const leaksIn = (text: string): string[] => [...(text.toUpperCase().includes(SECRET.toUpperCase()) ? [SECRET] : []), ...Object.entries(hidden).filter(([, id]) => text.includes(id)).map(([name]) => name)];
+
+/** A path of a template, its parameters filled with what Bob sees. */
+const PATH_VALUES: Record<string, string[]> = {
+  nodeId: ["papersNode", "form", "notes", "root"],
+  baseId: ["papers"],
+  recordId: ["paper"],
+  changeRequestId: ["pending"],
+  viewId: ["view"],
+  token: ["embed"],
+};
+const QUERY = () =>
+  `?baseId=papers&recordId=${seen.paper}&limit=100&linkedNames=true&query=Conf&sources[0]=records&sources[1]=names&subjectType=record&subjectId=${seen.paper}&fieldSlug=title&valueText=Linked%20paper&startLine=1&endLine=10&include=base,headCommit`;
+
+async function mcpTexts(key: string): Promise<Record<string, string>> {
+  const client = new Client({ name: "basalt-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  const calls: Record<string, Record<string, unknown>> = {
+    whoami: {},
+    list_tree: {},
+    list_bases: {},
+    get_base: { base: "papers" },
+    list_records: { base: "papers" },
+    search: { query: "Conf" },
+    grep: { pattern: "Conf" },
+    wait_for_events: { after: 0 },
+    list_views: { base: "papers" },
+    search_records: { base: "papers", fieldSlug: "title", value: "Linked paper" },
+    get_record: { recordId: seen.paper },
+    get_record_links: { recordId: seen.paper },
+    get_change_request: { changeRequestId: seen.pending },
+    list_comments: { subjectType: "record", subjectId: seen.paper },
+    list_agent_tasks: {},
+    read_doc: { doc: "notes" },
+  };
+  const out: Record<string, string> = {};
+  for (const [tool, args] of Object.entries(calls)) {
+    const result = (await client.callTool({ name: tool, arguments: args })) as { content: { text: string }[] };
+    out[tool] = result.content.map((part) => part.text).join("\n");
+  }
+  await client.close();
+  return out;
+}
+
+describe("a member without a grant finds no byte of a private folder", () => {
+  test("on every GET route of openapi.json, in MCP and on the pages read without a key", async () => {
+    const document = (await call("GET", "/api/v1/openapi.json", ws.read)).body as { paths: Record<string, Record<string, unknown>> };
+    const found: Record<string, string[]> = {};
+    let walked = 0;
+    for (const [template, operations] of Object.entries(document.paths)) {
+      if (!("get" in operations) || template.endsWith("/events/stream")) continue;
+      const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      const rounds = Math.max(1, ...names.map((name) => PATH_VALUES[name]?.length ?? 1));
+      const choices = Array.from({ length: rounds }, (_, i) => Object.fromEntries(names.map((name) => [name, seen[PATH_VALUES[name]?.[i] ?? PATH_VALUES[name]?.[0] ?? "root"] ?? "unknown"])));
+      for (const values of choices) {
+        const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? "unknown")).replace("/*", "/README.md");
+        for (const reply of [await call("GET", path + QUERY(), bob.key), await server.call("GET", path + QUERY(), {})]) {
+          walked++;
+          const leaks = leaksIn(reply.text);
+          if (leaks.length > 0) found[`${path} (${reply.status})`] = leaks;
+        }
+      }
+    }
+    // The pages outside the document: an embed link's page.
+    const page = await fetch(`${server.url}/embed/${seen.embed}`);
+    expect(page.status).toBe(200);
+    if (leaksIn(await page.text()).length > 0) found["/embed page"] = leaksIn(await (await fetch(`${server.url}/embed/${seen.embed}`)).text());
+    for (const [tool, text] of Object.entries(await mcpTexts(bob.key))) {
+      const leaks = leaksIn(text);
+      if (leaks.length > 0) found[`mcp ${tool}`] = leaks;
+    }
+    expect(walked).toBeGreaterThan(120);
+    expect(found).toEqual({});
+  });
+
+  test("a form whose base is private is not there, and takes no keyed submission", async () => {
+    expect((await call("GET", `/api/v1/forms/${seen.form}`, bob.key)).status).toBe(404);
+    const before = (await call("GET", "/api/v1/change-requests?limit=100", ws.read)).body.changeRequests.length;
+    const submitted = await call("POST", `/api/v1/forms/${seen.form}/submit`, bob.key, { values: { who: "Bob" } });
+    expect(submitted.status).toBe(404);
+    expect((await call("GET", "/api/v1/change-requests?limit=100", ws.read)).body.changeRequests.length).toBe(before);
+  });
+});
+
+describe("what reaches a member as it happens", () => {
+  test("a base made in a private folder, its records, and a visible record's values looked up from it never reach a member's open stream", async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${server.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${bob.key}` }, signal: controller.signal });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const pump = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) return;
+        text += value;
+      }
+    })();
+    for (; !text.includes(": connected"); ) await Bun.sleep(5);
+    await made("POST", "/api/v1/nodes/change-requests", { operations: [{ kind: "create", parentNodeId: hidden.folder, nodeType: "base", slug: "bonuses", name: `${SECRET} bonuses`, fields: [{ slug: "amount", name: "Amount" }] }] });
+    await made("POST", "/api/v1/bases/bonuses/change-requests", { fields: { amount: SECRET } });
+    await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Streamed paper", payee: [hidden.salary] } });
+    await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Marker paper" } });
+    for (let waited = 0; !text.includes("Marker paper") && waited < 5000; waited += 10) await Bun.sleep(10);
+    controller.abort();
+    await pump;
+    expect(text).toContain("Streamed paper");
+    expect(leaksIn(text)).toEqual([]);
+  });
+
+  test("a grant revoked while an MCP wait_for_events waits narrows what it answers", async () => {
+    await made("POST", `/api/v1/nodes/${hidden.folder}/principals`, { principalType: "user", principalId: bob.id, role: "read" });
+    const client = new Client({ name: "basalt-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bob.key}` } } }));
+    const waiting = client.callTool({ name: "wait_for_events", arguments: { timeoutSeconds: 20 } }) as Promise<{ content: { text: string }[] }>;
+    const hub = server.ctx.eventStream as unknown as { waiting: Map<string, Set<unknown>> };
+    for (; hub.waiting.size === 0; ) await Bun.sleep(5);
+    await server.call("DELETE", `/api/v1/nodes/${hidden.folder}/principals`, { key: ws.manage, body: { principalType: "user", principalId: bob.id } });
+    await made("POST", "/api/v1/bases/salaries/change-requests", { fields: { name: `${SECRET} after the grant` } });
+    const answer = (await waiting).content[0].text;
+    await client.close();
+    expect(JSON.parse(answer).events).toEqual([]);
+    expect(leaksIn(answer)).toEqual([]);
+  });
+
+  test("the answer to a member's own write, and its event, carry nothing of the private base it links", async () => {
+    const reply = await call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's paper", payee: [hidden.salary] } });
+    expect(reply.status).toBe(201);
+    expect(reply.body.fields.title).toBe("Bob's paper");
+    expect(leaksIn(reply.text)).toEqual([]);
+    const proposed = await call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's proposal", payee: [hidden.salary] }, autoMerge: false });
+    expect(proposed.body.materialized).toBe(false);
+    expect(leaksIn(proposed.text)).toEqual([]);
+  });
+});
