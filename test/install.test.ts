@@ -232,3 +232,40 @@ describe("basalt install", () => {
     }
   });
 });
+
+describe("an archive's declared sizes are not believed", () => {
+  /** A tar of one header block whose type and size are set by hand, with the right checksum. */
+  const header = (name: string, type: string, size: number, extra: (block: Uint8Array) => void = () => undefined) => {
+    const block = new Uint8Array(512);
+    const put = (at: number, text: string) => block.set(new TextEncoder().encode(text), at);
+    put(0, name);
+    put(100, "0000644\0");
+    put(124, `${size.toString(8).padStart(11, "0")}\0`);
+    put(156, type);
+    put(257, "ustar\u000000");
+    extra(block);
+    put(148, "        ");
+    const sum = block.reduce((total, byte) => total + byte, 0);
+    put(148, `${sum.toString(8).padStart(6, "0")}\0 `);
+    return block;
+  };
+  const tarOf = (...blocks: Uint8Array[]) => Buffer.concat([...blocks, new Uint8Array(1024)]);
+
+  test("a package that is a gzip of a gzip, a sparse file or an entry longer than the archive is refused without being inflated", async () => {
+    ({ server, ws } = await freshWorkspace());
+    // A tar.gz inside a gzip: the inner one is not inflated (the archive library would have, without a bound).
+    const inner = Bun.gzipSync(await new Bun.Archive({ "busabase.json": new Uint8Array(300 * 1024 * 1024) }).bytes());
+    const twice = await archive("/plan", Bun.gzipSync(inner), ws.read);
+    expect([twice.status, twice.body.error]).toEqual([400, "The body is not a .tar or .tar.gz archive."]);
+    // A GNU sparse file: a few blocks that declare 2 GB.
+    const sparse = await archive("/plan", Bun.gzipSync(tarOf(header("big", "S", 0, (block) => block.set(new TextEncoder().encode("00020000000000"), 483)))), ws.read);
+    expect([sparse.status, sparse.body.error]).toEqual([400, expect.stringContaining("sparse file")]);
+    const paxSparse = `30 GNU.sparse.realsize=2147483648\n`;
+    const pax = await archive("/plan", Bun.gzipSync(tarOf(header("pax", "x", paxSparse.length), Buffer.from(paxSparse.padEnd(512, "\0")), header("big", "0", 0))), ws.read);
+    expect([pax.status, pax.body.error]).toEqual([400, expect.stringContaining("sparse file")]);
+    // An entry whose header says 1 GB over the few bytes there are.
+    const long = await archive("/plan", Bun.gzipSync(tarOf(header("busabase.json", "0", 1 << 30))), ws.read);
+    expect([long.status, long.body.error]).toEqual([400, expect.stringContaining("declares more bytes than the archive holds")]);
+    expect((await server!.call("GET", "/api/v1/nodes", { key: ws.read })).body).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-import { inflating, workbook, XLSX } from "./workbook";
+import { inflating, lying, workbook, XLSX } from "./workbook";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -374,18 +374,31 @@ describe("import", () => {
     expect((await upload("tally", "", new TextEncoder().encode("not a zip"), XLSX)).body.error).toBe("The file is not an .xlsx workbook (it is not a zip archive).");
   });
 
-  test("a workbook that would inflate past eight times --max-import is refused before it is read", async () => {
+  test("a workbook that would inflate past four times --max-import is refused, counted as it inflates", async () => {
     const small = new TestServerWithImportLimit();
     await small.ready;
+    const send = (body: Uint8Array<ArrayBuffer>) => fetch(`${small.server.url}/api/v1/bases/notes/imports?preview=true`, { method: "POST", headers: { authorization: `Bearer ${small.key}`, "content-type": XLSX }, body });
     try {
       const bomb = inflating(64 * 1024);
       expect(bomb.byteLength).toBeLessThan(1024);
-      const reply = await fetch(`${small.server.url}/api/v1/bases/notes/imports?preview=true`, { method: "POST", headers: { authorization: `Bearer ${small.key}`, "content-type": XLSX }, body: bomb });
+      const reply = await send(bomb);
       expect(reply.status).toBe(413);
-      expect((await reply.json()).error).toContain("inflates to more than 8192 bytes");
+      expect((await reply.json()).error).toContain("inflates to more than 4096 bytes");
+      // The sizes the archive declares are not believed: one that says 100 bytes for 64 KB is refused the same.
+      const liar = await send(lying(64 * 1024, 100));
+      expect([liar.status, (await liar.json()).error]).toEqual([413, expect.stringContaining("inflates to more than 4096 bytes")]);
     } finally {
       await small.server.stop();
     }
+  });
+
+  test("a workbook whose directory says 1 KB for a 100 MB sheet is refused without inflating it, and the server answers meanwhile", async () => {
+    const liar = lying(100 * 1024 * 1024, 1024);
+    expect(liar.byteLength).toBeLessThan(150 * 1024);
+    const sent = fetch(`${server.url}/api/v1/imports?preview=true`, { method: "POST", headers: { authorization: `Bearer ${ws.write}`, "content-type": XLSX }, body: liar });
+    expect((await server.call("GET", "/api/v1/bases/papers", { key: ws.read })).status).toBe(200);
+    const reply = await sent;
+    expect([reply.status, (await reply.json()).error]).toEqual([413, `The workbook inflates to more than ${32 * 1024 * 1024} bytes, the most an import reads from one.`]);
   });
 
   test("a file past --max-import is 413, announced or streamed", async () => {

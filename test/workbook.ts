@@ -37,3 +37,18 @@ export function workbook(rows: unknown[][]): Uint8Array<ArrayBuffer> {
 export const inflating = (bytes: number): Uint8Array<ArrayBuffer> => new Uint8Array(zipSync({ "xl/worksheets/sheet1.xml": strToU8(" ".repeat(bytes)) }, { level: 9 }));
 
 export { XLSX_MEDIA as XLSX } from "../src/shared/import-formats";
+
+/**
+ * A workbook that lies: its one sheet inflates to `bytes`, but both its entry's header and the
+ * archive's directory say it inflates to `declared`. What the server inflates must be counted, not read from these.
+ */
+export function lying(bytes: number, declared: number): Uint8Array<ArrayBuffer> {
+  const zip = new Uint8Array(zipSync({ "xl/worksheets/sheet1.xml": new Uint8Array(bytes).fill(32) }, { level: 9 }));
+  const view = new DataView(zip.buffer);
+  for (let at = 0; at + 4 <= zip.byteLength; at++) {
+    const signature = view.getUint32(at, true);
+    if (signature === 0x04034b50) view.setUint32(at + 22, declared, true);
+    if (signature === 0x02014b50) view.setUint32(at + 24, declared, true);
+  }
+  return zip;
+}

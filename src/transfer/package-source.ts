@@ -1,9 +1,13 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
 import { uploadBytes } from "../assets/storage";
 import { ApiError, badRequest, payloadTooLarge } from "../shared/errors";
 import { PACKAGE_LIMITS, type PackageFiles } from "./package-format";
+import { TarRefusal, tarFiles } from "./tar";
+
+const inflateGzip = promisify(gunzip);
 
 /**
  * Where a package's files come from: a GitHub repository (its tarball, fetched by the server), an
@@ -85,27 +89,37 @@ function adder(files: PackageFiles) {
   };
 }
 
-/** The files of a `.tar` or `.tar.gz`, within the package's bounds. */
+/** The most a package's tar may be: its files and a header block each. */
+const MAX_TAR = PACKAGE_LIMITS.totalBytes + PACKAGE_LIMITS.files * 1024;
+
+/**
+ * The files of a `.tar` or `.tar.gz`, within the package's bounds. The gzip is inflated off the
+ * event loop by zlib, told the most it may put out (it stops there, whatever the archive says);
+ * the tar is read by `tar.ts`, which believes no size past the bytes that are there.
+ */
 async function archiveFiles(archive: Uint8Array): Promise<PackageFiles> {
+  const tooLarge = () => payloadTooLarge(`A package may hold at most ${PACKAGE_LIMITS.totalBytes} bytes.`);
   let tar = archive;
   if (archive[0] === 0x1f && archive[1] === 0x8b) {
     try {
-      tar = gunzipSync(archive, { maxOutputLength: PACKAGE_LIMITS.totalBytes + PACKAGE_LIMITS.files * 1024 });
+      tar = await inflateGzip(archive, { maxOutputLength: MAX_TAR });
     } catch (error) {
-      if (error instanceof RangeError || /larger than/.test((error as Error).message)) throw payloadTooLarge(`A package may hold at most ${PACKAGE_LIMITS.totalBytes} bytes.`);
+      if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) throw tooLarge();
       throw badRequest("The archive is not valid gzip.");
     }
   }
-  let entries: Map<string, Blob>;
+  if (tar.byteLength > MAX_TAR) throw tooLarge();
+  if (archive[0] === 0x50 && archive[1] === 0x4b) throw badRequest("Send the package as a .tar.gz (tar czf package.tar.gz -C DIR .); zip archives are not read.");
+  let entries: { path: string; bytes: Uint8Array }[];
   try {
-    entries = await new Bun.Archive(tar).files();
-  } catch {
-    if (archive[0] === 0x50 && archive[1] === 0x4b) throw badRequest("Send the package as a .tar.gz (tar czf package.tar.gz -C DIR .); zip archives are not read.");
-    throw badRequest("The body is not a .tar or .tar.gz archive.");
+    entries = tarFiles(tar);
+  } catch (error) {
+    if (error instanceof TarRefusal) throw badRequest(error.message);
+    throw error;
   }
   const files: PackageFiles = new Map();
   const add = adder(files);
-  for (const [path, file] of entries) add(path.replace(/^\.\//, ""), await file.bytes());
+  for (const { path, bytes } of entries) add(path.replace(/^\.\//, ""), bytes);
   return files;
 }
 

@@ -1,53 +1,73 @@
-import { unzipSync } from "fflate";
-import { readSheet } from "read-excel-file/node";
 import { type Upload, uploadBytes } from "../assets/storage";
-import { ApiError, badRequest } from "../shared/errors";
+import { ApiError, badRequest, tooManyRequests } from "../shared/errors";
 
 /**
  * An Excel workbook (`.xlsx`) read for an import: its first sheet, the first row naming the
  * columns, each other row a record, written as JSON lines for the import's own reader (numbers,
  * booleans and text as they are; a date as an ISO date, with its time when it has one). The file is
- * held whole (a zip must be), within `--max-import`; what it would inflate to is checked against
- * its central directory first, so a small archive of a huge sheet is refused before it is read.
+ * held whole (a zip must be), within `--max-import`. It is read on a worker thread
+ * (`xlsx-worker.ts`), one at a time, so a large sheet holds no other request; the bytes it
+ * inflates are counted as they come out and the read stops past the ceiling, whatever sizes the
+ * archive declares (`xlsx-sheet.ts`).
  */
 
-/** The most a workbook may inflate to, whatever its size: 8 times the import bound, at most 512 MB. */
-const inflatedLimit = (limit: number) => Math.min(limit * 8, 512 * 1024 * 1024);
+/**
+ * The most a workbook may inflate to, whatever its size: 4 times the import bound, at most 32 MB.
+ * The sheet reader's time and memory grow with its XML (measured, docs/security.md: 32 MB of XML,
+ * 90,000 rows of 6 cells, took 26 s and 445 MB on a loaded machine; past about 60 MB it fails).
+ */
+export const inflatedLimit = (limit: number) => Math.min(limit * 4, 32 * 1024 * 1024);
 
-/** The declared inflated size of every entry, read from the archive's directory without inflating any. */
-function inflatedSize(bytes: Uint8Array): number {
-  let total = 0;
-  try {
-    unzipSync(bytes, {
-      filter(file) {
-        total += file.originalSize;
-        return false;
-      },
-    });
-  } catch {
-    throw badRequest("The file is not an .xlsx workbook (it is not a zip archive).");
+/** Where the worker's code is: an entry point of the executable of its own, found by its path from `src/`; from source, beside this file. */
+const WORKER = Bun.main.startsWith("/$bunfs/") ? "./transfer/xlsx-worker.ts" : new URL("./xlsx-worker.ts", import.meta.url).href;
+/** Workbooks read at once (on a thread of its own, with its inflated bytes in memory); a few more wait their turn, past them 429. */
+const MOST_AT_ONCE = 1;
+const MOST_WAITING = 4;
+/** A read that takes longer is stopped: what the ceiling lets through is read in well under this (docs/security.md). */
+const TIME_LIMIT_MS = 120_000;
+
+/** The workbooks being read now, and those waiting: one count for the process, which has one set of cores. */
+const turns = { running: 0, waiting: [] as (() => void)[] };
+
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (turns.running >= MOST_AT_ONCE) {
+    if (turns.waiting.length >= MOST_WAITING) throw tooManyRequests(10);
+    await new Promise<void>((resolve) => turns.waiting.push(resolve));
   }
-  return total;
+  else turns.running++;
+  try {
+    return await work();
+  } finally {
+    const next = turns.waiting.shift();
+    if (next) next();
+    else turns.running--;
+  }
 }
 
-const cellJson = (value: unknown): unknown => {
-  if (!(value instanceof Date)) return value;
-  const iso = value.toISOString();
-  return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso;
-};
+type WorkerAnswer = { lines: string } | { refused: { status: 400 | 413; message: string } };
+
+function readInWorker(bytes: Uint8Array, ceiling: number): Promise<string> {
+  const worker = new Worker(WORKER);
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(badRequest(`The workbook took longer than ${TIME_LIMIT_MS / 1000} s to read.`)), TIME_LIMIT_MS);
+    worker.onmessage = ({ data }: MessageEvent<WorkerAnswer>) => {
+      clearTimeout(timer);
+      if ("lines" in data) resolve(data.lines);
+      else reject(data.refused.status === 413 ? new ApiError(413, "PAYLOAD_TOO_LARGE", data.refused.message) : badRequest(data.refused.message));
+    };
+    worker.onerror = (event) => {
+      clearTimeout(timer);
+      reject(badRequest(`The workbook could not be read: ${event.message.slice(0, 200)}`));
+    };
+    worker.postMessage({ bytes, ceiling });
+  }).finally(() => worker.terminate());
+}
+
+const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 
 export async function xlsxAsJsonLines(upload: Upload, limit: number, tooLarge: () => ApiError): Promise<Blob> {
   const bytes = await uploadBytes(upload, limit, tooLarge);
-  if (inflatedSize(bytes) > inflatedLimit(limit)) throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The workbook inflates to more than ${inflatedLimit(limit)} bytes, the most an import reads from one.`);
-  let rows: unknown[][];
-  try {
-    rows = await readSheet(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  } catch (error) {
-    throw badRequest(`The workbook could not be read: ${(error as Error).message.slice(0, 200)}`);
-  }
-  const [header = [], ...data] = rows;
-  const names = header.map((cell, i) => (cell === null || cell === undefined || String(cell).trim() === "" ? `Column ${i + 1}` : String(cell).trim()));
-  // Line n is the sheet's row n (the header's line left blank, as an empty row is), so an error names the row a person sees.
-  const lines = data.map((row) => (row.every((cell) => cell === null || cell === undefined || cell === "") ? "" : JSON.stringify(Object.fromEntries(names.flatMap((name, i) => (row[i] === null || row[i] === undefined ? [] : [[name, cellJson(row[i])]]))))));
-  return new Blob([["", ...lines].join("\n")], { type: "application/x-ndjson" });
+  if (!ZIP_MAGIC.every((byte, i) => bytes[i] === byte)) throw badRequest("The file is not an .xlsx workbook (it is not a zip archive).");
+  const lines = await inTurn(() => readInWorker(bytes, inflatedLimit(limit)));
+  return new Blob([lines], { type: "application/x-ndjson" });
 }
