@@ -1282,8 +1282,53 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.reload();
     await page.getByText("1 answer · each waits for review").waitFor();
     await atBothWidths(page, "base-forms");
+    // The answer is the visitor's, not the form maker's key.
+    await page.goto(`${server.url}/admin/change-requests/${answer.id}`);
+    await page.getByText('A visitor of the form "Tell us", through its public link').waitFor();
+    expect(await page.getByText(/through the key/).count()).toBe(0);
     await page.close();
   });
+
+  test("plain words: a lookup shows its values, a history names linked records, Activity names people once per change", async () => {
+    const write = await sessionKey("write");
+    await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "crews", name: "Crews", fields: [{ slug: "name", name: "Name", type: "text" }] } });
+    const staff = (
+      await server.call("POST", "/api/v1/bases", {
+        key: write,
+        body: { slug: "staff", name: "Staff", fields: [{ slug: "name", name: "Name", type: "text" }, { slug: "crew", name: "Crew", type: "relation", options: { targetBaseSlug: "crews" } }] },
+      })
+    ).body;
+    await server.call("POST", "/api/v1/bases/staff/fields", { key: write, body: { slug: "crew_name", name: "Crew name", type: "lookup", options: { lookup: { relationFieldSlug: "crew", targetFieldSlug: "name" } } } });
+    const platform = (await server.call("POST", "/api/v1/bases/crews/change-requests", { key: write, body: { fields: { name: "Platform" } } })).body.id;
+    const lena = (await server.call("POST", "/api/v1/bases/staff/change-requests", { key: write, body: { fields: { name: "Lena Berg" } } })).body;
+    // Lena, an editor of the space, links herself to a crew.
+    const session = await server.signIn(EMAIL, PASSWORD);
+    const [space] = (await server.call("GET", "/api/v1/spaces", { session })).body;
+    await server.user("Lena", { password: PASSWORD });
+    await server.call("POST", `/api/v1/spaces/${space.id}/members`, { session, body: { email: "lena@example.com", role: "editor" } });
+    const lenaSession = await server.signIn("lena@example.com", PASSWORD);
+    const edit = await server.call("POST", `/api/v1/records/${lena.id}/change-requests`, { session: lenaSession, body: { operation: "update", fields: { crew: [platform] }, baseCommitId: lena.headCommitId, message: "Lena Berg: Crew → Platform" } });
+    expect(edit.status).toBe(201);
+
+    const page = await newPage();
+    await signIn(page, `/admin/bases/${staff.id}`);
+    const row = page.getByRole("row", { name: /Lena Berg/ });
+    await row.getByRole("gridcell", { name: "Platform", exact: true }).first().waitFor();
+    expect(await row.innerText()).not.toContain('["');
+
+    await page.goto(`${server.url}/admin/records/${lena.id}`);
+    await page.getByRole("listitem").filter({ hasText: "Crew: — → Platform" }).waitFor();
+    expect(await page.getByRole("table").last().innerText()).not.toContain("rec_");
+
+    await page.goto(`${server.url}/admin/activity`);
+    const lines = page.getByRole("listitem").filter({ hasText: "Lena Berg: Crew → Platform" });
+    await lines.first().waitFor();
+    expect(await lines.count()).toBe(1);
+    expect(await lines.innerText()).toContain("Lena changed");
+    expect(await page.locator("ol.activity").innerText()).not.toContain("usr_");
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
 
   test("a space is cloned from another Basalt on the Remotes screen, then pulled and pushed from it", async () => {
     const team = new TestServer();

@@ -3,6 +3,7 @@ import type { Static } from "@sinclair/typebox";
 import { and, desc, eq, isNotNull, lt } from "drizzle-orm";
 import { t } from "elysia";
 import { AuditEventSchema, type AuditEventView, listAuditEvents } from "../audit/audit";
+import { type UserRef, UserRefSchema, userRefs, userRefView } from "../content/commits";
 import { getRecord } from "../content/records/read";
 import { RecordSchema } from "../content/records/view";
 import { findChangeRequest, findOperation } from "./lifecycle";
@@ -24,10 +25,11 @@ export const ActivityItemSchema = t.Object(
     id: t.String({ description: "The change request, commit or audit event." }),
     timestamp: Timestamp,
     actorId: t.String(),
+    actorUser: t.Optional(Nullable(UserRefSchema)),
     action: t.String({ description: "A change request's status; record_update, record_delete or record_restore; revised; or the audit action." }),
     summary: t.String({ description: "The message given with it, if any." }),
     baseId: Nullable(t.String()),
-    changeRequestId: Nullable(t.String()),
+    changeRequestId: Nullable(t.String({ description: "The change request, or the one a record change or revision was part of." })),
     operationId: Nullable(t.String()),
     recordId: Nullable(t.String()),
     changeRequest: t.Optional(ChangeRequestSchema),
@@ -117,11 +119,13 @@ export function activityPage(ctx: AppContext, scope: SpaceScope, query: { limit:
   return { items: page, nextCursor: more ? Buffer.from(suffixOf(page.at(-1)!.id)).toString("base64url") : null };
 }
 
+const withActor = (item: ActivityItem, people: Map<string, UserRef>): ActivityItem => ({ ...item, actorUser: userRefView(people.get(item.actorId)) });
+
 /** The page's items with what each is about, read once each (a page holds at most 100). */
 function withEmbedded(ctx: AppContext, spaceId: string, sight: Sight, page: ActivityItem[], audited: Map<string, AuditEventView>): ActivityItem[] {
-  const operationIds = page.filter((item) => item.kind === "operation" && item.operationId).map((item) => item.operationId!);
+  const operationIds = page.filter((item) => (item.kind === "operation" || item.kind === "record") && item.operationId).map((item) => item.operationId!);
   const crOfOperation = new Map(operationIds.map((id) => [id, findOperation(ctx, spaceId, id).changeRequestId]));
-  const crIds = [...new Set([...page.flatMap((item) => (item.kind === "change_request" && item.changeRequestId ? [item.changeRequestId] : [])), ...crOfOperation.values()])];
+  const crIds = [...new Set(page.flatMap((item) => (item.kind === "change_request" && item.changeRequestId ? [item.changeRequestId] : item.kind === "operation" ? [crOfOperation.get(item.operationId!)!] : [])))];
   const views = new Map(changeRequestViews(ctx, sight, crIds.map((id) => findChangeRequest(ctx, spaceId, id))).map((view) => [view.id, view]));
   // A record purged since the item was written is shown as null.
   const recordOf = (id: string | null) => {
@@ -133,14 +137,16 @@ function withEmbedded(ctx: AppContext, spaceId: string, sight: Sight, page: Acti
       throw error;
     }
   };
-  return page.map((item) => {
+  // Who did it, by name: a page of people read at once.
+  const people = userRefs(ctx, page.map((item) => item.actorId));
+  return page.map((item) => withActor(item, people)).map((item) => {
     switch (item.kind) {
       case "change_request":
         return { ...item, changeRequest: views.get(item.changeRequestId!) };
       case "operation":
-        return { ...item, changeRequest: views.get(crOfOperation.get(item.operationId!)!) };
+        return { ...item, changeRequestId: crOfOperation.get(item.operationId!)!, changeRequest: views.get(crOfOperation.get(item.operationId!)!) };
       case "record":
-        return { ...item, record: recordOf(item.recordId) };
+        return { ...item, changeRequestId: item.operationId ? (crOfOperation.get(item.operationId) ?? null) : null, record: recordOf(item.recordId) };
       case "audit": {
         const auditEvent = audited.get(item.id)!;
         return { ...item, auditEvent, record: auditEvent.targetType === "record" ? recordOf(auditEvent.targetId) : null };

@@ -3,7 +3,7 @@ import type { FieldView } from "../../content/bases";
 import { h } from "./dom";
 import type { PendingValue } from "./grid";
 import { pageKindOf } from "./kinds/registry";
-import { link, shown } from "./ui";
+import { link, proposerName, shown } from "./ui";
 
 /**
  * What open change requests propose for records (issue 38, item 6): each proposed value beside the
@@ -29,7 +29,7 @@ export function pendingValues(changeRequests: ChangeRequestView[], fields: Field
     for (const op of cr.operations) {
       if (op.operation !== "record_update" || !op.targetRecordId || op.status !== "pending") continue;
       for (const [slug, value] of Object.entries(op.headCommit?.payload ?? {})) {
-        found.set(`${op.targetRecordId}:${slug}`, { text: valueText(cr, fields.find((field) => field.slug === slug), value), by: cr.submittedByUser?.name ?? cr.submittedBy, changeRequestId: cr.id });
+        found.set(`${op.targetRecordId}:${slug}`, { text: valueText(cr, fields.find((field) => field.slug === slug), value), by: proposerName(cr), changeRequestId: cr.id });
       }
     }
   }
@@ -53,7 +53,7 @@ export function pendingList(recordId: string, changeRequests: ChangeRequestView[
             h("span", { class: "old" }, valueText(cr, field, current[slug]) || "(empty)"),
             " → ",
             h("span", { class: "new" }, valueText(cr, field, value) || "(empty)"),
-            h("span", { class: "muted" }, `, proposed by ${cr.submittedByUser?.name ?? cr.submittedBy} `),
+            h("span", { class: "muted" }, `, proposed by ${proposerName(cr)} `),
             link(`/admin/change-requests/${cr.id}`, cr.status === "conflict" ? "in conflict: resolve" : "review"),
           );
         }),

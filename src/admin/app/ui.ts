@@ -28,6 +28,10 @@ export const shown = (value: unknown): string => {
   return JSON.stringify(value);
 };
 
+/** Who proposed a change request, as people read it: a form's answer is its visitor's ("A visitor of the form …"), not the form's maker's. */
+export const proposerName = (cr: { submittedBy: string; submittedByUser: { name: string } | null; sourceAttribution: { displayName: string; channel: string } }): string =>
+  cr.sourceAttribution.channel === "form" ? cr.sourceAttribution.displayName : (cr.submittedByUser?.name ?? cr.submittedBy);
+
 /** A record as people know it: its primary value (see `primaryField`), else its id. */
 export const recordName = (fields: readonly { slug: string; type: string }[], values: Record<string, unknown>, id: string): string => {
   const value = values[primaryField(fields)?.slug ?? ""];

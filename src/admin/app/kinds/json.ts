@@ -1,6 +1,6 @@
 import type { FieldView } from "../../../content/bases";
 import { textarea } from "../ui";
-import { copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, plainCell, plainWords, textOfValue } from "./kind";
+import { copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, plainWords, textOfValue } from "./kind";
 
 /** A form's JSON, parsed; null when blank. */
 export const readJson = (field: FieldView, values: FormData): unknown => {
@@ -10,7 +10,7 @@ export const readJson = (field: FieldView, values: FormData): unknown => {
 
 /** Any JSON value, edited on the record's page as its text. */
 export const jsonKind: PageKind = {
-  cell: plainCell,
+  cell: (_field, value) => (typeof value === "string" ? value : JSON.stringify(value)),
   input: (field, value) => textarea(labelOf(field), field.slug, { value: textOfValue(value), hint: "JSON." }),
   readInput: readJson,
   copied: copiedText,

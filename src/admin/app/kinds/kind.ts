@@ -71,8 +71,12 @@ export const labelOf = (field: FieldView) => `${field.name}${field.required ? " 
 export const questionLabel = (item: Question) => `${item.label}${item.required ? " (required)" : ""}`;
 export const textOfValue = (value: unknown) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value));
 
-/** A value as its cell shows it when its kind says nothing more: text as it is, the rest as JSON. */
-export const plainCell = (_field: FieldView, value: unknown): Child => (typeof value === "string" ? value : JSON.stringify(value));
+/** A value as words when its kind says nothing more: text as it is, a list's items joined ("a, b", never `["a","b"]`), the rest as JSON. */
+export const plainWords = (value: unknown): string =>
+  Array.isArray(value) ? value.map((item) => (item === null || item === undefined ? "" : typeof item === "object" ? JSON.stringify(item) : String(item))).filter(Boolean).join(", ") : shown(value);
+
+/** A value as its cell shows it when its kind says nothing more: its words. */
+export const plainCell = (_field: FieldView, value: unknown): Child => plainWords(value);
 
 /** A one-line input in a cell, of the browser's `type` (a number is typed as text and read by its kind). */
 export const lineEditor =
@@ -100,9 +104,6 @@ export function copiedText(value: unknown): string {
 
 /** A pasted cell taken as it was written. */
 export const pastedAsWritten = (_field: FieldView, text: string): Read => ({ value: text });
-
-/** A value as words when its kind says nothing more. */
-export const plainWords = (value: unknown): string => shown(value);
 
 /** A public form's one-line question, of the browser's `type`. */
 export const lineQuestion =

@@ -3,17 +3,18 @@ import type { Static } from "@sinclair/typebox";
 import { api, query } from "../api";
 import { h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { card, empty, link, recordName, screen, when } from "../ui";
+import { card, empty, link, proposerName, recordName, screen, when } from "../ui";
 
 type ActivityItem = Static<typeof ActivityItemSchema>;
 
+/** What a person did, by the item's action: a change request's by where it stands now. */
 const ACTIONS: Record<string, string> = {
   in_review: "proposed",
-  changes_requested: "was sent back",
-  approved: "was approved",
-  rejected: "was rejected",
-  merged: "was merged",
-  conflict: "is in conflict",
+  changes_requested: "proposed (sent back)",
+  approved: "proposed (approved)",
+  rejected: "proposed (rejected)",
+  merged: "changed",
+  conflict: "proposed (in conflict)",
   record_update: "changed",
   record_delete: "archived",
   record_restore: "restored",
@@ -24,7 +25,8 @@ const ACTIONS: Record<string, string> = {
 function line(item: ActivityItem): HTMLElement {
   const changeRequest = item.changeRequest;
   const record = item.record ?? null;
-  const who = changeRequest?.submittedByUser?.name ?? item.auditEvent?.actorId ?? item.actorId;
+  // People by name; a form's answer is its visitor's.
+  const who = changeRequest && item.kind === "change_request" ? proposerName(changeRequest) : (item.actorUser?.name ?? "Someone");
   const what = ACTIONS[item.action] ?? item.action.replaceAll("_", " ");
   const about = changeRequest
     ? link(`/admin/change-requests/${changeRequest.id}`, item.summary || changeRequest.primaryOperation?.operation.replaceAll("_", " ") || "a change")
@@ -35,6 +37,12 @@ function line(item: ActivityItem): HTMLElement {
   return h("li", {}, h("p", { class: "muted" }, when(item.timestamp)), h("p", {}, h("strong", {}, who), ` ${what}: `, about, where ? h("span", { class: "muted" }, ` in ${where}`) : null));
 }
 
+/** Each change once: a record's change, or an audit event, made by a change request the page lists is that change request's line. */
+function oncePerChange(items: ActivityItem[]): ActivityItem[] {
+  const listed = new Set(items.filter((item) => item.kind === "change_request").map((item) => item.id));
+  return items.filter((item) => item.kind === "change_request" || item.kind === "operation" || !item.changeRequestId || !listed.has(item.changeRequestId));
+}
+
 /** `/admin/activity`: what changed in the space, newest first, a page at a time (the activity of `GET /activity/paged`). */
 async function activity(ctx: Context): Promise<Node> {
   const cursor = ctx.query.get("cursor");
@@ -43,7 +51,7 @@ async function activity(ctx: Context): Promise<Node> {
     "Activity",
     card(
       null,
-      page.items.length ? h("ol", { class: "activity" }, ...page.items.map(line)) : empty("Nothing has happened in this space yet."),
+      page.items.length ? h("ol", { class: "activity" }, ...oncePerChange(page.items).map(line)) : empty("Nothing has happened in this space yet."),
       page.nextCursor ? h("p", {}, link(`/admin/activity?cursor=${encodeURIComponent(page.nextCursor)}`, "Older")) : null,
     ),
   );

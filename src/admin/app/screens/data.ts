@@ -1,4 +1,5 @@
 import { comparable, fieldInput, readField } from "../editors";
+import { pageKindOf } from "../kinds/registry";
 import { atLeast } from "../../../shared/levels";
 import type { CommitView } from "../../../content/commits";
 import type { ChangeRequestView } from "../../../changes/views";
@@ -332,7 +333,6 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
   const level = ctx.me.caller.effectiveLevel;
   const fields = record.base.fields;
   const editable = fields.filter((field) => !computed(field));
-  const names = new Map(fields.map((field) => [field.slug, field.name]));
   const title = recordName(fields, record.fields, record.id);
   const waiting = pendingList(record.id, proposals, fields, record.fields);
   // A file chosen or removed is saved at once, alone (the form's other edits stay as they are, for its own button).
@@ -358,7 +358,7 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
       }),
     ),
     shownOnly.length
-      ? card("Computed", h("dl", { class: "computed" }, ...shownOnly.flatMap((field) => [h("dt", {}, field.name, h("span", { class: "muted" }, ` ${field.type}`)), h("dd", {}, shown(record.fields[field.slug]))])))
+      ? card("Computed", h("dl", { class: "computed" }, ...shownOnly.flatMap((field) => [h("dt", {}, field.name, h("span", { class: "muted" }, ` ${field.type}`)), h("dd", {}, inWords(field, record.fields[field.slug], {}))])))
       : null,
     linksCard(links, linking),
     card(
@@ -371,9 +371,22 @@ async function recordParts(ctx: Context, id: string, savedAt?: (id: string) => s
           })
         : null,
     ),
-    card("History", historyTable(history, names)),
+    card("History", historyTable(history, fields, await linkedNames(history, fields))),
   ];
   return { title, parts };
+}
+
+/** A value in words, by its field's kind: linked records by name, files by name, lists joined; "—" when empty. */
+const inWords = (field: FieldView, value: unknown, linked: Record<string, string | null>): string =>
+  value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0) ? "—" : pageKindOf(field.type).words(value, linked);
+
+/** Records a history's links name, read for their names (at most `LINKS_SHOWN`, each once). */
+async function linkedNames(history: CommitView[], fields: FieldView[]): Promise<Record<string, string | null>> {
+  const links = fields.filter((field) => traitsOf(field.type).source === "links").map((field) => field.slug);
+  const ids = [...new Set(history.flatMap((commit) => links.flatMap((slug) => [commit.payload[slug] ?? []].flat().map(String))))].slice(0, LINKS_SHOWN);
+  const names: Record<string, string | null> = {};
+  await Promise.all(ids.map((id) => api<FullRecordView>("GET", `/records/${id}`).then((other) => (names[id] = recordName(other.base.fields, other.fields, id)), () => undefined)));
+  return names;
 }
 
 const RECORD_CHANGES = { record_create: "Created", record_update: "Changed", record_delete: "Archived", record_restore: "Restored" };
@@ -382,15 +395,21 @@ const RECORD_CHANGES = { record_create: "Created", record_update: "Changed", rec
  * A record's history, newest first: each change as its fields' old → new values (worked out from
  * the commits before it, oldest first), with who made it and when; a creation lists what it set.
  */
-function historyTable(history: CommitView[], names: Map<string, string>): HTMLElement {
+function historyTable(history: CommitView[], fields: FieldView[], linked: Record<string, string | null>): HTMLElement {
   const state: Record<string, unknown> = {};
+  const names = new Map(fields.map((field) => [field.slug, field.name]));
+  const kinds = new Map(fields.map((field) => [field.slug, field]));
+  const said = (slug: string, value: unknown) => {
+    const field = kinds.get(slug);
+    return field ? inWords(field, value, linked) : shown(value);
+  };
   const changes = [...history]
     .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1))
     .map((commit) => {
       const created = commit.operation === "record_create";
       const lines = Object.entries(commit.payload)
         .filter(([slug, value]) => created || JSON.stringify(state[slug] ?? null) !== JSON.stringify(value ?? null))
-        .map(([slug, value]) => h("li", {}, h("strong", {}, names.get(slug) ?? slug), ": ", created ? shown(value) : `${shown(state[slug])} → ${shown(value)}`));
+        .map(([slug, value]) => h("li", {}, h("strong", {}, names.get(slug) ?? slug), ": ", created ? said(slug, value) : `${said(slug, state[slug])} → ${said(slug, value)}`));
       Object.assign(state, commit.payload);
       const what = (RECORD_CHANGES as Record<string, string>)[commit.operation] ?? commit.operation;
       return [when(commit.createdAt), commit.authorUser?.name ?? commit.author, `${what}${commit.message ? `: ${commit.message}` : ""}`, lines.length ? h("ul", { class: "changes" }, ...lines) : "—"];

@@ -7,7 +7,7 @@ import type { RecordView } from "../../../content/records/view";
 import { api, ApiError, query } from "../api";
 import { type Child, h } from "../dom";
 import type { Context, Screen } from "../screen";
-import { action, card, commentList, empty, form, link, notice, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
+import { action, card, commentList, empty, form, link, notice, proposerName, reasonDialog, recordName, screen, shown, table, textarea, when } from "../ui";
 import type { CommentView } from "../../../changes/comments";
 import type { FieldView } from "../../../content/bases";
 import type { ConversionSummary } from "../../../content/field-convert";
@@ -84,7 +84,8 @@ function titleOf(cr: ChangeRequestView): string {
 }
 
 const proposer = (cr: ChangeRequestView) => {
-  const who = cr.submittedByUser?.name ?? cr.submittedBy;
+  if (cr.sourceAttribution.channel === "form") return `${proposerName(cr)}, through its public link`;
+  const who = proposerName(cr);
   const through = cr.sourceAttribution.displayName;
   return `${who} through ${through === who ? "the admin page" : `the key “${through}”`} (${cr.sourceAttribution.channel})`;
 };
