@@ -60,7 +60,7 @@ describe("rules (section 8.1)", () => {
     expect(list.body.map((r: { id: string }) => r.id)).toEqual([id]);
 
     const kept = await server.call("PUT", `/api/v1/webhooks/${id}`, { key: ws.manage, body: { name: "renamed", eventType: "changes_requested", actionKind: "webhook", config: { targetUrl: receiver.url } } });
-    expect(kept.body).toMatchObject({ name: "renamed", eventType: "change_request.changes_requested", config: { hasSecret: true } });
+    expect(kept.body).toMatchObject({ name: "renamed", eventType: "changes_requested", config: { hasSecret: true } });
     const removed = await server.call("PUT", `/api/v1/webhooks/${id}`, { key: ws.manage, body: { name: "renamed", eventType: "*", actionKind: "webhook", config: { targetUrl: receiver.url, secret: null } } });
     expect(removed.body.config.hasSecret).toBe(false);
 
@@ -137,6 +137,36 @@ describe("delivery (section 8.2)", () => {
     const sentBack = receiver.received[1];
     expect(JSON.parse(sentBack.body)).toMatchObject({ event: "agent.task", trigger: "changes_requested", changeRequestId: proposal.id, type: "change_request.changes_requested" });
     expect(sentBack.headers["x-busabase-signature"]).toBe(hex(sentBack.body));
+  });
+
+  test("Busabase's event names are accepted and answered as given; an asset confirmed is asset.uploaded, a comment asking the agent is ai_mention", async () => {
+    const secret = "a plain secret";
+    for (const eventType of ["ai_mention", "asset.uploaded", "changes_requested"]) {
+      const made = await rule({ name: eventType, eventType, config: { targetUrl: receiver.url, secret } });
+      expect([made.status, made.body.eventType]).toEqual([201, eventType]);
+    }
+    const listed = (await server.call("GET", "/api/v1/webhooks", { key: ws.manage })).body.map((one: { eventType: string }) => one.eventType);
+    expect(listed.sort()).toEqual(["ai_mention", "asset.uploaded", "changes_requested"]);
+
+    const started = (await server.call("POST", "/api/v1/assets/upload-urls", { key: ws.write, body: { fileName: "notes.txt", mimeType: "text/plain", size: 5 } })).body;
+    await fetch(`${server.url}${started.uploadUrl}`, { method: "PUT", headers: { authorization: `Bearer ${ws.write}`, "content-type": "text/plain" }, body: "hello" });
+    expect(receiver.received).toHaveLength(0);
+    await server.call("POST", "/api/v1/assets/confirmations", { key: ws.write, body: { assetId: started.assetId } });
+    await eventually(() => receiver.received.length === 1);
+    const uploaded = receiver.received[0];
+    expect(JSON.parse(uploaded.body)).toMatchObject({ event: "asset.uploaded", assetId: started.assetId, fileName: "notes.txt", mimeType: "text/plain", textStatus: "present" });
+    expect(uploaded.headers["x-busabase-signature"]).toBe(new Bun.CryptoHasher("sha256", secret).update(uploaded.body).digest("hex"));
+
+    const proposal = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Draft" } } })).body;
+    await server.call("POST", "/api/v1/comments", { key: ws.write, body: { subjectType: "change_request", subjectId: proposal.id, body: "Looks fine" } });
+    await server.call("POST", "/api/v1/comments", { key: ws.write, body: { subjectType: "change_request", subjectId: proposal.id, body: "@ai add a source", mentionsAi: true } });
+    await eventually(() => receiver.received.length === 2);
+    expect(JSON.parse(receiver.received[1].body)).toMatchObject({ event: "agent.task", trigger: "ai_mention", changeRequestId: proposal.id });
+
+    const aiRule = (await server.call("GET", "/api/v1/webhooks", { key: ws.manage })).body.find((one: { eventType: string }) => one.eventType === "ai_mention");
+    const fired = await server.call("POST", `/api/v1/webhooks/${aiRule.id}/test-fire`, { key: ws.manage });
+    expect(fired.body).toMatchObject({ eventType: "change_request.ai_mention", status: "success" });
+    expect(JSON.parse(receiver.received[2].body)).toMatchObject({ event: "agent.task", trigger: "ai_mention", _test: true });
   });
 
   test("a 500, 500, 200 receiver gets three attempts with one webhook-id, and the log shows each", async () => {

@@ -89,18 +89,17 @@ export function findAsset(ctx: AppContext, spaceId: string, assetId: string): As
  * `POST /assets`: a file in one request, stored as its bytes arrive and ready at once. Nothing is
  * written to the database until every byte is stored.
  */
-export async function uploadAsset(ctx: AppContext, spaceId: string, userId: string, file: { fileName?: string; declaredType: string; body: Upload }): Promise<AssetView> {
+export async function uploadAsset(ctx: AppContext, spaceId: string, userId: string, file: { fileName?: string; declaredType: string; body: Upload }, uploaded?: OnUploaded): Promise<AssetView> {
   const max = ctx.config.maxFileBytes;
   const stored = await storeStream(ctx.config.dataDir, file.body, max, tooLarge(max));
   try {
-    const row = await insertAsset(ctx, spaceId, userId, {
-      status: "ready",
-      fileName: safeFileName(file.fileName),
-      declaredType: file.declaredType,
-      mimeType: servedType(file.declaredType, stored.head),
-      size: stored.size,
-      contentHash: stored.hash,
-    });
+    const row = await insertAsset(
+      ctx,
+      spaceId,
+      userId,
+      { status: "ready", fileName: safeFileName(file.fileName), declaredType: file.declaredType, mimeType: servedType(file.declaredType, stored.head), size: stored.size, contentHash: stored.hash },
+      uploaded && ((tx, inserted) => uploaded(tx, assetView(inserted))),
+    );
     return assetView(row);
   } finally {
     stored.landed();
@@ -144,11 +143,14 @@ export async function assetText(ctx: AppContext, row: AssetRow, max: number): Pr
   return Bun.file(contentPath(ctx.config.dataDir, row.contentHash)).text();
 }
 
-/** A new asset of the space, written with its id and times. */
-async function insertAsset(ctx: AppContext, spaceId: string, userId: string, given: Pick<AssetRow, "status" | "fileName" | "declaredType" | "mimeType" | "size" | "contentHash">): Promise<AssetRow> {
+/** A new asset of the space, written with its id and times (`then` runs in the same write). */
+async function insertAsset(ctx: AppContext, spaceId: string, userId: string, given: Pick<AssetRow, "status" | "fileName" | "declaredType" | "mimeType" | "size" | "contentHash">, then?: (tx: Tx, row: AssetRow) => void): Promise<AssetRow> {
   const at = iso(ctx.clock.now());
   const row: AssetRow = { id: newId("ast", ctx.clock.now()), spaceId, createdBy: userId, createdAt: at, updatedAt: at, metadata: {}, ...given };
-  await write(ctx, (tx) => tx.db.insert(assets).values(row).run());
+  await write(ctx, (tx) => {
+    tx.db.insert(assets).values(row).run();
+    then?.(tx, row);
+  });
   return row;
 }
 
@@ -302,14 +304,19 @@ export async function putAssetBytes(ctx: AppContext, spaceId: string, userId: st
   return assetView({ ...before, ...changes });
 }
 
-/** `POST /assets/confirmations`: a pending asset whose bytes arrived becomes ready. */
-export function confirmAsset(ctx: AppContext, spaceId: string, userId: string, assetId: string): Promise<AssetView> {
+/** What a layer above does in the write that makes an uploaded asset ready (its `asset.uploaded` event). */
+export type OnUploaded = (tx: Tx, asset: AssetView) => void;
+
+/** `POST /assets/confirmations`: a pending asset whose bytes arrived becomes ready (`uploaded` runs in that write; a second confirmation changes nothing). */
+export function confirmAsset(ctx: AppContext, spaceId: string, userId: string, assetId: string, uploaded?: OnUploaded): Promise<AssetView> {
   return write(ctx, (tx) => {
     const row = uploadersAsset(findAsset(tx, spaceId, assetId), userId);
     if (row.status === "ready") return assetView(row);
     if (!row.contentHash) throw conflict(`Asset ${assetId} has no bytes yet: PUT them to its uploadUrl first.`, { reason: "ASSET_EMPTY" });
     tx.db.update(assets).set({ status: "ready", updatedAt: iso(tx.clock.now()) }).where(eq(assets.id, assetId)).run();
-    return assetView({ ...row, status: "ready" });
+    const view = assetView({ ...row, status: "ready" });
+    uploaded?.(tx, view);
+    return view;
   });
 }
 

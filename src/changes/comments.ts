@@ -74,7 +74,11 @@ function subjectTies(ctx: AppContext, spaceId: string, type: CommentSubject, id:
 /** A comment as answered, its author named from `people` (`userRefs`). */
 export const commentView = ({ spaceId: _, ...row }: CommentRow, people: Map<string, UserRef>): CommentView => ({ ...row, authorUser: userRefView(people.get(row.authorId)) });
 
-/** `POST /comments`: a comment by the caller on a subject of the space, with its `comment.created` event in the same write. */
+/**
+ * `POST /comments`: a comment by the caller on a subject of the space, with its `comment.created`
+ * event in the same write; one that asks the agent (`mentionsAi`) about a change request is also
+ * its `change_request.ai_mention` (Busabase's `ai_mention`, an agent's task).
+ */
 export function addComment(tx: Tx, spaceId: string, actor: Actor, input: { subjectType: CommentSubject; subjectId: string; body: string; mentionsAi?: boolean }, at: string): CommentView {
   const body = input.body.trim();
   if (body.length === 0) throw badRequest("A comment's body is empty.");
@@ -83,6 +87,7 @@ export function addComment(tx: Tx, spaceId: string, actor: Actor, input: { subje
   insertRow(tx, comments, row);
   const comment = commentView(row, new Map([[actor.user.id, actor.user]]));
   recordEvent(tx, "comment.created", { spaceId, baseId, at }, { comment });
+  if (row.mentionsAi && row.changeRequestId) recordEvent(tx, "change_request.ai_mention", { spaceId, baseId, at }, { changeRequestId: row.changeRequestId, commentId: row.id });
   return comment;
 }
 

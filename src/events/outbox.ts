@@ -1,3 +1,5 @@
+import type { AssetView } from "../assets/assets";
+import { iso } from "../shared/clock";
 import type { comments, MergeConflict } from "../tables/changes";
 import type { NodeStatus } from "../tables/content";
 import { insertRow } from "../db/client";
@@ -41,7 +43,11 @@ export interface EventPayloads extends Record<EventType, unknown> {
   "change_request.merged": { changeRequestId: string; recordIds: string[] };
   "change_request.conflict": { changeRequestId: string; conflict: MergeConflict };
   "base.created": { base: { id: string; nodeId: string; slug: string; name: string }; changeRequestId: string };
+  /** A comment on a change request asked the agent (`mentionsAi`): Busabase's `ai_mention`, an agent's task. */
+  "change_request.ai_mention": { changeRequestId: string; commentId: string };
   "comment.created": { comment: Omit<typeof comments.$inferSelect, "spaceId"> };
+  /** An upload was confirmed (or made in one request): the asset is ready. */
+  "asset.uploaded": { asset: { id: string; fileName: string; mimeType: string; size: number }; textStatus: "present" | "missing" | "none" };
   /** The instance was put back to a backup (`basalt restore`): what a receiver holds of the space after the backup's time may be gone, so it reads the space again. */
   "space.restored": { reason: string; restoredFrom: string; restoredAt: string };
 }
@@ -64,3 +70,9 @@ export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventO
   tx.afterCommit(tx.deliveries.wake);
   tx.afterCommit(() => tx.eventStream.publish({ seq, id, type, timestamp: origin.at, spaceId: origin.spaceId, baseId: origin.baseId, data: data as object }));
 }
+
+/** What records an upload's `asset.uploaded` in the write that makes the asset ready (`OnUploaded`). */
+export const recordUpload =
+  (spaceId: string) =>
+  (tx: Tx, asset: AssetView): void =>
+    recordEvent(tx, "asset.uploaded", { spaceId, baseId: null, at: iso(tx.clock.now()) }, { asset: { id: asset.id, fileName: asset.fileName, mimeType: asset.mimeType, size: asset.size }, textStatus: asset.textStatus });

@@ -12,13 +12,25 @@ export const EVENT_TYPES = [
   "change_request.merged",
   "change_request.conflict",
   "base.created",
+  "change_request.ai_mention",
   "comment.created",
+  "asset.uploaded",
   "space.restored",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** What a rule may subscribe to: every event type, `*`, and Busabase's short name for one of them. */
-export const RULE_EVENT_TYPES = [...EVENT_TYPES, "*", "changes_requested"] as const;
+/** Busabase's names (contract §2.8) of the events Basalt names otherwise. */
+const BUSABASE_NAMES = { changes_requested: "change_request.changes_requested", ai_mention: "change_request.ai_mention" } as const satisfies Record<string, EventType>;
+
+/** What a rule may subscribe to: every event type, `*`, and Busabase's names. A rule keeps the name it was given. */
+export const RULE_EVENT_TYPES = [...EVENT_TYPES, "*", ...(Object.keys(BUSABASE_NAMES) as (keyof typeof BUSABASE_NAMES)[])] as const;
+export type RuleEventType = (typeof RULE_EVENT_TYPES)[number];
+
+/** The event a rule's type names: Busabase's name read as Basalt's event, `*` as every event. */
+export const eventOfRule = (ruleType: string): string => BUSABASE_NAMES[ruleType as keyof typeof BUSABASE_NAMES] ?? ruleType;
+
+/** Whether a rule subscribed to `ruleType` wants an event of `eventType`. */
+export const ruleWants = (ruleType: string, eventType: string): boolean => ruleType === "*" || eventOfRule(ruleType) === eventType;
 
 /** An event as it leaves Basalt, by webhook or on the live stream (section 8.2): its outbox `seq` (null for a test-fire's event, which is not in the outbox) and its body's fields. */
 export interface OutgoingEvent {
@@ -46,6 +58,12 @@ function busabaseFields(type: string, data: Record<string, unknown>): Record<str
     }
     case "change_request.changes_requested":
       return { event: "agent.task", trigger: "changes_requested", changeRequestId, ...test };
+    case "change_request.ai_mention":
+      return { event: "agent.task", trigger: "ai_mention", changeRequestId, ...test };
+    case "asset.uploaded": {
+      const asset = data.asset as { id: string; fileName: string; mimeType: string } | undefined;
+      return { assetId: asset?.id ?? "ast_test", fileName: asset?.fileName ?? "test.txt", mimeType: asset?.mimeType ?? "text/plain", textStatus: data.textStatus ?? "missing", ...test };
+    }
     default:
       return test;
   }

@@ -9,7 +9,7 @@ import type { AppContext, Tx } from "../context";
 import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { eventBody, type OutgoingEvent } from "../shared/event-types";
+import { eventBody, eventOfRule, type OutgoingEvent } from "../shared/event-types";
 import { events } from "../tables/events";
 import { conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
@@ -245,7 +245,7 @@ export async function testFire(ctx: AppContext, rule: RuleRow): Promise<Delivery
   const event: OutgoingEvent = {
     seq: null,
     id: newId("evt"),
-    type: rule.eventType === "*" ? "record.created" : rule.eventType,
+    type: rule.eventType === "*" ? "record.created" : eventOfRule(rule.eventType),
     timestamp: iso(ctx.clock.now()),
     spaceId: rule.spaceId,
     baseId: rule.baseId,

@@ -7,7 +7,7 @@ import { findBase } from "../content/bases";
 import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { RULE_EVENT_TYPES } from "../shared/event-types";
+import type { RuleEventType } from "../shared/event-types";
 import { checkName } from "../shared/formats";
 import { badRequest, conflict, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
@@ -19,14 +19,12 @@ export type RuleRow = typeof webhookRules.$inferSelect;
 
 export const MAX_RULES_PER_SPACE = 50;
 
-const ALIASES: Record<string, string> = { changes_requested: "change_request.changes_requested" };
-
 /** Busabase's action kinds: the two delivered here, and `run_function`, which would run a client's code on the server. */
 export const ACTION_KINDS = [...DELIVERED_KINDS, "run_function"] as const;
 
 export interface RuleInput {
   name: string;
-  eventType: (typeof RULE_EVENT_TYPES)[number];
+  eventType: RuleEventType;
   actionKind: (typeof ACTION_KINDS)[number];
   config: { targetUrl?: string; secret?: string | null; headers?: Record<string, string>; code?: string; timeoutMs?: number };
   baseId?: string | null;
@@ -39,7 +37,7 @@ export const WebhookRuleSchema = t.Object(
     spaceId: t.String(),
     baseId: Nullable(t.String({ description: "Only this base's events; null for the whole space." })),
     name: t.String(),
-    eventType: t.String({ description: "An event type, or * for all." }),
+    eventType: t.String({ description: "An event type, or * for all, as the rule was given it (Busabase's names changes_requested and ai_mention included)." }),
     enabled: t.Boolean(),
     disabledReason: Nullable(t.String({ description: "Why the server disabled the rule (410 Gone, 20 failures in a row)." })),
     createdBy: t.String(),
@@ -114,7 +112,7 @@ async function checkRule(ctx: AppContext, scope: SpaceScope, input: RuleInput) {
   const targetUrl = input.config.targetUrl;
   if (targetUrl === undefined) throw badRequest(`A ${actionKind} rule needs config.targetUrl: where its events are POSTed.`);
   const name = checkName(input.name);
-  const eventType = ALIASES[input.eventType] ?? input.eventType;
+  const eventType = input.eventType;
   const headers = checkHeaders(input.config.headers);
   const baseId = input.baseId ? findBase(ctx, scope.space.id, input.baseId, { archived: true }).base.id : null;
   try {

@@ -6,7 +6,7 @@ import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { events } from "../tables/events";
 import { tooManyRequests } from "../shared/errors";
-import type { OutgoingEvent } from "../shared/event-types";
+import { type OutgoingEvent, ruleWants } from "../shared/event-types";
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attemptDelivery, outgoingEvent, recordAttempt } from "./deliveries";
 import type { RuleRow } from "./rules";
 import { outboxCursor, webhookJobs, webhookRules } from "../tables/webhooks";
@@ -218,7 +218,7 @@ export class DeliveryLoop {
       let rules = rulesBySpace.get(event.spaceId);
       if (!rules) rulesBySpace.set(event.spaceId, (rules = enabledRules(this.ctx).all({ spaceId: event.spaceId })));
       for (const rule of rules) {
-        if (rule.eventType !== "*" && rule.eventType !== event.type) continue;
+        if (!ruleWants(rule.eventType, event.type)) continue;
         if (rule.baseId !== null && rule.baseId !== event.baseId) continue;
         jobs.push({ id: newId("job"), ruleId: rule.id, spaceId: rule.spaceId, eventSeq: event.seq, attempt: 1, dueAt: due });
       }

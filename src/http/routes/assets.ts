@@ -11,6 +11,7 @@ import { findBaseOrNull } from "../../content/bases";
 import { contentPath } from "../../db/content-files";
 import { INLINE_IMAGES } from "../../assets/storage";
 import type { AssetRow } from "../../tables/assets";
+import { recordUpload } from "../../events/outbox";
 import { createTextUploadUrl, MAX_INLINE_TEXT_BYTES, putAssetText, readAssetLines, TextWrittenSchema } from "../../assets/texts";
 import { lineRangeOf, LinesQuery, ReadLinesSchema } from "../../shared/lines";
 import { actingAs } from "../../auth/actor";
@@ -76,7 +77,7 @@ export function assetRoutes(ctx: AppContext) {
       async ({ space, actor, request, set }) => {
         const file = await uploadedFile(request, oneString("fileName", nestedQuery(request.url).fileName));
         set.status = 201;
-        return uploadAsset(ctx, space.space.id, actor.user.id, file);
+        return uploadAsset(ctx, space.space.id, actor.user.id, file, recordUpload(space.space.id));
       },
       {
         answers: { 201: AssetSchema },
@@ -125,7 +126,7 @@ export function assetRoutes(ctx: AppContext) {
       if (!request.body) throw badRequest("Send the file as the request's body.");
       return putAssetBytes(ctx, space.space.id, actor.user.id, params.assetId, request);
     }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, level: "changeRequest", detail: { requestBody: FILE_BODY } })
-    .post("/assets/confirmations", async ({ space, actor, body }) => confirmation(ctx, await confirmAsset(ctx, space.space.id, actor.user.id, confirmedAssetId(body))), {
+    .post("/assets/confirmations", async ({ space, actor, body }) => confirmation(ctx, await confirmAsset(ctx, space.space.id, actor.user.id, confirmedAssetId(body), recordUpload(space.space.id))), {
       answers: {
         200: t.Composite([AssetSchema, t.Object({ success: t.Literal(true), assetId: t.String(), storageKey: t.String(), publicUrl: t.String() })], { description: "The asset, and Busabase's confirmation." }),
         409: ["ASSET_EMPTY"],
