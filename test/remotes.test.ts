@@ -307,6 +307,53 @@ describe("pull and push", () => {
     expect((await teamCall("GET", "/api/v1/assets/ast_0000000000forged")).status).toBe(404);
   });
 
+  test("structure travels both ways through review: a field, a view, a folder and a doc made on the laptop wait in the team's Inbox, the records that use the field follow; after the merges both hold each once, with the same ids", async () => {
+    useKey(teamKeys.propose);
+    const notes = (await teamCall("GET", "/api/v1/bases/notes")).body;
+    const [one, two] = await ids();
+    // Made on the team: a field, filled.
+    await teamCall("POST", `/api/v1/bases/${notes.id}/fields/change-requests`, { operation: "create", slug: "owner", name: "Owner", type: "text" });
+    await update(teamCall, two, { owner: "Grace" });
+    // Made on the laptop, offline: a field filled at once, a view, a folder and a doc.
+    expect((await laptopCall("POST", `/api/v1/bases/${notes.id}/fields/change-requests`, { operation: "create", slug: "tag", name: "Tag", type: "text" })).status).toBe(201);
+    await update(laptopCall, one, { tag: "offline" });
+    expect((await laptopCall("POST", "/api/v1/views/change-requests", { operation: "create", baseId: notes.id, slug: "by-tag", name: "By tag", type: "table" })).status).toBe(201);
+    const folder = (await laptopCall("POST", "/api/v1/nodes/change-requests", { operations: [{ kind: "create", nodeType: "folder", slug: "plans", name: "Plans" }] })).body;
+    expect(folder.status).toBe("merged");
+    const doc = (await laptopCall("POST", "/api/v1/docs", { slug: "guide", name: "Guide", body: "# Guide\n" })).body;
+
+    // The field, the folder and the doc wait in the team's Inbox; the record that fills the field and the view on its base wait here for the field.
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { structure: 1, conflicts: 0 }, pending: 3, waiting: 2, refused: [] });
+    const proposals = await waitingOnTeam();
+    expect(proposals.map((cr) => cr.sourceAttribution.channel)).toEqual(["remote", "remote", "remote"]);
+    for (const cr of proposals) await mergeOnTeam(cr.id);
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { landed: 3, conflicts: 0, notFollowed: 0 }, pending: 2, waiting: 0, refused: [] });
+    for (const cr of await waitingOnTeam()) await mergeOnTeam(cr.id);
+    expect(await pull(laptop.ctx, local)).toMatchObject({ landed: 2, conflicts: 0, notFollowed: 0 });
+
+    const fieldsOf = async (call: typeof teamCall) => (await call("GET", `/api/v1/bases/${notes.id}`)).body.fields.map((field: { id: string; slug: string }) => `${field.slug}:${field.id}`).sort();
+    const teamFields = await fieldsOf(teamCall);
+    expect(teamFields.filter((field: string) => field.startsWith("tag:") || field.startsWith("owner:"))).toHaveLength(2);
+    expect(await fieldsOf(laptopCall)).toEqual(teamFields);
+    const viewsOf = async (call: typeof teamCall) => (await call("GET", `/api/v1/bases/${notes.id}/views`)).body.map((view: { id: string; slug: string }) => `${view.slug}:${view.id}`).sort();
+    expect(await viewsOf(teamCall)).toEqual(await viewsOf(laptopCall));
+    expect((await viewsOf(teamCall)).filter((view: string) => view.startsWith("by-tag:"))).toHaveLength(1);
+    type TreeNode = { id: string; slug: string; type: string; children?: TreeNode[] };
+    const flat = (nodes: TreeNode[]): string[] => nodes.flatMap((node) => [`${node.type} ${node.slug}:${node.id}`, ...flat(node.children ?? [])]);
+    const nodesOf = async (call: typeof teamCall) => flat((await call("GET", "/api/v1/nodes")).body).sort();
+    expect(await nodesOf(teamCall)).toEqual(expect.arrayContaining([`folder plans:${folder.nodeId}`, `doc guide:${doc.node.id}`]));
+    expect(await nodesOf(teamCall)).toEqual(await nodesOf(laptopCall));
+    expect((await teamCall("GET", `/api/v1/nodes/${doc.node.id}?type=doc`)).body).toMatchObject({ body: "# Guide\n" });
+    const there = await recordsOf(teamCall);
+    const here = await recordsOf(laptopCall);
+    expect(there[one].fields.tag).toBe("offline");
+    expect(here[two].fields.owner).toBe("Grace");
+    for (const [id, record] of Object.entries(there)) expect(here[id].fields).toEqual(record.fields);
+    expect(await openConflicts(laptopCall)).toEqual([]);
+    expect(await openConflicts(teamCall)).toEqual([]);
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
+  });
+
   test("a push cut after the remote took it and sent again creates nothing twice", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();
@@ -374,7 +421,8 @@ describe("pull and push", () => {
     expect(pulled.notFollowed).toBe(2);
     expect(pulled.warnings[0]).toContain("cannot merge here");
     expect((await recordsOf(laptopCall))[one].fields.title).toBe("still comes");
-    expect(await push(laptop.ctx, local)).toMatchObject({ refused: [expect.objectContaining({ reason: expect.stringContaining("structure") })] });
+    // Pushed, the laptop's own base of that slug is refused by the team with its reason, and stays here.
+    expect(await push(laptop.ctx, local)).toMatchObject({ refused: [expect.objectContaining({ reason: expect.stringContaining('slug "tasks"') })] });
   });
 
   test("a pull run as a command on the data directory while the server serves it: the server sees the new field and records", async () => {

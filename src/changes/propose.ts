@@ -43,6 +43,8 @@ export type ProposedOperation = {
   targetViewId?: string | null;
   baseCommitId?: string | null;
   deleteMode?: "archive" | null;
+  /** A change of structure pushed from another instance keeps its commit's id (and says where it was made), so what its merge makes has the ids it has there (`derivedIds`). */
+  commit?: { id: string; origin: string };
 } & OperationChange;
 
 export interface Proposal {
@@ -152,6 +154,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         kind: op.kind,
         payload: op.payload,
         createdAt: at,
+        ...op.commit,
       }, storage.commitStandsFor(cr));
       heads.push(commit);
       return {

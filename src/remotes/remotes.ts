@@ -21,7 +21,7 @@ import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUr
 import { fetchFiles, filesInPayload, filesInValues, sendFiles } from "./files";
 import type { UserRef } from "../content/commits";
 import { applyPulled, applyStructure, authorHere, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
-import type { PushedSchema, PushSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
+import type { PushedSchema, PushSchema, PushStructureSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
 
 /**
  * The remotes a space follows, and what a person does with them (docs/remotes.md): clone, pull,
@@ -443,36 +443,53 @@ function undecided(ctx: AppContext, spaceId: string): Set<string> {
 }
 
 /**
- * The records of the local changes waiting in the remote's Inbox (pushed, pending): a later local
- * change of one waits here until that one lands there, so an edit never reaches the remote before
- * the create it edits, nor is made there on a value it does not hold yet.
+ * What the local changes waiting in the remote's Inbox (pushed, pending) change: their records, and
+ * the bases their changes of structure touch. A later local change of one waits here until that
+ * one lands there, so an edit never reaches the remote before the create it edits, a record never
+ * names a field the remote does not hold yet, and nothing is made there on a value it lacks.
  */
-function waitingThere(ctx: AppContext, remote: RemoteRow): Set<string> {
+function waitingThere(ctx: AppContext, remote: RemoteRow): { records: Set<string>; bases: Set<string> } {
   const rows = ctx.db
-    .select({ recordId: commits.recordId })
+    .select({ commitId: commits.id, recordId: commits.recordId })
     .from(remotePushes)
     .innerJoin(mergeLog, eq(mergeLog.changeRequestId, remotePushes.changeRequestId))
     .innerJoin(commits, eq(commits.id, mergeLog.commitId))
-    .where(and(eq(remotePushes.remoteId, remote.id), eq(remotePushes.state, "pending"), isNotNull(commits.recordId)))
+    .where(and(eq(remotePushes.remoteId, remote.id), eq(remotePushes.state, "pending")))
     .all();
-  return new Set(rows.map((row) => row.recordId!));
+  return { records: new Set(rows.flatMap((row) => (row.recordId ? [row.recordId] : []))), bases: structureBases(ctx, rows.filter((row) => !row.recordId).map((row) => row.commitId)) };
 }
 
-/** A local change request's record commits as pushed operations, by base, and the records it changes; `known` holds what the remote has of records this push sent. */
-function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; others: number; records: Set<string> } {
+/** The bases that the changes of structure merged as `commitIds` touch (a base they made included). */
+function structureBases(ctx: AppContext, commitIds: string[]): Set<string> {
+  if (commitIds.length === 0) return new Set();
+  const rows = ctx.db.select({ baseId: operations.baseId }).from(commits).innerJoin(operations, eq(operations.id, commits.operationId)).where(inArray(commits.id, commitIds)).all();
+  return new Set(rows.flatMap((row) => (row.baseId ? [row.baseId] : [])));
+}
+
+type StructureOperation = Static<typeof PushStructureSchema>["operations"][number];
+
+/**
+ * A local change request's commits as pushed operations: its record commits by base, its changes
+ * of structure as they are (each its commit), and what they touch (records, bases). `known` holds
+ * what the remote has of records this push sent.
+ */
+function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; structure: StructureOperation[]; records: Set<string>; bases: Set<string> } {
   const rows = ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, commitIds)).all() as CommitRow[];
   const byId = new Map(rows.map((row) => [row.id, row]));
   const asked = askedOf(ctx, rows.filter((row) => row.kind === "record_update"));
   const byBase = new Map<string, PushOperation[]>();
+  const structure: StructureOperation[] = [];
   const records = new Set(rows.flatMap((row) => (row.recordId ? [row.recordId] : [])));
-  let others = 0;
+  const bases = new Set(rows.flatMap((row) => (row.recordId && row.baseId ? [row.baseId] : [])));
   for (const id of commitIds) {
     const commit = byId.get(id);
-    const loaded = commit?.baseId ? findBaseOrNull(ctx, spaceId, commit.baseId) : null;
-    if (!commit || !RECORD_KINDS.has(commit.kind) || !commit.recordId || !loaded) {
-      others++;
+    if (!commit) continue;
+    if (!RECORD_KINDS.has(commit.kind)) {
+      structure.push({ commitId: commit.id, kind: commit.kind as StructureOperation["kind"], targetType: commit.targetType, baseId: commit.baseId, nodeId: commit.nodeId, payload: commit.payload });
       continue;
     }
+    const loaded = commit.baseId ? findBaseOrNull(ctx, spaceId, commit.baseId) : null;
+    if (!commit.recordId || !loaded) continue;
     const list = byBase.get(loaded.base.id) ?? [];
     const recordId = commit.recordId;
     const values = writable(loaded, commit.payload);
@@ -491,7 +508,8 @@ function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], kno
     else if (prior >= 0) list[prior] = op;
     else list.push(op);
   }
-  return { byBase, others, records };
+  for (const baseId of structureBases(ctx, structure.map((op) => op.commitId))) bases.add(baseId);
+  return { byBase, structure, records, bases };
 }
 
 /**
@@ -517,32 +535,35 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
       const last = change.seqs.at(-1);
       const cr = crs.get(change.changeRequestId) ?? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, change.changeRequestId)).get();
       const message = typeof cr?.sourceMeta.message === "string" ? cr.sourceMeta.message : undefined;
-      const { byBase, others, records } = operationsOf(ctx, spaceId, change.commitIds, known);
-      if ([...records].some((recordId) => undecidedHere.has(recordId) || waiting.has(recordId))) {
+      const { byBase, structure, records, bases } = operationsOf(ctx, spaceId, change.commitIds, known);
+      if ([...records].some((recordId) => undecidedHere.has(recordId) || waiting.records.has(recordId)) || [...bases].some((baseId) => waiting.bases.has(baseId))) {
         result.waiting++;
         held = true;
         continue;
       }
       const cursor = held ? undefined : last;
-      if (byBase.size === 0) {
-        const reason = others > 0 ? "It changes nodes, fields or views: a remote carries record changes, so make structure changes on the remote." : "It changes nothing the remote does not hold already.";
-        if (others > 0) result.refused.push({ changeRequestId: change.changeRequestId, reason });
-        else result.landed++;
-        await settlePush(ctx, remote.id, change.changeRequestId, null, others > 0 ? "refused" : "landed", others > 0 ? reason : null, cursor);
-        continue;
+      // What goes, in order: its change of structure (with the files it mounts), then its records a base (with the files their values name).
+      const sends: { path: string; body: unknown; files: string[]; merged?: PushOperation[] }[] = [];
+      if (structure.length > 0) {
+        const body: Static<typeof PushStructureSchema> = { changeRequestId: change.changeRequestId, origin: here, operations: structure, ...(message ? { message } : {}) };
+        sends.push({ path: "/sync/structure", body, files: structure.flatMap((op) => filesInPayload(op.payload)) });
+      }
+      for (const [baseId, operations] of byBase) {
+        const body: Static<typeof PushSchema> = { changeRequestId: change.changeRequestId, origin: here, baseId, operations, ...(message ? { message } : {}) };
+        sends.push({ path: "/sync/proposals", body, files: operations.flatMap((op) => ("fields" in op ? filesInValues(ctx, spaceId, baseId, op.fields) : [])), merged: operations });
       }
       let state: PushState = "landed";
       let remoteId: string | null = null;
       let reason: string | null = null;
-      for (const [baseId, operations] of byBase) {
-        const body: Static<typeof PushSchema> = { changeRequestId: change.changeRequestId, origin: here, baseId, operations, ...(message ? { message } : {}) };
+      for (const send of sends) {
+        if (state === "refused") break;
         try {
-          await sendFiles(ctx, client, operations.flatMap((op) => ("fields" in op ? filesInValues(ctx, spaceId, baseId, op.fields) : [])), filesThere);
-          const answer = await client.call<Static<typeof PushedSchema>>("POST", "/sync/proposals", body);
+          await sendFiles(ctx, client, send.files, filesThere);
+          const answer = await client.call<Static<typeof PushedSchema>>("POST", send.path, send.body);
           remoteId = answer.changeRequestId;
           if (answer.status === "rejected") (state = "refused"), (reason = "Rejected on the remote.");
-          else if (answer.status !== "merged") state = state === "refused" ? state : "pending";
-          else for (const op of operations) if (op.kind === "record_create" || op.kind === "record_update") known.set(op.recordId, { ...(known.get(op.recordId) ?? upstreamValues(ctx, op.recordId) ?? {}), ...op.fields });
+          else if (answer.status !== "merged") state = "pending";
+          else for (const op of send.merged ?? []) if (op.kind === "record_create" || op.kind === "record_update") known.set(op.recordId, { ...(known.get(op.recordId) ?? upstreamValues(ctx, op.recordId) ?? {}), ...op.fields });
         } catch (error) {
           // A refusal of the change itself stays here with its reason; a conflict met while merging (the record moved as it was sent) is tried again next time.
           if (!(error instanceof RemoteRefused) || ![400, 404, 409].includes(error.status) || error.data?.reason === "MERGE_CONFLICT") throw error;
@@ -553,9 +574,9 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
       if (state === "landed") result.landed++;
       else if (state === "pending") {
         result.pending++;
-        for (const recordId of records) waiting.add(recordId);
-      }
-      else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
+        for (const recordId of records) waiting.records.add(recordId);
+        for (const baseId of bases) if (structure.length > 0) waiting.bases.add(baseId);
+      } else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
       await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, cursor);
     }
     await recordContact(ctx, remote.id, { synced: true });

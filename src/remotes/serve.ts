@@ -1,9 +1,12 @@
 import { type Static, t } from "elysia";
 import { instanceId } from "../changes/merge-log";
-import { proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
-import { REMOTE_CHANNEL } from "../changes/propose";
+import { proposal, proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
+import { propose, type ProposedOperation, REMOTE_CHANNEL } from "../changes/propose";
+import { and, eq } from "drizzle-orm";
+import { changeRequests, operations } from "../tables/changes";
+import { commits, OPERATION_KINDS } from "../tables/content";
 import { same, threeWay } from "../changes/three-way";
-import { findBase } from "../content/bases";
+import { DEFAULT_REVIEW_POLICY, findBase } from "../content/bases";
 import { findRecord, recordIdTaken, recordInSpace } from "../content/records/read";
 import { linkLists } from "../content/records/validate";
 import { currentFields } from "../content/records/view";
@@ -122,6 +125,61 @@ export const PushedSchema = t.Object({
   changeRequestId: t.String({ description: "The change request it became here." }),
   status: t.String({ description: "merged, in_review (waiting in the Inbox), conflict, or where a review took it." }),
 });
+
+const STRUCTURE_KINDS = OPERATION_KINDS.filter((kind) => !kind.startsWith("record_"));
+
+export const PushStructureSchema = t.Object({
+  changeRequestId: t.String({ pattern: "^crq_[0-9A-Za-z]{10,40}$", description: "The change's id on the pushing instance." }),
+  origin: t.String({ pattern: "^ins_[0-9a-f]{20}$", description: "The pushing instance's id." }),
+  message: t.Optional(t.String({ maxLength: 2000 })),
+  operations: t.Array(
+    t.Object({
+      commitId: t.String({ pattern: "^cmt_[0-9A-Za-z]{10,40}$", description: "The operation's commit there: kept here, so what its merge makes has the same ids on both sides." }),
+      kind: t.Union(STRUCTURE_KINDS.map((kind) => t.Literal(kind))),
+      targetType: t.Union([t.Literal("node"), t.Literal("base")]),
+      baseId: Nullable(t.String({ maxLength: 100 })),
+      nodeId: Nullable(t.String({ maxLength: 100 })),
+      payload: t.Record(t.String(), t.Unknown()),
+    }),
+    { minItems: 1, maxItems: MAX_PUSHED_OPERATIONS },
+  ),
+});
+
+/**
+ * A change of structure (nodes, fields, views, documents, files of a tree) pushed from another
+ * instance: a change request here as any proposal of it is, channel `remote`, merged at once where
+ * the key's level, the base and the kinds allow, else waiting in the Inbox; its merge checks it as
+ * any merge does. Its commits keep their ids, so the fields, views and nodes it makes have the ids
+ * they have there, and come back to it as its own. Sent again, it answers the change request it made.
+ */
+export async function acceptStructure(ctx: AppContext, who: Proposer, push: Static<typeof PushStructureSchema>): Promise<Static<typeof PushedSchema>> {
+  const spaceId = who.scope.space.id;
+  const earlier = ctx.db.select({ crId: operations.changeRequestId }).from(commits).innerJoin(operations, eq(operations.id, commits.operationId)).where(and(eq(commits.id, push.operations[0].commitId), eq(commits.spaceId, spaceId))).get();
+  const before = earlier ? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, earlier.crId)).get() : undefined;
+  if (before) return { changeRequestId: before.id, status: before.status };
+  const ops = push.operations.map((op, index): ProposedOperation => {
+    if (commitHere(ctx, op.commitId)) throw conflict(`operations[${index}]: a commit ${op.commitId} exists already.`, { reason: "COMMIT_EXISTS" });
+    if ((op.nodeId && who.scope.sight.hiddenNodes.has(op.nodeId)) || (op.baseId && who.scope.sight.hiddenBases.has(op.baseId))) throw notFound(`operations[${index}] names what this space does not hold.`);
+    const viewId = op.payload.viewId;
+    return { targetType: op.targetType, baseId: op.baseId, nodeId: op.nodeId, targetViewId: typeof viewId === "string" ? viewId : null, kind: op.kind, payload: op.payload, commit: { id: op.commitId, origin: push.origin } } as ProposedOperation;
+  });
+  const first = ops[0];
+  const loaded = first.targetType === "base" && first.baseId ? findBase(ctx, spaceId, first.baseId) : null;
+  const proposed = await propose(
+    ctx,
+    proposal({ ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, { message: push.message, idempotencyKey: push.changeRequestId }, {
+      targetType: first.targetType,
+      baseId: loaded?.base.id ?? null,
+      nodeId: loaded?.node.id ?? first.nodeId,
+      reviewPolicy: loaded?.base.reviewPolicy ?? DEFAULT_REVIEW_POLICY,
+      operations: ops,
+      meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId },
+    }),
+  );
+  return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
+}
+
+const commitHere = (ctx: AppContext, id: string) => ctx.db.select({ id: commits.id }).from(commits).where(eq(commits.id, id)).get() !== undefined;
 
 /**
  * A change pushed from another instance becomes a change request here, channel `remote`, from the

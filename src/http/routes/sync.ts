@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { MERGE_LOG_PAGE, MergedPageSchema, mergedSince, syncState, SyncStateSchema } from "../../changes/merge-log";
 import type { AppContext } from "../../context";
-import { acceptFile, acceptPush, beginSnapshot, PushedFileQuery, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
+import { acceptFile, acceptPush, acceptStructure, beginSnapshot, PushedFileQuery, PushStructureSchema, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
 import { wholeNumberParam } from "../../shared/query-params";
 import { access } from "../access";
 import { answers } from "../openapi";
@@ -88,6 +88,23 @@ export function syncRoutes(ctx: AppContext) {
         detail: {
           requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
           description: "A file pushed from another instance with the records that name it: kept with its id there, its bytes checked against contentHash. Sent again, answers the same asset.",
+        },
+      },
+    )
+    .post(
+      "/sync/structure",
+      async ({ space, actor, request, body, set }) => {
+        const pushed = await acceptStructure(ctx, proposer(space, actor, request), body);
+        set.status = 201;
+        return pushed;
+      },
+      {
+        answers: { 201: PushedSchema, 409: ["COMMIT_EXISTS", "MERGE_CONFLICT"] },
+        level: "changeRequest",
+        body: PushStructureSchema,
+        detail: {
+          description:
+            "A change of structure (nodes, fields, views, documents) pushed from another instance: one change request here (channel remote), its commits keeping their ids so what it makes has the same ids on both sides; merged at once where the key's level, the base and the kinds allow, else waiting in the Inbox. Sent again, answers the change request it made.",
         },
       },
     )
