@@ -1,7 +1,7 @@
 import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
 import type { RecordView } from "../../content/records/view";
-import { api } from "./api";
+import { api, ApiError } from "./api";
 import { type Child, h } from "./dom";
 import { type Proposed, saveRecordChange } from "./record-save";
 import { failureText, link } from "./ui";
@@ -75,7 +75,11 @@ export function gridWrites(home: WritesHome) {
       home.reread();
       return true;
     } catch (failure) {
-      say(error(failure));
+      if (failure instanceof ApiError && failure.reason === "MERGE_CONFLICT") {
+        // Someone changed some of these cells meanwhile: nothing was written; the rows are read again, so doing it again writes over what is there now.
+        say(h("span", { class: "error", role: "alert" }, `${label}: nothing was written, as someone changed some of these records meanwhile. The rows show their values now: do it again to write over them.`));
+        home.reread();
+      } else say(error(failure));
       return false;
     }
   }

@@ -1,13 +1,10 @@
-import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
 import { primaryField } from "../../shared/field-types";
 import type { RecordView } from "../../content/records/view";
-import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
 import { failureText, link, recordName, shown } from "./ui";
-
-type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
+import { saveRecordChange } from "./record-save";
 
 /** Cards a column shows (the newest). */
 export const CARDS_A_COLUMN = 50;
@@ -96,8 +93,10 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
     say("Saving…");
     try {
       const from = label((record.fields[field.slug] as string | null | undefined) ?? null);
-      const answer = await api<Proposed<RecordView>>("POST", `/records/${record.id}/change-requests`, { operation: "update", fields: { [field.slug]: choice }, baseCommitId: record.headCommitId, message: `${name}: ${field.name} ${from} → ${label(choice)}` });
-      if (answer.materialized) {
+      // Someone's move of the same card meanwhile is offered (theirs or yours), not refused.
+      const answer = await saveRecordChange(record, { [field.slug]: choice }, { fields: base.fields, message: `${name}: ${field.name} ${from} → ${label(choice)}` });
+      if (answer === null) say(`${name} stays where it is.`);
+      else if (answer.materialized) {
         waiting.delete(record.id);
         say(`Moved ${name} to ${label(choice)}.`);
       } else {
