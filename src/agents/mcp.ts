@@ -29,7 +29,7 @@ import { listViews, throughView } from "../content/views";
 import type { AppContext } from "../context";
 import { ApiError, badRequest, forbidden } from "../shared/errors";
 import { requireLevel, resolveSpace, type SpaceScope } from "../spaces/resolve";
-import { namedTargets, requireSeenTargets } from "../spaces/sight";
+import { namedTargets, requireSeenTargets, seenSlugs } from "../spaces/sight";
 import { VERSION } from "../shared/version";
 
 type ToolAnswer = { content: { type: "text"; text: string }[]; isError?: boolean };
@@ -93,6 +93,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
       toolAnswer(ctx, () => {
         const scope = resolveSpace(ctx, actor, spaceRef, spaceHeader);
         requireLevel(scope.level, level);
+        if (args && typeof args === "object") seenSlugs(ctx, scope.space.id, scope.sight, args as Record<string, string>);
         requireSeenTargets(ctx, scope, namedTargets(args), level);
         return run(scope, args);
       });

@@ -6,7 +6,7 @@ import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
 import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { forbidden } from "../shared/errors";
-import { namedTargets, requireSeenTargets, SEES_ALL } from "../spaces/sight";
+import { namedTargets, requireSeenTargets, SEES_ALL, seenSlugs } from "../spaces/sight";
 
 /**
  * Who may call a route outside any space: any credential, a session or `manage` key, a session
@@ -158,7 +158,10 @@ export function access(ctx: AppContext) {
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
       transform({ request, params, body }) {
         const { actor, space } = grantedSpace(ctx, request, required, body);
-        if (space.sight !== SEES_ALL) requireSeenTargets(ctx, space, namedTargets(params, Object.fromEntries(new URL(request.url).searchParams), body), requiredLevel(required, body));
+        if (space.sight !== SEES_ALL) {
+          if (params) seenSlugs(ctx, space.space.id, space.sight, params as Record<string, string>);
+          requireSeenTargets(ctx, space, namedTargets(params, Object.fromEntries(new URL(request.url).searchParams), body), requiredLevel(required, body));
+        }
         grant(request, actor, space);
       },
       resolve: actorAndSpace,

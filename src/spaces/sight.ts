@@ -1,6 +1,6 @@
 import { type Column, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
-import { anyPrivate, grantsOf, nodesOfTarget, type TargetKind, type TreeRow, visibilityTree } from "./store";
+import { anyPrivate, grantsOf, nodesOfTarget, slugHolders, type TargetKind, type TreeRow, visibilityTree } from "./store";
 import { forbidden, notFound } from "../shared/errors";
 import { atLeast, type Level, lowerOf, ROLE_LEVEL } from "../shared/levels";
 import type { Membership } from "../tables/spaces";
@@ -144,6 +144,24 @@ export function namedTargets(...inputs: unknown[]): [TargetKind, string][] {
   };
   for (const input of inputs) scan(input, true);
   return found;
+}
+
+/**
+ * A path's node or base named by a slug that a node hidden from the caller shares: a lookup by the
+ * slug finds the first that holds it, so when that one is hidden, the path names instead the first
+ * the caller sees, by its id. A hidden node then neither hides a visible one of the same slug nor
+ * tells, by a 404, that it exists.
+ */
+export function seenSlugs(ctx: AppContext, spaceId: string, sight: Sight, params: Record<string, string>): void {
+  if (sight === SEES_ALL) return;
+  for (const [key, ref] of Object.entries(params)) {
+    const kind = NAMED[key];
+    if ((kind !== "node" && kind !== "base") || typeof ref !== "string") continue;
+    const holders = slugHolders(ctx, spaceId, kind, ref);
+    if (holders.length < 2 || !sight.hiddenNodes.has(holders[0])) continue;
+    const seen = holders.find((id) => !sight.hiddenNodes.has(id));
+    if (seen) params[key] = seen;
+  }
 }
 
 /**

@@ -54,6 +54,16 @@ const TARGETS = {
 } as const;
 export type TargetKind = keyof typeof TARGETS;
 
+/** The nodes (of bases, for `base`) a slug names, in the order the routes' own lookups take the first: ?1 the space, ?2 the slug. */
+const SLUG_HOLDERS = {
+  node: `SELECT ${n(nodes.id)} AS "id" FROM ${n(nodes)} WHERE ${n(nodes.spaceId)} = ?1 AND ${n(nodes.slug)} = ?2 ORDER BY ${n(nodes.status)}, ${n(nodes.id)}`,
+  base: `SELECT t.${n(nodes.id)} AS "id" FROM ${B} b JOIN ${n(nodes)} t ON t.${n(nodes.id)} = b.${n(bases.nodeId)} WHERE b.${n(bases.spaceId)} = ?1 AND t.${n(nodes.slug)} = ?2 ORDER BY t.${n(nodes.status)}, b.${n(bases.id)}`,
+} as const;
+
+/** The nodes that hold a slug, first the one a lookup by that slug finds. */
+export const slugHolders = (ctx: AppContext, spaceId: string, kind: keyof typeof SLUG_HOLDERS, slug: string): string[] =>
+  rawStatement<{ id: string }, [string, string]>(ctx.store, SLUG_HOLDERS[kind]).all(spaceId, slug).map((row) => row.id);
+
 /** The nodes a reference of a kind lives in (none when it names nothing: the route answers its own 404). */
 export const nodesOfTarget = (ctx: AppContext, spaceId: string, kind: TargetKind, ref: string): string[] =>
   rawStatement<{ id: string | null }, [string, string]>(ctx.store, TARGETS[kind])
