@@ -66,6 +66,7 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await dialog.getByText(said).waitFor();
     await dialog.getByRole("button", { name: "Save" }).click();
     await page.waitForURL(/\/admin\/change-requests\/crq_/);
+    await page.getByRole("heading", { name: "Convert Status from Single select to Multiple select in Moves" }).waitFor();
     await page.getByRole("heading", { name: "1. Field conversion" }).waitFor();
     await page.getByText(said).waitFor();
     await page.getByRole("button", { name: "Approve" }).click();

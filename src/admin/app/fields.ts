@@ -131,7 +131,9 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   for (const box of [addChoices, splitText]) box.querySelector("input")!.addEventListener("change", showPreview);
   dialogForm(`Edit ${field.name}`, [name, type, addChoices, splitText, preview, required, part?.node ?? null], "Save", async () => {
     if (typeSelect && typeSelect.value !== field.type) {
-      await propose(changes, { operation: "convert", ...conversion(), autoMerge: false });
+      // Its own title in the Inbox: which field becomes what.
+      const to = FIELD_TRAITS[typeSelect.value as FieldType].label;
+      await propose(changes, { operation: "convert", ...conversion(), autoMerge: false, message: `Convert ${field.name} from ${traits.label} to ${to} in ${base.name}` });
       return;
     }
     const options = part?.read();
@@ -154,7 +156,7 @@ export async function deleteField(changes: FieldChanges, field: FieldView): Prom
     `Delete ${field.name}?`,
     [h("p", {}, `Its values in ${holding.toLocaleString()} of ${total.toLocaleString()} record${total === 1 ? "" : "s"} are cleared. The deletion is proposed for review; until it is merged nothing changes, and a deleted field can be restored with its values.`)],
     "Propose deletion",
-    () => propose(changes, { operation: "delete", fieldId: field.id, autoMerge: false }),
+    () => propose(changes, { operation: "delete", fieldId: field.id, autoMerge: false, message: `Delete the field ${field.name} of ${changes.base.name}` }),
     true,
   );
 }
