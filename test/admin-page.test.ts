@@ -405,6 +405,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await signIn(page, "/admin/data");
     await page.getByRole("link", { name: "Tasks" }).click();
     await page.getByRole("heading", { name: "Tasks" }).waitFor();
+    await page.getByRole("button", { name: "+ Save as a view" }).click();
     await page.getByLabel("Name").fill("Board");
     await page.getByLabel("Type").selectOption("kanban");
     await page.getByRole("button", { name: "Save view" }).click();
@@ -704,6 +705,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await grid.getByRole("row", { name: /Ship dashboard/ }).getByRole("gridcell", { name: "0.375" }).waitFor();
     // The grid says how many records it shows, and of how many a filter leaves.
     await page.getByText("1 record", { exact: true }).waitFor();
+    await page.getByRole("button", { name: "Filter records…" }).click();
     await page.getByLabel("Field", { exact: true }).selectOption({ label: "Task" });
     await page.getByLabel("Operator", { exact: true }).selectOption("contains");
     await page.getByLabel("Value", { exact: true }).fill("nothing like it");
@@ -913,6 +915,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const page = await newPage();
     await signIn(page, "/admin/data");
     await page.getByRole("link", { name: "Stock" }).click();
+    await page.getByRole("button", { name: "Filter records…" }).click();
     await page.getByLabel("Field", { exact: true }).selectOption({ label: "Qty" });
     await page.getByLabel("Operator", { exact: true }).selectOption("gte");
     await page.getByLabel("Value", { exact: true }).fill("2");
@@ -920,6 +923,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByText("2 of 3 records", { exact: true }).waitFor();
     await page.getByRole("grid", { name: "Stock records" }).getByRole("button", { name: "Qty", exact: true }).click();
     await page.getByRole("grid", { name: "Stock records" }).locator('th[aria-sort="ascending"]').waitFor();
+    await page.getByRole("button", { name: "+ Save as a view" }).click();
     await page.getByLabel("Name", { exact: true }).fill("Enough");
     await page.getByRole("button", { name: "Save view" }).click();
     const tabs = page.getByRole("navigation", { name: "Views" });
@@ -957,6 +961,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     for (const [title, state, severity] of [["Crash on save", "Open", 5], ["Typo", "Open", 1], ["Slow list", "Fixed", 3], ["Old browser", "Wontfix", 2]] as const) await server.call("POST", "/api/v1/bases/bugs/change-requests", { key: write, body: { fields: { title, state, severity } } });
     const page = await newPage();
     await signIn(page, "/admin/bases/bugs");
+    await page.getByRole("button", { name: "Filter records…" }).click();
     const filter = page.getByRole("search", { name: "Filter records" });
     // A title "is" compares in any case; a select's value is picked from its choices.
     await filter.getByLabel("Field", { exact: true }).selectOption({ label: "Title" });
@@ -996,6 +1001,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByText("4 of 4 records", { exact: true }).waitFor();
     await atBothWidths(page, "grid-conditions");
 
+    await page.getByRole("button", { name: "+ Save as a view" }).click();
     await page.getByLabel("Name", { exact: true }).fill("Triage");
     await page.getByRole("button", { name: "Save view" }).click();
     await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "Triage table" }).waitFor();
@@ -1105,6 +1111,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(await page.locator("details.group", { hasText: "No State" }).getAttribute("open")).toBeNull();
     await fixed.locator("summary").click();
     expect(await fixed.getAttribute("open")).toBeNull();
+    await page.getByRole("button", { name: "+ Save as a view" }).click();
     await page.getByLabel("Name", { exact: true }).fill("By state");
     await page.getByRole("button", { name: "Save view" }).click();
     await page.getByRole("navigation", { name: "Views" }).getByRole("link", { name: "By state table" }).waitFor();
@@ -1326,6 +1333,76 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(await lines.count()).toBe(1);
     expect(await lines.innerText()).toContain("Lena changed");
     expect(await page.locator("ol.activity").innerText()).not.toContain("usr_");
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
+  test("the first screen is the data: the filter folds into a toolbar, views sit together, nothing is cut short, a typed 1,234 is a number, a doc is made from the page", async () => {
+    const write = await sessionKey("write");
+    const roadmap = (
+      await server.call("POST", "/api/v1/bases", {
+        key: write,
+        body: {
+          slug: "roadmap",
+          name: "Roadmap",
+          fields: [
+            { slug: "name", name: "Name", type: "text" },
+            { slug: "due", name: "Estimated completion date", type: "date" },
+            { slug: "budget", name: "Budget", type: "number" },
+            { slug: "status", name: "Status", type: "select", options: { choices: [{ name: "Waiting for the design review" }, { name: "Done" }] } },
+          ],
+        },
+      })
+    ).body;
+    const launch = (await server.call("POST", "/api/v1/bases/roadmap/change-requests", { key: write, body: { fields: { name: "Launch", due: "2026-12-31", status: "Done" } } })).body;
+    for (const name of ["Everything waiting for review", "Planned for the next quarter", "Done last year"]) {
+      await server.call("POST", "/api/v1/views/change-requests", { key: write, body: { operation: "create", baseId: "roadmap", name, type: "table", config: {} } });
+    }
+    const page = await newPage();
+    await signIn(page, `/admin/bases/${roadmap.id}`);
+    const grid = page.getByRole("grid", { name: "Roadmap records" });
+    await grid.getByRole("row", { name: /Launch/ }).waitFor();
+    // The grid starts high on a 900 px screen: the filter is a button in the records' toolbar until opened.
+    expect((await grid.boundingBox())!.y).toBeLessThan(450);
+    expect(await page.getByRole("search", { name: "Filter records" }).isVisible()).toBe(false);
+    await page.getByRole("button", { name: "Filter records…" }).click();
+    await page.getByRole("search", { name: "Filter records" }).waitFor();
+    // "Save as a view" is with the views.
+    await page.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "+ Save as a view" }).waitFor();
+    // Headers and dates are whole.
+    const cut = (element: HTMLElement) => element.scrollWidth > element.clientWidth + 1;
+    expect(await grid.getByRole("button", { name: "Estimated completion date", exact: true }).evaluate(cut)).toBe(false);
+    const dateCell = grid.getByRole("row", { name: /Launch/ }).getByRole("gridcell").nth(1);
+    expect(await dateCell.evaluate(cut)).toBe(false);
+    // A number typed with a thousands separator is taken, as a pasted one is.
+    await grid.getByRole("row", { name: /Launch/ }).getByRole("gridcell").nth(2).click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("1,234");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved Budget." }).waitFor();
+    expect((await server.call("GET", `/api/v1/records/${launch.id}`, { key: write })).body.fields.budget).toBe(1234);
+    // A choice's name box is wide enough to read.
+    await grid.getByRole("button", { name: "Status: field menu" }).click();
+    await page.getByRole("dialog", { name: "Status" }).getByRole("button", { name: "Edit field…" }).click();
+    const choice = page.getByRole("dialog", { name: "Edit Status" }).getByLabel("Choice", { exact: true }).first();
+    expect((await choice.boundingBox())!.width).toBeGreaterThan(120);
+    await page.keyboard.press("Escape");
+    // On a phone the view tabs scroll in one row, each name on one line.
+    await page.setViewportSize({ width: 375, height: 800 });
+    const tabs = page.getByRole("navigation", { name: "Views" });
+    const heights = await tabs.getByRole("link").evaluateAll((links) => links.map((link) => link.getBoundingClientRect().height));
+    expect(Math.max(...heights)).toBeLessThan(40);
+    expect((await tabs.locator("ul").boundingBox())!.height).toBeLessThan(60);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    // A doc is made from the Data screen.
+    await page.goto(`${server.url}/admin/data`);
+    await page.getByRole("button", { name: "New doc" }).click();
+    const dialog = page.getByRole("dialog", { name: "New doc" });
+    await dialog.getByLabel("Name").fill("Onboarding notes");
+    await dialog.getByRole("button", { name: "Create doc" }).click();
+    await page.getByRole("link", { name: "Onboarding notes" }).click();
+    await page.getByRole("heading", { name: "Onboarding notes" }).waitFor();
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);

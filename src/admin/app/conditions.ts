@@ -147,7 +147,7 @@ function groupBox(fields: FieldView[], group: ConditionGroup): HTMLElement {
  * The builder: "Match all|any of" its conditions and groups, then Filter (`apply` with what it
  * holds, null when nothing) and Clear. A builder with no conditions starts with one row to fill.
  */
-export function conditionBuilder(fields: FieldView[], shown: Conditions | null, apply: (conditions: Conditions | null) => void): { form: HTMLFormElement; focusOn(slug: string): void } {
+export function conditionBuilder(fields: FieldView[], shown: Conditions | null, apply: (conditions: Conditions | null) => void): { form: HTMLFormElement; toggle: HTMLButtonElement; focusOn(slug: string): void } {
   const start: Conditions = shown ?? { match: "all", conditions: [], groups: [] };
   const list = h("div", { class: "conditions-list" }, (start.conditions.length ? start.conditions : [null]).map((condition) => conditionRow(fields, condition)));
   const groups = h("div", { class: "condition-groups" }, start.groups.map((group) => groupBox(fields, group)));
@@ -175,12 +175,22 @@ export function conditionBuilder(fields: FieldView[], shown: Conditions | null, 
     };
     apply(conditionCount(read) > 0 ? read : null);
   });
+  // Folded into a toolbar, so the first screen is the data: open when conditions are in effect, or when asked.
+  const toggle = h("button", { type: "button", class: "secondary filter-toggle", "aria-expanded": shown ? "true" : "false", "aria-controls": "filter-records" }, shown ? `Filtered by ${conditionCount(shown)} condition${conditionCount(shown) === 1 ? "" : "s"}` : "Filter records…");
+  form.id = "filter-records";
+  form.hidden = !shown;
+  const open = (opened: boolean) => {
+    form.hidden = !opened;
+    toggle.setAttribute("aria-expanded", String(opened));
+  };
+  toggle.addEventListener("click", () => open(Boolean(form.hidden)));
   const focusOn = (slug: string) => {
+    open(true);
     const row = list.querySelector(":scope > .condition:last-child") ?? list.appendChild(conditionRow(fields, null));
     const pick = row.querySelector<HTMLSelectElement>("[name=field]")!;
     pick.value = slug;
     pick.dispatchEvent(new Event("change"));
     (list.querySelector(":scope > .condition:last-child [name=value]") as HTMLElement | null)?.focus();
   };
-  return { form, focusOn };
+  return { form, toggle, focusOn };
 }

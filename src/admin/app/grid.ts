@@ -131,7 +131,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const widths = h("colgroup", {});
   const table = h("table", { class: `grid rows-${layout.rowHeight}`, role: "grid", "aria-label": `${base.name} records` }, widths, h("thead", {}, header), newRow ? h("tbody", { class: "new-row" }, newRow.row) : null, body);
   let resizing = false;
-  const widthOf = (field: FieldView) => layout.widths[field.slug] ?? (field === primary ? 240 : traitsOf(field.type).narrow ? 110 : 180);
+  const widthOf = (field: FieldView) => layout.widths[field.slug] ?? (field === primary ? 240 : traitsOf(field.type).dated ? 140 : traitsOf(field.type).narrow ? 110 : 180);
 
   /** The columns' widths, and the table's (the sum: a fixed layout, scrolled sideways when wider than its frame). */
   function sizeColumns(): void {

@@ -61,6 +61,13 @@ export function newFolder(changes: TreeChanges, folders: Folder[], parent?: stri
   );
 }
 
+/** "New doc": a markdown document in the tree, empty until it is written on its page. */
+export function newDoc(changes: TreeChanges, folders: Folder[], parent?: string | null): void {
+  const named = namedInputs("Name", "Onboarding notes");
+  const where = folderChoice(folders, parent);
+  dialogForm("New doc", [...named.nodes, where], "Create doc", () => proposeNodes(changes, [{ kind: "create", nodeType: "doc", name: named.name(), slug: named.slug(), ...parentOf(where) }]));
+}
+
 const parentOf = (where: HTMLElement) => {
   const value = where.querySelector("select")!.value;
   return value ? { parentNodeId: value } : {};
@@ -193,5 +200,6 @@ function nodeMenu(changes: TreeChanges, node: NodeView, folders: Folder[], root:
     { label: "Move to…", run: () => moveNode(changes, node, folders, root) },
     node.type === "folder" ? { label: "New folder inside…", run: () => newFolder(changes, folders, node.id) } : null,
     node.type === "folder" ? { label: "Add a base inside…", run: () => addBase(changes, folders, node.id) } : null,
+    node.type === "folder" ? { label: "New doc inside…", run: () => newDoc(changes, folders, node.id) } : null,
   ]);
 }

@@ -5,16 +5,19 @@ import { copiedText, labelOf, lineEditor, lineQuestion, type PageKind, type Read
 /** A number as written (a year is not 2,017), in the reader's decimal sign. */
 export const numberCell = (_field: FieldView, value: unknown) => (typeof value === "number" ? value.toLocaleString(undefined, { useGrouping: false, maximumFractionDigits: 20 }) : textOfValue(value));
 
-/** A number typed in a cell: a decimal comma is a decimal sign. */
+/** A number as people write it: thousands grouped by commas or spaces ("1,234", "1 234"), a decimal comma ("3,5"). */
+const numberOf = (text: string): number => Number(text.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", "."));
+
+/** A number typed in a cell, read as a pasted one is. */
 export const typedNumber = (field: FieldView, raw: string): Read => {
-  const number = Number(raw.replace(",", "."));
+  const number = numberOf(raw);
   return Number.isFinite(number) ? { value: number } : { refused: `${field.name} keeps its value: "${raw}" is not a number.` };
 };
 
-/** A number pasted from a spreadsheet: thousands grouped by commas or spaces, a decimal comma. */
+/** A number pasted from a spreadsheet. */
 export const pastedNumber = (field: FieldView, text: string): Read => {
   const trimmed = text.trim();
-  const number = Number(trimmed.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", "."));
+  const number = numberOf(trimmed);
   return Number.isFinite(number) ? { value: number } : { refused: `"${trimmed}" is not a number for ${field.name}` };
 };
 

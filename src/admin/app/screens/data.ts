@@ -23,7 +23,7 @@ import type { LiveEvent } from "../live";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
 import { transferCard } from "../transfer";
-import { addBase, foldersOf, newFolder, type TreeChanges, treeList } from "../tree";
+import { addBase, foldersOf, newDoc, newFolder, type TreeChanges, treeList } from "../tree";
 import { type ViewChanges, viewMenu } from "../view-menu";
 import type { ViewView } from "../../../content/views";
 import type { CommentView } from "../../../changes/comments";
@@ -53,6 +53,7 @@ async function dataHome(ctx: Context): Promise<Node> {
         { class: "actions" },
         h("button", { type: "button", onclick: () => addBase(changes, folders) }, "Add a base"),
         h("button", { type: "button", class: "secondary", onclick: () => newFolder(changes, folders) }, "New folder"),
+        h("button", { type: "button", class: "secondary", onclick: () => newDoc(changes, folders) }, "New doc"),
       )
     : null;
   const root = nodes[0]?.parentId ?? "";
@@ -80,7 +81,7 @@ const sortOfView = (view: ViewView | undefined) => {
 const reversed = (sort: string) => (sort.startsWith("-") ? sort.slice(1) : `-${sort}`);
 
 /** The tabs over a base: its grid, then each saved view; the view shown has its menu (with `changeRequest` and above). */
-function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined, changes: ViewChanges | null): HTMLElement {
+function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefined, changes: ViewChanges | null, saveAs: (() => void) | null): HTMLElement {
   const tab = (href: string, name: string, selected: boolean, view?: ViewView) =>
     h(
       "li",
@@ -88,7 +89,17 @@ function viewTabs(base: BaseView, views: ViewView[], current: ViewView | undefin
       h("a", { href, "aria-current": selected ? "page" : false }, name, view ? h("span", { class: "muted" }, ` ${view.type}`) : null),
       selected && view && changes ? h("button", { type: "button", class: "view-menu", "aria-label": `${view.name}: view menu`, "aria-haspopup": "dialog", onclick: () => viewMenu(changes, view) }) : null,
     );
-  return h("nav", { class: "tabs", "aria-label": "Views" }, h("ul", {}, tab(`/admin/bases/${base.id}`, "Grid", !current), ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view))));
+  return h(
+    "nav",
+    { class: "tabs", "aria-label": "Views" },
+    h(
+      "ul",
+      {},
+      tab(`/admin/bases/${base.id}`, "Grid", !current),
+      ...views.map((view) => tab(`/admin/bases/${base.id}?view=${view.id}`, view.name, view.id === current?.id, view)),
+      saveAs ? h("li", {}, h("button", { type: "button", class: "secondary small save-as-view", onclick: saveAs }, "+ Save as a view")) : null,
+    ),
+  );
 }
 
 /** "Group by": no grouping, or one of the base's single-choice fields. */
@@ -265,6 +276,9 @@ async function basePage(ctx: Context): Promise<Node> {
     : null;
   ctx.onLive(content.live);
   if (panel && opened) ctx.onLive(followRecord(ctx, panel, opened, here));
+  // "Save as a view" sits with the views: a tab's "+" opens it there.
+  const saveView = canPropose ? saveViewForm(ctx, base, { ...shownAsConfig(conditions, sort), ...(groupedBy ? { groupByFieldSlug: groupedBy.slug } : {}) }) : null;
+  if (saveView) saveView.hidden = true;
   const builder = conditionBuilder(base.fields, conditions, (next) => ctx.go(`/admin/bases/${base.id}${query({ view: view?.id, where: next ? JSON.stringify(next) : undefined, sort })}`));
   const page = screen(
     base.name,
@@ -277,11 +291,23 @@ async function basePage(ctx: Context): Promise<Node> {
       " · ",
       link(`/admin/bases/${base.id}/restore`, "Archived and deleted"),
     ),
-    viewTabs(base, views, view, viewChanges),
-    card(view ? view.name : "Records", view && view.type !== "table" ? null : builder.form, tabular ? h("div", { class: "records-bar" }, layoutSwitch(listed, () => ctx.reload()), listed ? null : groupPick(base, groupedBy, (slug) => ctx.go(here({ group: slug })))) : null, layoutNote, content.node),
+    viewTabs(base, views, view, viewChanges, saveView ? () => ((saveView.hidden = !saveView.hidden), saveView.querySelector("input")?.focus()) : null),
+    saveView,
+    card(
+      view ? view.name : "Records",
+      h(
+        "div",
+        { class: "records-bar" },
+        view && view.type !== "table" ? null : builder.toggle,
+        tabular ? layoutSwitch(listed, () => ctx.reload()) : null,
+        tabular && !listed ? groupPick(base, groupedBy, (slug) => ctx.go(here({ group: slug }))) : null,
+      ),
+      view && view.type !== "table" ? null : builder.form,
+      layoutNote,
+      content.node,
+    ),
     transferCard(base, () => ({ viewId: view?.id, sort, ...filter, fields: shownColumns().join(","), headers: "names" }), canPropose, level !== null && atLeast(level, "write")),
     forms,
-    canPropose ? saveViewForm(ctx, base, { ...shownAsConfig(conditions, sort), ...(groupedBy ? { groupByFieldSlug: groupedBy.slug } : {}) }) : null,
     panel,
   );
   // A base uses the window's width: a grid of many fields is what it is for.
