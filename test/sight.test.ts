@@ -189,12 +189,16 @@ describe("what reaches a member as it happens", () => {
     await made("POST", "/api/v1/nodes/change-requests", { operations: [{ kind: "create", parentNodeId: hidden.folder, nodeType: "base", slug: "bonuses", name: `${SECRET} bonuses`, fields: [{ slug: "amount", name: "Amount" }] }] });
     await made("POST", "/api/v1/bases/bonuses/change-requests", { fields: { amount: SECRET } });
     await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Streamed paper", payee: [hidden.salary] } });
+    const memo = (await made("POST", "/api/v1/docs", { parentNodeId: hidden.folder, slug: "memo", name: "Memo", body: "memo" })).node.id as string;
+    await made("PUT", `/api/v1/nodes/${memo}/content`, { content: { kind: "doc", body: "memo, again" } });
+    const memoChanges = (await made("GET", "/api/v1/change-requests?limit=2", undefined)).changeRequests.map((cr: { id: string }) => cr.id) as string[];
     await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Marker paper" } });
     for (let waited = 0; !text.includes("Marker paper") && waited < 5000; waited += 10) await Bun.sleep(10);
     controller.abort();
     await pump;
     expect(text).toContain("Streamed paper");
     expect(leaksIn(text)).toEqual([]);
+    expect([memo, ...memoChanges].filter((id) => text.includes(id)), text.split("\n\n").filter((frame) => memoChanges.some((id) => frame.includes(id))).join("\n")).toEqual([]);
   });
 
   test("a grant revoked while an MCP wait_for_events waits narrows what it answers", async () => {

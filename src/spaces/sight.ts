@@ -16,12 +16,13 @@ export interface Sight {
   readonly hiddenBases: ReadonlySet<string>;
   /** A private node seen through grants: the highest level they give, which bounds the caller's level there. */
   readonly grantLevels: ReadonlyMap<string, Level>;
-  /** Every base of the tree when the sight was worked out: one made since may lie in a hidden node (`knowsOf`). */
+  /** Every node and base of the tree when the sight was worked out: one made since may lie in a hidden node (`knowsOf`). */
+  readonly knownNodes: ReadonlySet<string>;
   readonly knownBases: ReadonlySet<string>;
 }
 
 const NOTHING = new Set<string>();
-export const SEES_ALL: Sight = { hiddenNodes: NOTHING, hiddenBases: NOTHING, grantLevels: new Map(), knownBases: NOTHING };
+export const SEES_ALL: Sight = { hiddenNodes: NOTHING, hiddenBases: NOTHING, grantLevels: new Map(), knownNodes: NOTHING, knownBases: NOTHING };
 
 /**
  * The member's sight of the space. Free where nothing is private (one indexed probe) and for
@@ -53,6 +54,7 @@ function sightWith(ctx: AppContext, spaceId: string, grants: ReadonlyMap<string,
   const hiddenNodes = new Set<string>();
   const hiddenBases = new Set<string>();
   const grantLevels = new Map<string, Level>();
+  const knownNodes = new Set(rows.map((row) => row.id));
   const knownBases = new Set(rows.flatMap((row) => (row.baseId ? [row.baseId] : [])));
   const stack: { row: TreeRow; inPrivate: boolean; granted: Level | undefined }[] = (children.get(null) ?? []).map((row) => ({ row, inPrivate: false, granted: undefined }));
   while (stack.length > 0) {
@@ -66,15 +68,25 @@ function sightWith(ctx: AppContext, spaceId: string, grants: ReadonlyMap<string,
     } else if (inPrivate && granted) grantLevels.set(row.id, granted);
     for (const child of children.get(row.id) ?? []) stack.push({ row: child, inPrivate, granted });
   }
-  return { hiddenNodes, hiddenBases, grantLevels, knownBases };
+  return { hiddenNodes, hiddenBases, grantLevels, knownNodes, knownBases };
 }
 
+/** The nodes a change request's operations landed in, for an event of one that names no base (a doc's, a folder's). */
+export const nodesOfChange = (ctx: AppContext, event: { spaceId: string; baseId: string | null; data: object }): string[] => {
+  const changeRequestId = (event.data as { changeRequestId?: string }).changeRequestId;
+  return event.baseId === null && changeRequestId ? nodesOfTarget(ctx, event.spaceId, "changeRequest", changeRequestId) : [];
+};
+
 /**
- * Whether a sight can tell if its holder sees an event: not when the event is of a base made
- * after it was worked out (in a space with a private node), which may lie in a hidden folder. A
- * sight held for long (the live stream's) is worked out again then, before the event is sent.
+ * Whether a sight can tell if its holder sees an event: not when the event is of a base or node
+ * made after it was worked out (in a space with a private node), which may lie in a hidden folder.
+ * A sight held for long (the live stream's) is worked out again then, before the event is sent.
  */
-export const knowsOf = (sight: Sight, event: { baseId: string | null }): boolean => sight === SEES_ALL || event.baseId === null || sight.knownBases.has(event.baseId);
+export function knowsOf(ctx: AppContext, sight: Sight, event: { spaceId: string; baseId: string | null; data: object }): boolean {
+  if (sight === SEES_ALL) return true;
+  if (event.baseId !== null) return sight.knownBases.has(event.baseId);
+  return nodesOfChange(ctx, event).every((nodeId) => sight.knownNodes.has(nodeId));
+}
 
 /** Whether an event is about something the caller sees: its base, or the node of its change request. */
 export function seesEvent(sight: Sight, event: { baseId: string | null; data: object }): boolean {

@@ -8,7 +8,7 @@ import { formulasReading } from "../fields/formula/plan";
 import { isLookup, lookupOf } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import { targetBaseOf } from "../relations/schema";
-import { seesEvent, type Sight } from "../../spaces/sight";
+import { nodesOfChange, seesEvent, type Sight } from "../../spaces/sight";
 
 /** The bases `seenBase` narrowed, each to the base it was made from. */
 const wholeOf = new WeakMap<LoadedBase, LoadedBase>();
@@ -94,6 +94,8 @@ export function seenRecord(ctx: AppContext, spaceId: string, sight: Sight, recor
 export function seenEvent(ctx: AppContext, sight: Sight, event: LiveEvent): LiveEvent | null {
   if (!seesEvent(sight, event)) return null;
   const data = event.data as { record?: RecordSnapshot; previous?: Record<string, unknown>; changedFields?: string[] };
+  // A change request of nodes (a doc, a folder) names no base: the nodes its operations landed in say where it is.
+  if (sight.hiddenNodes.size > 0 && nodesOfChange(ctx, event).some((nodeId) => sight.hiddenNodes.has(nodeId))) return null;
   if (!data.record) return event;
   const hidden = hiddenFieldsOf(ctx, event.spaceId, sight, event.baseId);
   if (hidden.slugs.size === 0) return event;

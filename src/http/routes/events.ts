@@ -43,7 +43,7 @@ export function eventRoutes(ctx: AppContext) {
           }
         };
         // An event of a base made since the sight was worked out: it is worked out again first.
-        const view = (event: LiveEvent) => (knowsOf(sight, event) || stillAllowed() ? seenEvent(ctx, sight, event) : null);
+        const view = (event: LiveEvent) => (knowsOf(ctx, sight, event) || stillAllowed() ? seenEvent(ctx, sight, event) : null);
         const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder, view);
         return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" } });
       },
