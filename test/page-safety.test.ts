@@ -85,6 +85,17 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     const preview = task.getByRole("status");
     await preview.filter({ hasText: /./ }).waitFor();
     expect(await preview.textContent()).toBe("Task: Text → Number. Of 3 records, 0 keep their value, 0 change in form, 3 lose it (it becomes empty): “Rack servers”, “Page on-call”, “Plan”. The conversion waits for review.");
+    await task.getByRole("button", { name: "Cancel" }).click();
+
+    // A deletion's change request says what the proposer was told: the field, its type, the values it takes.
+    await grid.getByRole("button", { name: "Status: field menu" }).click();
+    await page.getByRole("dialog", { name: "Status" }).getByRole("button", { name: "Delete…" }).click();
+    const deletion = page.getByRole("dialog", { name: "Delete Status?" });
+    await deletion.getByText("Its values in 2 of 3 records are cleared.", { exact: false }).waitFor();
+    await deletion.getByRole("button", { name: "Propose deletion" }).click();
+    await page.waitForURL(/\/admin\/change-requests\/crq_/);
+    await page.getByRole("heading", { name: "Delete the field Status of Moves" }).waitFor();
+    await page.getByText("Deletes Status (Multiple select): 2 of 3 records lose their value; a deleted field can be restored with its values.").waitFor();
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
