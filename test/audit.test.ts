@@ -98,6 +98,22 @@ describe("events a client appends (Busabase's POST /audit-events)", () => {
     expect((await server.call("POST", "/api/v1/audit-events", { key: ws.manage, body: { action: "api_key.created" } })).status).toBe(400);
     expect((await server.call("POST", "/api/v1/audit-events", { key: ws.write, body: { action: "record.viewed" } })).status).toBe(403);
   });
+
+  test("an appended event is marked source client, whatever it claims; the server's own are source server, and nothing a client sends makes one", async () => {
+    const proposal = (await server.call("POST", "/api/v1/bases/papers/change-requests", { key: ws.propose, body: { fields: { title: "Forged" } } })).body;
+    const forged = await server.call("POST", "/api/v1/audit-events", { key: ws.manage, body: { action: "change_request.merged", changeRequestId: proposal.id, source: "server", metadata: { source: "server", operationCount: 1 } } });
+    expect(forged.status).toBe(200);
+    expect(forged.body).toMatchObject({ action: "change_request.merged", source: "client" });
+    await server.call("POST", `/api/v1/change-requests/${proposal.id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${proposal.id}/merge`, { key: ws.write });
+    const merges = (await trail()).filter((event: { action: string; changeRequestId: string }) => event.action === "change_request.merged" && event.changeRequestId === proposal.id);
+    expect(merges.map((event: { id: string; source: string }) => [event.id === forged.body.id, event.source])).toEqual([
+      [false, "server"],
+      [true, "client"],
+    ]);
+    const feed = (await server.call("GET", "/api/v1/activity/paged?limit=50", { key: ws.manage })).body;
+    expect(feed.items.find((item: { id: string }) => item.id === forged.body.id)?.auditEvent).toMatchObject({ source: "client" });
+  });
 });
 
 describe("the activity feed", () => {

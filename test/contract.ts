@@ -25,6 +25,16 @@ function closed<T>(schema: T, inAllOf = false): T {
   return node as T;
 }
 
+/** Every validation failure (400 BAD_REQUEST) carries `data.issues`, each with the path of the input it is about (API.md section 1). */
+function checkIssues(method: string, path: string, body: unknown): void {
+  const issues = (body as { data?: { issues?: unknown } }).data?.issues;
+  const wellFormed = (issue: unknown) => {
+    const { path: at, message } = (issue ?? {}) as { path?: unknown; message?: unknown };
+    return Array.isArray(at) && at.every((part) => typeof part === "string" || typeof part === "number") && typeof message === "string";
+  };
+  if (!Array.isArray(issues) || issues.length === 0 || !issues.every(wellFormed)) throw new Error(`${method} ${path} answered a 400 without data.issues [{ path, message }]: ${JSON.stringify(body).slice(0, 300)}`);
+}
+
 /**
  * The server's own `openapi.json` as a checker of answers: every answer the tests receive through
  * `TestServer.call` must be one the document describes for its route and status, body included.
@@ -62,6 +72,7 @@ export class Contract {
   /** Throws, naming the route and what disagrees, when an answer is not one the document describes. */
   check(method: string, url: string, status: number, body: unknown, contentType: string | null): void {
     const path = new URL(url, "http://basalt.test").pathname;
+    if (status === 400 && (body as { code?: unknown } | null)?.code === "BAD_REQUEST") checkIssues(method, path, body);
     const route = this.routes.find((candidate) => candidate.pattern.test(path));
     const operation = route?.operations[method.toLowerCase()];
     const json = contentType?.startsWith("application/json") ?? false;

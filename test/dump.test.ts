@@ -338,6 +338,66 @@ describe("a dump describes one space: every row it holds names only rows of the 
     }
   });
 
+  test("a dump's rows pass the checks the API makes: a view the API would refuse is refused, and nothing is written", async () => {
+    const { server: third } = await freshWorkspace({ deliveries: false });
+    try {
+      const m = await mallory(third);
+      const table = async (name: string) => (await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: name, limit: 2000 } })).body.rows;
+      const tables: Record<string, Record<string, unknown>[]> = {};
+      for (const name of ["users", "nodes", "bases", "baseFields", "views"]) tables[name] = await table(name);
+      const title = tables.baseFields.find((field) => field.slug === "title")!;
+      const withConfig = (config: unknown) => ({ ...tables, views: tables.views.map((view) => ({ ...view, config: JSON.stringify(config) })) });
+      const filter = (value: unknown, operator = "in") => ({ filters: [{ fieldSlug: "title", fieldId: title.id, operator, value }] });
+      const refusals: [unknown, string][] = [
+        [filter(Array.from({ length: 50_000 }, (_, i) => `t${i}`)), "at most 1000"],
+        [filter({ not: "a value" }), "must be a text, number or boolean"],
+        [filter("x", "like"), "operator must be one of"],
+        [{ sorts: [{ fieldSlug: "title", direction: "sideways" }] }, "config the API refuses"],
+        [{ groupByFieldSlug: "title" }, "is a text field"],
+      ];
+      for (const [config, why] of refusals) {
+        const refused = await importAs(third, m, withConfig(config));
+        expect([refused.status, refused.body.error]).toEqual([400, expect.stringContaining(why)]);
+        expect(third.ctx.store.sqlite.query("SELECT count(*) AS n FROM views").get()).toEqual({ n: 0 });
+      }
+      // A view naming a field its base no longer has is one the API holds too: it loads, and lists without it.
+      const loaded = await importAs(third, m, withConfig({ filters: [{ fieldSlug: "gone", fieldId: "fld_GONE", operator: "eq", value: "x" }] }));
+      expect([loaded.status, loaded.body.error]).toEqual([200, undefined]);
+      const view = tables.views[0].id as string;
+      const listed = await third.call("GET", `/api/v1/records?viewId=${view}`, { key: m.key, space: m.space.slug });
+      expect([listed.status, listed.body.records]).toEqual([200, []]);
+    } finally {
+      await third.stop();
+    }
+  });
+
+  test("listing through a view whose stored config no check would pass answers a 400 naming the view, never a 500", async () => {
+    const { server: third, ws: other } = await freshWorkspace({ deliveries: false });
+    try {
+      const base = await createBase(third, other.write, "notes", [{ slug: "title", name: "Title", type: "text" }]);
+      const made = await third.call("POST", "/api/v1/views/change-requests", { key: other.write, body: { operation: "create", baseId: "notes", name: "All", type: "table", config: {} } });
+      const view = made.body.operations[0].targetViewId ?? (third.ctx.store.sqlite.query("SELECT id FROM views").get() as { id: string }).id;
+      const fieldId = base.fields[0].id;
+      const stored = [
+        { filters: [{ fieldSlug: "title", fieldId, operator: "in", value: Array.from({ length: 50_000 }, (_, i) => `t${i}`) }], sorts: [] },
+        { filters: [{ fieldSlug: "title", fieldId, operator: "in", value: 5 }], sorts: [] },
+        { filters: [{ fieldSlug: "title", fieldId, operator: "in", value: [{}] }], sorts: [] },
+        { filters: [{ fieldSlug: "title", fieldId, operator: "like", value: "x" }], sorts: [] },
+        { filters: "everything", sorts: [] },
+        { filters: [], sorts: [{ fieldSlug: "title", fieldId, direction: "sideways" }], groups: [{ match: "some", filters: [] }] },
+      ];
+      for (const config of stored) {
+        third.ctx.store.sqlite.query("UPDATE views SET config = ?1 WHERE id = ?2").run(JSON.stringify(config), view);
+        for (const path of [`/api/v1/records?viewId=${view}`, `/api/v1/records/count?viewId=${view}`, `/api/v1/records/page?viewId=${view}`]) {
+          const listed = await third.call("GET", path, { key: other.read });
+          expect([path, listed.status, listed.body.error]).toEqual([path, 400, expect.stringContaining(`The view ${view}`)]);
+        }
+      }
+    } finally {
+      await third.stop();
+    }
+  });
+
   test("an asset whose file was not sent waits for its bytes, whether or not this instance stores that file", async () => {
     const m = await mallory(source);
     const stored = (source.ctx.store.sqlite.query("SELECT content_hash AS hash FROM assets WHERE id = ?1").get(ids.cover) as { hash: string }).hash;

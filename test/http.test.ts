@@ -7,7 +7,7 @@ import { answers, requireDeclaredAnswers, requireDeclaredBodies } from "../src/h
 import { VERSION } from "../src/shared/version";
 import { join } from "node:path";
 import { Contract } from "./contract";
-import { eventually, REPO, TestServer } from "./helpers";
+import { createBase, eventually, REPO, TestServer } from "./helpers";
 
 let server: TestServer;
 let owner: { id: string };
@@ -100,7 +100,7 @@ describe("section 1: conventions", () => {
   test("malformed JSON is a 400 that does not echo internals", async () => {
     const reply = await server.call("POST", "/api/v1/auth/login", { rawBody: '{"email": ', headers: { "content-type": "application/json" } });
     expect(reply.status).toBe(400);
-    expect(reply.body).toEqual({ error: "The body is not valid JSON.", code: "BAD_REQUEST" });
+    expect(reply.body).toEqual({ error: "The body is not valid JSON.", code: "BAD_REQUEST", data: { issues: [{ path: [], message: "The body is not valid JSON." }] } });
   });
 
   test("a validation failure lists issues with paths", async () => {
@@ -110,6 +110,23 @@ describe("section 1: conventions", () => {
     const paths = reply.body.data.issues.map((issue: { path: string[] }) => issue.path.join("."));
     expect(paths).toContain("name");
     expect(paths).toContain("slug");
+  });
+
+  test("a refusal found past the schema (a field the base lacks, a value its type refuses, a bad query parameter) names its path in data.issues too", async () => {
+    await createBase(server, key, "issues", [{ slug: "title", name: "Title", type: "text" }, { slug: "count", name: "Count", type: "number" }]);
+    const issues = async (method: string, path: string, body?: unknown) => {
+      const reply = await server.call(method, path, { key, ...(body === undefined ? {} : { body }) });
+      expect([reply.status, reply.body.code]).toEqual([400, "BAD_REQUEST"]);
+      return reply.body.data.issues.map((issue: { path: unknown[] }) => issue.path);
+    };
+    const view = (config: unknown) => issues("POST", "/api/v1/views/change-requests", { operation: "create", baseId: "issues", name: "V", type: "table", config });
+    expect(await view({ filters: [{ fieldSlug: "title", operator: "eq", value: "a" }, { fieldSlug: "missing", operator: "eq", value: "a" }] })).toEqual([["config", "filters", 1, "fieldSlug"]]);
+    expect(await view({ sorts: [{ fieldSlug: "missing" }] })).toEqual([["config", "sorts", 0, "fieldSlug"]]);
+    expect(await issues("POST", "/api/v1/bases/issues/change-requests", { fields: { count: "many" } })).toEqual([["fields", "count"]]);
+    expect(await issues("POST", "/api/v1/bases/issues/records/bulk-change-request", { records: [{ title: "ok" }, { count: "many" }] })).toEqual([["records", 1, "fields", "count"]]);
+    expect(await issues("GET", "/api/v1/records?baseId=issues&limit=100000")).toEqual([["limit"]]);
+    // A refusal of the request as a whole names no field: its path is empty.
+    expect(await issues("GET", "/api/v1/records")).toEqual([[]]);
   });
 
   test("access is decided before validation: no credential is a 401, too low a level a 403", async () => {

@@ -90,6 +90,16 @@ describe("rules (section 8.1)", () => {
     expect((await rule({ baseId: "no-such-base" })).status).toBe(404);
   });
 
+  test("each refusal names the field in data.issues, as the schema's own refusals do", async () => {
+    const issues = async (body: Record<string, unknown>) => (await rule(body)).body.data?.issues;
+    expect(await issues({ config: {} })).toEqual([{ path: ["config", "targetUrl"], message: "A webhook rule needs config.targetUrl: where its events are POSTed." }]);
+    expect(await issues({ config: { targetUrl: receiver.url, headers: { "Content-Type": "x" } } })).toEqual([{ path: ["config", "headers", "Content-Type"], message: expect.stringContaining("may not set Content-Type") }]);
+    expect(await issues({ config: { targetUrl: receiver.url, secret: "x".repeat(257) } })).toEqual([{ path: ["config", "secret"], message: expect.any(String) }]);
+    expect(await issues({ name: "  " })).toEqual([{ path: ["name"], message: "The name must not be empty." }]);
+    expect(await issues({ actionKind: "run_function", config: { code: "return input" } })).toEqual([{ path: ["actionKind"], message: expect.stringContaining("run_function") }]);
+    expect(await issues({ config: { targetUrl: "http://10.0.0.1/hook" } })).toEqual([{ path: ["config", "targetUrl"], message: expect.any(String) }]);
+  });
+
   test("at most 50 rules a space: 409 RULE_LIMIT_REACHED", async () => {
     for (let i = 0; i < 50; i++) expect((await rule({ name: `r${i}` })).status).toBe(201);
     const over = await rule({ name: "one too many" });

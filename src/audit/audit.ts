@@ -6,7 +6,7 @@ import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { members } from "../tables/spaces";
-import { AUDIT_ACTIONS, type AuditAction, CLIENT_AUDIT_ACTIONS } from "../shared/audit-actions";
+import { AUDIT_ACTIONS, AUDIT_SOURCES, type AuditAction, type AuditSource, CLIENT_AUDIT_ACTIONS } from "../shared/audit-actions";
 import { users } from "../tables/auth";
 import { changeRequests } from "../tables/changes";
 import { bases, records } from "../tables/content";
@@ -32,6 +32,9 @@ export const AuditEventSchema = t.Object(
     targetType: t.String({ description: "api_key, device_request, member, space, webhook_rule, change_request, record, base or asset." }),
     targetId: t.String(),
     metadata: t.Record(t.String(), t.Unknown(), { description: "What changed (names, levels, roles, statuses), never a secret." }),
+    source: oneOf(AUDIT_SOURCES, {
+      description: "Who wrote the event: server, for what the server did (only it writes these); client, for what a client appended through POST /audit-events (what the client says it did, under its actor).",
+    }),
     actor: Nullable(t.Object({ id: t.String(), name: t.String(), email: t.String(), image: t.Null() }), { description: "Busabase's: who acted; null when the account is gone." }),
     recordId: Nullable(t.String({ description: "Busabase's: the record it is about, if any." })),
     changeRequestId: Nullable(t.String({ description: "Busabase's: the change request it is about, if any." })),
@@ -51,6 +54,8 @@ export interface AuditEntry {
   targetId: string;
   baseId?: string | null;
   metadata?: Record<string, unknown>;
+  /** `client` only for what a client appends; everything else is the server's own. */
+  source?: AuditSource;
 }
 
 /** Writes one audit row inside the caller's transaction, so it exists exactly when the change does; answers its id. */
@@ -66,6 +71,7 @@ export function recordAudit(tx: Tx, entry: AuditEntry): string {
     targetId: entry.targetId,
     baseId: entry.baseId ?? null,
     metadata: entry.metadata ?? {},
+    source: entry.source ?? "server",
     createdAt: new Date(tx.clock.now()).toISOString(),
   });
   return id;
@@ -112,7 +118,7 @@ export interface ClientAuditEvent {
 
 /**
  * `POST /audit-events`: an event a client appends, acted by the caller (whatever `actorId` it
- * sends). A record, base or change request it names must be the space's own (else 404); its
+ * sends) and marked `source: "client"`, so it never passes for one the server wrote. A record, base or change request it names must be the space's own (else 404); its
  * target is the most particular of them, and the operation and commit it names are kept in its metadata.
  */
 export function appendAuditEvent(ctx: AppContext, spaceId: string, actor: AuditActor, input: ClientAuditEvent): Promise<AuditEventView> {
@@ -128,7 +134,7 @@ export function appendAuditEvent(ctx: AppContext, spaceId: string, actor: AuditA
     checkMetadata(tx.config.limits, input.metadata ?? {});
     const [targetType, targetId] = recordId ? ["record", recordId] : changeRequestId ? ["change_request", changeRequestId] : baseId ? ["base", baseId] : ["space", spaceId];
     const metadata = { ...input.metadata, ...(input.operationId ? { operationId: input.operationId } : {}), ...(input.commitId ? { commitId: input.commitId } : {}), ...(recordId && changeRequestId ? { changeRequestId } : {}) };
-    const id = recordAudit(tx, { action: input.action, actor, spaceId, targetType, targetId, baseId, metadata });
+    const id = recordAudit(tx, { action: input.action, actor, spaceId, targetType, targetId, baseId, metadata, source: "client" });
     return auditViews(tx, [tx.db.select().from(auditEvents).where(eq(auditEvents.id, id)).get()!])[0];
   });
 }

@@ -6,7 +6,7 @@ import type { AppContext, Tx } from "../context";
 import { write } from "../db/tx";
 import { newId } from "../db/ids";
 import { checkName, EMAIL_PATTERN, normalizeEmail } from "../shared/formats";
-import { badRequest, conflict, notFound, onUniqueViolation, unauthorized } from "../shared/errors";
+import { conflict, invalid, notFound, onUniqueViolation, unauthorized } from "../shared/errors";
 import { Timestamp } from "../shared/schemas";
 import { sessions, type UserRow, users } from "../tables/auth";
 
@@ -46,7 +46,7 @@ export interface NewUser {
 }
 
 function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`The password must have at least ${MIN_PASSWORD_LENGTH} characters.`);
+  if (password.length < MIN_PASSWORD_LENGTH) throw invalid(["password"], `The password must have at least ${MIN_PASSWORD_LENGTH} characters.`);
 }
 
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
@@ -54,7 +54,7 @@ const hashPassword = (password: string) => Bun.password.hash(password, { algorit
 /** Checks a new user and hashes the password (slow, so outside any transaction); answers the row to insert. */
 export async function prepareUser(ctx: AppContext, input: NewUser): Promise<UserRow> {
   const email = normalizeEmail(input.email);
-  if (!EMAIL_PATTERN.test(email)) throw badRequest(`"${input.email}" is not an e-mail address.`);
+  if (!EMAIL_PATTERN.test(email)) throw invalid(["email"], `"${input.email}" is not an e-mail address.`);
   const name = checkName(input.name);
   checkPassword(input.password);
   const passwordHash = await hashPassword(input.password);

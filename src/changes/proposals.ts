@@ -16,7 +16,7 @@ import { currentFields } from "../content/records/view";
 import { isDocumentType, isFileTree, type NodeType, type SourceAttribution, type ViewType } from "../tables/content";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
-import { badRequest } from "../shared/errors";
+import { badRequest, invalid } from "../shared/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./propose";
 import { checkBaseCommit } from "../content/commits";
@@ -74,7 +74,7 @@ const checkedValues =
     });
     if (errors.length === 0) return;
     if (!bulk) throw invalidValues(loaded.fields, errors.map(({ index: _, ...error }) => error), `Invalid field values: ${errors.map((e) => e.message).join(" ")}`);
-    throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${ops.length} ${bulk}.`);
+    throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${ops.length} ${bulk}.`, bulk);
   };
 
 /** One change request with one `record_create` per record (1..1000); a bulk request's errors also name the record's `index`. `alsoInWrite` runs in the write that stores it (a form counts its submission there). */
@@ -115,10 +115,10 @@ export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: st
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const seen = new Set<string>();
   const ops: ProposedOperation[] = updates.map((update, index) => {
-    if (seen.has(update.recordId)) throw badRequest(`updates[${index}] names ${update.recordId} again: one update a record.`);
+    if (seen.has(update.recordId)) throw invalid(["updates", index, "recordId"], `updates[${index}] names ${update.recordId} again: one update a record.`);
     seen.add(update.recordId);
     const record = findRecord(ctx, who.scope.space.id, update.recordId);
-    if (record.baseId !== loaded.base.id) throw badRequest(`updates[${index}]: ${update.recordId} is not a record of the base "${loaded.node.slug}".`);
+    if (record.baseId !== loaded.base.id) throw invalid(["updates", index, "recordId"], `updates[${index}]: ${update.recordId} is not a record of the base "${loaded.node.slug}".`);
     const baseCommitId = update.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, update.baseCommitId);
     return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: {} };
   });
@@ -135,10 +135,10 @@ export function proposeRecordLifecycles(ctx: AppContext, who: Proposer, baseRef:
   const seen = new Set<string>();
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id };
   const ops = recordIds.map((recordId, index): ProposedOperation => {
-    if (seen.has(recordId)) throw badRequest(`recordIds[${index}] names ${recordId} again: once a record.`);
+    if (seen.has(recordId)) throw invalid(["recordIds", index], `recordIds[${index}] names ${recordId} again: once a record.`);
     seen.add(recordId);
     const record = findRecord(ctx, who.scope.space.id, recordId);
-    if (record.baseId !== loaded.base.id) throw badRequest(`recordIds[${index}]: ${recordId} is not a record of the base "${loaded.node.slug}".`);
+    if (record.baseId !== loaded.base.id) throw invalid(["recordIds", index], `recordIds[${index}]: ${recordId} is not a record of the base "${loaded.node.slug}".`);
     return lifecycleOperation({ ...target, targetRecordId: record.id }, operation);
   });
   return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops }));
@@ -161,7 +161,7 @@ export function proposePushedRecords(ctx: AppContext, who: Proposer, loaded: Loa
   const ops = changes.map((change, index): ProposedOperation => {
     if (change.kind === "record_create") return { ...target, kind: "record_create", targetRecordId: change.recordId, payload: {} };
     const record = findRecord(ctx, spaceId, change.recordId);
-    if (record.baseId !== loaded.base.id) throw badRequest(`operations[${index}]: ${change.recordId} is not a record of the base "${loaded.node.slug}".`);
+    if (record.baseId !== loaded.base.id) throw invalid(["operations", index, "recordId"], `operations[${index}]: ${change.recordId} is not a record of the base "${loaded.node.slug}".`);
     if (change.kind === "record_update") return { ...target, kind: "record_update", targetRecordId: record.id, baseCommitId: change.baseCommitId, payload: {} };
     return lifecycleOperation({ ...target, targetRecordId: record.id }, change.kind === "record_delete" ? "delete" : "restore");
   });
@@ -283,7 +283,7 @@ async function withStartingFiles(ctx: AppContext, who: Proposer, changes: NodeCh
 }
 
 export async function proposeNodeChanges(ctx: AppContext, who: Proposer, given: NodeChange[], review: Review): Promise<Proposed> {
-  if (given.length === 0) throw badRequest("A change request needs at least one operation.");
+  if (given.length === 0) throw invalid(["operations"], "A change request needs at least one operation.");
   const refs = new Set<string>();
   const changes = await withStartingFiles(ctx, who, given);
   const ops = changes.map((change) => nodeOperation(ctx, who.scope.space.id, change, refs));

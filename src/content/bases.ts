@@ -6,7 +6,7 @@ import type { AppContext, Tx } from "../context";
 import { preparedFor } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import { checkName } from "../shared/formats";
-import { badRequest, notFound } from "../shared/errors";
+import { badRequest, invalid, notFound } from "../shared/errors";
 import { type Sight, unseen } from "../spaces/sight";
 import { oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { isIndexable } from "./field-sql";
@@ -172,8 +172,8 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
   checkFieldSlug(input.slug);
   const name = checkName(input.name);
   const type = input.type ?? DEFAULT_TYPE;
-  if (!(FIELD_TYPES as readonly string[]).includes(type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
-  if (existing.some((field) => field.slug === input.slug)) throw badRequest(`The base already has a field "${input.slug}".`);
+  if (!(FIELD_TYPES as readonly string[]).includes(type)) throw invalid(["type"], `"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
+  if (existing.some((field) => field.slug === input.slug)) throw invalid(["slug"], `The base already has a field "${input.slug}".`);
   const options = checkFieldOptions(type, input.options);
   return {
     id: ids("fld"),
@@ -193,7 +193,7 @@ export function prepareField(baseId: string, input: NewField, existing: { slug: 
 
 export function checkReviewPolicy(policy: { requiredApprovals?: number } | undefined): ReviewPolicy {
   const requiredApprovals = policy?.requiredApprovals ?? 1;
-  if (!Number.isInteger(requiredApprovals) || requiredApprovals < 1 || requiredApprovals > 10) throw badRequest("reviewPolicy.requiredApprovals must be a whole number from 1 to 10.");
+  if (!Number.isInteger(requiredApprovals) || requiredApprovals < 1 || requiredApprovals > 10) throw invalid(["reviewPolicy", "requiredApprovals"], "reviewPolicy.requiredApprovals must be a whole number from 1 to 10.");
   return { kind: "single", requiredApprovals };
 }
 
@@ -210,7 +210,7 @@ export function fieldOf(fieldRows: FieldRow[], ref: string): FieldRow {
 /** The ids of a new field order: `refs` must name every field of the base exactly once. */
 export function fieldOrder(fieldRows: FieldRow[], refs: string[]): string[] {
   const ids = refs.map((ref) => fieldOf(fieldRows, ref).id);
-  if (new Set(ids).size !== fieldRows.length || ids.length !== fieldRows.length) throw badRequest("fieldIds must list every field of the base exactly once.");
+  if (new Set(ids).size !== fieldRows.length || ids.length !== fieldRows.length) throw invalid(["fieldIds"], "fieldIds must list every field of the base exactly once.");
   return ids;
 }
 

@@ -6,7 +6,7 @@ import type { AppContext } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { iso, MINUTE_MS } from "../shared/clock";
-import { badRequest, notFound } from "../shared/errors";
+import { badRequest, invalid, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { type EmbedLinkRow, embedLinks, type FramePolicy, nodes } from "../tables/content";
 import { findNode, type NodeRow } from "./nodes";
@@ -54,8 +54,8 @@ function checkedOrigin(given: string): string {
 function framePolicyOf(given: { mode: FramePolicy["mode"]; allowedOrigins?: string[] } | undefined): FramePolicy {
   const mode = given?.mode ?? "anywhere";
   const origins = [...new Set((given?.allowedOrigins ?? []).map(checkedOrigin))];
-  if (mode === "origins" && origins.length === 0) throw badRequest("framePolicy origins needs 1 to 20 allowedOrigins.");
-  if (mode !== "origins" && origins.length > 0) throw badRequest(`framePolicy ${mode} takes no allowedOrigins.`);
+  if (mode === "origins" && origins.length === 0) throw invalid(["framePolicy", "allowedOrigins"], "framePolicy origins needs 1 to 20 allowedOrigins.");
+  if (mode !== "origins" && origins.length > 0) throw invalid(["framePolicy", "allowedOrigins"], `framePolicy ${mode} takes no allowedOrigins.`);
   return { mode, allowedOrigins: origins };
 }
 

@@ -1,6 +1,6 @@
 import { checkJsonDepth, PROTOTYPE_KEYS } from "../shared/json";
 import { FIELD_TYPES, type FieldType, isComputed, isEmpty } from "../shared/field-types";
-import { badRequest } from "../shared/errors";
+import { badRequest, invalid } from "../shared/errors";
 import { textTooLarge } from "../shared/limits";
 import { type Checked, type FieldDefinition, TOO_LARGE } from "./fields/kind";
 import { FIELD_KINDS } from "./fields/registry";
@@ -47,12 +47,14 @@ export function recordValueErrors(fields: FieldDefinition[], input: Record<strin
 }
 
 /**
- * The 400 for invalid values: `data.errors` lists each one; when a slug is unknown, `data.fields`
- * lists the base's slugs, so a client that sent a field's name instead learns the fix.
+ * The 400 for invalid values: `data.errors` lists each one, and `data.issues` each one's path
+ * (`fields.<slug>`, or `<list>[index].fields.<slug>` in a bulk request's `list`); when a slug is
+ * unknown, `data.fields` lists the base's slugs, so a client that sent a field's name instead learns the fix.
  */
-export function invalidValues(fields: FieldDefinition[], errors: (FieldError & { index?: number })[], message: string) {
+export function invalidValues(fields: FieldDefinition[], errors: (FieldError & { index?: number })[], message: string, list?: string) {
   const unknownSlug = errors.some((error) => error.type === null);
-  return badRequest(message, { errors, ...(unknownSlug ? { fields: fields.map((field) => field.slug) } : {}) });
+  const issues = errors.map((error) => ({ path: [...(list !== undefined && error.index !== undefined ? [list, error.index] : []), "fields", error.slug], message: error.message }));
+  return badRequest(message, { errors, issues, ...(unknownSlug ? { fields: fields.map((field) => field.slug) } : {}) });
 }
 
 /** `recordValueErrors`, throwing the 400 when any value is wrong. */
@@ -64,7 +66,7 @@ export function checkRecordValues(fields: FieldDefinition[], input: Record<strin
 
 /** Checks a field definition's type and options (each kind checks its own). */
 export function checkFieldOptions(type: FieldType, options: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!Object.hasOwn(FIELD_KINDS, type)) throw badRequest(`"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
+  if (!Object.hasOwn(FIELD_KINDS, type)) throw invalid(["type"], `"${type}" is not a field type; use one of ${FIELD_TYPES.join(", ")}.`);
   const given = options ?? {};
   checkJsonDepth("Field options", given);
   return FIELD_KINDS[type].checkOptions(given);
@@ -74,6 +76,6 @@ export function checkFieldOptions(type: FieldType, options: Record<string, unkno
 export const isFreeFieldSlug = (slug: string): boolean => FIELD_SLUG_PATTERN.test(slug) && !PROTOTYPE_KEYS.has(slug);
 
 export function checkFieldSlug(slug: string): void {
-  if (!FIELD_SLUG_PATTERN.test(slug)) throw badRequest(`The field slug "${slug}" must match ^[a-z0-9_-]+$ (1 to 64 characters).`);
-  if (!isFreeFieldSlug(slug)) throw badRequest(`The field slug "${slug}" is reserved; choose another.`);
+  if (!FIELD_SLUG_PATTERN.test(slug)) throw invalid(["slug"], `The field slug "${slug}" must match ^[a-z0-9_-]+$ (1 to 64 characters).`);
+  if (!isFreeFieldSlug(slug)) throw invalid(["slug"], `The field slug "${slug}" is reserved; choose another.`);
 }

@@ -6,7 +6,7 @@ import { preparedFor } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug, slugify } from "../shared/formats";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { badRequest, conflict, type Issue, invalid, notFound, pathText } from "../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
@@ -15,6 +15,7 @@ import { checkRecordQuery, type FilterGroup, LISTING_BOUNDS, type RecordFilter, 
 import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewConfig, type ViewFilter, type ViewFilterGroup, type ViewSort, type ViewType, views } from "../tables/content";
 
 export type ViewRow = typeof views.$inferSelect;
+type Path = Issue["path"];
 
 /** The keys of a view's configuration that name one field (each checked against the base). */
 const FIELD_KEYS = ["groupByFieldSlug", "stackByFieldSlug", "dateFieldSlug", "startFieldSlug", "endFieldSlug", "coverFieldSlug"] as const;
@@ -105,16 +106,17 @@ function referenced(fieldRows: FieldRow[], ref: { fieldSlug: string; fieldId?: s
   return ref.fieldId ? fieldRows.find((field) => field.id === ref.fieldId) : fieldRows.find((field) => field.slug === ref.fieldSlug);
 }
 
-function filterValue(value: unknown, where: string): string | string[] | undefined {
+function filterValue(value: unknown, where: Path): string | string[] | undefined {
   const scalar = (v: unknown) => (typeof v === "string" ? v : typeof v === "number" && Number.isFinite(v) ? String(v) : typeof v === "boolean" ? String(v) : null);
+  const at = [...where, "value"];
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) {
     const list = value.map(scalar);
-    if (list.length > LISTING_BOUNDS.inValues || list.some((v) => v === null)) throw badRequest(`${where}.value must be a text, number or boolean, or a list of at most ${LISTING_BOUNDS.inValues} of them.`);
+    if (list.length > LISTING_BOUNDS.inValues || list.some((v) => v === null)) throw invalid(at, `${pathText(at)} must be a text, number or boolean, or a list of at most ${LISTING_BOUNDS.inValues} of them.`);
     return list as string[];
   }
   const one = scalar(value);
-  if (one === null) throw badRequest(`${where}.value must be a text, number or boolean, or a list of them.`);
+  if (one === null) throw invalid(at, `${pathText(at)} must be a text, number or boolean, or a list of them.`);
   return one;
 }
 
@@ -125,35 +127,36 @@ function filterValue(value: unknown, where: string): string | string[] | undefin
  */
 export function checkViewConfig(loaded: LoadedBase, input: ViewConfigInput): ViewConfig {
   const fieldRows = loaded.fields;
-  const named = (slug: string, where: string): FieldRow => {
+  /** The field `slug` names, at `where` (its issue's path goes on to `key` when the slug is one key of an object there). */
+  const named = (slug: string, where: Path, key?: string): FieldRow => {
     const field = fieldRows.find((f) => f.slug === slug);
-    if (!field) throw badRequest(`${where}: the base has no field "${slug}".`);
+    if (!field) throw invalid(key ? [...where, key] : where, `${pathText(where)}: the base has no field "${slug}".`);
     return field;
   };
-  const filtersAt = (given: ViewConfigInput["filters"], at: string): ViewFilter[] =>
+  const filtersAt = (given: ViewConfigInput["filters"], at: Path): ViewFilter[] =>
     (given ?? []).map((filter, i) => {
-      const where = `${at}[${i}]`;
-      if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) throw badRequest(`${where}.operator must be one of ${FILTER_OPERATORS.join(", ")}.`);
-      const field = named(filter.fieldSlug, where);
+      const where = [...at, i];
+      if (!(FILTER_OPERATORS as readonly string[]).includes(filter.operator)) throw invalid([...where, "operator"], `${pathText(where)}.operator must be one of ${FILTER_OPERATORS.join(", ")}.`);
+      const field = named(filter.fieldSlug, where, "fieldSlug");
       const value = filterValue(filter.value, where);
       return { fieldSlug: field.slug, fieldId: field.id, operator: filter.operator, ...(value === undefined ? {} : { value }) };
     });
-  const filters = filtersAt(input.filters, "config.filters");
-  const groupsAt = (given: { match: string; filters: ViewConfigInput["filters"]; groups?: { match: string; filters: ViewConfigInput["filters"] }[] }[] | undefined, at: string): ViewFilterGroup[] | undefined =>
-    given?.map((group, i) => ({ match: group.match as ViewFilterGroup["match"], filters: filtersAt(group.filters, `${at}[${i}].filters`), ...(group.groups ? { groups: groupsAt(group.groups, `${at}[${i}].groups`) } : {}) }));
-  const groups = groupsAt(input.groups, "config.groups");
+  const filters = filtersAt(input.filters, ["config", "filters"]);
+  const groupsAt = (given: { match: string; filters: ViewConfigInput["filters"]; groups?: { match: string; filters: ViewConfigInput["filters"] }[] }[] | undefined, at: Path): ViewFilterGroup[] | undefined =>
+    given?.map((group, i) => ({ match: group.match as ViewFilterGroup["match"], filters: filtersAt(group.filters, [...at, i, "filters"]), ...(group.groups ? { groups: groupsAt(group.groups, [...at, i, "groups"]) } : {}) }));
+  const groups = groupsAt(input.groups, ["config", "groups"]);
   const sorts: ViewSort[] = (input.sorts ?? []).map((sort, i) => {
-    const field = named(sort.fieldSlug, `config.sorts[${i}]`);
+    const field = named(sort.fieldSlug, ["config", "sorts", i], "fieldSlug");
     return { fieldSlug: field.slug, fieldId: field.id, direction: sort.direction ?? "asc" };
   });
   checkRecordQuery(fieldRows, { status: "active", ...viewQueryOf(filters, sorts, groups) });
-  for (const slug of input.visibleFieldSlugs ?? []) named(slug, "config.visibleFieldSlugs");
+  (input.visibleFieldSlugs ?? []).forEach((slug, i) => named(slug, ["config", "visibleFieldSlugs", i]));
   for (const key of FIELD_KEYS) {
     const slug = input[key];
     if (slug === undefined || slug === null) continue;
-    const field = named(slug, `config.${key}`);
+    const field = named(slug, ["config", key]);
     const types = KEY_TYPES[key];
-    if (types && !types.includes(field.type)) throw badRequest(`config.${key}: "${slug}" is a ${field.type} field; it must be one of ${types.join(", ")}.`);
+    if (types && !types.includes(field.type)) throw invalid(["config", key], `config.${key}: "${slug}" is a ${field.type} field; it must be one of ${types.join(", ")}.`);
   }
   const { groups: _, ...rest } = input;
   return { ...rest, filters, sorts, ...(groups ? { groups } : {}) };

@@ -3,7 +3,7 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia, ValidationError } from "elysia";
 import type { Config } from "../shared/config";
 import type { AppContext } from "../context";
-import { ApiError } from "../shared/errors";
+import { ApiError, issuesOf } from "../shared/errors";
 import { parseJsonBody, readBodyText } from "../shared/json";
 
 type Issue = { path: string[]; message: string };
@@ -77,7 +77,8 @@ function validationIssues(error: ValidationError): Issue[] {
 const unknownRoute = (path: string) => ({ error: "Not found", code: "NOT_FOUND", path, data: { path, hint: "GET /api/v1 links to the docs and openapi.json." } });
 
 function envelope(error: ApiError) {
-  return { error: error.message, code: error.code, ...(error.reason ? { reason: error.reason } : {}), ...(error.data ? { data: error.data } : {}) };
+  const data = error.code === "BAD_REQUEST" ? { ...error.data, issues: issuesOf(error) } : error.data;
+  return { error: error.message, code: error.code, ...(error.reason ? { reason: error.reason } : {}), ...(data ? { data } : {}) };
 }
 
 const started = new WeakMap<Request, number>();

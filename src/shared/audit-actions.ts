@@ -1,3 +1,7 @@
+/** Who wrote an audit row: the server (what it did) or a client (`POST /audit-events`: what the client says it did). */
+export const AUDIT_SOURCES = ["server", "client"] as const;
+export type AuditSource = (typeof AUDIT_SOURCES)[number];
+
 /** What a client may append to the audit trail (`POST /audit-events`): Busabase's names (its contract, §3.5). */
 export const CLIENT_AUDIT_ACTIONS = [
   "record.viewed",

@@ -22,6 +22,24 @@ export class ApiError extends Error {
 type Data = Record<string, unknown>;
 
 export const badRequest = (message: string, data?: Data) => new ApiError(400, "BAD_REQUEST", message, data);
+
+/** One problem of a request's input: where it is (keys and indexes from the body's top, or the query parameter's name; [] for the request as a whole) and what is wrong. */
+export type Issue = { path: (string | number)[]; message: string };
+
+/** A path as a message writes it: `config.filters[0].value`. */
+export const pathText = (path: Issue["path"]): string => path.map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? part : `.${part}`)).join("");
+
+/** A validation failure of one input, its path in `data.issues` as the schema's own failures give it. */
+export const invalid = (path: Issue["path"], message: string, data?: Data) => badRequest(message, { ...data, issues: [{ path, message }] });
+
+/**
+ * The issues a 400 answers in `data.issues` (API.md section 1): those the thrower named, or one for
+ * the request as a whole. Every BAD_REQUEST answer goes through it, so none comes without them.
+ */
+export function issuesOf(error: ApiError): Issue[] {
+  const named = error.data?.issues;
+  return Array.isArray(named) ? (named as Issue[]) : [{ path: [], message: error.message }];
+}
 export const unauthorized = (message = "A valid API key or session is required.") =>
   new ApiError(401, "UNAUTHORIZED", message, undefined, { "www-authenticate": "Bearer" });
 export const forbidden = (message: string, data?: Data) => new ApiError(403, "FORBIDDEN", message, data);

@@ -1,4 +1,4 @@
-import { badRequest } from "./errors";
+import { invalid, type Issue } from "./errors";
 
 /** Text formats shared by several domains, each defined once. */
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
@@ -16,15 +16,16 @@ export const slugFrom = (name: string): string =>
     .slice(0, 64)
     .replace(/-+$/, "");
 
-export function checkSlug(slug: string, what = "slug"): string {
-  if (!SLUG_PATTERN.test(slug)) throw badRequest(`The ${what} "${slug}" must match ^[a-z0-9-]+$ (1 to 64 characters).`);
+/** `path` is where the body holds it, for `data.issues`. */
+export function checkSlug(slug: string, what = "slug", path: Issue["path"] = ["slug"]): string {
+  if (!SLUG_PATTERN.test(slug)) throw invalid(path, `The ${what} "${slug}" must match ^[a-z0-9-]+$ (1 to 64 characters).`);
   return slug;
 }
 
 /** Names of users, spaces, nodes, bases and fields: trimmed, never empty. */
-export function checkName(name: string): string {
+export function checkName(name: string, path: Issue["path"] = ["name"]): string {
   const trimmed = name.trim();
-  if (!trimmed) throw badRequest("The name must not be empty.");
+  if (!trimmed) throw invalid(path, "The name must not be empty.");
   return trimmed;
 }
 

@@ -1,4 +1,4 @@
-import { badRequest } from "./errors";
+import { invalid } from "./errors";
 import { PROTOTYPE_KEYS } from "./json";
 
 type Nested = string | Nested[] | { [key: string]: Nested };
@@ -28,7 +28,7 @@ export function nestedQuery(url: string): Record<string, Nested> {
   for (const [key, value] of new URL(url).searchParams) {
     const path = key.replace(/\]/g, "").split("[");
     const refused = path.find((segment) => PROTOTYPE_KEYS.has(segment));
-    if (refused !== undefined) throw badRequest(`The query parameter ${key} names "${refused}", which is not allowed.`);
+    if (refused !== undefined) throw invalid([key], `The query parameter ${key} names "${refused}", which is not allowed.`);
     let node: Record<string, Nested> | Nested[] = root;
     path.forEach((segment, i) => {
       const last = i === path.length - 1;
@@ -43,7 +43,7 @@ export function nestedQuery(url: string): Record<string, Nested> {
         return;
       }
       const existing = container[slot];
-      if (typeof existing === "string") throw badRequest(`The query parameter ${key} conflicts with another parameter of the same name.`);
+      if (typeof existing === "string") throw invalid([key], `The query parameter ${key} conflicts with another parameter of the same name.`);
       container[slot] = existing ?? (path[i + 1] === "" ? [] : emptyMap());
       node = container[slot] as Record<string, Nested>;
     });
@@ -54,7 +54,7 @@ export function nestedQuery(url: string): Record<string, Nested> {
 /** A whole number from `min` to `max` in a query parameter, or the default when absent. */
 export function wholeNumberParam(name: string, value: unknown, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw badRequest(`${name} must be a whole number from ${min} to ${max}.`);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw invalid([name], `${name} must be a whole number from ${min} to ${max}.`);
   return Number(value);
 }
 
@@ -63,7 +63,7 @@ export const limitParam = (value: unknown, fallback: number, max = 100): number 
 
 export function oneString(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string") throw badRequest(`The query parameter ${name} must appear once.`);
+  if (typeof value !== "string") throw invalid([name], `The query parameter ${name} must appear once.`);
   return value;
 }
 
@@ -71,6 +71,6 @@ export function oneString(name: string, value: unknown): string | undefined {
 export function stringList(name: string, value: unknown): string[] {
   if (value === undefined) return [];
   const list = Array.isArray(value) ? value : [value];
-  if (!list.every((item) => typeof item === "string")) throw badRequest(`The query parameter ${name} must be a list of values.`);
+  if (!list.every((item) => typeof item === "string")) throw invalid([name], `The query parameter ${name} must be a list of values.`);
   return list as string[];
 }

@@ -73,7 +73,7 @@ export const ErrorSchema = t.Object(
     code: t.String({ description: "Stable upper-case code, e.g. BAD_REQUEST, FORBIDDEN." }),
     reason: t.Optional(t.String({ description: "A finer reason where the contract defines one; also in data.reason." })),
     path: t.Optional(t.String({ description: "On an unknown route (404): the path asked for." })),
-    data: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Machine-readable detail: issues, required/effective levels, allowed methods…" })),
+    data: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Machine-readable detail: on every 400 BAD_REQUEST, issues ([{ path, message }], path the input's keys and indexes, [] for the request as a whole); required/effective levels, allowed methods…" })),
   },
   { $id: "Error" },
 );

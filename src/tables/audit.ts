@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { spaces } from "./spaces";
-import type { AuditAction } from "../shared/audit-actions";
+import type { AuditAction, AuditSource } from "../shared/audit-actions";
 
 /**
  * Who did what to a space, a key or a member: written in the transaction of the change it records,
@@ -21,6 +21,8 @@ export const auditEvents = sqliteTable(
     targetId: text("target_id").notNull(),
     baseId: text("base_id"),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** Who wrote the row: the server, for what it did, or a client through `POST /audit-events`, for what it says it did. */
+    source: text("source").$type<AuditSource>().notNull().default("server"),
     createdAt: text("created_at").notNull(),
   },
   (table) => [index("audit_events_space_idx").on(table.spaceId, table.id), index("audit_events_account_idx").on(table.actorId, table.id).where(sql`${table.spaceId} IS NULL`)],

@@ -9,6 +9,7 @@ import { users } from "../tables/auth";
 import { CHANGE_STATUSES, changeRequests, COMMENT_SUBJECTS, comments, OPERATION_STATUSES, operations, reviews, VERDICTS } from "../tables/changes";
 import { bases, commits, deletedFields, deletedFieldValues, fields, forms, NODE_STATUSES, NODE_TYPES, nodeDocuments, nodeFiles, nodePrincipals, nodes, PRINCIPAL_TYPES, OPERATION_KINDS, recordLinks, records, TARGET_TYPES, VIEW_TYPES, views } from "../tables/content";
 import { LEVELS } from "../shared/levels";
+import { AUDIT_SOURCES } from "../shared/audit-actions";
 import { members, spaces } from "../tables/spaces";
 import { webhookRules } from "../tables/webhooks";
 
@@ -106,7 +107,7 @@ export const DUMP_TABLES: DumpTable[] = [
     names: [[comments.recordId, records], [comments.changeRequestId, changeRequests], [comments.operationId, operations], [comments.commitId, commits], [comments.authorId, users]],
     oneOf: [[comments.subjectType, COMMENT_SUBJECTS]],
   }),
-  dumpTable(auditEvents, { space: auditEvents.spaceId, names: [[auditEvents.actorId, users], [auditEvents.baseId, bases]] }),
+  dumpTable(auditEvents, { space: auditEvents.spaceId, names: [[auditEvents.actorId, users], [auditEvents.baseId, bases]], oneOf: [[auditEvents.source, AUDIT_SOURCES]] }),
   dumpTable(webhookRules, { space: webhookRules.spaceId, names: [[webhookRules.baseId, bases], [webhookRules.createdBy, users]] }),
 ];
 

@@ -9,7 +9,7 @@ import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import type { RuleEventType } from "../shared/event-types";
 import { checkName } from "../shared/formats";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { conflict, invalid, notFound } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import type { SpaceScope } from "../spaces/resolve";
 import { DELIVERED_KINDS, type DeliveredKind, DELIVERY_STATUSES, webhookRules } from "../tables/webhooks";
@@ -80,11 +80,11 @@ function checkHeaders(headers: Record<string, string> = {}): Record<string, stri
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (!TOKEN.test(name)) throw badRequest(`"${name}" is not a header name.`);
+    if (!TOKEN.test(name)) throw invalid(["config", "headers", name], `"${name}" is not a header name.`);
     if (lower === "content-type" || lower.startsWith("webhook-") || lower === "host" || lower === "content-length") {
-      throw badRequest(`config.headers may not set ${name}: Basalt sends it itself.`);
+      throw invalid(["config", "headers", name], `config.headers may not set ${name}: Basalt sends it itself.`);
     }
-    if (/[\r\n\0]/.test(value)) throw badRequest(`The value of header ${name} may not hold line breaks.`);
+    if (/[\r\n\0]/.test(value)) throw invalid(["config", "headers", name], `The value of header ${name} may not hold line breaks.`);
     out[lower] = value;
   }
   return out;
@@ -95,22 +95,22 @@ function checkSecret(secret: string): string {
   if (secret.startsWith("whsec_")) {
     const bytes = Buffer.from(secret.slice(6), "base64");
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(secret.slice(6)) || bytes.length < 24 || bytes.length > 64) {
-      throw badRequest("A whsec_ secret must be the base64 of 24 to 64 random bytes.");
+      throw invalid(["config", "secret"], "A whsec_ secret must be the base64 of 24 to 64 random bytes.");
     }
     return secret;
   }
-  if (secret.length < 1 || secret.length > 256) throw badRequest("config.secret must be whsec_ + base64, or a string of 1 to 256 characters.");
+  if (secret.length < 1 || secret.length > 256) throw invalid(["config", "secret"], "config.secret must be whsec_ + base64, or a string of 1 to 256 characters.");
   return secret;
 }
 
 /** Checks a rule's fields and its target (the SSRF guard resolves it now, and again at every attempt). */
 async function checkRule(ctx: AppContext, scope: SpaceScope, input: RuleInput) {
   if (input.actionKind === "run_function") {
-    throw badRequest("actionKind run_function would run code on the server, and Basalt runs none of its clients' code: deliver the event to your own endpoint (actionKind webhook) and run it there.", { reason: "ACTION_NOT_SUPPORTED" });
+    throw invalid(["actionKind"], "actionKind run_function would run code on the server, and Basalt runs none of its clients' code: deliver the event to your own endpoint (actionKind webhook) and run it there.", { reason: "ACTION_NOT_SUPPORTED" });
   }
   const actionKind: DeliveredKind = input.actionKind;
   const targetUrl = input.config.targetUrl;
-  if (targetUrl === undefined) throw badRequest(`A ${actionKind} rule needs config.targetUrl: where its events are POSTed.`);
+  if (targetUrl === undefined) throw invalid(["config", "targetUrl"], `A ${actionKind} rule needs config.targetUrl: where its events are POSTed.`);
   const name = checkName(input.name);
   const eventType = input.eventType;
   const headers = checkHeaders(input.config.headers);
@@ -118,7 +118,7 @@ async function checkRule(ctx: AppContext, scope: SpaceScope, input: RuleInput) {
   try {
     await ctx.webhookTargets.resolve(targetUrl);
   } catch (error) {
-    if (error instanceof TargetRefused) throw badRequest(error.message, { reason: "TARGET_NOT_ALLOWED" });
+    if (error instanceof TargetRefused) throw invalid(["config", "targetUrl"], error.message, { reason: "TARGET_NOT_ALLOWED" });
     throw error;
   }
   const secret = input.config.secret === undefined || input.config.secret === null ? input.config.secret : checkSecret(input.config.secret);

@@ -114,10 +114,10 @@ export const expirationChoices = (): Choice[] => (Object.entries(EXPIRATION_LABE
 export const failureText = (failure: unknown): string =>
   failure instanceof ApiError ? withIssues(failure) : failure instanceof Error ? `Could not reach the server: ${failure.message}` : String(failure);
 
-/** A validation failure's sentence says how many problems; each is in `data.issues` (path and message), shown here. */
+/** A schema's refusal says only how many problems; each is in `data.issues` (path and message), shown here. A sentence that already holds its issues is shown as it is. */
 function withIssues(failure: ApiError): string {
   const issues = failure.data.issues;
-  if (!Array.isArray(issues) || issues.length === 0) return failure.message;
+  if (!Array.isArray(issues) || issues.length === 0 || issues.every((issue: { message?: string }) => failure.message.includes(issue.message ?? ""))) return failure.message;
   return `The request is not valid: ${issues.map((issue: { path?: string[]; message?: string }) => `${issue.path?.length ? issue.path.join(".") : "body"}: ${issue.message}`).join("; ")}.`;
 }
 

@@ -1,5 +1,5 @@
 import { LOOKUP_ROLLUPS } from "../../shared/field-types";
-import { badRequest } from "../../shared/errors";
+import { badRequest, invalid } from "../../shared/errors";
 import { computedKind, READ_FROM_LINKS } from "./kind";
 
 export type Rollup = (typeof LOOKUP_ROLLUPS)[number];
@@ -20,8 +20,8 @@ function checkLookupOptions(options: Record<string, unknown>): Record<string, un
   if (typeof lookup !== "object" || lookup === null || Array.isArray(lookup)) throw badRequest(shape);
   const { relationFieldSlug, targetFieldSlug, rollup = "values", limit = "all" } = lookup;
   if (typeof relationFieldSlug !== "string" || typeof targetFieldSlug !== "string") throw badRequest(shape);
-  if (!(LOOKUP_ROLLUPS as readonly unknown[]).includes(rollup)) throw badRequest(`options.lookup.rollup must be one of ${LOOKUP_ROLLUPS.join(", ")}.`);
-  if (limit !== "all" && limit !== "first") throw badRequest("options.lookup.limit must be all or first.");
+  if (!(LOOKUP_ROLLUPS as readonly unknown[]).includes(rollup)) throw invalid(["options", "lookup", "rollup"], `options.lookup.rollup must be one of ${LOOKUP_ROLLUPS.join(", ")}.`);
+  if (limit !== "all" && limit !== "first") throw invalid(["options", "lookup", "limit"], "options.lookup.limit must be all or first.");
   return { ...options, lookup: { relationFieldSlug, targetFieldSlug, rollup, limit } };
 }
 

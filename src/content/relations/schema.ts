@@ -6,7 +6,7 @@ import { isLookup, lookupOf } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import type { AppContext } from "../../context";
 import { type IdMaker, newId } from "../../db/ids";
-import { ApiError, badRequest, conflict } from "../../shared/errors";
+import { ApiError, badRequest, conflict, invalid } from "../../shared/errors";
 import { requireWithin } from "../../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "../bases";
 import { isComputedAtRead } from "../field-sql";
@@ -73,7 +73,7 @@ function inverseSlug(sourceSlug: string, taken: { slug: string }[]): string {
 /** The slug a client asks the inverse to have: refused when the target base has it already. */
 function freeInverseSlug(slug: string, taken: { slug: string }[]): string {
   checkFieldSlug(slug);
-  if (taken.some((field) => field.slug === slug)) throw badRequest(`options.inverseFieldSlug "${slug}" is a field of the linked base already.`);
+  if (taken.some((field) => field.slug === slug)) throw invalid(["options", "inverseFieldSlug"], `options.inverseFieldSlug "${slug}" is a field of the linked base already.`);
   return slug;
 }
 
@@ -83,7 +83,7 @@ function linkableBase(ctx: AppContext, spaceId: string, ref: string): LoadedBase
   try {
     target = findBase(ctx, spaceId, ref, { archived: true });
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw badRequest(`options.targetBaseId names no base of this space: "${ref}".`);
+    if (error instanceof ApiError && error.status === 404) throw invalid(["options", "targetBaseId"], `options.targetBaseId names no base of this space: "${ref}".`);
     throw error;
   }
   if (target.node.status === "archived") throw conflict(`The base "${target.node.slug}" is archived: restore it before linking to it.`, { reason: "TARGET_BASE_ARCHIVED" });
@@ -108,12 +108,12 @@ export function resolveLinkedField(ctx: AppContext, source: FieldSource, row: Fi
   if (isLookup(row)) {
     const { relationFieldSlug, targetFieldSlug } = lookupOf(row.options);
     const relation = siblings.find((field) => field.slug === relationFieldSlug);
-    if (!relation || !isRelation(relation)) throw badRequest(`options.lookup.relationFieldSlug "${relationFieldSlug}" is not a relation field of this base.`);
+    if (!relation || !isRelation(relation)) throw invalid(["options", "lookup", "relationFieldSlug"], `options.lookup.relationFieldSlug "${relationFieldSlug}" is not a relation field of this base.`);
     const target = findBase(ctx, source.spaceId, targetBaseOf(relation), { archived: true });
     const looked = target.fields.find((field) => field.slug === targetFieldSlug);
-    if (!looked) throw badRequest(`options.lookup.targetFieldSlug "${targetFieldSlug}" is not a field of the base "${target.node.slug}".`);
-    if (FIELD_KINDS[looked.type].unlinked) throw badRequest(`A lookup reads a field of the linked records, not another ${looked.type} ("${targetFieldSlug}").`);
-    if (isComputedAtRead(looked)) throw badRequest(`A lookup reads values the linked records store; the formula "${targetFieldSlug}" is computed when read.`);
+    if (!looked) throw invalid(["options", "lookup", "targetFieldSlug"], `options.lookup.targetFieldSlug "${targetFieldSlug}" is not a field of the base "${target.node.slug}".`);
+    if (FIELD_KINDS[looked.type].unlinked) throw invalid(["options", "lookup", "targetFieldSlug"], `A lookup reads a field of the linked records, not another ${looked.type} ("${targetFieldSlug}").`);
+    if (isComputedAtRead(looked)) throw invalid(["options", "lookup", "targetFieldSlug"], `A lookup reads values the linked records store; the formula "${targetFieldSlug}" is computed when read.`);
     return null;
   }
   if (!isRelation(row)) return null;
