@@ -140,7 +140,6 @@ export interface AppContext {
    */
   linked: { values: StampedCache<string, Readonly<Record<string, unknown>>>; linksJson: StampedCache<string, string> };
   /** A space's people as a dump names them (`transfer/dump-api.ts`): each page of `users` would otherwise read the whole space again. */
-  dumpPeople: StampedCache<string, readonly { id: string; email: string; name: string }[]>;
   /** The snapshots clones are reading (`GET /sync/snapshots/...`). */
   snapshots: SnapshotReaders;
   /** Seals and opens webhook secrets. */
@@ -195,7 +194,6 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
     linked: { values: new StampedCache<string, Readonly<Record<string, unknown>>>(store.sqlite, 50_000, 64 * MB, roughBytes), linksJson: new StampedCache(store.sqlite, 200, 16 * MB, (json) => json.length * 2) },
-    dumpPeople: new StampedCache(store.sqlite, 16),
     snapshots: new SnapshotReaders(store.sqlite.filename, () => clock.now()),
     indexDemand: { asked: new Map(), touched: new Map() },
     limits: {

@@ -3,7 +3,7 @@ import type { Static } from "@sinclair/typebox";
 import { and, asc, desc, eq, or, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
-import { preparedFor } from "../db/client";
+import { preparedFor, type Reading } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import { checkName } from "../shared/formats";
 import { badRequest, invalid, notFound } from "../shared/errors";
@@ -91,7 +91,7 @@ export const baseView = ({ base, node, fields: list }: LoadedBase): BaseView => 
 
 const fieldsOfBase = preparedFor((db) => db.select().from(fields).where(eq(fields.baseId, sql.placeholder("baseId"))).orderBy(asc(fields.position), asc(fields.id)).prepare());
 
-export const loadFields = (ctx: AppContext, baseId: string): FieldRow[] => fieldsOfBase(ctx).all({ baseId });
+export const loadFields = (reader: Reading, baseId: string): FieldRow[] => fieldsOfBase(reader).all({ baseId });
 
 const baseByRef = preparedFor((db) =>
   db

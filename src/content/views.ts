@@ -6,7 +6,8 @@ import { preparedFor } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug, slugify } from "../shared/formats";
-import { badRequest, conflict, type Issue, invalid, notFound, pathText } from "../shared/errors";
+import { ApiError, badRequest, conflict, type Issue, invalid, notFound, pathText } from "../shared/errors";
+import { Value } from "@sinclair/typebox/value";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
@@ -125,7 +126,7 @@ function filterValue(value: unknown, where: Path): string | string[] | undefined
  * each field reference keeping the field's id: every filter and the sort must be one the listing
  * can run, and each named field must exist (and be of a type its key can use).
  */
-export function checkViewConfig(loaded: LoadedBase, input: ViewConfigInput): ViewConfig {
+export function checkViewConfig(loaded: Pick<LoadedBase, "fields">, input: ViewConfigInput): ViewConfig {
   const fieldRows = loaded.fields;
   /** The field `slug` names, at `where` (its issue's path goes on to `key` when the slug is one key of an object there). */
   const named = (slug: string, where: Path, key?: string): FieldRow => {
@@ -186,11 +187,40 @@ function missingFields(fieldRows: FieldRow[], config: ViewConfig): string[] {
   return [...new Set(refs.filter((ref) => !referenced(fieldRows, ref)).map((ref) => ref.fieldSlug))];
 }
 
-/** The listing a view asks for, less what names a field the base no longer has. */
+/**
+ * A stored configuration as the API would have saved it against the base's fields now, less what
+ * names a field the base no longer has (a view keeps working without it): the schema and every
+ * check of `checkViewConfig`, or the 400 the API would have answered. Whatever wrote the row (an
+ * older version, a dump), nothing reaches a listing that the API would refuse.
+ */
+export function storedViewConfig(fieldRows: FieldRow[], stored: unknown): ViewConfig {
+  if (!Value.Check(ViewConfigSchema, stored)) {
+    const first = Value.Errors(ViewConfigSchema, stored).First();
+    const path = (first?.path ?? "").split("/").filter(Boolean).map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+    throw invalid(["config", ...path], `${pathText(["config", ...path])}: ${first?.message ?? "not a view configuration"}.`);
+  }
+  const config = stored as ViewConfigInput;
+  const present = <T extends { fieldSlug: string; fieldId?: string }>(refs: T[] = []): T[] => refs.flatMap((ref) => {
+    const field = referenced(fieldRows, ref);
+    return field ? [{ ...ref, fieldSlug: field.slug }] : [];
+  });
+  const presentGroups = <G extends { filters: ViewConfigInput["filters"]; groups?: G[] }>(groups?: G[]): G[] | undefined => groups?.map((group) => ({ ...group, filters: present(group.filters), ...(group.groups ? { groups: presentGroups(group.groups) } : {}) }));
+  const has = (slug: string | null | undefined) => typeof slug === "string" && fieldRows.some((field) => field.slug === slug);
+  const keys = Object.fromEntries(FIELD_KEYS.filter((key) => config[key] !== undefined).map((key) => [key, has(config[key]) ? config[key] : null]));
+  const visibleFieldSlugs = config.visibleFieldSlugs?.filter(has);
+  return checkViewConfig({ fields: fieldRows }, { ...config, ...keys, filters: present(config.filters), sorts: present(config.sorts), groups: presentGroups(config.groups), ...(visibleFieldSlugs ? { visibleFieldSlugs } : {}) });
+}
+
+/** The listing a view asks for, less what names a field the base no longer has; a stored configuration the API would refuse is a 400 naming the view, never run. */
 export function viewQuery(loaded: LoadedBase, view: ViewRow): Pick<RecordQuery, "filters" | "sort" | "groups"> {
-  const present = <T extends { fieldSlug: string; fieldId?: string }>(refs: T[]) => refs.filter((ref) => referenced(loaded.fields, ref));
-  const presentGroups = (groups: ViewFilterGroup[] = []): ViewFilterGroup[] => groups.map((group) => ({ match: group.match, filters: present(group.filters), groups: presentGroups(group.groups) }));
-  return viewQueryOf(present(view.config.filters), present(view.config.sorts), presentGroups(view.config.groups));
+  let config: ViewConfig;
+  try {
+    config = storedViewConfig(loaded.fields, view.config);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    throw invalid(["viewId"], `The view ${view.id} holds a configuration Basalt cannot run (${error.message}): update its config.`);
+  }
+  return viewQueryOf(config.filters, config.sorts, config.groups);
 }
 
 export function viewViews(ctx: AppContext, rows: ViewRow[], fieldRows: FieldRow[]): ViewView[] {

@@ -16,7 +16,7 @@ import { Nullable, WholeNumber } from "../shared/schemas";
 import type { MergeConflict } from "../tables/changes";
 import { peoplePage, storedPage } from "../transfer/dump-api";
 import { DUMP_TABLES } from "../transfer/store";
-import { spaceRow, usersNamed } from "../transfer/store";
+import { spaceRow } from "../transfer/store";
 import { mergeLogHead } from "./store";
 import { adoptAsset, assetView, type AssetView } from "../assets/assets";
 import { type Upload, uploadBytes } from "../assets/storage";
@@ -69,7 +69,7 @@ export function snapshotPage(ctx: AppContext, who: Proposer, snapshotId: string,
   if (!SNAPSHOT_TABLES.includes(table)) throw badRequest(`table must be one of ${SNAPSHOT_TABLES.join(", ")}.`);
   const store = ctx.snapshots.find(snapshotId, spaceId, who.actor.user.id);
   if (!store) throw notFound(`No snapshot ${snapshotId} is open for you in this space (they close after ${ctx.snapshots.idleMs / 1000} idle seconds); begin another.`);
-  if (table === "users") return peoplePage(usersNamed(store, spaceId), cursor, limit);
+  if (table === "users") return peoplePage(store, spaceId, cursor, limit);
   const page = storedPage(store, table, spaceId, cursor, limit);
   if (table !== "commits") return page;
   // Where each commit was made: here when the row names no other instance.

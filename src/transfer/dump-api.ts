@@ -16,7 +16,7 @@ import type { ReadStore } from "../db/client";
 import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
 import { exported, storeCheckedFile, unusablePassword } from "./dump";
 import { DumpLoader, type DumpPeople, DumpRefusal } from "./dump-rows";
-import { columnsOf, DUMP_TABLES, dumpTableNamed, type DumpUser, heldBySpace, pageOfSpace, removeRootFolder, usersNamed } from "./store";
+import { columnsOf, DUMP_TABLES, dumpTableNamed, heldBySpace, pageOfSpace, removeRootFolder, usersNamed } from "./store";
 
 /**
  * Busabase's dump routes over a space's tables: raw rows a page at a time out, and an import
@@ -119,17 +119,6 @@ function keyAfter(cursor: string | undefined, length: number): string[] | null {
   return key;
 }
 
-/** The space's people, kept until the database changes: each page of `users` would otherwise read the whole space again. */
-function peopleOf(ctx: AppContext, spaceId: string): readonly DumpUser[] {
-  const cache = ctx.dumpPeople;
-  if (!cache.open()) return usersNamed(ctx.store, spaceId);
-  const kept = cache.get(spaceId);
-  if (kept) return kept;
-  const users = usersNamed(ctx.store, spaceId);
-  cache.set(spaceId, users);
-  return users;
-}
-
 /**
  * One page of a stored table's rows of the space (as stored), in key order, read from `store`, and
  * the cursor of the next (null at the end). A page resumes after the last key through the table's
@@ -142,11 +131,9 @@ export function storedPage(store: ReadStore, table: string, spaceId: string, cur
   return { rows: page, nextCursor: rows.length > limit ? cursorOf(spec.key.map((column) => String(page[page.length - 1][column]))) : null };
 }
 
-/** One page of the space's people (id, e-mail, name), by id, read from `store`. */
-export function peoplePage(people: readonly DumpUser[], cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
-  const after = keyAfter(cursor, 1);
-  const start = after === null ? 0 : people.findIndex((user) => user.id > after[0]);
-  const rows = start < 0 ? [] : people.slice(start, start + limit + 1);
+/** One page of the space's people (id, e-mail, name), by id, read from `store`: it costs its own people, whichever page it is. */
+export function peoplePage(store: ReadStore, spaceId: string, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
+  const rows = usersNamed(store, spaceId, keyAfter(cursor, 1)?.[0] ?? null, limit + 1);
   const page = rows.slice(0, limit);
   return { rows: page.map((user) => ({ ...user })), nextCursor: rows.length > limit ? cursorOf([page[page.length - 1].id]) : null };
 }
@@ -155,7 +142,7 @@ export function peoplePage(people: readonly DumpUser[], cursor: string | undefin
 export function exportTablePage(ctx: AppContext, spaceId: string, name: DumpTableName, cursor: string | undefined, limit: number): { rows: Row[]; nextCursor: string | null } {
   const table = DUMP_TABLE_NAMES[name];
   if (table === null) return { rows: [], nextCursor: null };
-  const page = table === "users" ? peoplePage(peopleOf(ctx, spaceId), cursor, limit) : storedPage(ctx.store, table, spaceId, cursor, limit);
+  const page = table === "users" ? peoplePage(ctx.store, spaceId, cursor, limit) : storedPage(ctx.store, table, spaceId, cursor, limit);
   return { rows: page.rows.map((row) => contractRow(name, exported(table, row))), nextCursor: page.nextCursor };
 }
 
@@ -366,7 +353,7 @@ function refusedRow(error: unknown, table: string, row: Row): ApiError {
 function loadStaged(tx: Tx, spaceId: string, dir: string, people: DumpPeople, actor: AuditActor, sentFiles: Set<string>): { warnings: string[] } {
   const refusal = notEmpty(tx, spaceId);
   if (refusal) throw spaceNotEmpty(refusal);
-  const loader = new DumpLoader(tx.store, spaceId, people, new Date(tx.clock.now()).toISOString(), actor.userId);
+  const loader = new DumpLoader(tx.store, spaceId, people, new Date(tx.clock.now()).toISOString(), actor.userId, tx.config.limits);
   let rules = 0;
   let unsent = 0;
   try {

@@ -3,13 +3,19 @@ import { checkFilePath } from "../content/file-trees";
 import { type DumpUser, dumpTableNamed, insertDumpRow, insertUser, markUnsentFiles, rootFolders, type Target, userExists, userIdByEmail } from "./store";
 import { isAttachment } from "../content/fields/attachment";
 import { isRelation } from "../content/fields/relation";
-import { Value } from "@sinclair/typebox/value";
 import { COMMENT_SUBJECTS } from "../tables/changes";
 import { idsStoodFor } from "../changes/direct";
-import { checkFieldOptions, recordValueErrors } from "../content/field-types";
+import { checkFieldOptions, checkFieldSlug, recordValueErrors } from "../content/field-types";
 import { type FieldDefinition } from "../content/fields/kind";
 import { type FieldType } from "../shared/field-types";
-import { ViewConfigSchema } from "../content/views";
+import { storedViewConfig } from "../content/views";
+import { checkReviewPolicy, loadFields } from "../content/bases";
+import { ApiError, badRequest } from "../shared/errors";
+import { checkName, checkSlug } from "../shared/formats";
+import { checkMetadata } from "../shared/json";
+import { DEFAULT_LIMITS, type Limits } from "../shared/limits";
+import { Name, Slug } from "../shared/schemas";
+import { MAX_COMMENT } from "../changes/comments";
 import type { Store } from "../db/client";
 import { newId } from "../db/ids";
 
@@ -31,6 +37,9 @@ const COMMENT_SUBJECT_TABLE: Record<(typeof COMMENT_SUBJECTS)[number], Target> =
 const PAYLOAD_NAMES: Record<string, Target> = { nodeId: "nodes", parentNodeId: "nodes", fieldId: "fields", viewId: "views" };
 const RECORD_KINDS = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
 const USER_ID = /^usr_[0-9A-Za-z]+$/;
+/** The API's bounds of a name and a slug (its body schemas'). */
+const NAME_BOUND = Name.maxLength!;
+const SLUG_BOUND = Slug.maxLength!;
 const USER_IDS = /usr_[0-9A-Za-z]+/g;
 
 type Row = Record<string, unknown>;
@@ -51,6 +60,7 @@ export class DumpLoader {
   private readonly fieldsByBase = new Map<string, FieldDefinition[]>();
   private readonly goneSlugs = new Map<string, Set<string>>();
   private readonly recordChecks: { id: string; baseId: string; data: Row }[] = [];
+  private readonly viewChecks: { id: string; baseId: string; config: Row }[] = [];
   private sawUsers = false;
   rows = 0;
   /** How many times a dump without a users list named a person, each taken as the importer. */
@@ -63,6 +73,8 @@ export class DumpLoader {
     private readonly now: string,
     /** Over HTTP, the importer: Busabase's backup sends no users list, and the people its rows name become the importer. */
     private readonly importerId?: string,
+    /** The instance's limits (metadata bytes), as the API applies them. */
+    private readonly limits: Limits = DEFAULT_LIMITS,
   ) {}
 
   /** One person of the dump's users list. */
@@ -98,6 +110,12 @@ export class DumpLoader {
       else this.expect(table, id, column, target, value);
     }
     for (const column of JSON_COLUMNS[table] ?? []) if (typeof row[column] === "string") row[column] = this.peopleInText(row[column] as string);
+    try {
+      this.checkValues(table, row);
+    } catch (error) {
+      if (error instanceof ApiError) throw refuse(`holds a value the API refuses (${error.message})`);
+      throw error;
+    }
     this.checkShape(table, id, row, refuse);
     insertDumpRow(this.store, spec, row);
     // A deleted field's id is still named by the history that deleted it.
@@ -128,6 +146,15 @@ export class DumpLoader {
       if (fields.some((field) => isRelation(field) && current[field.slug] !== undefined)) throw new DumpRefusal(`The records row ${record.id} holds relation values in its data; links travel as record_links rows.`);
     }
     this.refuseUnresolved();
+    // Checked as the API checks a view's config against its base, once the dump's fields are all in.
+    for (const view of this.viewChecks) {
+      try {
+        storedViewConfig(loadFields({ store: this.store, db: this.store.db }, view.baseId), view.config);
+      } catch (error) {
+        if (error instanceof ApiError) throw new DumpRefusal(`The views row ${view.id} has a config the API refuses (${error.message})`);
+        throw error;
+      }
+    }
     const roots = rootFolders(this.store, this.spaceId);
     if (roots !== 1) throw new DumpRefusal(`The dump's nodes have ${roots} root folders; a space has exactly one.`);
     return markUnsentFiles(this.store, this.spaceId, [...sentFiles]);
@@ -164,6 +191,40 @@ export class DumpLoader {
       if (mapped === undefined) this.userMap.set(id, (mapped = newId("usr")));
       return mapped;
     });
+  }
+
+  /**
+   * The API's own checks of what a client writes, run on the row as it would have written it: the
+   * names, slugs, metadata, review policy and comment bodies every route refuses past its bounds.
+   * (Views and record values are checked against their base's fields once all are in, by `finish`.)
+   */
+  private checkValues(table: string, row: Row): void {
+    const text = (column: string, bound: number) => {
+      if (typeof row[column] !== "string" || (row[column] as string).length > bound) throw badRequest(`${column} must be text of at most ${bound} characters.`);
+      return row[column] as string;
+    };
+    const named = () => checkName(text("name", NAME_BOUND));
+    switch (table) {
+      case "nodes":
+        named();
+        checkSlug(text("slug", SLUG_BOUND), "node slug");
+        for (const column of ["metadata", "settings"]) if (row[column] !== null && row[column] !== undefined) checkMetadata(this.limits, parsed(row[column], (why) => badRequest(why), column));
+        return;
+      case "fields":
+        named();
+        checkFieldSlug(text("slug", SLUG_BOUND));
+        return;
+      case "views":
+        named();
+        checkSlug(text("slug", SLUG_BOUND), "view slug");
+        return;
+      case "bases":
+        if (row.review_policy !== null && row.review_policy !== undefined) checkReviewPolicy(parsed(row.review_policy, (why) => badRequest(why), "review_policy"));
+        return;
+      case "comments":
+        if (text("body", MAX_COMMENT).trim() === "") throw badRequest("A comment's body is empty.");
+        return;
+    }
   }
 
   /** The shapes the API writes, and the references inside JSON columns. */
@@ -208,7 +269,7 @@ export class DumpLoader {
         return;
       }
       case "views":
-        if (!Value.Check(ViewConfigSchema, parsed(row.config, refuse, "config"))) throw refuse("has a config the API refuses");
+        this.viewChecks.push({ id, baseId: row.base_id as string, config: parsed(row.config, refuse, "config") });
         return;
       case "records":
         this.recordChecks.push({ id, baseId: row.base_id as string, data: parsed(row.data, refuse, "data") });

@@ -12,6 +12,7 @@ import { LEVELS } from "../shared/levels";
 import { AUDIT_SOURCES } from "../shared/audit-actions";
 import { members, spaces } from "../tables/spaces";
 import { webhookRules } from "../tables/webhooks";
+import { spacePeople } from "../tables/derived/tables";
 
 /**
  * The dump's raw SQL: a space's rows read and written as SQLite holds them (a dump carries the
@@ -117,17 +118,24 @@ export const dumpTableNamed = (name: string): DumpTable | undefined => DUMP_TABL
 export type DumpUser = { id: string; email: string; name: string };
 type Row = Record<string, unknown>;
 
+/** The columns of the dump's tables that name a person: each is kept in `space_people` by a trigger (migrations/0043). */
+export const PERSON_COLUMNS: { table: string; column: string }[] = DUMP_TABLES.flatMap(({ table, names }) => Object.entries(names).filter(([, target]) => target === targetOf(users)).map(([column]) => ({ table, column })));
+
 /**
- * The people who share the space: its members, and those its rows name as actors (authors,
- * reviewers, creators): id, e-mail and name, never a password. Ids in free text (a record's values)
- * are not people of the space, so a value cannot turn any user id into an e-mail.
+ * The people who share the space, by id after `after` (null: from the first), at most `limit`
+ * (-1: all): its members, and those its rows name as actors (authors, reviewers, creators), as
+ * `space_people` keeps them; id, e-mail and name, never a password. Read by the space's key, it
+ * costs the space's people, not its rows. Ids in free text (a record's values) are not people of
+ * the space, so a value cannot turn any user id into an e-mail.
  */
-export function usersNamed(store: ReadStore, spaceId: string): DumpUser[] {
-  const people = targetOf(users);
-  const actors = DUMP_TABLES.flatMap(({ from, names }) => Object.entries(names).filter(([, target]) => target === people).map(([column]) => `SELECT t."${column}" AS "id" FROM ${from}`));
-  const ofMembers = `SELECT ${n(members.userId)} AS "id" FROM ${n(members)} WHERE ${n(members.spaceId)} = ?1`;
-  return rawStatement<DumpUser, [string]>(store, `SELECT ${n(users.id)}, ${n(users.email)}, ${n(users.name)} FROM ${n(users)} WHERE ${n(users.id)} IN (${[ofMembers, ...actors].join(" UNION ")}) ORDER BY ${n(users.id)}`).all(spaceId);
-}
+export const usersNamed = (store: ReadStore, spaceId: string, after: string | null = null, limit = -1): DumpUser[] =>
+  rawStatement<DumpUser, [string, string, number]>(store, PEOPLE_OF_SPACE).all(spaceId, after ?? "", limit);
+
+/** `usersNamed`'s statement: ?1 the space, ?2 the id to start after, ?3 the most rows. */
+export const PEOPLE_OF_SPACE = `SELECT ${n(users.id)}, ${n(users.email)}, ${n(users.name)} FROM ${n(users)} WHERE ${n(users.id)} IN (${[
+  `SELECT ${n(members.userId)} FROM ${n(members)} WHERE ${n(members.spaceId)} = ?1 AND ${n(members.userId)} > ?2`,
+  `SELECT ${n(spacePeople.userId)} FROM ${n(spacePeople)} WHERE ${n(spacePeople.spaceId)} = ?1 AND ${n(spacePeople.userId)} > ?2`,
+].join(" UNION ")}) ORDER BY ${n(users.id)} LIMIT ?3`;
 
 export const spaceRow = (store: ReadStore, spaceId: string): Row | null => rawStatement<Row, [string]>(store, `SELECT * FROM ${n(spaces)} WHERE ${n(spaces.id)} = ?1`).get(spaceId);
 

@@ -27,3 +27,9 @@ export const recordSearch = sqliteTable("record_search", {
   rowid: integer("rowid").notNull(),
   text: text("text"),
 });
+
+/** The people each space's rows name as actors (authors, reviewers, creators): migrations/0043, kept by a trigger on each such column. */
+export const spacePeople = sqliteTable("space_people", {
+  spaceId: text("space_id").notNull(),
+  userId: text("user_id").notNull(),
+});
