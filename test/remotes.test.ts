@@ -354,6 +354,26 @@ describe("pull and push", () => {
     expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
   });
 
+  test("a pushed change of structure is checked as a proposal made there is: another space's file, an unknown node type or a bad slug is refused, and nothing is made", async () => {
+    const ada = findUserByEmail(team.ctx, "ada@example.com")!;
+    const other = (await team.space(ada.id, "Other", "other")).id;
+    const secret = (await team.call("POST", "/api/v1/assets?fileName=secret.txt", { key: teamKeys.write, space: other, rawBody: "not yours", headers: { "content-type": "text/plain" } })).body.id;
+    const origin = `ins_${"a".repeat(20)}`;
+    const send = (n: number, payload: Record<string, unknown>) =>
+      teamCall("POST", "/api/v1/sync/structure", { changeRequestId: `crq_pushedstructure${n}`, origin, operations: [{ commitId: `cmt_pushedstructure${n}`, kind: "node_create", targetType: "node", baseId: null, nodeId: null, payload }] });
+    expect((await send(1, { nodeType: "drive", slug: "stolen", name: "Stolen", files: [{ path: "secret.txt", assetId: secret }] })).status).toBe(404);
+    expect((await send(2, { nodeType: "vault", slug: "odd", name: "Odd" })).status).toBe(400);
+    expect((await send(3, { nodeType: "folder", slug: "Not a slug!", name: "Bad" })).status).toBe(400);
+    const made = await send(4, { nodeType: "folder", slug: "fine", name: "Fine" });
+    expect(made).toMatchObject({ status: 201, body: { status: "merged" } });
+    // Sent again, the same change answers the change request it made.
+    expect((await send(4, { nodeType: "folder", slug: "fine", name: "Fine" })).body.changeRequestId).toBe(made.body.changeRequestId);
+    const slugs = JSON.stringify((await teamCall("GET", "/api/v1/nodes")).body);
+    expect(slugs).toContain('"fine"');
+    expect(slugs).not.toContain("stolen");
+    expect(slugs).not.toContain('"odd"');
+  });
+
   test("a push cut after the remote took it and sent again creates nothing twice", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();

@@ -9,11 +9,12 @@ import { resolveNewFormulas } from "../content/fields/formula/plan";
 import { recordInputErrors } from "../content/records/validate";
 import { resolveLinkedField } from "../content/relations/schema";
 import { findNode } from "../content/nodes";
-import { checkDocument } from "../content/documents";
+import { checkDocument, DOCUMENT_KINDS } from "../content/documents";
+import { findAsset } from "../assets/assets";
 import { FILE_TREE_KINDS, mountable, type MountedFile } from "../content/file-trees";
 import { findRecord } from "../content/records/read";
 import { currentFields } from "../content/records/view";
-import { isDocumentType, isFileTree, type NodeType, type SourceAttribution, type ViewType } from "../tables/content";
+import { isDocumentType, isFileTree, NODE_TYPES, type NodeType, type OperationKind, type SourceAttribution, type ViewType } from "../tables/content";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
 import { badRequest, invalid } from "../shared/errors";
@@ -385,4 +386,71 @@ export function proposeViewChange(ctx: AppContext, who: Proposer, change: ViewCh
       break;
   }
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
+}
+
+/** A change of structure as another instance pushes it (docs/remotes.md): its kind, where, and its payload as stored there. */
+export interface PushedStructure {
+  kind: OperationKind;
+  baseId: string | null;
+  nodeId: string | null;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * A pushed change of structure checked as the API checks the proposal it came from (its payload
+ * read back as that proposal's input), answering the payload to store: a pushed payload is never
+ * trusted further than a proposal made here. The files a node mounts must be this space's. A kind
+ * not listed here (a file tree's file changes) is refused: it is made on this instance.
+ */
+export function checkPushedStructure(ctx: AppContext, spaceId: string, op: PushedStructure, refs: Set<string>): Record<string, unknown> {
+  const p = op.payload as Record<string, never>;
+  const base = () => findBase(ctx, spaceId, op.baseId ?? "");
+  switch (op.kind) {
+    case "node_create": {
+      // What the API's body schema checks before a proposal made here is read.
+      if (!(NODE_TYPES as readonly string[]).includes(String(p.nodeType))) throw badRequest(`nodeType must be one of ${NODE_TYPES.join(", ")}.`);
+      for (const file of (Array.isArray(p.files) ? p.files : []) as { assetId?: unknown }[]) findAsset(ctx, spaceId, String(file.assetId));
+      return nodeOperation(ctx, spaceId, { ...p, kind: "create" } as NodeChange, refs).payload;
+    }
+    case "node_rename":
+      return nodeOperation(ctx, spaceId, { ...p, kind: "rename" } as NodeChange, refs).payload;
+    case "node_move":
+      return nodeOperation(ctx, spaceId, { ...p, kind: "move" } as NodeChange, refs).payload;
+    case "node_delete":
+    case "node_restore":
+      return nodeOperation(ctx, spaceId, { kind: op.kind === "node_delete" ? "delete" : "restore", nodeId: p.nodeId }, refs).payload;
+    case "base_add_field":
+      return fieldOperation(ctx, base(), { ...p, operation: "create" } as FieldChange).payload;
+    case "base_update_field":
+      return fieldOperation(ctx, base(), { operation: "update", fieldId: p.fieldId, patch: p.patch }).payload;
+    case "base_delete_field":
+      return fieldOperation(ctx, base(), { operation: "delete", fieldId: p.fieldId }).payload;
+    case "base_reorder_fields":
+      return fieldOperation(ctx, base(), { operation: "reorder", fieldIds: p.fieldIds }).payload;
+    case "base_convert_field": {
+      const { preview: _, ...conversion } = p;
+      return fieldOperation(ctx, base(), { ...conversion, operation: "convert" } as FieldChange).payload;
+    }
+    case "base_restore_field":
+      return fieldOperation(ctx, base(), { operation: "restore", fieldId: p.fieldId }).payload;
+    case "view_create":
+      return checkNewView(base(), p as unknown as Parameters<typeof checkNewView>[1]) as unknown as Record<string, unknown>;
+    case "view_update": {
+      const { viewId, name, config, ...rest } = p as unknown as { viewId: string; name?: string; config?: ViewConfigInput };
+      findView(ctx, spaceId, viewId, "active");
+      return { viewId, ...rest, ...(name === undefined ? {} : { name: checkName(name) }), ...(config === undefined ? {} : { config: checkViewConfig(base(), config) }) };
+    }
+    case "view_delete":
+    case "view_restore":
+      findView(ctx, spaceId, p.viewId, op.kind === "view_delete" ? "active" : "archived");
+      return { viewId: p.viewId };
+    default: {
+      const node = op.nodeId ? findNode(ctx, spaceId, op.nodeId, "active") : null;
+      if (node && isDocumentType(node.type) && DOCUMENT_KINDS[node.type].operation === op.kind) {
+        const checked = checkDocument(node.type, node.type === "doc" ? p.body : p.document);
+        return node.type === "doc" ? { body: checked } : { document: checked };
+      }
+      throw badRequest(`A pushed ${op.kind} is not taken here: make it on this instance.`);
+    }
+  }
 }

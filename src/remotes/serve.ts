@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import { instanceId } from "../changes/merge-log";
-import { proposal, proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
+import { checkPushedStructure, proposal, proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
 import { propose, type ProposedOperation, REMOTE_CHANNEL } from "../changes/propose";
 import { and, eq } from "drizzle-orm";
 import { changeRequests, operations } from "../tables/changes";
@@ -157,11 +157,19 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
   const earlier = ctx.db.select({ crId: operations.changeRequestId }).from(commits).innerJoin(operations, eq(operations.id, commits.operationId)).where(and(eq(commits.id, push.operations[0].commitId), eq(commits.spaceId, spaceId))).get();
   const before = earlier ? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, earlier.crId)).get() : undefined;
   if (before) return { changeRequestId: before.id, status: before.status };
+  const refs = new Set<string>();
   const ops = push.operations.map((op, index): ProposedOperation => {
     if (commitHere(ctx, op.commitId)) throw conflict(`operations[${index}]: a commit ${op.commitId} exists already.`, { reason: "COMMIT_EXISTS" });
     if ((op.nodeId && who.scope.sight.hiddenNodes.has(op.nodeId)) || (op.baseId && who.scope.sight.hiddenBases.has(op.baseId))) throw notFound(`operations[${index}] names what this space does not hold.`);
-    const viewId = op.payload.viewId;
-    return { targetType: op.targetType, baseId: op.baseId, nodeId: op.nodeId, targetViewId: typeof viewId === "string" ? viewId : null, kind: op.kind, payload: op.payload, commit: { id: op.commitId, origin: push.origin } } as ProposedOperation;
+    let payload: Record<string, unknown>;
+    try {
+      payload = checkPushedStructure(ctx, spaceId, op, refs);
+    } catch (error) {
+      if (error instanceof ApiError && push.operations.length > 1) throw new ApiError(error.status, error.code, `operations[${index}] (${op.kind}): ${error.message}`, error.data);
+      throw error;
+    }
+    const viewId = payload.viewId;
+    return { targetType: op.targetType, baseId: op.baseId, nodeId: op.nodeId, targetViewId: typeof viewId === "string" ? viewId : null, kind: op.kind, payload, commit: { id: op.commitId, origin: push.origin } } as ProposedOperation;
   });
   const first = ops[0];
   const loaded = first.targetType === "base" && first.baseId ? findBase(ctx, spaceId, first.baseId) : null;
