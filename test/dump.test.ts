@@ -101,8 +101,9 @@ describe("moving a space between machines", () => {
   });
 });
 
+const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "deletedFieldValues", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "forms", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
+
 describe("moving a space over HTTP (Busabase's dump routes, manage keys)", () => {
-  const TABLES = ["users", "nodes", "nodePrincipals", "bases", "baseFields", "deletedFields", "deletedFieldValues", "views", "assets", "assetTexts", "assetUsages", "attachments", "nodeDocuments", "forms", "records", "fieldValues", "commits", "recordLinks", "changeRequests", "operations", "reviews", "comments", "auditEvents", "webhookRules"];
   /** Every row of the table, a page of `limit` at a time. */
   async function exportTable(table: string, limit = 2): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];
@@ -526,5 +527,49 @@ describe("an export pages by key", () => {
     expect(all).toContain(from.owner.id);
     const bad = await source.call("POST", "/api/v1/dump/export/tables", { key: from.manage, body: { table: "recordLinks", cursor: Buffer.from('["x"]').toString("base64url") } });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe("a space in which a node was purged moves whole (issue 49, item 5)", () => {
+  test("its history still names the purged node and the records it held; dump and load, and the HTTP export and import, take it", async () => {
+    const { server: from2, ws: mine } = await freshWorkspace({ deliveries: false });
+    let { server: to2, ws: theirs } = await freshWorkspace({ deliveries: false });
+    try {
+      const nodes = (operations: unknown[]) => from2.call("POST", "/api/v1/nodes/change-requests", { key: mine.write, body: { operations } });
+      await nodes([{ kind: "create", ref: "old", nodeType: "folder", slug: "old", name: "Old" }, { kind: "create", parentNodeRef: "old", nodeType: "base", slug: "drafts", name: "Drafts", fields: [{ slug: "title", name: "Title", type: "text" }] }]);
+      const draft = (await from2.call("POST", "/api/v1/bases/drafts/change-requests", { key: mine.write, body: { fields: { title: "Gone soon" } } })).body.id;
+      await createBase(from2, mine.write, "papers", [{ slug: "title", name: "Title", type: "text" }, { slug: "drafts", name: "Drafts", type: "relation", options: { targetBaseSlug: "drafts" } }]);
+      const paper = (await from2.call("POST", "/api/v1/bases/papers/change-requests", { key: mine.write, body: { fields: { title: "Kept", drafts: [draft] } } })).body.id;
+      const old = (await from2.call("GET", "/api/v1/nodes/old", { key: mine.read })).body.id;
+      expect((await nodes([{ kind: "delete", nodeId: old }])).body.status).toBe("merged");
+      expect((await from2.call("DELETE", `/api/v1/nodes/${old}`, { key: mine.manage })).body.purged).toBe(true);
+      // The links of the relation the purge deleted are cleared by the background upkeep, as any deleted field's.
+      await from2.fieldUpkeep.settled();
+
+      const out = join(tempDir(), "purged.basalt-dump");
+      const dumped = basalt("dump", "--space", "research", "--out", out, "--data-dir", from2.dir);
+      expect([dumped.exitCode, dumped.stderr.toString()]).toEqual([0, ""]);
+      const loaded = basalt("load", "--from", out, "--owner", "ada@example.com", "--slug", "moved", "--data-dir", to2.dir);
+      expect([loaded.exitCode, loaded.stderr.toString()]).toEqual([0, ""]);
+      expect((await read(to2, theirs.read, "moved", `/api/v1/records/${paper}`)).fields.title).toBe("Kept");
+
+      // Busabase's backup and restore: every table exported in pages, imported into a fresh space.
+      await to2.stop();
+      ({ server: to2, ws: theirs } = await freshWorkspace({ deliveries: false }));
+      const fresh = theirs.space;
+      const call = (server: TestServer, key: string, space: string, path: string, body?: unknown) => server.call("POST", path, { key, space, ...(body === undefined ? {} : { body }) });
+      const { sessionId } = (await call(to2, theirs.manage, fresh.slug, "/api/v1/dump/import/begin")).body;
+      for (const table of TABLES) {
+        const page = (await call(from2, mine.manage, "research", "/api/v1/dump/export/tables", { table, limit: 500 })).body;
+        const imported = await call(to2, theirs.manage, fresh.slug, "/api/v1/dump/import/tables", { sessionId, table, rows: page.rows });
+        expect([table, imported.status, imported.body.error]).toEqual([table, 200, undefined]);
+      }
+      const committed = await call(to2, theirs.manage, fresh.slug, "/api/v1/dump/import/commit", { sessionId });
+      expect([committed.status, committed.body.error]).toEqual([200, undefined]);
+      expect((await read(to2, theirs.read, fresh.slug, `/api/v1/records/${paper}`)).fields.title).toBe("Kept");
+    } finally {
+      await from2.stop();
+      await to2.stop();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { MAX_DOCUMENT_BYTES } from "../content/documents";
 import { checkFilePath } from "../content/file-trees";
-import { type DumpUser, dumpTableNamed, insertDumpRow, insertUser, markUnsentFiles, rootFolders, type Target, userExists, userIdByEmail } from "./store";
+import { type DumpUser, dumpTableNamed, insertDumpRow, insertUser, markUnsentFiles, rootFolders, rowExists, type Target, userExists, userIdByEmail } from "./store";
 import { isAttachment } from "../content/fields/attachment";
 import { isRelation } from "../content/fields/relation";
 import { COMMENT_SUBJECTS } from "../tables/changes";
@@ -36,6 +36,11 @@ const COMMENT_SUBJECT_TABLE: Record<(typeof COMMENT_SUBJECTS)[number], Target> =
 /** The ids an operation's payload (of a node, field or view change) names, by key. */
 const PAYLOAD_NAMES: Record<string, Target> = { nodeId: "nodes", parentNodeId: "nodes", fieldId: "fields", viewId: "views" };
 const RECORD_KINDS = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
+/**
+ * A commit's columns that are history: a node purged since takes its subtree's bases, records and
+ * operations with it, and the commits that made them still name them (as their payloads do).
+ */
+const COMMIT_HISTORY = new Set(["node_id", "operation_id", "record_id"]);
 const USER_ID = /^usr_[0-9A-Za-z]+$/;
 /** The API's bounds of a name and a slug (its body schemas'). */
 const NAME_BOUND = Name.maxLength!;
@@ -55,7 +60,8 @@ export type DumpPeople = { accounts: true; password: string } | { accounts: fals
 export class DumpLoader {
   /** The ids of the dump's rows, by table. */
   private readonly ids = new Map<string, Set<string>>();
-  private readonly pending: { table: string; id: string; column: string; target: Target; value: string }[] = [];
+  /** References to settle in `finish`; `history`: a commit's account of what was, which may name what was purged since. */
+  private readonly pending: { table: string; id: string; column: string; target: Target; value: string; history: boolean }[] = [];
   private readonly userMap = new Map<string, string>();
   private readonly fieldsByBase = new Map<string, FieldDefinition[]>();
   private readonly goneSlugs = new Map<string, Set<string>>();
@@ -107,7 +113,7 @@ export class DumpLoader {
       if (value === null || value === undefined) continue;
       if (typeof value !== "string") throw refuse(`has a ${column} that is not an id`);
       if (target === USERS) row[column] = this.person(value, refuse);
-      else this.expect(table, id, column, target, value);
+      else this.expect(table, id, column, target, value, table === "commits" && COMMIT_HISTORY.has(column));
     }
     for (const column of JSON_COLUMNS[table] ?? []) if (typeof row[column] === "string") row[column] = this.peopleInText(row[column] as string);
     try {
@@ -160,8 +166,12 @@ export class DumpLoader {
     return markUnsentFiles(this.store, this.spaceId, [...sentFiles]);
   }
 
+  /**
+   * Refuses the dump when a reference names a row it does not hold. A commit's history may name a
+   * row purged since, which is a row no space here holds: one another space holds is refused.
+   */
   private refuseUnresolved(): void {
-    const missing = this.pending.find((ref) => !this.ids.get(ref.target)?.has(ref.value));
+    const missing = this.pending.find((ref) => !this.ids.get(ref.target)?.has(ref.value) && !(ref.history && !rowExists(this.store, ref.target, ref.value)));
     if (missing) throw new DumpRefusal(`The ${missing.table} row ${missing.id} names ${missing.value} in ${missing.column}, which the dump does not hold: rows may only name rows of the same dump.`);
   }
 
@@ -171,8 +181,8 @@ export class DumpLoader {
     set.add(id);
   }
 
-  private expect(table: string, id: string, column: string, target: Target, value: string): void {
-    if (!this.ids.get(target)?.has(value)) this.pending.push({ table, id, column, target, value });
+  private expect(table: string, id: string, column: string, target: Target, value: string, history = false): void {
+    if (!this.ids.get(target)?.has(value)) this.pending.push({ table, id, column, target, value, history });
   }
 
   /** The person a user id of the dump is here; an id its users list does not hold is refused. */
@@ -299,17 +309,17 @@ export class DumpLoader {
     }
   }
 
-  /** The ids a proposal's payload names: nodes, fields and views of its change, and the records and files of its values. */
+  /** The ids a proposal's payload names: nodes, fields and views of its change, and the records and files of its values (history: they may have been purged since). */
   private checkPayload(table: string, id: string, kind: string, payload: Row): void {
     if (!RECORD_KINDS.has(kind)) {
-      for (const [key, target] of Object.entries(PAYLOAD_NAMES)) if (typeof payload[key] === "string") this.expect(table, id, `payload.${key}`, target, payload[key] as string);
-      if (Array.isArray(payload.fieldIds)) for (const fieldId of payload.fieldIds) this.expect(table, id, "payload.fieldIds", "fields", String(fieldId));
+      for (const [key, target] of Object.entries(PAYLOAD_NAMES)) if (typeof payload[key] === "string") this.expect(table, id, `payload.${key}`, target, payload[key] as string, true);
+      if (Array.isArray(payload.fieldIds)) for (const fieldId of payload.fieldIds) this.expect(table, id, "payload.fieldIds", "fields", String(fieldId), true);
       return;
     }
     for (const value of Object.values(payload)) {
       for (const ref of idsIn(value)) {
-        if (ref.startsWith("rec_")) this.expect(table, id, "payload", "records", ref);
-        else if (ref.startsWith("ast_")) this.expect(table, id, "payload", "assets", ref);
+        if (ref.startsWith("rec_")) this.expect(table, id, "payload", "records", ref, true);
+        else if (ref.startsWith("ast_")) this.expect(table, id, "payload", "assets", ref, true);
       }
     }
   }

@@ -159,6 +159,9 @@ export const spaceExists = (store: Store, spaceId: string): boolean => rawStatem
 
 export const userIdByEmail = (store: Store, email: string): string | undefined => rawStatement<{ id: string }, [string]>(store, `SELECT ${n(users.id)} AS "id" FROM ${n(users)} WHERE ${n(users.email)} = ?1`).get(email)?.id;
 
+/** Whether any space of the instance holds a row of `target` with this id. */
+export const rowExists = (store: Store, target: Target, id: string): boolean => rawStatement(store, `SELECT 1 FROM "${target}" WHERE "id" = ?1`).get(id) !== null;
+
 export const userExists = (store: Store, id: string): boolean => rawStatement(store, `SELECT 1 FROM ${n(users)} WHERE ${n(users.id)} = ?1`).get(id) !== null;
 
 const USER_COLUMNS = [users.id, users.email, users.name, users.passwordHash, users.admin, users.banned, users.createdAt, users.updatedAt].map(n).join(", ");
