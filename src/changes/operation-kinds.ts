@@ -194,7 +194,8 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       const ids = madeIds(op);
       const node = createNode(tx, cr.spaceId, { ...payload, parentId: parentOf(m, payload) }, at, ids);
       if (payload.ref !== undefined) m.refs.set(payload.ref, node.id);
-      if (payload.document !== undefined) writeDocument(tx, node.id, node.type as DocumentType, payload.document, at);
+      // Checked again unless this write proposed it, as a document's update is: a pulled commit carries what another instance took.
+      if (payload.document !== undefined) writeDocument(tx, node.id, node.type as DocumentType, m.proposedNow ? payload.document : checkDocument(node.type as DocumentType, payload.document), at);
       if (payload.files) mountFiles(tx, node.id, payload.files, at);
       if (node.type !== "base") return { nodeId: node.id };
       const base = createBaseForNode(tx, node, { fields: payload.fields, reviewPolicy: payload.reviewPolicy }, at, cr.id, ids);

@@ -18,21 +18,52 @@ export class RemoteRefused extends Error {
   }
 }
 
-/** How long one request to a remote may take before it counts as unreachable. */
+/** How long one request to a remote may take, answer included, before it counts as unreachable. */
 const REQUEST_MS = 60_000;
-/** The most one answer of a remote may hold (a page of a snapshot, a file): past it, the remote is refused. */
-const MOST_ANSWER_BYTES = 512 * 1024 * 1024;
+/** How long a remote may send nothing (before its answer begins, or in its middle) before it counts as stalled. */
+export const QUIET_MS = 15_000;
+/** The most one JSON answer of a remote (a page of commits or of a snapshot) may hold: past it, the answer is refused unread. */
+export const MOST_PAGE_BYTES = 32 * 1024 * 1024;
 
-/** An answer's bytes, read up to `MOST_ANSWER_BYTES`. */
-async function boundedBytes(response: Response, url: string): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const part of response.body ?? []) {
-    size += part.byteLength;
-    if (size > MOST_ANSWER_BYTES) throw new RemoteRefused(502, "ANSWER_TOO_LARGE", `${url} answered more than ${MOST_ANSWER_BYTES} bytes at once.`);
-    parts.push(part);
+/** A refusal of an answer larger than the reader takes: a pull asks again for fewer commits. */
+export const tooLargeAnswer = (error: unknown): boolean => error instanceof RemoteRefused && error.code === "ANSWER_TOO_LARGE";
+
+/**
+ * One exchange's stop: the caller's signal (a pull whose caller left), the time the whole exchange
+ * may take, and a quiet timer that every byte received sets again. What stopped it says why.
+ */
+class Exchange {
+  private readonly quiet = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  readonly signal: AbortSignal;
+
+  constructor(
+    private readonly url: string,
+    private readonly caller: AbortSignal | undefined,
+  ) {
+    this.signal = AbortSignal.any([this.quiet.signal, AbortSignal.timeout(REQUEST_MS), ...(caller ? [caller] : [])]);
+    this.heard();
   }
-  return Buffer.concat(parts);
+
+  /** Something arrived: the quiet timer starts again. */
+  heard(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.quiet.abort(), QUIET_MS);
+  }
+
+  done(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** Why the exchange failed, as a sentence a person reads (never a socket's code alone). */
+  failure(error: unknown, midAnswer: boolean): RemoteUnreachable {
+    this.done();
+    if (this.caller?.aborted) return new RemoteUnreachable(`The exchange with ${this.url} was stopped: the request that began it was closed`);
+    if (this.quiet.signal.aborted) return new RemoteUnreachable(`${this.url} stalled: it sent nothing for ${QUIET_MS / 1000} s${midAnswer ? " in the middle of its answer" : ""}`);
+    if (this.signal.aborted) return new RemoteUnreachable(`${this.url} did not answer within ${REQUEST_MS / 1000} s`);
+    const why = (error as Error)?.message ?? String(error);
+    return midAnswer ? new RemoteUnreachable(`${this.url} cut the connection in the middle of its answer (${why.slice(0, 120)})`) : new RemoteUnreachable(`${this.url} cannot be reached (${why.slice(0, 120)})`);
+  }
 }
 
 export class RemoteClient {
@@ -40,15 +71,16 @@ export class RemoteClient {
     readonly url: string,
     private readonly key: string,
     readonly spaceId: string,
+    /** Stops every exchange when it aborts: a pull or push whose caller has gone stops with it. */
+    private readonly signal?: AbortSignal,
   ) {}
 
-  /** A JSON exchange; a body of bytes (a file) is sent as they are. */
+  /** A JSON exchange; a body of bytes (a file) is sent as they are. The answer is read up to `MOST_PAGE_BYTES`. */
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await this.send(method, path, body);
-    const text = new TextDecoder().decode(await boundedBytes(response, this.url));
+    const { response, bytes } = await this.exchange(method, path, body, MOST_PAGE_BYTES);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(new TextDecoder().decode(bytes));
     } catch {
       throw new RemoteRefused(response.status, "NOT_BASALT", `${this.url} answered ${method} ${path} with ${response.status} and no JSON: is it a Basalt?`);
     }
@@ -59,22 +91,51 @@ export class RemoteClient {
     return parsed as T;
   }
 
-  /** A file's bytes (`GET /assets/{id}/content`). */
-  async bytes(path: string): Promise<Uint8Array> {
-    const response = await this.send("GET", path);
+  /** A file's bytes (`GET /assets/{id}/content`), at most `most` (the largest file this instance keeps). */
+  async bytes(path: string, most: number): Promise<Uint8Array> {
+    const { response, bytes } = await this.exchange("GET", path, undefined, most);
     if (!response.ok) throw new RemoteRefused(response.status, "ERROR", `${this.url} answered GET ${path} with ${response.status}.`);
-    return boundedBytes(response, this.url);
+    return bytes;
   }
 
-  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+  /** Sends a request and reads its whole answer within `most` bytes, the time allowed and the quiet allowed. */
+  private async exchange(method: string, path: string, body: unknown, most: number): Promise<{ response: Response; bytes: Uint8Array }> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, "x-basalt-space": this.spaceId };
     const raw = body instanceof Uint8Array;
     if (body !== undefined) headers["content-type"] = raw ? "application/octet-stream" : "application/json";
+    const exchange = new Exchange(this.url, this.signal);
+    let response: Response;
     try {
-      return await fetch(`${this.url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : raw ? (body as Uint8Array<ArrayBuffer>) : JSON.stringify(body), redirect: "error", signal: AbortSignal.timeout(REQUEST_MS) });
+      response = await fetch(`${this.url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : raw ? (body as Uint8Array<ArrayBuffer>) : JSON.stringify(body), redirect: "error", signal: exchange.signal });
     } catch (error) {
-      throw new RemoteUnreachable(`${this.url} cannot be reached: ${(error as Error).message}`);
+      throw exchange.failure(error, false);
     }
+    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+    const tooLarge = () => new RemoteRefused(502, "ANSWER_TOO_LARGE", `${this.url} answered ${method} ${path} with more than ${most} bytes, the most read at once.`);
+    if (announced > most) {
+      exchange.done();
+      void response.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    try {
+      for await (const part of response.body ?? []) {
+        exchange.heard();
+        size += part.byteLength;
+        // Leaving the loop cancels the rest of the answer unread.
+        if (size > most) {
+          exchange.done();
+          throw tooLarge();
+        }
+        parts.push(part);
+      }
+    } catch (error) {
+      if (error instanceof RemoteRefused) throw error;
+      throw exchange.failure(error, true);
+    }
+    exchange.done();
+    return { response, bytes: Buffer.concat(parts) };
   }
 }
 

@@ -48,7 +48,7 @@ export async function fetchFiles(ctx: AppContext, client: RemoteClient, spaceId:
       missed.push(id);
       continue;
     }
-    const bytes = await client.bytes(`/assets/${id}/content`);
+    const bytes = await client.bytes(`/assets/${id}/content`, ctx.config.maxFileBytes);
     await adoptAsset(ctx, spaceId, { id, fileName: asset.fileName, declaredType: asset.mimeType, createdBy, contentHash: asset.contentHash }, bytes);
   }
   return missed;

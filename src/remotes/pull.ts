@@ -183,7 +183,7 @@ export function applyStructure(tx: Tx, remote: PullingFor, group: PulledCommit[]
   if (fresh.length === 0) return;
   const first = fresh[0];
   const authors = new Map<string, UserRef>();
-  const author = authorHere(tx, first, authors);
+  const author = authorHere(tx, remote, first, authors);
   const cr: ChangeRequestRow = {
     ...pulledChangeRequest(remote, author, "in_review", { pulled: true, origin: remote.remoteInstanceId, remoteChangeRequestId: first.changeRequestId }, at),
     targetType: first.targetType,
@@ -191,7 +191,7 @@ export function applyStructure(tx: Tx, remote: PullingFor, group: PulledCommit[]
     nodeId: first.nodeId,
   };
   insertRow(tx, changeRequests, cr);
-  const ops = fresh.map((commit, position) => structureOperation(tx, remote, cr, commit, authorHere(tx, commit, authors), position, at));
+  const ops = fresh.map((commit, position) => structureOperation(tx, remote, cr, commit, authorHere(tx, remote, commit, authors), position, at));
   mergeInTransaction(tx, cr, ops, at);
   tally.structure += ops.length;
 }
@@ -258,7 +258,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
       warn(tally, `The remote's ${commit.operation} of record ${commit.recordId} is not followed: its base is not here.`);
       continue;
     }
-    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, commit, authors), own, at, tally);
+    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, remote, commit, authors), own, at, tally);
   }
   carrier?.close();
 }
@@ -279,15 +279,25 @@ function markLanded(tx: Tx, remoteId: string, remoteChangeRequestId: string, own
     .all().length;
 }
 
-/** The person a pulled commit names, as this instance knows them: the account of the same e-mail, else the remote's id (naming no account here). */
-export function authorHere(tx: Pick<AppContext, "db">, commit: PulledCommit, known: Map<string, UserRef>): UserRef {
+/**
+ * The person a pulled commit names, as this instance knows them: the account of the same e-mail,
+ * as a load matches people. Without that, the remote's id, which names no account here; an id
+ * that does name one (the remote's ids are its own to choose) becomes an id derived from the
+ * remote and its id, so no pulled commit is written as a local person who did not write it.
+ */
+export function authorHere(tx: Pick<AppContext, "db">, remote: { remoteInstanceId: string }, commit: PulledCommit, known: Map<string, UserRef>): UserRef {
   const kept = known.get(commit.author);
   if (kept) return kept;
-  const remote = commit.authorUser ?? { id: commit.author, name: "", email: "" };
-  const here = (remote.email ? tx.db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(eq(users.email, remote.email.toLowerCase())).get() : undefined) ?? remote;
+  const given = commit.authorUser ?? { id: commit.author, name: "", email: "" };
+  const account = (column: typeof users.id | typeof users.email, value: string) => tx.db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(eq(column, value)).get();
+  const byEmail = given.email ? account(users.email, given.email.toLowerCase()) : undefined;
+  const here = byEmail ?? (account(users.id, given.id) ? { ...given, id: strangerId(remote, given.id) } : given);
   known.set(commit.author, here);
   return here;
 }
+
+/** An id for a remote's person whose id names someone else here: the same each time, naming no account. */
+const strangerId = (remote: { remoteInstanceId: string }, id: string): string => `usr_${new Bun.CryptoHasher("sha256").update(`${remote.remoteInstanceId}\n${id}`).digest("hex").slice(0, 24).toUpperCase()}`;
 
 /** The values of a commit's payload this base stores and takes as they are here; what it does not take is named in the tally. */
 function writableValues(tx: Tx, loaded: LoadedBase, commit: PulledCommit, tally: PullTally): Record<string, unknown> {

@@ -17,7 +17,7 @@ import { commits } from "../tables/content";
 import { BLOBS, beginDumpImport, commitDumpImport, pruneImportSessions, stageImportRows, stageStoredRows } from "../transfer/dump-api";
 import { markClone, removeCutClones } from "./cut-clones";
 import { instanceId } from "../changes/merge-log";
-import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl } from "./client";
+import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl, tooLargeAnswer } from "./client";
 import { fetchFiles, filesInPayload, filesInValues, sendFiles } from "./files";
 import type { UserRef } from "../content/commits";
 import { applyPulled, applyStructure, authorHere, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
@@ -57,7 +57,8 @@ export const RemoteNameSchema = t.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$",
 const NAME = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
 /** The remote's key, opened. */
-const clientOf = (ctx: AppContext, remote: RemoteRow) => new RemoteClient(remote.url, ctx.secretBox.open(remote.sealedKey), remote.remoteSpaceId);
+/** A client of the remote; `signal` (the caller's request) stops its exchanges when the caller has gone. */
+const clientOf = (ctx: AppContext, remote: RemoteRow, signal?: AbortSignal) => new RemoteClient(remote.url, ctx.secretBox.open(remote.sealedKey), remote.remoteSpaceId, signal);
 
 export function findRemote(ctx: AppContext, spaceId: string, ref: string | undefined): RemoteRow {
   const rows = ctx.db.select().from(remotes).where(eq(remotes.spaceId, spaceId)).all();
@@ -188,6 +189,8 @@ export interface CloneInput {
   actor: AuditActor;
   slug?: string;
   name?: string;
+  /** The caller's request: the clone stops when it has gone. */
+  signal?: AbortSignal;
 }
 
 /** The most one clone holds while it copies: the operator chose the remote, so `--max-import` (a bound on strangers' uploads) does not apply. */
@@ -203,7 +206,7 @@ const FILE_PART = 768 * 1024;
  */
 export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ spaceId: string; slug: string; remote: RemoteView; warnings: string[] }> {
   const url = remoteUrl(input.url);
-  const client = new RemoteClient(url, input.key, input.remoteSpace);
+  const client = new RemoteClient(url, input.key, input.remoteSpace, input.signal);
   await removeCutClones(ctx);
   const snapshot = await client.call<Static<typeof SnapshotSchema>>("POST", "/sync/snapshots").catch((error) => Promise.reject(remoteFailure(error, url)));
   let spaceId: string | null = null;
@@ -250,7 +253,7 @@ export async function cloneSpace(ctx: AppContext, input: CloneInput): Promise<{ 
 
 /** A file an asset of the snapshot names, staged in parts (`attachmentBlobs`); checked against its hash when the import loads. */
 async function stageFile(ctx: AppContext, client: RemoteClient, spaceId: string, sessionId: string, assetId: string, hash: string): Promise<void> {
-  const bytes = await client.bytes(`/assets/${assetId}/content`);
+  const bytes = await client.bytes(`/assets/${assetId}/content`, ctx.config.maxFileBytes);
   for (let at = 0; at < bytes.byteLength || at === 0; at += FILE_PART) {
     stageImportRows(ctx, spaceId, { sessionId, table: BLOBS, rows: [{ storageKey: hash, base64: Buffer.from(bytes.subarray(at, at + FILE_PART)).toString("base64") }] }, CLONE_BOUND);
     if (bytes.byteLength === 0) break;
@@ -270,9 +273,9 @@ function recordContact(ctx: AppContext, remoteId: string, outcome: { behind?: nu
 }
 
 /** Runs `work` against the remote, noting the contact or the error (an unreachable remote is a 503 that changes nothing else). */
-async function contacting<T>(ctx: AppContext, remote: RemoteRow, work: (client: RemoteClient) => Promise<T>): Promise<T> {
+async function contacting<T>(ctx: AppContext, remote: RemoteRow, work: (client: RemoteClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
   try {
-    return await work(clientOf(ctx, remote));
+    return await work(clientOf(ctx, remote, signal));
   } catch (error) {
     if (error instanceof RemoteUnreachable || error instanceof RemoteRefused) await recordContact(ctx, remote.id, { error: error.message });
     throw remoteFailure(error, remote.name);
@@ -297,12 +300,23 @@ const COMMITS_PAGE = 1000;
 
 type MergedPage = { commits: PulledCommit[]; head: number; next: number | null };
 
+/** The remote's next page of merged commits: a page past the bytes a client reads at once (`MOST_PAGE_BYTES`) is asked again ten times shorter, down to one commit. */
+async function commitsAfter(client: RemoteClient, after: number): Promise<MergedPage> {
+  for (let limit = COMMITS_PAGE; ; limit = Math.ceil(limit / 10)) {
+    try {
+      return await client.call<MergedPage>("GET", `/sync/commits?after=${after}&limit=${limit}`);
+    } catch (error) {
+      if (!tooLargeAnswer(error) || limit === 1) throw error;
+    }
+  }
+}
+
 /**
  * `basalt pull`: the remote's commits merged after the cursor, a page at a time, each page applied
  * with the cursor moved in one write, so a pull cut anywhere resumes after the last whole page.
  * Then the pushed changes still waiting there are asked after.
  */
-export async function pull(ctx: AppContext, spaceId: string, ref?: string): Promise<PullResult> {
+export async function pull(ctx: AppContext, spaceId: string, ref?: string, signal?: AbortSignal): Promise<PullResult> {
   const remote = findRemote(ctx, spaceId, ref);
   return contacting(ctx, remote, async (client) => {
     const state = await stateOf(client, remote.pulledSeq, remote.remoteInstanceId);
@@ -326,12 +340,12 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
       for (const commit of commits) {
         const ids = named(commit);
         if (ids.length === 0) continue;
-        const missed = await fetchFiles(ctx, client, remote.spaceId, ids, authorHere(ctx, commit, authors).id);
+        const missed = await fetchFiles(ctx, client, remote.spaceId, ids, authorHere(ctx, remote, commit, authors).id);
         for (const id of missed) warn(tally, `The file ${id} that the remote's ${commit.operation} names is not given by the remote: its value is not taken.`);
       }
     };
     for (;;) {
-      const page = await client.call<MergedPage>("GET", `/sync/commits?after=${after}&limit=${COMMITS_PAGE}`);
+      const page = await commitsAfter(client, after);
       const reached = page.next ?? page.head;
       if (reached <= after && page.commits.length === 0) break;
       // Record commits a run at a time; each change of structure in a write of its own, so one that cannot merge here is noted and passed.
@@ -370,7 +384,7 @@ export async function pull(ctx: AppContext, spaceId: string, ref?: string): Prom
     await recordContact(ctx, remote.id, { behind: 0 });
     const { warnings, ...counts } = tally;
     return { pulledSeq: after, ...counts, refused, warnings };
-  });
+  }, signal);
 }
 
 /** The pushed changes still pending: merged there (landed), rejected (refused, with the reason), or still waiting. Answers how many were refused. */
@@ -518,8 +532,8 @@ function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], kno
  * cut anywhere and sent again creates nothing twice. The push cursor and each change's state are
  * written after the remote answers; what the remote refuses stays here, listed with its reason.
  */
-export async function push(ctx: AppContext, spaceId: string, ref?: string): Promise<PushResult> {
-  const pulled = await pull(ctx, spaceId, ref);
+export async function push(ctx: AppContext, spaceId: string, ref?: string, signal?: AbortSignal): Promise<PushResult> {
+  const pulled = await pull(ctx, spaceId, ref, signal);
   const remote = findRemote(ctx, spaceId, ref);
   const here = instanceId(ctx);
   const crs = new Map<string, ChangeRequestRow>();
@@ -581,7 +595,7 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string): Prom
     }
     await recordContact(ctx, remote.id, { synced: true });
     return result;
-  });
+  }, signal);
 }
 
 /** `basalt status`: each remote with its counts, asking the remote where it stands when it answers (offline, the last known counts). */

@@ -195,6 +195,9 @@ const commitHere = (ctx: AppContext, id: string) => ctx.db.select({ id: commits.
  * or stored in `conflict` when a field it changed was changed here too since it was made. The
  * pushing instance's change id is its idempotency key: a push sent again creates nothing twice.
  */
+/** The id a pushed record takes here when another space holds the id it was given: the same each time (a push sent again finds it), this space's alone. */
+const ownRecordId = (spaceId: string, given: string): string => `rec_${given.slice(4, 14)}${new Bun.CryptoHasher("sha256").update(`${spaceId}\n${given}`).digest("hex").slice(0, 8).toUpperCase()}`;
+
 export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<typeof PushSchema>): Promise<Static<typeof PushedSchema>> {
   const spaceId = who.scope.space.id;
   const loaded = findBase(ctx, spaceId, push.baseId);
@@ -205,7 +208,8 @@ export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<ty
     if (seen.has(op.recordId)) throw badRequest(`operations[${index}] names ${op.recordId} again: one operation a record.`);
     seen.add(op.recordId);
     if (op.kind === "record_create") {
-      if (recordIdTaken(ctx, op.recordId) && !recordInSpace(ctx, spaceId, op.recordId)) throw conflict(`A record ${op.recordId} exists already.`, { reason: "RECORD_EXISTS" });
+      // An id another space holds is answered as one that exists nowhere: the record is made under an id of this space's own.
+      if (recordIdTaken(ctx, op.recordId) && !recordInSpace(ctx, spaceId, op.recordId)) return { ...op, recordId: ownRecordId(spaceId, op.recordId) };
       return op;
     }
     if (op.kind !== "record_update") return op;

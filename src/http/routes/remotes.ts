@@ -51,13 +51,13 @@ export function remotesRoutes(ctx: AppContext) {
       level: "manage",
       detail: { description: "Stops following a remote (its data stays)." },
     })
-    .post("/remotes/:remoteId/pull", ({ space, params, server, request }) => (patient(server, request), pull(ctx, space.space.id, params.remoteId)), {
+    .post("/remotes/:remoteId/pull", ({ space, params, server, request }) => (patient(server, request), pull(ctx, space.space.id, params.remoteId, request.signal)), {
       answers: { 200: PullResultSchema, ...REMOTE_FAILURES },
       level: "write",
       noBody: true,
       detail: { description: "What the remote merged since the last pull, merged here: a true conflict becomes a change request in conflict." },
     })
-    .post("/remotes/:remoteId/push", ({ space, params, server, request }) => (patient(server, request), push(ctx, space.space.id, params.remoteId)), {
+    .post("/remotes/:remoteId/push", ({ space, params, server, request }) => (patient(server, request), push(ctx, space.space.id, params.remoteId, request.signal)), {
       answers: { 200: PushResultSchema, ...REMOTE_FAILURES },
       level: "write",
       noBody: true,
@@ -67,7 +67,7 @@ export function remotesRoutes(ctx: AppContext) {
       "/remotes/clone",
       async ({ actor, body, set, server, request }) => {
         patient(server, request);
-        const cloned = await cloneSpace(ctx, { url: body.url, key: body.key, remoteSpace: body.remoteSpace, owner: actor.user, actor: actingAs(actor), slug: body.slug });
+        const cloned = await cloneSpace(ctx, { url: body.url, key: body.key, remoteSpace: body.remoteSpace, owner: actor.user, actor: actingAs(actor), slug: body.slug, signal: request.signal });
         set.status = 201;
         return cloned;
       },
