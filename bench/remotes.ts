@@ -79,7 +79,7 @@ for (const id of contested) await team.api("POST", `/api/v1/records/${id}/change
 await team.stop();
 
 const laptopKey = onCore1(["keys", "create", "--email", "bench@example.com", "--name", "laptop", "--level", "write", "--data-dir", laptopDir]).trim().split("\n")[0];
-const laptop = Bun.spawn(["taskset", "-c", "1", binary, "serve", "--port", String(laptopPort), "--data-dir", laptopDir], { stdout: "ignore", stderr: "inherit" });
+const laptop = Bun.spawn(["taskset", "-c", "1", binary, "serve", "--port", String(laptopPort), "--data-dir", laptopDir, "--sync-every", "off"], { stdout: "ignore", stderr: "inherit" });
 await harness.waitFor(`http://127.0.0.1:${laptopPort}/api/health`);
 const onLaptop = async (id: string, fields: Record<string, unknown>) => {
   const response = await fetch(`http://127.0.0.1:${laptopPort}/api/v1/records/${id}/change-requests`, {

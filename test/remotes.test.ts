@@ -388,6 +388,38 @@ describe("pull and push", () => {
     expect((crs.items ?? crs.changeRequests ?? crs).filter((cr: { sourceAttribution: { channel: string } }) => cr.sourceAttribution.channel === "remote")).toHaveLength(1);
   });
 
+  test("a push sends its changes in batches of 100, one request each, in order: 250 changes are 3 requests, and edits of one record in a batch land in turn", async () => {
+    const [one] = await ids();
+    const made: string[] = [];
+    for (let i = 0; i < 245; i++) made.push((await laptopCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: `laptop ${i}`, n: 100 + i } })).body.id);
+    for (let n = 1; n <= 5; n++) await update(laptopCall, one, { n: 1000 + n });
+    const sent: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((input: string | URL | Request, init?: RequestInit) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (url.includes("/sync/proposals")) sent.push(new URL(url).pathname);
+      return realFetch(input, init);
+    }) as typeof fetch;
+    try {
+      expect(await push(laptop.ctx, local)).toMatchObject({ landed: 250, pending: 0, waiting: 0, refused: [] });
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    // Five edits of one record go each after the one before has landed: they break a batch each.
+    expect(sent.length).toBeLessThanOrEqual(3 + 5);
+    expect(new Set(sent)).toEqual(new Set(["/api/v1/sync/proposals/batch"]));
+    const there = new Map<string, Record<string, unknown>>();
+    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+      const page: { records: { id: string; fields: Record<string, unknown> }[]; nextCursor: string | null } = (await teamCall("GET", `/api/v1/records?baseId=notes&limit=100${cursor ? `&cursor=${cursor}` : ""}`)).body;
+      for (const record of page.records) there.set(record.id, record.fields);
+      cursor = page.nextCursor;
+    }
+    expect(there.get(one)?.n).toBe(1005);
+    expect(made.filter((id) => there.has(id))).toEqual(made);
+    expect(there.size).toBe(3 + 245);
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
+  });
+
   test("with a changeRequest key, pushed changes wait in the remote's Inbox; once merged there, a pull marks them landed", async () => {
     const remote = laptop.ctx.db.select().from(remotes).get()!;
     laptop.ctx.store.db.update(remotes).set({ sealedKey: laptop.ctx.secretBox.seal(teamKeys.propose) }).where(eq(remotes.id, remote.id)).run();

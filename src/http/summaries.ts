@@ -83,6 +83,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/sync/snapshots/:snapshotId": "One page of a table of a snapshot",
   "DELETE /api/v1/sync/snapshots/:snapshotId": "Close a snapshot",
   "POST /api/v1/sync/proposals": "A change pushed from another instance, as a change request here (idempotent)",
+  "POST /api/v1/sync/proposals/batch": "Pushed changes at once, each a change request here (idempotent)",
   "GET /api/v1/remotes": "The remotes the space follows, with where each stands",
   "POST /api/v1/remotes/status": "Ask each remote where it stands",
   "POST /api/v1/remotes": "Follow a remote whose data the space holds",

@@ -1,10 +1,11 @@
 import { and, asc, count, desc, eq, gt, inArray, isNotNull, max, sql } from "drizzle-orm";
 import { type Static, t } from "elysia";
 import type { AuditActor } from "../audit/audit";
-import { commitColumns, type CommitRow, loadCommits } from "../content/commits";
+import { commitColumns, type CommitRow } from "../content/commits";
 import { findBaseOrNull, type LoadedBase } from "../content/bases";
 import { same } from "../changes/three-way";
 import type { AppContext, Tx } from "../context";
+import { preparedFor } from "../db/client";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { iso } from "../shared/clock";
@@ -12,7 +13,7 @@ import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
 import { isComputed } from "../shared/field-types";
 import { Nullable, Timestamp, WholeNumber } from "../shared/schemas";
 import { createSpace, removeSpace } from "../spaces/spaces";
-import { changeRequests, type ChangeRequestRow, mergeLog, operations, type PushState, remotePushes, remotes } from "../tables/changes";
+import { changeRequests, mergeLog, operations, type PushState, remotePushes, remotes } from "../tables/changes";
 import { commits } from "../tables/content";
 import { BLOBS, beginDumpImport, commitDumpImport, pruneImportSessions, stageImportRows, stageStoredRows } from "../transfer/dump-api";
 import { markClone, removeCutClones } from "./cut-clones";
@@ -21,7 +22,7 @@ import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUr
 import { fetchFiles, filesInPayload, filesInValues, sendFiles } from "./files";
 import type { UserRef } from "../content/commits";
 import { applyPulled, applyStructure, authorHere, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
-import type { PushedSchema, PushSchema, PushStructureSchema, SnapshotPageSchema, SnapshotSchema } from "./serve";
+import { MAX_PUSHED_BATCH, type PushedBatchSchema, type PushedSchema, type PushSchema, type PushStructureSchema, type SnapshotPageSchema, type SnapshotSchema } from "./serve";
 
 /**
  * The remotes a space follows, and what a person does with them (docs/remotes.md): clone, pull,
@@ -402,15 +403,31 @@ async function askAfterPending(ctx: AppContext, client: RemoteClient, remote: Re
   return refused;
 }
 
-function settlePush(ctx: AppContext, remoteId: string, changeRequestId: string, remoteChangeRequestId: string | null, state: PushState, reason: string | null, pushedSeq?: number): Promise<void> {
+interface Settlement {
+  changeRequestId: string;
+  remoteChangeRequestId: string | null;
+  state: PushState;
+  reason: string | null;
+  /** The push cursor moves to it (when every change before it is settled too). */
+  pushedSeq?: number;
+}
+
+const settlePush = (ctx: AppContext, remoteId: string, changeRequestId: string, remoteChangeRequestId: string | null, state: PushState, reason: string | null): Promise<void> =>
+  settlePushes(ctx, remoteId, [{ changeRequestId, remoteChangeRequestId, state, reason }]);
+
+/** Notes how each pushed change stands there, and moves the push cursor, in one write. */
+function settlePushes(ctx: AppContext, remoteId: string, settled: Settlement[]): Promise<void> {
+  if (settled.length === 0) return Promise.resolve();
   const at = iso(ctx.clock.now());
   return write(ctx, (tx) => {
-    tx.db
-      .insert(remotePushes)
-      .values({ remoteId, changeRequestId, remoteChangeRequestId, state, reason, updatedAt: at })
-      .onConflictDoUpdate({ target: [remotePushes.remoteId, remotePushes.changeRequestId], set: { remoteChangeRequestId, state, reason, updatedAt: at } })
-      .run();
-    if (pushedSeq !== undefined) tx.db.update(remotes).set({ pushedSeq: sql`max(${remotes.pushedSeq}, ${pushedSeq})` }).where(eq(remotes.id, remoteId)).run();
+    for (const { changeRequestId, remoteChangeRequestId, state, reason, pushedSeq } of settled) {
+      tx.db
+        .insert(remotePushes)
+        .values({ remoteId, changeRequestId, remoteChangeRequestId, state, reason, updatedAt: at })
+        .onConflictDoUpdate({ target: [remotePushes.remoteId, remotePushes.changeRequestId], set: { remoteChangeRequestId, state, reason, updatedAt: at } })
+        .run();
+      if (pushedSeq !== undefined) tx.db.update(remotes).set({ pushedSeq: sql`max(${remotes.pushedSeq}, ${pushedSeq})` }).where(eq(remotes.id, remoteId)).run();
+    }
   });
 }
 
@@ -428,9 +445,17 @@ type Values = Record<string, unknown>;
 
 const RECORD_KINDS = new Set(["record_create", "record_update", "record_delete", "record_restore"]);
 
+// A push reads these once or more a change it sends: compiled once (building and preparing each query was most of a push's own time).
+const upstreamCommit = preparedFor((db) =>
+  db.select({ payload: commits.payload }).from(commits).where(and(eq(commits.recordId, sql.placeholder("recordId")), isNotNull(commits.origin))).orderBy(desc(commits.id)).limit(1).prepare(),
+);
+const commitById = preparedFor((db) => db.select(commitColumns).from(commits).where(eq(commits.id, sql.placeholder("id"))).prepare());
+const operationHead = preparedFor((db) => db.select({ head: operations.headCommitId }).from(operations).where(eq(operations.id, sql.placeholder("id"))).prepare());
+const changeRequestMeta = preparedFor((db) => db.select({ meta: changeRequests.sourceMeta }).from(changeRequests).where(eq(changeRequests.id, sql.placeholder("id"))).prepare());
+
 /** What the remote holds of a record as last known here: its latest commit made elsewhere (pulled or cloned). */
 function upstreamValues(ctx: AppContext, recordId: string): Values | undefined {
-  return ctx.db.select(commitColumns).from(commits).where(and(eq(commits.recordId, recordId), isNotNull(commits.origin))).orderBy(desc(commits.id)).limit(1).get()?.payload;
+  return upstreamCommit(ctx).get({ recordId })?.payload as Values | undefined;
 }
 
 const writable = (loaded: LoadedBase, values: Values): Values =>
@@ -438,12 +463,12 @@ const writable = (loaded: LoadedBase, values: Values): Values =>
 
 /** What each of the commits' operations asked to set (its proposal's payload), by commit id: a change pushes what it decided, even where that equals what the record held. */
 function askedOf(ctx: AppContext, rows: CommitRow[]): Map<string, Values> {
-  const operationIds = rows.flatMap((row) => (row.operationId ? [row.operationId] : []));
-  if (operationIds.length === 0) return new Map();
-  const heads = ctx.db.select({ id: operations.id, head: operations.headCommitId }).from(operations).where(inArray(operations.id, operationIds)).all();
-  const proposals = loadCommits(ctx, heads.map((row) => row.head));
-  const byOperation = new Map(heads.map((row) => [row.id, proposals.get(row.head)?.payload ?? {}]));
-  return new Map(rows.flatMap((row) => (row.operationId && byOperation.has(row.operationId) ? [[row.id, byOperation.get(row.operationId)!]] : [])));
+  const asked = new Map<string, Values>();
+  for (const row of rows) {
+    const head = row.operationId ? operationHead(ctx).get({ id: row.operationId })?.head : undefined;
+    if (head) asked.set(row.id, (commitById(ctx).get({ id: head }) as CommitRow | undefined)?.payload ?? {});
+  }
+  return asked;
 }
 
 /**
@@ -488,7 +513,7 @@ type StructureOperation = Static<typeof PushStructureSchema>["operations"][numbe
  * what the remote has of records this push sent.
  */
 function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], known: Map<string, Values>): { byBase: Map<string, PushOperation[]>; structure: StructureOperation[]; records: Set<string>; bases: Set<string> } {
-  const rows = ctx.db.select(commitColumns).from(commits).where(inArray(commits.id, commitIds)).all() as CommitRow[];
+  const rows = commitIds.flatMap((id) => (commitById(ctx).get({ id }) as CommitRow | undefined) ?? []);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const asked = askedOf(ctx, rows.filter((row) => row.kind === "record_update"));
   const byBase = new Map<string, PushOperation[]>();
@@ -528,15 +553,15 @@ function operationsOf(ctx: AppContext, spaceId: string, commitIds: string[], kno
 
 /**
  * `basalt push`: pulls first (so what the remote holds is known), then sends each local change not
- * sent yet, oldest first, as one `POST /sync/proposals` a base, its id the idempotency key: a push
- * cut anywhere and sent again creates nothing twice. The push cursor and each change's state are
+ * sent yet, oldest first, one proposal a base, its id the idempotency key, up to 100 proposals a
+ * request (a change of structure alone, before its records): a push cut anywhere and sent again
+ * creates nothing twice. The push cursor and each change's state are
  * written after the remote answers; what the remote refuses stays here, listed with its reason.
  */
 export async function push(ctx: AppContext, spaceId: string, ref?: string, signal?: AbortSignal): Promise<PushResult> {
   const pulled = await pull(ctx, spaceId, ref, signal);
   const remote = findRemote(ctx, spaceId, ref);
   const here = instanceId(ctx);
-  const crs = new Map<string, ChangeRequestRow>();
   const result: PushResult = { pull: pulled, landed: 0, pending: 0, waiting: 0, refused: [] };
   const known = new Map<string, Values>();
   const undecidedHere = undecided(ctx, spaceId);
@@ -545,57 +570,183 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string, signa
   return contacting(ctx, remote, async (client) => {
     // The push cursor moves past a change once it and every change before it are settled there.
     let held = false;
+    let batch: Planned[] = [];
+    const progress: PushProgress = { result, known, waiting, filesThere };
+    const send = async () => {
+      const planned = batch;
+      batch = [];
+      await sendBatch(ctx, client, spaceId, remote.id, planned, progress);
+    };
     for (const change of unpushed(ctx, remote)) {
-      const last = change.seqs.at(-1);
-      const cr = crs.get(change.changeRequestId) ?? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, change.changeRequestId)).get();
-      const message = typeof cr?.sourceMeta.message === "string" ? cr.sourceMeta.message : undefined;
-      const { byBase, structure, records, bases } = operationsOf(ctx, spaceId, change.commitIds, known);
-      if ([...records].some((recordId) => undecidedHere.has(recordId) || waiting.records.has(recordId)) || [...bases].some((baseId) => waiting.bases.has(baseId))) {
+      let planned = planChange(ctx, spaceId, change, known, here);
+      // A change of a record the batch changes waits for the batch's answer (merged there, or pending), as it would one at a time.
+      if (batch.some((earlier) => [...planned.records].some((recordId) => earlier.records.has(recordId)))) {
+        await send();
+        planned = planChange(ctx, spaceId, change, known, here);
+      }
+      if ([...planned.records].some((recordId) => undecidedHere.has(recordId) || waiting.records.has(recordId)) || [...planned.bases].some((baseId) => waiting.bases.has(baseId))) {
         result.waiting++;
         held = true;
         continue;
       }
-      const cursor = held ? undefined : last;
-      // What goes, in order: its change of structure (with the files it mounts), then its records a base (with the files their values name).
-      const sends: { path: string; body: unknown; files: string[]; merged?: PushOperation[] }[] = [];
-      if (structure.length > 0) {
-        const body: Static<typeof PushStructureSchema> = { changeRequestId: change.changeRequestId, origin: here, operations: structure, ...(message ? { message } : {}) };
-        sends.push({ path: "/sync/structure", body, files: structure.flatMap((op) => filesInPayload(op.payload)) });
+      planned.cursor = held ? undefined : change.seqs.at(-1);
+      if (planned.structure) {
+        // A change of structure goes alone, before the records that use it: the batch before it first.
+        await send();
+        await sendWithStructure(ctx, client, spaceId, remote.id, planned, progress);
+        continue;
       }
-      for (const [baseId, operations] of byBase) {
-        const body: Static<typeof PushSchema> = { changeRequestId: change.changeRequestId, origin: here, baseId, operations, ...(message ? { message } : {}) };
-        sends.push({ path: "/sync/proposals", body, files: operations.flatMap((op) => ("fields" in op ? filesInValues(ctx, spaceId, baseId, op.fields) : [])), merged: operations });
-      }
-      let state: PushState = "landed";
-      let remoteId: string | null = null;
-      let reason: string | null = null;
-      for (const send of sends) {
-        if (state === "refused") break;
-        try {
-          await sendFiles(ctx, client, send.files, filesThere);
-          const answer = await client.call<Static<typeof PushedSchema>>("POST", send.path, send.body);
-          remoteId = answer.changeRequestId;
-          if (answer.status === "rejected") (state = "refused"), (reason = "Rejected on the remote.");
-          else if (answer.status !== "merged") state = "pending";
-          else for (const op of send.merged ?? []) if (op.kind === "record_create" || op.kind === "record_update") known.set(op.recordId, { ...(known.get(op.recordId) ?? upstreamValues(ctx, op.recordId) ?? {}), ...op.fields });
-        } catch (error) {
-          // A refusal of the change itself stays here with its reason; a conflict met while merging (the record moved as it was sent) is tried again next time.
-          if (!(error instanceof RemoteRefused) || ![400, 404, 409].includes(error.status) || error.data?.reason === "MERGE_CONFLICT") throw error;
-          state = "refused";
-          reason = error.message;
-        }
-      }
-      if (state === "landed") result.landed++;
-      else if (state === "pending") {
-        result.pending++;
-        for (const recordId of records) waiting.records.add(recordId);
-        for (const baseId of bases) if (structure.length > 0) waiting.bases.add(baseId);
-      } else result.refused.push({ changeRequestId: change.changeRequestId, reason: reason ?? "Refused." });
-      await settlePush(ctx, remote.id, change.changeRequestId, remoteId, state, reason, cursor);
+      batch.push(planned);
+      if (batch.reduce((sum, each) => sum + each.bodies.length, 0) >= MAX_PUSHED_BATCH || batch.reduce((sum, each) => sum + each.bytes, 0) >= BATCH_BYTES) await send();
     }
+    await send();
     await recordContact(ctx, remote.id, { synced: true });
     return result;
   }, signal);
+}
+
+/** A batch's bodies stay well under the remote's `--max-body` (1 MB by default). */
+const BATCH_BYTES = 512 * 1024;
+
+type PushBody = Static<typeof PushSchema>;
+
+/** A local change as it is sent: its change of structure, if any, then one body a base whose records it changes. */
+interface Planned {
+  changeRequestId: string;
+  records: Set<string>;
+  bases: Set<string>;
+  structure: Static<typeof PushStructureSchema> | null;
+  bodies: PushBody[];
+  bytes: number;
+  cursor?: number;
+}
+
+/** What a push carries from one change to the next: its counts, what the remote holds of the records it sent, what waits there, the files it has. */
+interface PushProgress {
+  result: PushResult;
+  known: Map<string, Values>;
+  waiting: { records: Set<string>; bases: Set<string> };
+  filesThere: Set<string>;
+}
+
+function planChange(ctx: AppContext, spaceId: string, change: { changeRequestId: string; commitIds: string[] }, known: Map<string, Values>, here: string): Planned {
+  const cr = changeRequestMeta(ctx).get({ id: change.changeRequestId });
+  const message = typeof cr?.meta.message === "string" ? cr.meta.message : undefined;
+  const { byBase, structure, records, bases } = operationsOf(ctx, spaceId, change.commitIds, known);
+  const bodies = [...byBase].map(([baseId, operations]): PushBody => ({ changeRequestId: change.changeRequestId, origin: here, baseId, operations, ...(message ? { message } : {}) }));
+  return {
+    changeRequestId: change.changeRequestId,
+    records,
+    bases,
+    structure: structure.length > 0 ? { changeRequestId: change.changeRequestId, origin: here, operations: structure, ...(message ? { message } : {}) } : null,
+    bodies,
+    bytes: bodies.reduce((sum, body) => sum + JSON.stringify(body).length, 0),
+  };
+}
+
+const recordFiles = (ctx: AppContext, spaceId: string, bodies: PushBody[]) => bodies.flatMap((body) => body.operations.flatMap((op) => ("fields" in op ? filesInValues(ctx, spaceId, body.baseId, op.fields) : [])));
+
+/** Notes what the remote holds now of the records a merged body sent. */
+function noteMerged(ctx: AppContext, push: PushProgress, body: PushBody): void {
+  for (const op of body.operations) if (op.kind === "record_create" || op.kind === "record_update") push.known.set(op.recordId, { ...(push.known.get(op.recordId) ?? upstreamValues(ctx, op.recordId) ?? {}), ...op.fields });
+}
+
+/** Counts a settled change and notes what now waits there. */
+function countSettled(push: PushProgress, planned: Planned, state: PushState, reason: string | null): void {
+  if (state === "landed") push.result.landed++;
+  else if (state === "pending") {
+    push.result.pending++;
+    for (const recordId of planned.records) push.waiting.records.add(recordId);
+    if (planned.structure) for (const baseId of planned.bases) push.waiting.bases.add(baseId);
+  } else push.result.refused.push({ changeRequestId: planned.changeRequestId, reason: reason ?? "Refused." });
+}
+
+/** A change with structure, alone: its structure (with the files it mounts), then its records a base (with theirs), one request each; refused once, the rest is not sent. */
+async function sendWithStructure(ctx: AppContext, client: RemoteClient, spaceId: string, remoteId: string, planned: Planned, push: PushProgress): Promise<void> {
+  const sends: { path: string; body: unknown; files: string[]; records?: PushBody }[] = [
+    { path: "/sync/structure", body: planned.structure, files: planned.structure!.operations.flatMap((op) => filesInPayload(op.payload)) },
+    ...planned.bodies.map((body) => ({ path: "/sync/proposals", body, files: recordFiles(ctx, spaceId, [body]), records: body })),
+  ];
+  let state: PushState = "landed";
+  let remoteChangeRequestId: string | null = null;
+  let reason: string | null = null;
+  for (const send of sends) {
+    if (state === "refused") break;
+    try {
+      await sendFiles(ctx, client, send.files, push.filesThere);
+      const answer = await client.call<Static<typeof PushedSchema>>("POST", send.path, send.body);
+      remoteChangeRequestId = answer.changeRequestId;
+      if (answer.status === "rejected") (state = "refused"), (reason = "Rejected on the remote.");
+      else if (answer.status !== "merged") state = "pending";
+      else if (send.records) noteMerged(ctx, push, send.records);
+    } catch (error) {
+      // A refusal of the change itself stays here with its reason; a conflict met while merging (the record moved as it was sent) is tried again next time.
+      if (!(error instanceof RemoteRefused) || ![400, 404, 409].includes(error.status) || error.data?.reason === "MERGE_CONFLICT") throw error;
+      state = "refused";
+      reason = error.message;
+    }
+  }
+  countSettled(push, planned, state, reason);
+  await settlePushes(ctx, remoteId, [{ changeRequestId: planned.changeRequestId, remoteChangeRequestId, state, reason, pushedSeq: planned.cursor }]);
+}
+
+/**
+ * Sends a batch of planned changes in one request (`POST /sync/proposals/batch`, their files first)
+ * and settles each in one write, in order, as one at a time would: merged there is landed, waiting
+ * there pending, refused stays here with the remote's words. A failure that is not a refusal of the
+ * change (a conflict met while merging, the remote gone) settles what came before it and stops the
+ * push, to resume from that change.
+ */
+async function sendBatch(
+  ctx: AppContext,
+  client: RemoteClient,
+  spaceId: string,
+  remoteId: string,
+  batch: Planned[],
+  push: PushProgress,
+): Promise<void> {
+  if (batch.length === 0) return;
+  const bodies = batch.flatMap((planned) => planned.bodies);
+  let answers: Static<typeof PushedBatchSchema>["results"] = [];
+  if (bodies.length > 0) {
+    await sendFiles(ctx, client, recordFiles(ctx, spaceId, bodies), push.filesThere);
+    answers = (await client.call<Static<typeof PushedBatchSchema>>("POST", "/sync/proposals/batch", { proposals: bodies })).results;
+  }
+  const settled: Settlement[] = [];
+  let stop: Error | null = null;
+  let next = 0;
+  for (const planned of batch) {
+    let state: PushState = "landed";
+    let remoteChangeRequestId: string | null = null;
+    let reason: string | null = null;
+    for (const body of planned.bodies) {
+      const answer = answers[next++];
+      if (!answer) {
+        stop = new RemoteRefused(502, "BATCH_CUT", `${client.url} answered ${answers.length} of ${bodies.length} pushed changes.`);
+        break;
+      }
+      if ("error" in answer) {
+        const refusal = new RemoteRefused(answer.error.status, answer.error.code, answer.error.error, answer.error.data);
+        // A refusal of the change itself stays here with its reason; a conflict met while merging (the record moved as it was sent) is tried again next time.
+        if (![400, 404, 409].includes(refusal.status) || refusal.data?.reason === "MERGE_CONFLICT") {
+          stop = refusal;
+          break;
+        }
+        state = "refused";
+        reason = refusal.message;
+        continue;
+      }
+      remoteChangeRequestId = answer.changeRequestId;
+      if (answer.status === "rejected") (state = "refused"), (reason = "Rejected on the remote.");
+      else if (answer.status !== "merged") state = state === "refused" ? state : "pending";
+      else noteMerged(ctx, push, body);
+    }
+    if (stop) break;
+    countSettled(push, planned, state, reason);
+    settled.push({ changeRequestId: planned.changeRequestId, remoteChangeRequestId, state, reason, pushedSeq: planned.cursor });
+  }
+  await settlePushes(ctx, remoteId, settled);
+  if (stop) throw stop;
 }
 
 /** `basalt status`: each remote with its counts, asking the remote where it stands when it answers (offline, the last known counts). */

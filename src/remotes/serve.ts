@@ -226,3 +226,55 @@ export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<ty
   });
   return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
 }
+
+/** The most proposals one batch carries. */
+export const MAX_PUSHED_BATCH = 100;
+
+export const PushBatchSchema = t.Object({
+  proposals: t.Array(PushSchema, { minItems: 1, maxItems: MAX_PUSHED_BATCH, description: "Pushed changes in the order they were made, each as `POST /sync/proposals` takes it." }),
+});
+
+const PushRefusal = t.Object({
+  error: t.Object({ status: WholeNumber(), code: t.String(), error: t.String(), data: t.Optional(t.Record(t.String(), t.Unknown())) }),
+});
+
+export const PushedBatchSchema = t.Object({
+  results: t.Array(t.Union([PushedSchema, PushRefusal]), {
+    description: "One a proposal, in order: what it became, or why it was refused. A refusal of the change itself (400, 404, 409 but a conflict met while merging) does not stop the batch; any other failure is the last result, and the proposals after it are not taken: send them again.",
+  }),
+});
+
+/** A refusal of the pushed change itself: the pusher keeps it as refused and goes on; any other failure is tried again later. */
+const refusesTheChange = (error: ApiError) => [400, 404, 409].includes(error.status) && error.reason !== "MERGE_CONFLICT";
+
+/**
+ * Several pushed changes in one request, each taken as `acceptPush` takes it (its own change
+ * request, review and idempotency key). A push of 10,000 changes one request each spent most of its
+ * time between the two instances, and the remote committed each change alone. Here the changes are
+ * taken in waves of consecutive ones that name no record another of the wave names: a wave's
+ * checks all read the records before any of its changes merges, which is only right when none
+ * touches another's record, and its writes commit together in one transaction.
+ */
+export async function acceptPushes(ctx: AppContext, who: Proposer, proposals: Static<typeof PushSchema>[]): Promise<Static<typeof PushedBatchSchema>> {
+  const results: Static<typeof PushedBatchSchema>["results"] = [];
+  for (let next = 0; next < proposals.length; ) {
+    const wave: Static<typeof PushSchema>[] = [];
+    const named = new Set<string>();
+    while (next < proposals.length && (wave.length === 0 || proposals[next].operations.every((op) => !named.has(op.recordId)))) {
+      for (const op of proposals[next].operations) named.add(op.recordId);
+      wave.push(proposals[next++]);
+    }
+    const settled = await Promise.allSettled(wave.map((push) => acceptPush(ctx, who, push)));
+    for (const outcome of settled) {
+      if (outcome.status === "fulfilled") {
+        results.push(outcome.value);
+        continue;
+      }
+      const error = outcome.reason;
+      if (!(error instanceof ApiError)) throw error;
+      results.push({ error: { status: error.status, code: error.code, error: error.message, ...(error.data ? { data: error.data } : {}) } });
+      if (!refusesTheChange(error)) return { results };
+    }
+  }
+  return { results };
+}

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { MERGE_LOG_PAGE, MergedPageSchema, mergedSince, syncState, SyncStateSchema } from "../../changes/merge-log";
 import type { AppContext } from "../../context";
-import { acceptFile, acceptPush, acceptStructure, beginSnapshot, PushedFileQuery, PushStructureSchema, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
+import { acceptFile, acceptPush, acceptPushes, acceptStructure, beginSnapshot, MAX_PUSHED_BATCH, PushBatchSchema, PushedBatchSchema, PushedFileQuery, PushStructureSchema, endSnapshot, PushedSchema, PushSchema, SNAPSHOT_PAGE, snapshotPage, SnapshotPageSchema, SnapshotSchema } from "../../remotes/serve";
 import { wholeNumberParam } from "../../shared/query-params";
 import { access } from "../access";
 import { answers } from "../openapi";
@@ -124,5 +124,13 @@ export function syncRoutes(ctx: AppContext) {
             "A change pushed from another instance: one change request here (channel remote), merged at once where the key's level and the base allow, else waiting in the Inbox, or stored in conflict when a field it changed was changed here since. Its changeRequestId is its idempotency key.",
         },
       },
-    );
+    )
+    .post("/sync/proposals/batch", ({ space, actor, request, body }) => acceptPushes(ctx, proposer(space, actor, request), body.proposals), {
+      answers: { 200: PushedBatchSchema },
+      level: "changeRequest",
+      body: PushBatchSchema,
+      detail: {
+        description: `Up to ${MAX_PUSHED_BATCH} pushed changes at once, each taken as POST /sync/proposals takes it; the answer says, in order, what each became or why it was refused.`,
+      },
+    });
 }
