@@ -300,6 +300,23 @@ describe("import", () => {
     expect((await make("")).status).toBe(400);
   });
 
+  test("choices that differ only in case are one choice, and comma-separated items several (issue 47, item 8)", async () => {
+    const rows = ["Review,infra, p1", "review,p1", "REVIEW,infra", "Done,\"infra, p1\"", "done,p1", "Review,infra"].map((row) => row.replace(/^([^,]+),(.*)$/, (_, status, tags) => `${status},${tags.startsWith('"') ? tags : `"${tags}"`}`));
+    const body = `Status,Tags\n${rows.join("\n")}\n`;
+    const make = (query: string) =>
+      fetch(`${server.url}/api/v1/imports?${query}`, { method: "POST", headers: { authorization: `Bearer ${ws.write}`, "content-type": "text/csv" }, body }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const preview = await make("preview=true");
+    expect(preview.body.columns.map((column: { suggestedType: string }) => column.suggestedType)).toEqual(["select", "multiselect"]);
+    const made = await make("name=Triage");
+    expect(made.status).toBe(201);
+    const [status, tags] = made.body.base.fields;
+    expect(status.options.choices.map((choice: { name: string }) => choice.name)).toEqual(["Review", "Done"]);
+    expect(tags.options.choices.map((choice: { name: string }) => choice.name)).toEqual(["infra", "p1"]);
+    const records = (await server.call("GET", `/api/v1/records?baseId=${made.body.base.id}&include=none&limit=10`, { key: ws.read })).body.records.map((record: { fields: Record<string, unknown> }) => record.fields);
+    expect(records.map((fields: { status: string }) => fields.status).sort()).toEqual(["Done", "Done", "Review", "Review", "Review", "Review"]);
+    expect(records.some((fields: { tags: string[] }) => JSON.stringify(fields.tags) === JSON.stringify(["infra", "p1"]))).toBe(true);
+  });
+
   test("basalt import: into a base or a new base, proposed as the user named, from the command line", async () => {
     const file = join(server.dir, "more-books.csv");
     writeFileSync(file, "title,pages\nOdyssey,541\nIliad,683\n");

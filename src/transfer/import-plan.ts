@@ -3,6 +3,8 @@ import { rmSync } from "node:fs";
 import { type Static, t } from "elysia";
 import { type Upload, uploadStream, writeTemporary } from "../assets/storage";
 import { FIELD_KINDS } from "../content/fields/registry";
+import { listItems } from "../content/fields/kind";
+import { foldCase } from "../db/functions";
 import { isIsoDate, readsAsFlag, readsAsNumber } from "../content/fields/scalar";
 import { type FieldType, isComputed } from "../shared/field-types";
 import { recordInputErrors } from "../content/records/validate";
@@ -79,7 +81,16 @@ class ColumnStats {
   long = false;
   list = true;
   nested = false;
-  distinct = new Set<string>();
+  /** The values seen, one per spelling in any case (its first spelling): "Review", "review" and "REVIEW" are one choice. */
+  distinct = new Map<string, string>();
+  /** Text values holding a comma, and the comma-separated items of every text value, one per spelling in any case. */
+  commas = 0;
+  items = new Map<string, string>();
+
+  private note(into: Map<string, string>, text: string): void {
+    const key = foldCase(text);
+    if (into.size <= CHOICES_MAX && !into.has(key)) into.set(key, text);
+  }
 
   add(value: unknown): void {
     if (value === null || value === undefined || value === "") return;
@@ -93,7 +104,9 @@ class ColumnStats {
       this.url &&= /^https?:\/\/\S+$/i.test(text) && URL.canParse(text);
       this.long ||= value.length > 255 || /[\r\n]/.test(value);
       this.list = false;
-      if (this.distinct.size <= CHOICES_MAX) this.distinct.add(text);
+      this.note(this.distinct, text);
+      if (text.includes(",")) this.commas++;
+      for (const item of listItems(text)) this.note(this.items, item);
       return;
     }
     this.number &&= typeof value === "number";
@@ -101,12 +114,12 @@ class ColumnStats {
     this.date = this.email = this.url = false;
     this.list &&= Array.isArray(value) && value.every((item) => typeof item === "string");
     this.nested ||= typeof value === "object";
-    if (this.list) for (const item of value as string[]) if (this.distinct.size <= CHOICES_MAX) this.distinct.add(item);
+    if (this.list) for (const item of value as string[]) this.note(this.distinct, item);
   }
 
   /** The type these values fit, with its options (a select's choices are the values seen). */
   suggestion(): { type: FieldType; options: Record<string, unknown> } {
-    const choices = () => ({ choices: [...this.distinct].map((name) => ({ name })) });
+    const choices = (names = this.distinct) => ({ choices: [...names.values()].map((name) => ({ name })) });
     if (this.filled === 0) return { type: "text", options: {} };
     if (this.number) return { type: "number", options: {} };
     if (this.boolean) return { type: "checkbox", options: {} };
@@ -116,6 +129,8 @@ class ColumnStats {
     if (this.list) return this.distinct.size <= CHOICES_MAX ? { type: "multiselect", options: choices() } : { type: "json", options: {} };
     if (this.nested) return { type: "json", options: {} };
     if (this.long) return { type: "longtext", options: {} };
+    // A few items, comma-separated and repeated across many rows, are several choices each ("infra, p1").
+    if (this.commas > 0 && this.items.size <= CHOICES_MAX && this.filled >= this.items.size * 2) return { type: "multiselect", options: choices(this.items) };
     // A few values repeated across many rows are choices, not free text.
     if (this.distinct.size <= CHOICES_MAX && this.filled >= this.distinct.size * 2) return { type: "select", options: choices() };
     return { type: "text", options: {} };

@@ -1,3 +1,4 @@
+import { foldCase } from "../../db/functions";
 import { badRequest } from "../../shared/errors";
 import { type FieldKind, listItems, NOT_CONVERTIBLE, plainText, textOf } from "./kind";
 
@@ -14,6 +15,9 @@ function choiceName(options: Record<string, unknown>, value: unknown): string | 
   if (typeof value !== "string") return undefined;
   return choicesOf(options).find((choice) => choice.name === value || choice.id === value)?.name;
 }
+
+/** A choice named in any case ("review" for "Review"), as its own name; the text itself when no choice is. */
+const choiceInAnyCase = (options: Record<string, unknown>, text: string): string => choicesOf(options).find((choice) => foldCase(choice.name) === foldCase(text))?.name ?? text;
 
 /** The choices new options rename, matched by id: old name -> new name. */
 export function renamedChoices(before: Record<string, unknown>, after: Record<string, unknown>): Map<string, string> {
@@ -48,7 +52,7 @@ export const selectKind: FieldKind = {
     const name = choiceName(field.options, value);
     return name !== undefined ? { value: name } : { error: `must be one of: ${choiceNames(field.options)}` };
   },
-  fromText: (text) => ({ value: text.trim() }),
+  fromText: (text, field) => ({ value: choiceInAnyCase(field.options, text.trim()) }),
   toText: plainText,
   formulaType: "text",
   searched: true,
@@ -64,7 +68,7 @@ export const multiselectKind: FieldKind = {
     const names = value.map((item) => choiceName(field.options, item));
     return names.every((name) => name !== undefined) ? { value: [...new Set(names)] } : { error: `must hold only: ${choiceNames(field.options)}` };
   },
-  fromText: (text) => ({ value: listItems(text) }),
+  fromText: (text, field) => ({ value: listItems(text).map((item) => choiceInAnyCase(field.options, item)) }),
   toText: plainText,
   formulaType: "list",
   searched: true,
