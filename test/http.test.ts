@@ -125,6 +125,11 @@ describe("section 1: conventions", () => {
     expect(await issues("POST", "/api/v1/bases/issues/change-requests", { fields: { count: "many" } })).toEqual([["fields", "count"]]);
     expect(await issues("POST", "/api/v1/bases/issues/records/bulk-change-request", { records: [{ title: "ok" }, { count: "many" }] })).toEqual([["records", 1, "fields", "count"]]);
     expect(await issues("GET", "/api/v1/records?baseId=issues&limit=100000")).toEqual([["limit"]]);
+    // An item of a list is named by its place in the body.
+    const fields = [{ slug: "fine", name: "Fine", type: "text" }, { slug: "Not A Slug", name: "Bad", type: "text" }];
+    expect(await issues("POST", "/api/v1/bases", { slug: "more", name: "More", fields })).toEqual([["fields", 1, "slug"]]);
+    const create = (slug: string) => ({ kind: "create", nodeType: "folder", slug, name: slug });
+    expect(await issues("POST", "/api/v1/nodes/change-requests", { operations: [create("fine"), create("Not A Slug")] })).toEqual([["operations", 1, "slug"]]);
     // A refusal of the request as a whole names no field: its path is empty.
     expect(await issues("GET", "/api/v1/records")).toEqual([[]]);
   });

@@ -17,7 +17,7 @@ import { currentFields } from "../content/records/view";
 import { isDocumentType, isFileTree, NODE_TYPES, type NodeType, type OperationKind, type SourceAttribution, type ViewType } from "../tables/content";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug } from "../shared/formats";
-import { badRequest, invalid } from "../shared/errors";
+import { badRequest, invalid, within } from "../shared/errors";
 import type { SpaceScope } from "../spaces/resolve";
 import { type Proposal, type Proposed, type ProposedOperation, propose } from "./propose";
 import { checkBaseCommit } from "../content/commits";
@@ -233,8 +233,8 @@ function nodeOperation(ctx: AppContext, spaceId: string, change: NodeChange, ref
       checkJsonDepth("metadata", change.metadata);
       const checked: FieldRow[] = [];
       const source = { spaceId, baseId: "bse_check", slug: change.slug, name: change.name };
-      for (const field of change.fields ?? []) {
-        const row = prepareField(source.baseId, field, checked, checked.length, "");
+      for (const [index, field] of (change.fields ?? []).entries()) {
+        const row = within(["fields", index], () => prepareField(source.baseId, field, checked, checked.length, ""));
         // A relation to another base is checked now; one to the new base itself, and lookups, when the base is made.
         if (isRelation(row) && (row.options.targetBaseId ?? row.options.targetBaseSlug) !== change.slug) resolveLinkedField(ctx, source, row, [], "");
         checked.push(row);
@@ -283,11 +283,12 @@ async function withStartingFiles(ctx: AppContext, who: Proposer, changes: NodeCh
   return out;
 }
 
-export async function proposeNodeChanges(ctx: AppContext, who: Proposer, given: NodeChange[], review: Review): Promise<Proposed> {
-  if (given.length === 0) throw invalid(["operations"], "A change request needs at least one operation.");
+/** `list`: the body's key of the changes when the body gives them as a list (its refusals name `<list>[i]`); a route that makes one change from its own fields gives none. */
+export async function proposeNodeChanges(ctx: AppContext, who: Proposer, given: NodeChange[], review: Review, list?: string): Promise<Proposed> {
+  if (given.length === 0) throw invalid(list === undefined ? [] : [list], "A change request needs at least one operation.");
   const refs = new Set<string>();
   const changes = await withStartingFiles(ctx, who, given);
-  const ops = changes.map((change) => nodeOperation(ctx, who.scope.space.id, change, refs));
+  const ops = changes.map((change, index) => (list === undefined ? nodeOperation(ctx, who.scope.space.id, change, refs) : within([list, index], () => nodeOperation(ctx, who.scope.space.id, change, refs))));
   return propose(ctx, proposal(who, review, { targetType: "node", baseId: null, nodeId: ops[0].nodeId, reviewPolicy: DEFAULT_REVIEW_POLICY, operations: ops }));
 }
 

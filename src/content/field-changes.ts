@@ -7,7 +7,7 @@ import { insertRow, preparedFor, preparedWrite } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import { checkName } from "../shared/formats";
 import { isComputed } from "../shared/field-types";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { badRequest, conflict, notFound, within } from "../shared/errors";
 import { requireWithin } from "../shared/limits";
 import { type BaseRow, DEFAULT_REVIEW_POLICY, type FieldPatch, type FieldRow, fieldOf, fieldOrder, forgetBases, type LoadedBase, loadFields, type NewField, type NodeRow, prepareField, sourceOf } from "./bases";
 import { checkFieldOptions } from "./field-types";
@@ -34,7 +34,7 @@ export function createBaseForNode(tx: Tx, node: Pick<NodeRow, "id" | "spaceId" |
   requireWithin(tx.config.limits, "fieldsPerBase", input.fields?.length ?? 0);
   const base: BaseRow = { id: ids("bse"), spaceId, nodeId: node.id, reviewPolicy: input.reviewPolicy ?? DEFAULT_REVIEW_POLICY, lastAutoNumber: 0, createdAt: at, updatedAt: at };
   const rows: FieldRow[] = [];
-  for (const field of input.fields ?? []) rows.push(prepareField(base.id, field, rows, rows.length, at, "ready", ids));
+  for (const [index, field] of (input.fields ?? []).entries()) rows.push(within(["fields", index], () => prepareField(base.id, field, rows, rows.length, at, "ready", ids)));
   insertRow(tx, bases, base);
   const source = { spaceId, baseId: base.id, slug: node.slug, name: node.name };
   const inverses: FieldRow[] = [];

@@ -33,6 +33,20 @@ export const pathText = (path: Issue["path"]): string => path.map((part, i) => (
 export const invalid = (path: Issue["path"], message: string, data?: Data) => badRequest(message, { ...data, issues: [{ path, message }] });
 
 /**
+ * Runs a check of one item of a list (`operations[2]`, `fields[0]`): the paths of the issues it
+ * refuses with are made the item's (`at` before each), so a check written for one item names where
+ * the item is in the body.
+ */
+export function within<T>(at: Issue["path"], check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "BAD_REQUEST") throw error;
+    throw new ApiError(error.status, error.code, error.message, { ...error.data, issues: issuesOf(error).map((issue) => ({ ...issue, path: [...at, ...issue.path] })) }, error.headers);
+  }
+}
+
+/**
  * The issues a 400 answers in `data.issues` (API.md section 1): those the thrower named, or one for
  * the request as a whole. Every BAD_REQUEST answer goes through it, so none comes without them.
  */

@@ -219,7 +219,7 @@ export function contentRoutes(ctx: AppContext) {
       "/nodes/change-requests",
       async ({ space, actor, request, body, set }) => {
         set.status = 201;
-        const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body);
+        const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), body.operations, body, "operations");
         return viewOf(ctx, space.sight, proposed.changeRequest);
       },
       { answers: { 201: ChangeRequestSchema, 409: ["PARENT_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: t.Object({ operations: t.Array(NodeOperation, { minItems: 1, maxItems: 100 }), ...Review }) },
