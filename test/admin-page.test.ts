@@ -1337,7 +1337,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors).toEqual([]);
   }, 60_000);
 
-  test("the first screen is the data: the filter folds into a toolbar, views sit together, nothing is cut short, a typed 1,234 is a number, a doc is made from the page", async () => {
+  test("the first screen is the data: the filter folds into a toolbar, views sit together, nothing is cut short, a typed 1,234 is a number, a doc is made from the page; removing a choice says how many records hold it", async () => {
     const write = await sessionKey("write");
     const roadmap = (
       await server.call("POST", "/api/v1/bases", {
@@ -1387,6 +1387,12 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByRole("dialog", { name: "Status" }).getByRole("button", { name: "Edit field…" }).click();
     const choice = page.getByRole("dialog", { name: "Edit Status" }).getByLabel("Choice", { exact: true }).first();
     expect((await choice.boundingBox())!.width).toBeGreaterThan(120);
+    // Removing a choice records hold says how many and what becomes of them first (item 8).
+    await page.getByRole("dialog", { name: "Edit Status" }).getByRole("button", { name: "Remove Done" }).click();
+    const removing = page.locator("dialog").filter({ hasText: "1 record holds “Done”." });
+    await removing.getByText("it is no longer a choice").waitFor();
+    await removing.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByRole("dialog", { name: "Edit Status" }).getByLabel("Choice", { exact: true }).count()).toBe(2);
     await page.keyboard.press("Escape");
     // On a phone the view tabs scroll in one row, each name on one line.
     await page.setViewportSize({ width: 375, height: 800 });

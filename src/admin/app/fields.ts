@@ -28,9 +28,9 @@ type Options = Record<string, unknown>;
 const typeChoices = (types: readonly FieldType[]) => types.map((type) => ({ value: type, label: FIELD_TRAITS[type].label }));
 
 /** What a type asks for beside its name (its kind's settings: choices, a link's target, a lookup's path, a formula, a rating's stars), or nothing. */
-function optionsPart(type: FieldType, base: BaseView, bases: BaseView[], options: Options): SettingsPart | null {
-  const links = base.fields.filter((field) => traitsOf(field.type).source === "links");
-  return PAGE_KINDS[type].settings?.({ base, bases, links, options }) ?? null;
+function optionsPart(type: FieldType, base: BaseView, bases: BaseView[], options: Options, field?: FieldView): SettingsPart | null {
+  const links = base.fields.filter((candidate) => traitsOf(candidate.type).source === "links");
+  return PAGE_KINDS[type].settings?.({ base, bases, links, options, field }) ?? null;
 }
 
 const propose = (changes: FieldChanges, body: Record<string, unknown>) => api<ChangeRequestView>("POST", `/bases/${changes.base.id}/fields/change-requests`, body).then(changes.done);
@@ -94,7 +94,7 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   const convertible = FIELD_TYPES.filter((type) => !FIELD_TRAITS[type].computed);
   const type = traits.computed ? null : select("Type", "type", typeChoices(convertible), field.type, "Another type converts every value: you see what carries over before it is proposed.");
   // A link keeps the base it links to (its inverse lives there); what else a type asks for may change.
-  const part = traits.source === "links" ? null : optionsPart(field.type as FieldType, base, bases, field.options);
+  const part = traits.source === "links" ? null : optionsPart(field.type as FieldType, base, bases, field.options, field);
   const preview = h("p", { class: "convert-preview", role: "status" });
   const typeSelect = type?.querySelector("select");
   // Into choices: a value the choices lack becomes one (else it is lost); into several choices, text is split on commas only when asked.

@@ -1,8 +1,9 @@
 import type { FieldView } from "../../../content/bases";
 import { CHOICE_COLORS, colorOfChoice } from "../../../shared/field-types";
 import { fill, h } from "../dom";
-import { input, select } from "../ui";
-import { choicesQuestion, copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, pastedAsWritten, plainWords, questionLabel, readLine, type SettingsPart, textOfValue } from "./kind";
+import { api, query } from "../api";
+import { confirmDialog, input, select } from "../ui";
+import { choicesQuestion, copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, pastedAsWritten, plainWords, questionLabel, readLine, type SettingsContext, type SettingsPart, textOfValue } from "./kind";
 
 type Choice = { id?: string; name: string; color?: string };
 
@@ -10,13 +11,37 @@ const choiceNames = (field: FieldView) => ((field.options.choices as { name: str
 
 const chip = (field: FieldView, choice: unknown) => h("span", { class: `chip color-${colorOfChoice(field.options, choice)}` }, String(choice));
 
-/** A list of choices, each with its colour, to add to and remove from. */
-function choicesSettings(given: Choice[]): SettingsPart {
+/** How many records of the base hold a choice of the field (`operator`: eq for one choice, contains for several). */
+const holding = (context: SettingsContext, operator: "eq" | "contains", name: string) =>
+  api<{ total: number }>(
+    "GET",
+    `/records/count${query({ baseId: context.base.id, "filters[0][fieldSlug]": context.field!.slug, "filters[0][operator]": operator, "filters[0][value]": name })}`,
+  ).then((answer) => answer.total);
+
+/**
+ * A list of choices, each with its colour, to add to and remove from. Removing a choice records
+ * hold says first how many do and what becomes of them: they keep it as written, but it is no
+ * longer a choice (it leaves a board's columns and a filter's list until it is added again).
+ */
+function choicesSettings(context: SettingsContext, operator: "eq" | "contains"): SettingsPart {
+  const given = (context.options.choices as Choice[] | undefined) ?? [{ name: "" }];
   const list = h("ol", { class: "choice-list" });
   const row = (choice: Choice) => {
     const name = h("input", { type: "text", value: choice.name, "aria-label": "Choice", required: true, "data-id": choice.id ?? "" });
     const color = h("select", { "aria-label": `Colour of ${choice.name || "the choice"}` }, ...CHOICE_COLORS.map((c) => h("option", { value: c, selected: c === (choice.color ?? CHOICE_COLORS[0]) }, c)));
-    const remove = h("button", { type: "button", class: "secondary", "aria-label": `Remove ${choice.name || "the choice"}`, onclick: () => item.remove() }, "×");
+    const remove = h("button", { type: "button", class: "secondary", "aria-label": `Remove ${choice.name || "the choice"}` }, "×");
+    remove.addEventListener("click", async () => {
+      const held = context.field && choice.name ? await holding(context, operator, choice.name).catch(() => 0) : 0;
+      const sure =
+        held === 0 ||
+        (await confirmDialog(
+          `Remove ${choice.name}?`,
+          `${held.toLocaleString()} record${held === 1 ? " holds" : "s hold"} “${choice.name}”. Once saved they keep it as written, but it is no longer a choice: they leave the board's columns and the filter's list until it is added again.`,
+          `Remove ${choice.name}`,
+          true,
+        ));
+      if (sure) item.remove();
+    });
     const item = h("li", {}, name, color, remove);
     return item;
   };
@@ -33,7 +58,6 @@ function choicesSettings(given: Choice[]): SettingsPart {
   };
 }
 
-const settings = ({ options }: { options: Record<string, unknown> }) => choicesSettings((options.choices as Choice[] | undefined) ?? [{ name: "" }]);
 
 /** One choice of the field's list: a chip in its colour, picked from a list. */
 export const selectKind: PageKind = {
@@ -45,7 +69,7 @@ export const selectKind: PageKind = {
   copied: copiedText,
   pasted: pastedAsWritten,
   words: plainWords,
-  settings,
+  settings: (context) => choicesSettings(context, "eq"),
   question: (item) =>
     item.choices.length > 0
       ? h("label", {}, questionLabel(item), h("select", { name: item.inputName, required: item.required }, h("option", { value: "" }, "—"), item.choices.map((choice) => h("option", { value: choice }, choice))))
@@ -64,7 +88,7 @@ export const multiselectKind: PageKind = {
   copied: copiedText,
   pasted: (_field, text) => ({ value: text.trim().split(/\s*[,;]\s*/).filter(Boolean) }),
   words: plainWords,
-  settings,
+  settings: (context) => choicesSettings(context, "contains"),
   question: (item) => (item.choices.length > 0 ? choicesQuestion(item) : lineQuestion("text")(item)),
   answer: (given, item) => (item.choices.length > 0 ? given : firstAnswer(given)),
 };

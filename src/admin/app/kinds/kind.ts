@@ -50,6 +50,8 @@ export interface SettingsContext {
   /** The base's fields that link records (a lookup reads through one). */
   links: FieldView[];
   options: Record<string, unknown>;
+  /** The field edited, when it exists (a new one has no records yet). */
+  field?: FieldView;
 }
 
 /** The part of a field's dialog its type adds (its options), read back into `options` when sent. */
