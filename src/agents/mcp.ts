@@ -1,5 +1,6 @@
 import type { FilterGroup, RecordFilter } from "../content/records/query";
-import { seenBase, seenEvent } from "../content/records/seen";
+import { seenEvent } from "../content/records/seen";
+import { seenBase } from "../content/records/seen-base";
 import { grep, GREP_BOUNDS } from "../search/grep";
 import { SEARCH_BOUNDS, searchSpace } from "../search/search";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";

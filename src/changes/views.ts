@@ -11,7 +11,8 @@ import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/s
 import { CommitSchema, type CommitRow, commitView, loadCommits, type UserRef, UserRefSchema, userRefs, userRefView } from "../content/commits";
 import { directOperations } from "./direct";
 import { ValueBudget } from "../shared/limits";
-import { seenBase, seenCommits } from "../content/records/seen";
+import { seenCommits } from "../content/records/seen";
+import { seenBase } from "../content/records/seen-base";
 import type { Sight } from "../spaces/sight";
 import { CHANGE_STATUSES, type ChangeRequestRow, OPERATION_STATUSES, type OperationRow, operations, reviews, VERDICTS } from "../tables/changes";
 import { OPERATION_KINDS, TARGET_TYPES } from "../tables/content";

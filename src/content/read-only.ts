@@ -5,7 +5,7 @@ import { baseView, findBase } from "./bases";
 import { nodeDetail } from "./node-kinds";
 import type { NodeRow } from "./nodes";
 import { listRecords } from "./records/list";
-import { seenBase } from "./records/seen";
+import { seenBase } from "./records/seen-base";
 
 /**
  * What a reader without a key sees of one node through a link (an embed link, a public share):

@@ -1,5 +1,5 @@
 import type { Sight } from "../../spaces/sight";
-import { seenBase } from "./seen";
+import { seenBase } from "./seen-base";
 import type { AppContext } from "../../context";
 import { badRequest } from "../../shared/errors";
 import { FILTER_OPERATORS } from "../../shared/field-types";

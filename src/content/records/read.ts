@@ -1,5 +1,6 @@
 import { SEES_ALL, type Sight } from "../../spaces/sight";
-import { seenBase, seenCommits } from "./seen";
+import { seenCommits } from "./seen";
+import { seenBase } from "./seen-base";
 import { CommitHead, FULL_SHAPE, RecordRow, RecordShape, RecordView, recordView, requireShapeFields } from "./view";
 import { and, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { commitColumns, type CommitView, commitView, type UserRef, userRefs } from "../commits";

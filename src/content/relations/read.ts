@@ -1,4 +1,4 @@
-import { wholeBase } from "../records/seen";
+import { wholeBase } from "../records/seen-base";
 import type { Sight } from "../../spaces/sight";
 import { recordData } from "../store";
 import { type LinkRow, linkRows, storedValues } from "./store";

@@ -1,4 +1,4 @@
-import { wholeBase } from "../records/seen";
+import { wholeBase } from "../records/seen-base";
 import { linksOfRecord } from "./store";
 import { inverseOf, ownership } from "./schema";
 import { isRelation } from "../fields/relation";

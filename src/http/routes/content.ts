@@ -1,5 +1,5 @@
 import type { Sight } from "../../spaces/sight";
-import { seenBase } from "../../content/records/seen";
+import { seenBase } from "../../content/records/seen-base";
 import { readyListing, recordShape } from "../../content/records/grammar";
 import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
 import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
