@@ -3,7 +3,7 @@ import type { BaseView, FieldView } from "../../content/bases";
 import type { RecordView } from "../../content/records/view";
 import { api, ApiError } from "./api";
 import { type Child, h } from "./dom";
-import { type Proposed, saveRecordChange } from "./record-save";
+import { saveRecordChange } from "./record-save";
 import { failureText, link } from "./ui";
 
 /** A cell to write: its record as the grid read it, its field, and the value to give it. */
@@ -92,7 +92,7 @@ export function gridWrites(home: WritesHome) {
    */
   async function writeCell(record: RecordView, field: FieldView, value: unknown, message: string): Promise<RecordView | "waiting" | null> {
     say("Saving…");
-    let answer: Proposed<RecordView> | null;
+    let answer: Awaited<ReturnType<typeof saveRecordChange>>;
     try {
       answer = await saveRecordChange(record, { [field.slug]: value }, { fields: base.fields, message });
     } catch (failure) {
@@ -111,11 +111,11 @@ export function gridWrites(home: WritesHome) {
       return "waiting";
     }
     home.waiting.delete(key);
-    const now = answer.fields[field.slug] ?? null;
-    if (JSON.stringify(now) === JSON.stringify(value)) {
-      remember(message, [{ record, field, value }]);
+    if (answer.keptTheirs) say(`${field.name} keeps the value someone else gave it.`);
+    else {
+      remember(message, [{ record, field, value: answer.fields[field.slug] ?? null }]);
       say(`Saved ${field.name}.`);
-    } else say(`${field.name} keeps the value someone else gave it.`);
+    }
     return { ...record, ...answer, fields: { ...record.fields, ...answer.fields } };
   }
 
