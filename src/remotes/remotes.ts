@@ -19,6 +19,7 @@ import { BLOBS, beginDumpImport, commitDumpImport, pruneImportSessions, stageImp
 import { markClone, removeCutClones } from "./cut-clones";
 import { instanceId } from "../changes/merge-log";
 import { RemoteClient, remoteFailure, RemoteRefused, RemoteUnreachable, remoteUrl, tooLargeAnswer } from "./client";
+import { operationsOf as changeRequestOperations } from "../changes/lifecycle";
 import { fetchFiles, filesInPayload, filesInValues, sendFiles } from "./files";
 import type { UserRef } from "../content/commits";
 import { applyPulled, applyStructure, authorHere, emptyTally, isRecordCommit, type PulledCommit, type PullTally, warn } from "./pull";
@@ -488,14 +489,16 @@ function undecided(ctx: AppContext, spaceId: string): Set<string> {
  * names a field the remote does not hold yet, and nothing is made there on a value it lacks.
  */
 function waitingThere(ctx: AppContext, remote: RemoteRow): { records: Set<string>; bases: Set<string> } {
-  const rows = ctx.db
-    .select({ commitId: commits.id, recordId: commits.recordId })
-    .from(remotePushes)
-    .innerJoin(mergeLog, eq(mergeLog.changeRequestId, remotePushes.changeRequestId))
-    .innerJoin(commits, eq(commits.id, mergeLog.commitId))
-    .where(and(eq(remotePushes.remoteId, remote.id), eq(remotePushes.state, "pending")))
-    .all();
-  return { records: new Set(rows.flatMap((row) => (row.recordId ? [row.recordId] : []))), bases: structureBases(ctx, rows.filter((row) => !row.recordId).map((row) => row.commitId)) };
+  const pending = ctx.db.select({ id: remotePushes.changeRequestId }).from(remotePushes).where(and(eq(remotePushes.remoteId, remote.id), eq(remotePushes.state, "pending"))).all();
+  const records = new Set<string>();
+  const bases = new Set<string>();
+  for (const { id } of pending)
+    for (const op of changeRequestOperations(ctx, id)) {
+      if (RECORD_KINDS.has(op.kind)) {
+        if (op.targetRecordId) records.add(op.targetRecordId);
+      } else if (op.baseId) bases.add(op.baseId);
+    }
+  return { records, bases };
 }
 
 /** The bases that the changes of structure merged as `commitIds` touch (a base they made included). */
