@@ -163,6 +163,21 @@ describe("a member without a grant finds no byte of a private folder", () => {
     expect((await call("GET", "/api/v1/nodes/notes", ws.read)).body.id).toBe(hidden.privateNotes);
   });
 
+  test("a slug a private node shares names the visible node in a query and a body too", async () => {
+    const papers = await made("GET", "/api/v1/bases/papers", undefined, bob.key);
+    const search = await call("GET", `/api/v1/records/search?baseId=salaries&fieldSlug=title&valueText=Linked`, bob.key);
+    // No visible base holds "salaries": the hidden one answers as none does.
+    expect(search.status).toBe(404);
+    const renamed = await call("POST", "/api/v1/nodes/change-requests", bob.key, { operations: [{ kind: "rename", nodeId: "notes", name: "Open notes, renamed" }] });
+    expect(renamed.status).toBe(201);
+    expect(renamed.body.operations[0].nodeId).toBe(seen.notes);
+    expect((await call("GET", `/api/v1/nodes/${hidden.privateNotes}`, ws.read)).body.name).toBe(`${SECRET} notes`);
+    await made("POST", "/api/v1/nodes/change-requests", { operations: [{ kind: "create", nodeType: "base", slug: "salaries", name: "Open salaries", fields: [{ slug: "title", name: "Title" }] }] });
+    const found = await call("GET", `/api/v1/records/search?baseId=salaries&fieldSlug=title&valueText=Linked`, bob.key);
+    expect([found.status, found.body]).toEqual([200, []]);
+    expect(papers.id).toBe(seen.papers);
+  });
+
   test("a form whose base is private is not there, and takes no keyed submission", async () => {
     expect((await call("GET", `/api/v1/forms/${seen.form}`, bob.key)).status).toBe(404);
     const before = (await call("GET", "/api/v1/change-requests?limit=100", ws.read)).body.changeRequests.length;

@@ -156,11 +156,11 @@ export function access(ctx: AppContext) {
     }))
     .macro("level", (required: SpaceAccess) => ({
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
-      transform({ request, params, body }) {
+      transform({ request, params, query, body }) {
         const { actor, space } = grantedSpace(ctx, request, required, body);
         if (space.sight !== SEES_ALL) {
-          if (params) seenSlugs(ctx, space.space.id, space.sight, params as Record<string, string>);
-          requireSeenTargets(ctx, space, namedTargets(params, Object.fromEntries(new URL(request.url).searchParams), body), requiredLevel(required, body));
+          seenSlugs(ctx, space.space.id, space.sight, params, query, body);
+          requireSeenTargets(ctx, space, namedTargets(params, query, body), requiredLevel(required, body));
         }
         grant(request, actor, space);
       },

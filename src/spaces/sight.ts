@@ -159,21 +159,29 @@ export function namedTargets(...inputs: unknown[]): [TargetKind, string][] {
 }
 
 /**
- * A path's node or base named by a slug that a node hidden from the caller shares: a lookup by the
- * slug finds the first that holds it, so when that one is hidden, the path names instead the first
- * the caller sees, by its id. A hidden node then neither hides a visible one of the same slug nor
- * tells, by a 404, that it exists.
+ * A node or base named by a slug that a node hidden from the caller shares: a lookup by the slug
+ * finds the first that holds it, so when that one is hidden, the input names instead the first the
+ * caller sees, by its id. A hidden node then neither hides a visible one of the same slug nor
+ * tells, by a 404, that it exists. Every input is walked as `namedTargets` walks it (its own keys,
+ * and those of the objects in its lists), so a path, a query and a body are alike.
  */
-export function seenSlugs(ctx: AppContext, spaceId: string, sight: Sight, params: Record<string, string>): void {
+export function seenSlugs(ctx: AppContext, spaceId: string, sight: Sight, ...inputs: unknown[]): void {
   if (sight === SEES_ALL) return;
-  for (const [key, ref] of Object.entries(params)) {
-    const kind = NAMED[key];
-    if ((kind !== "node" && kind !== "base") || typeof ref !== "string") continue;
-    const holders = slugHolders(ctx, spaceId, kind, ref);
-    if (holders.length < 2 || !sight.hiddenNodes.has(holders[0])) continue;
-    const seen = holders.find((id) => !sight.hiddenNodes.has(id));
-    if (seen) params[key] = seen;
-  }
+  const rename = (object: Record<string, unknown>, nested: boolean) => {
+    for (const [key, ref] of Object.entries(object)) {
+      if (nested && Array.isArray(ref)) {
+        for (const item of ref.slice(0, 1000)) if (item !== null && typeof item === "object" && !Array.isArray(item)) rename(item as Record<string, unknown>, false);
+        continue;
+      }
+      const kind = NAMED[key];
+      if ((kind !== "node" && kind !== "base") || typeof ref !== "string") continue;
+      const holders = slugHolders(ctx, spaceId, kind, ref);
+      if (holders.length < 2 || !sight.hiddenNodes.has(holders[0])) continue;
+      const seen = holders.find((id) => !sight.hiddenNodes.has(id));
+      if (seen) object[key] = seen;
+    }
+  };
+  for (const input of inputs) if (input !== null && typeof input === "object" && !Array.isArray(input)) rename(input as Record<string, unknown>, true);
 }
 
 /**
