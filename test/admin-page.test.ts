@@ -760,8 +760,11 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     dialog = page.getByRole("dialog", { name: "Add a base" });
     const csv = "Task,Hours,Status\nShip dashboard,3,Done\nWrite docs,5,Backlog\nFix login,2,Done\n";
     await dialog.getByLabel("Start from a file (CSV, Excel, JSON or JSON lines)").setInputFiles({ name: "project_tracker.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
-    await dialog.getByText("3 rows; a field for each column:").waitFor();
+    await dialog.getByText("3 rows; a field for each column, of the type you choose:").waitFor();
     await dialog.getByRole("columnheader", { name: "Hours (Number)" }).waitFor();
+    // The preview asks before it guesses: a column's type is chosen, and the file previewed again with it (issue 47, item 8).
+    await dialog.getByLabel("Type of Hours").selectOption("text");
+    await dialog.getByRole("columnheader", { name: "Hours (Text)" }).waitFor();
     await dialog.getByRole("cell", { name: "Ship dashboard" }).waitFor();
     expect(await dialog.getByLabel("Name").inputValue()).toBe("project tracker");
     await dialog.getByLabel("Name").fill("Project tracker");
@@ -771,6 +774,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const grid = page.getByRole("grid", { name: "Project tracker records" });
     await grid.getByRole("row", { name: /Write docs/ }).waitFor();
     expect(await grid.getByRole("row").count()).toBeGreaterThanOrEqual(4);
+    expect((await server.call("GET", "/api/v1/bases/project-tracker", { session: await server.signIn(EMAIL, PASSWORD) })).body.fields.map((field: { type: string }) => field.type)).toEqual(["text", "text", "text"]);
     const session = await server.signIn(EMAIL, PASSWORD);
     const tree = (await server.call("GET", "/api/v1/nodes", { session })).body as { slug: string; children: { slug: string }[] }[];
     expect(tree.find((node) => node.slug === "team-projects")!.children.map((child) => child.slug)).toEqual(["project-tracker"]);
@@ -810,7 +814,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     const dialog = page.getByRole("dialog", { name: "Add a base" });
     const sheet = workbook([["Person", "Joined", "Hours"], ["Ada", new Date(Date.UTC(2026, 2, 1)), 12], ["Grace", new Date(Date.UTC(2026, 5, 15)), 7.5]]);
     await dialog.getByLabel("Start from a file (CSV, Excel, JSON or JSON lines)").setInputFiles({ name: "Crew.xlsx", mimeType: XLSX, buffer: Buffer.from(sheet) });
-    await dialog.getByText("2 rows; a field for each column:").waitFor();
+    await dialog.getByText("2 rows; a field for each column, of the type you choose:").waitFor();
     await dialog.getByRole("columnheader", { name: "Joined (Date)" }).waitFor();
     await dialog.getByRole("cell", { name: "Grace" }).waitFor();
     await dialog.getByRole("button", { name: "Create base" }).click();

@@ -317,6 +317,24 @@ describe("import", () => {
     expect(records.some((fields: { tags: string[] }) => JSON.stringify(fields.tags) === JSON.stringify(["infra", "p1"]))).toBe(true);
   });
 
+  test("a column's type is the person's to choose: checked as that type in the preview, made so (issue 47, item 8)", async () => {
+    const body = "Name,Born,Field\nAda,1815,maths\nAlan,1912,maths\nGrace,1906,navy\n";
+    const make = (query: string) =>
+      fetch(`${server.url}/api/v1/imports?${query}`, { method: "POST", headers: { authorization: `Bearer ${ws.write}`, "content-type": "text/csv" }, body }).then(async (response) => ({ status: response.status, body: await response.json() }));
+    const chosen = await make("preview=true&types[Born]=text&types[Field]=multiselect");
+    expect(chosen.body.columns.map((column: { suggestedType: string }) => column.suggestedType)).toEqual(["text", "text", "multiselect"]);
+    expect(chosen.body.errorCount).toBe(0);
+    const wrong = await make("preview=true&types[Name]=number");
+    expect(wrong.body.errorCount).toBe(3);
+    expect(wrong.body.errors[0]).toMatchObject({ line: 2, column: "Name" });
+    expect((await make("preview=true&types[Name]=relation")).status).toBe(400);
+    const made = await make("name=Chosen types&types[Born]=text&types[Field]=multiselect");
+    expect(made.status).toBe(201);
+    expect(made.body.base.fields.map((field: { type: string }) => field.type)).toEqual(["text", "text", "multiselect"]);
+    const ada = (await server.call("GET", `/api/v1/records?baseId=${made.body.base.id}&sort=name&include=none`, { key: ws.read })).body.records[0].fields;
+    expect(ada).toEqual({ name: "Ada", born: "1815", field: ["maths"] });
+  });
+
   test("basalt import: into a base or a new base, proposed as the user named, from the command line", async () => {
     const file = join(server.dir, "more-books.csv");
     writeFileSync(file, "title,pages\nOdyssey,541\nIliad,683\n");

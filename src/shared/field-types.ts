@@ -92,6 +92,9 @@ export const FIELD_TYPES = Object.keys(FIELD_TRAITS) as FieldType[];
 /** The types a client may give a field a value of. */
 export const INPUT_TYPES = FIELD_TYPES.filter((type) => !FIELD_TRAITS[type].computed);
 
+/** The types a person may choose for an imported column: values a file's text can hold (not links, files or computed values). */
+export const IMPORTABLE_TYPES = INPUT_TYPES.filter((type) => FIELD_TRAITS[type].source === "stored" && !FIELD_TRAITS[type].holdsFiles);
+
 /** The type a field takes when none is said (the page's quick form of a base's fields). */
 export const DEFAULT_TYPE: FieldType = "text";
 

@@ -6,7 +6,7 @@ import { FIELD_KINDS } from "../content/fields/registry";
 import { listItems } from "../content/fields/kind";
 import { foldCase } from "../db/functions";
 import { isIsoDate, readsAsFlag, readsAsNumber } from "../content/fields/scalar";
-import { type FieldType, isComputed } from "../shared/field-types";
+import { FIELD_TRAITS, type FieldType, IMPORTABLE_TYPES, isComputed } from "../shared/field-types";
 import { recordInputErrors } from "../content/records/validate";
 import type { FieldRow, LoadedBase } from "../tables/content";
 import type { AppContext } from "../context";
@@ -118,8 +118,10 @@ class ColumnStats {
   }
 
   /** The type these values fit, with its options (a select's choices are the values seen). */
-  suggestion(): { type: FieldType; options: Record<string, unknown> } {
+  suggestion(chosen?: FieldType): { type: FieldType; options: Record<string, unknown> } {
     const choices = (names = this.distinct) => ({ choices: [...names.values()].map((name) => ({ name })) });
+    // A type the person chose in the preview; a choice field's choices are the values seen.
+    if (chosen) return { type: chosen, options: FIELD_TRAITS[chosen].choices === "many" ? choices(this.list ? this.distinct : this.items) : FIELD_TRAITS[chosen].choices === "one" ? choices() : {} };
     if (this.filled === 0) return { type: "text", options: {} };
     if (this.number) return { type: "number", options: {} };
     if (this.boolean) return { type: "checkbox", options: {} };
@@ -150,6 +152,20 @@ export interface Column {
   action: "map" | "create" | "skip";
   reason: string | null;
   stats: ColumnStats;
+  /** The type the person chose for a column that makes a field (`types[<column>]`), instead of the suggested one. */
+  chosen?: FieldType;
+}
+
+/** `types[<column>]=<type>`: the types chosen for the file's columns, checked. */
+export function chosenTypes(raw: unknown): Record<string, FieldType> {
+  if (raw === undefined) return {};
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw badRequest("types is types[<column>]=<field type>.");
+  const types: Record<string, FieldType> = {};
+  for (const [column, type] of Object.entries(raw)) {
+    if (typeof type !== "string" || !(IMPORTABLE_TYPES as string[]).includes(type)) throw badRequest(`types[${column}] must be one of ${IMPORTABLE_TYPES.join(", ")}.`);
+    types[column] = type as FieldType;
+  }
+  return types;
 }
 
 /** A column's field: by slug, by name (any case), or by the slug its name would have. */
@@ -192,7 +208,7 @@ export class ImportPlan {
     private readonly ctx: AppContext,
     private readonly loaded: LoadedBase,
     readonly format: ImportFormat,
-    private readonly options: { mode: "preview" | "check" | "commit"; createFields: boolean },
+    private readonly options: { mode: "preview" | "check" | "commit"; createFields: boolean; types?: Record<string, FieldType> },
   ) {}
 
   /** The file's columns: a CSV's header, or a JSON row's keys as they first appear. */
@@ -203,7 +219,10 @@ export class ImportPlan {
       if (key === "") throw badRequest(`Line ${line}: column ${names.indexOf(name) + 1} has no name; every column of the header needs one.`);
       if (seen.has(key)) throw badRequest(`Line ${line}: the column "${key}" appears twice.`);
       seen.add(key);
-      if (!this.columns.some((column) => column.name === key)) this.columns.push(columnOf(this.loaded, key, this.options.createFields));
+      if (this.columns.some((column) => column.name === key)) continue;
+      const column = columnOf(this.loaded, key, this.options.createFields);
+      if (column.action === "create" && this.options.types?.[key]) column.chosen = this.options.types[key];
+      this.columns.push(column);
     }
     if (this.columns.length > this.maxColumns) throw badRequest(`The file has ${this.columns.length} columns; an import takes at most ${this.maxColumns} (the fields a base may have).`);
   }
@@ -230,6 +249,14 @@ export class ImportPlan {
       column.stats.add(given);
       // Shown under the slug of the field it will make, as `columns[].fieldSlug` names it.
       if (column.action === "create") raw[newSlug(column.name)] = given;
+      // A chosen type is checked as the file is read (a suggested one fits every value by its making); a choice field's choices are the values.
+      if (column.action === "create" && column.chosen && FIELD_TRAITS[column.chosen].choices === "none" && given !== null && given !== "") {
+        const definition = { slug: newSlug(column.name), type: column.chosen, required: false, options: {} };
+        const kind = FIELD_KINDS[column.chosen];
+        const read = typeof given === "string" ? kind.fromText(given.trim(), definition) : { value: given };
+        const checked = "error" in read ? read : kind.checkValue(read.value, definition);
+        if ("error" in checked) errors.push({ line: row.line, column: column.name, message: `${column.name} ${checked.error}.` });
+      }
       if (column.action !== "map" || !column.field) continue;
       const converted = typeof given === "string" && this.format === "csv" ? cellValue(column.field, given) : { value: given };
       if ("error" in converted) errors.push({ line: row.line, column: column.name, message: `${column.name} ${converted.error}.` });
@@ -256,7 +283,7 @@ export class ImportPlan {
       format: this.format,
       delimiter: this.delimiter,
       rowCount: this.rowCount,
-      columns: this.columns.map((column) => ({ name: column.name, action: column.action, fieldSlug: column.field?.slug ?? (column.action === "create" ? newSlug(column.name) : null), suggestedType: column.field?.type ?? column.stats.suggestion().type, reason: column.reason })),
+      columns: this.columns.map((column) => ({ name: column.name, action: column.action, fieldSlug: column.field?.slug ?? (column.action === "create" ? newSlug(column.name) : null), suggestedType: column.field?.type ?? column.stats.suggestion(column.chosen).type, reason: column.reason })),
       rows: this.shown,
       errors: this.errors,
       errorCount: this.errorCount,
@@ -331,9 +358,9 @@ async function asText(ctx: AppContext, file: { format: ImportFormat; body: Uploa
 }
 
 /** A preview: the file read once, as it arrives, and nothing written. */
-export async function previewImport(ctx: AppContext, loaded: LoadedBase, given: { format: ImportFormat; body: Upload }, createFields: boolean): Promise<ImportPreview> {
+export async function previewImport(ctx: AppContext, loaded: LoadedBase, given: { format: ImportFormat; body: Upload }, createFields: boolean, types: Record<string, FieldType> = {}): Promise<ImportPreview> {
   const file = await asText(ctx, given);
-  const plan = new ImportPlan(ctx, loaded, file.format, { mode: "preview", createFields });
+  const plan = new ImportPlan(ctx, loaded, file.format, { mode: "preview", createFields, types });
   await readInto(plan, uploadStream(file.body), ctx.config.maxImportBytes, () => uploadRefusal(ctx.config.maxImportBytes));
   return plan.preview();
 }
@@ -343,12 +370,19 @@ export async function previewImport(ctx: AppContext, loaded: LoadedBase, given: 
  * `--max-import`), read once to check it, then handed to `then` with a way to read it again; the
  * temporary file is removed however it ends. Memory holds a chunk and a part, not the file.
  */
-export async function checkedUpload<T>(ctx: AppContext, loaded: LoadedBase, given: { format: ImportFormat; body: Upload }, createFields: boolean, then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>): Promise<T> {
+export async function checkedUpload<T>(
+  ctx: AppContext,
+  loaded: LoadedBase,
+  given: { format: ImportFormat; body: Upload },
+  createFields: boolean,
+  then: (checked: ImportPlan, reread: () => ReadableStream<Uint8Array>) => Promise<T>,
+  types: Record<string, FieldType> = {},
+): Promise<T> {
   const limit = ctx.config.maxImportBytes;
   const file = await asText(ctx, given);
   const spool = await writeTemporary(ctx.config.dataDir, file.body, limit, () => uploadRefusal(limit));
   try {
-    const checked = new ImportPlan(ctx, loaded, file.format, { mode: "check", createFields });
+    const checked = new ImportPlan(ctx, loaded, file.format, { mode: "check", createFields, types });
     await readInto(checked, Bun.file(spool.path).stream(), limit, () => uploadRefusal(limit));
     return await then(checked, () => Bun.file(spool.path).stream());
   } finally {

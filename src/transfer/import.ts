@@ -25,7 +25,7 @@ function requireWrite(who: Proposer, what: string): void {
 }
 
 /** The fields a file's new columns become: named as the columns, of the type their values fit. */
-const newFields = (columns: Column[]) => columns.map((column) => ({ slug: newSlug(column.name), name: column.name, required: false, ...column.stats.suggestion() }));
+const newFields = (columns: Column[]) => columns.map((column) => ({ slug: newSlug(column.name), name: column.name, required: false, ...column.stats.suggestion(column.chosen) }));
 
 /**
  * Commits an import whose file was read once to check it (`checked`) and can be read again

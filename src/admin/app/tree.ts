@@ -2,7 +2,7 @@ import type { BaseView } from "../../content/bases";
 import type { NodeView } from "../../content/nodes";
 import type { ChangeRequestView } from "../../changes/views";
 import type { ImportPreview } from "../../transfer/import-plan";
-import { FIELD_TRAITS, type FieldType } from "../../shared/field-types";
+import { FIELD_TRAITS, IMPORTABLE_TYPES, traitsOf } from "../../shared/field-types";
 import { slugFrom } from "../../shared/formats";
 import { formatOf, IMPORT_ACCEPT } from "../../shared/import-formats";
 import { api, query, send } from "./api";
@@ -73,18 +73,27 @@ const parentOf = (where: HTMLElement) => {
   return value ? { parentNodeId: value } : {};
 };
 
-/** The first rows of a file as its preview shows them: a column per field it would make, with the type its values fit. */
-function previewTable(preview: ImportPreview): HTMLElement {
+/**
+ * The first rows of a file as its preview shows them: a column per field it would make, with the
+ * type its values fit, which the person may change (`choose`: the file is previewed again with it).
+ */
+function previewTable(preview: ImportPreview, choose: (column: string, type: string) => void): HTMLElement {
   const columns = preview.columns.filter((column) => column.action !== "skip");
+  const typePick = (column: (typeof columns)[number]) => {
+    const pick = h("select", { "aria-label": `Type of ${column.name}` }, ...IMPORTABLE_TYPES.map((type) => h("option", { value: type, selected: type === column.suggestedType }, FIELD_TRAITS[type].label)));
+    pick.addEventListener("change", () => choose(column.name, pick.value));
+    return h("label", { class: "import-type" }, `${column.name} `, pick);
+  };
   return h(
     "div",
     { class: "import-preview" },
-    h("p", {}, `${preview.rowCount.toLocaleString()} row${preview.rowCount === 1 ? "" : "s"}; a field for each column:`),
+    h("p", {}, `${preview.rowCount.toLocaleString()} row${preview.rowCount === 1 ? "" : "s"}; a field for each column, of the type you choose:`),
+    h("div", { class: "import-types" }, columns.map(typePick)),
     h(
       "div",
       { class: "grid-scroll" },
       table(
-        columns.map((column) => `${column.name} (${FIELD_TRAITS[column.suggestedType as FieldType]?.label ?? column.suggestedType})`),
+        columns.map((column) => `${column.name} (${traitsOf(column.suggestedType).label})`),
         preview.rows.slice(0, 5).map((row) => columns.map((column) => shown(row.fields[column.fieldSlug ?? column.name]))),
         "The first rows",
       ),
@@ -114,17 +123,31 @@ export function addBase(changes: TreeChanges, folders: Folder[], parent?: string
       typedName.value = file.name.replace(/\.[^.]+$/, "").replace(/[_-]+/g, " ");
       typedName.dispatchEvent(new Event("input"));
     }
+    types = {};
+    await previewFile();
+  });
+  // The types chosen in the preview, by column: sent with the preview and with the import.
+  let types: Record<string, string> = {};
+  const typeParams = () => Object.fromEntries(Object.entries(types).map(([column, type]) => [`types[${column}]`, type]));
+  const previewFile = async () => {
+    if (!file) return;
     try {
-      const preview = (await (await send("POST", `/imports${query({ preview: true, format: formatOf(file.type, file.name) })}`, file, file.type || "application/octet-stream")).json()) as ImportPreview;
-      fill(seen, previewTable(preview));
+      const preview = (await (await send("POST", `/imports${query({ preview: true, format: formatOf(file.type, file.name), ...typeParams() })}`, file, file.type || "application/octet-stream")).json()) as ImportPreview;
+      fill(
+        seen,
+        previewTable(preview, (column, type) => {
+          types[column] = type;
+          void previewFile();
+        }),
+      );
     } catch (failure) {
       fill(seen, h("p", { class: "error", role: "alert" }, failure instanceof Error ? failure.message : String(failure)));
     }
-  });
+  };
   const fromFile = changes.canWrite ? h("div", { class: "field" }, h("label", {}, "Start from a file (optional)", picker), seen) : h("p", { class: "muted" }, "Making a base from a file needs the Write data level.");
   dialogForm("Add a base", [...named.nodes, where, fromFile], "Create base", async () => {
     if (file) {
-      const params = { name: named.name(), slug: named.slug(), format: formatOf(file.type, file.name), ...(parentOf(where) as { parentNodeId?: string }) };
+      const params = { name: named.name(), slug: named.slug(), format: formatOf(file.type, file.name), ...(parentOf(where) as { parentNodeId?: string }), ...typeParams() };
       const made = (await (await send("POST", `/imports${query(params)}`, file, file.type || "application/octet-stream")).json()) as { base: BaseView };
       changes.opened(made.base.id);
       return;

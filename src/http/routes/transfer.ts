@@ -12,7 +12,7 @@ import { nestedQuery, oneString } from "../../shared/query-params";
 import { Nullable, queryParameter, WholeNumber } from "../../shared/schemas";
 import { EXPORT_FORMATS, EXPORT_HEADERS, EXPORT_MEDIA, type ExportFormat, ExportedRecordSchema, type ExportHeaders, exportParts } from "../../transfer/export";
 import { commitImport, type ImportReview, importNewBase, NO_BASE } from "../../transfer/import";
-import { checkedUpload, ImportPreviewSchema, ImportResultSchema, previewImport } from "../../transfer/import-plan";
+import { checkedUpload, chosenTypes, ImportPreviewSchema, ImportResultSchema, previewImport } from "../../transfer/import-plan";
 import { getImportJob, ImportJobSchema, listImportJobs } from "../../transfer/import-jobs";
 import { formatOf, IMPORT_FORMATS, type ImportFormat, XLSX_MEDIA } from "../../shared/import-formats";
 import { abortDumpImport, assetText, AssetTextSchema, BLOBS, beginDumpImport, commitDumpImport, DUMP_TABLE_LIST, DumpRowsSchema, exportTablePage, MAX_DUMP_ROWS, stageImportRows } from "../../transfer/dump-api";
@@ -31,6 +31,7 @@ const EXPORT_QUERY = [
 const IMPORT_QUERY = [
   queryParameter("preview", "true: answer the columns, suggested types, mapping, first rows and errors by line, and write nothing."),
   queryParameter("createFields", "true: make a field (of its suggested type) for each column no field has the slug or name of; needs write."),
+  queryParameter("types", "types[<column>]=<field type>: the type a column that makes a field takes instead of the suggested one (values a file can hold: not links, files or computed); its values are checked as that type."),
   queryParameter("format", `${IMPORT_FORMATS.join(", ")}: how to read the file when its Content-Type does not say.`),
   queryParameter("message", "The change request's message."),
   queryParameter("autoMerge", "false: wait for review even with write."),
@@ -168,10 +169,11 @@ export function transferRoutes(ctx: AppContext) {
         const file = await uploadedFile(request, oneString("format", raw.format));
         const loaded = findBase(ctx, space.space.id, params.baseId);
         const createFields = booleanParam("createFields", raw.createFields);
-        if (booleanParam("preview", raw.preview)) return previewImport(ctx, loaded, file, createFields);
+        const types = chosenTypes(raw.types);
+        if (booleanParam("preview", raw.preview)) return previewImport(ctx, loaded, file, createFields, types);
         const who = proposer(space, actor, request);
         set.status = 201;
-        return checkedUpload(ctx, loaded, file, createFields, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, reviewOf(raw, request)));
+        return checkedUpload(ctx, loaded, file, createFields, (checked, reread) => commitImport(ctx, who, checked, reread, loaded.base.id, reviewOf(raw, request)), types);
       },
       {
         answers: { 200: ImportPreviewSchema, 201: ImportResultSchema, 409: ["NOT_MERGEABLE", "MERGE_CONFLICT", "LIMIT_REACHED", "TARGET_BASE_ARCHIVED", "FIELD_CONVERTING", "BASE_CHANGED", "IMPORT_RUNNING"] },
@@ -252,13 +254,14 @@ export function transferRoutes(ctx: AppContext) {
       "/imports",
       async ({ space, actor, request, set }) => {
         const raw = nestedQuery(request.url);
-        if (booleanParam("preview", raw.preview)) return previewImport(ctx, NO_BASE, await uploadedFile(request, oneString("format", raw.format)), true);
+        const types = chosenTypes(raw.types);
+        if (booleanParam("preview", raw.preview)) return previewImport(ctx, NO_BASE, await uploadedFile(request, oneString("format", raw.format)), true, types);
         const name = oneString("name", raw.name)?.trim();
         if (!name) throw badRequest("The query parameter name (the new base's name) is required.");
         const file = await uploadedFile(request, oneString("format", raw.format));
         const who = proposer(space, actor, request);
         const base = { name, slug: oneString("slug", raw.slug), parentNodeId: oneString("parentNodeId", raw.parentNodeId) };
-        const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, base, reviewOf(raw, request)));
+        const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, base, reviewOf(raw, request)), types);
         set.status = 201;
         return { base: baseView(findBase(ctx, space.space.id, made.baseId)), import: made.imported };
       },
@@ -269,6 +272,7 @@ export function transferRoutes(ctx: AppContext) {
           parameters: [
             queryParameter("name", "The new base's name (required unless preview=true)."),
             queryParameter("preview", "true: answers what the base would be (a field for each column, of the type its values fit, and the first rows) and makes nothing."),
+            ...IMPORT_QUERY.filter((parameter) => parameter.name === "types"),
             queryParameter("slug", "Its slug; default: from the name."),
             queryParameter("parentNodeId", "The folder it goes in; default: the root."),
             ...IMPORT_QUERY.filter((parameter) => ["format", "message", "autoMerge", "idempotencyKey"].includes(parameter.name)),
