@@ -1,4 +1,4 @@
-import { inflating, lying, workbook, XLSX } from "./workbook";
+import { inflating, lying, sharing, workbook, XLSX } from "./workbook";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -427,6 +427,23 @@ describe("import", () => {
     }
   });
 
+  test("a workbook's rows are counted as they are made: many rows naming one long shared string are refused past --max-import", async () => {
+    const small = new TestServerWithImportLimit("8kb");
+    await small.ready;
+    const send = (body: Uint8Array<ArrayBuffer>) => fetch(`${small.server.url}/api/v1/bases/notes/imports?preview=true`, { method: "POST", headers: { authorization: `Bearer ${small.key}`, "content-type": XLSX }, body });
+    try {
+      // A few bytes of XML a row, however long the string: 3 KB that would come to 200 KB of rows (a 10 KB one, to a gigabyte).
+      const shared = sharing("x".repeat(2000), 100);
+      expect(shared.byteLength).toBeLessThan(8 * 1024);
+      const reply = await send(shared);
+      expect([reply.status, (await reply.json()).error]).toEqual([413, "The workbook's rows come to more than 8192 bytes, the most an import reads (the operator sets it with --max-import)."]);
+      const fits = await send(sharing("short", 2));
+      expect([fits.status, (await fits.json()).rowCount]).toEqual([200, 2]);
+    } finally {
+      await small.server.stop();
+    }
+  });
+
   test("a workbook whose directory says 1 KB for a 100 MB sheet is refused without inflating it, and the server answers meanwhile", async () => {
     const liar = lying(100 * 1024 * 1024, 1024);
     expect(liar.byteLength).toBeLessThan(150 * 1024);
@@ -456,13 +473,18 @@ describe("import", () => {
   });
 });
 
-/** A server whose imports read at most 1 KB, with a base "notes". */
+/** A server whose imports read at most `maxImport` (1 KB unless told), with a base "notes". */
 class TestServerWithImportLimit {
-  readonly server = new TestServer({ flags: { "max-import": "1kb" } });
+  readonly server: TestServer;
   key = "";
-  readonly ready = (async () => {
-    const ws = await workspace(this.server);
-    this.key = ws.write;
-    await createBase(this.server, ws.write, "notes", [{ slug: "title", name: "Title", type: "text" }]);
-  })();
+  readonly ready: Promise<void>;
+  constructor(maxImport = "1kb") {
+    const server = new TestServer({ flags: { "max-import": maxImport } });
+    this.server = server;
+    this.ready = (async () => {
+      const ws = await workspace(server);
+      this.key = ws.write;
+      await createBase(server, ws.write, "notes", [{ slug: "title", name: "Title", type: "text" }]);
+    })();
+  }
 }

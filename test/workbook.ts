@@ -1,4 +1,4 @@
-import { strToU8, zipSync } from "fflate";
+import { strToU8, unzipSync, zipSync } from "fflate";
 
 /**
  * A minimal Excel workbook (.xlsx) for the import tests: one sheet, text as inline strings, numbers
@@ -51,4 +51,19 @@ export function lying(bytes: number, declared: number): Uint8Array<ArrayBuffer> 
     if (signature === 0x02014b50) view.setUint32(at + 24, declared, true);
   }
   return zip;
+}
+
+/**
+ * A workbook of a header and `rows` rows whose one cell names the same shared string, `text`: a
+ * few bytes of XML a row, however long the string, so its lines come to `rows` times the string.
+ */
+export function sharing(text: string, rows: number): Uint8Array<ArrayBuffer> {
+  const files = unzipSync(workbook([["Title"]]));
+  const main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+  const cells = Array.from({ length: rows }, (_, r) => `<row r="${r + 2}"><c r="A${r + 2}" t="s"><v>0</v></c></row>`).join("");
+  files["xl/worksheets/sheet1.xml"] = strToU8(`<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${main}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Title</t></is></c></row>${cells}</sheetData></worksheet>`);
+  files["xl/sharedStrings.xml"] = strToU8(`<?xml version="1.0" encoding="UTF-8"?><sst xmlns="${main}" count="${rows}" uniqueCount="1"><si><t>${text}</t></si></sst>`);
+  const rels = new TextDecoder().decode(files["xl/_rels/workbook.xml.rels"]).replace("</Relationships>", '<Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>');
+  files["xl/_rels/workbook.xml.rels"] = strToU8(rels);
+  return new Uint8Array(zipSync(files, { level: 9 }));
 }

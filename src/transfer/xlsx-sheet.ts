@@ -83,8 +83,13 @@ const cellJson = (value: unknown): unknown => {
   return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso;
 };
 
-/** The first sheet, the first row naming the columns, each other row a JSON line (line n is the sheet's row n). */
-export async function sheetAsJsonLines(bytes: Uint8Array, ceiling: number): Promise<string> {
+/**
+ * The first sheet, the first row naming the columns, each other row a JSON line (line n is the
+ * sheet's row n), in all at most `most` characters. The lines are counted as they are made, since
+ * a cell naming a shared string is a few bytes of XML however long the string: a 10 KB workbook
+ * whose 150 rows name one 7 MB string would come to a gigabyte of lines.
+ */
+export async function sheetAsJsonLines(bytes: Uint8Array, ceiling: number, most: number): Promise<string> {
   const checked = zipSync(inflateWithin(bytes, ceiling), { level: 0 });
   let rows: unknown[][];
   try {
@@ -95,6 +100,12 @@ export async function sheetAsJsonLines(bytes: Uint8Array, ceiling: number): Prom
   const [header = [], ...data] = rows;
   const names = header.map((cell, i) => (cell === null || cell === undefined || String(cell).trim() === "" ? `Column ${i + 1}` : String(cell).trim()));
   // The header's line is left blank, as an empty row is, so an error names the row a person sees.
-  const lines = data.map((row) => (row.every((cell) => cell === null || cell === undefined || cell === "") ? "" : JSON.stringify(Object.fromEntries(names.flatMap((name, i) => (row[i] === null || row[i] === undefined ? [] : [[name, cellJson(row[i])]]))))));
+  let left = most;
+  const lines = data.map((row) => {
+    // A row is counted (its cells and the column names they repeat) before its line is made, so no one line can pass the bound either.
+    left -= row.reduce<number>((sum, cell, i) => (cell === null || cell === undefined ? sum : sum + (names[i]?.length ?? 0) + (typeof cell === "string" ? cell.length : 24)), 1);
+    if (left < 0) throw new WorkbookRefusal(413, `The workbook's rows come to more than ${most} bytes, the most an import reads (the operator sets it with --max-import).`);
+    return row.every((cell) => cell === null || cell === undefined || cell === "") ? "" : JSON.stringify(Object.fromEntries(names.flatMap((name, i) => (row[i] === null || row[i] === undefined ? [] : [[name, cellJson(row[i])]]))));
+  });
   return ["", ...lines].join("\n");
 }

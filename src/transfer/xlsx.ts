@@ -46,7 +46,7 @@ async function inTurn<T>(work: () => Promise<T>): Promise<T> {
 
 type WorkerAnswer = { lines: string } | { refused: { status: 400 | 413; message: string } };
 
-function readInWorker(bytes: Uint8Array, ceiling: number): Promise<string> {
+function readInWorker(bytes: Uint8Array, ceiling: number, most: number): Promise<string> {
   const worker = new Worker(WORKER);
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(badRequest(`The workbook took longer than ${TIME_LIMIT_MS / 1000} s to read.`)), TIME_LIMIT_MS);
@@ -59,7 +59,7 @@ function readInWorker(bytes: Uint8Array, ceiling: number): Promise<string> {
       clearTimeout(timer);
       reject(badRequest(`The workbook could not be read: ${event.message.slice(0, 200)}`));
     };
-    worker.postMessage({ bytes, ceiling });
+    worker.postMessage({ bytes, ceiling, most });
   }).finally(() => worker.terminate());
 }
 
@@ -68,6 +68,6 @@ const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 export async function xlsxAsJsonLines(upload: Upload, limit: number, tooLarge: () => ApiError): Promise<Blob> {
   const bytes = await uploadBytes(upload, limit, tooLarge);
   if (!ZIP_MAGIC.every((byte, i) => bytes[i] === byte)) throw badRequest("The file is not an .xlsx workbook (it is not a zip archive).");
-  const lines = await inTurn(() => readInWorker(bytes, inflatedLimit(limit)));
+  const lines = await inTurn(() => readInWorker(bytes, inflatedLimit(limit), limit));
   return new Blob([lines], { type: "application/x-ndjson" });
 }
