@@ -1,12 +1,13 @@
 import { FieldUpkeep } from "../src/content/field-upkeep";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createBase, deleteField, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { approveAndMerge, createBase, deleteField, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
 let ids: string[];
 beforeEach(async () => {
   ({ server, ws } = await freshWorkspace());
+  await createBase(server, ws.write, "people", [{ slug: "name", name: "Name", type: "text" }]);
   await createBase(server, ws.write, "things", [
     { slug: "name", name: "Name", type: "text" },
     { slug: "size", name: "Size", type: "text" },
@@ -170,6 +171,74 @@ describe("converting a field's type", () => {
     }
     const changeRequests = (await server.call("GET", "/api/v1/change-requests?status=in_review", { key: ws.read })).body.changeRequests;
     expect(changeRequests).toEqual([]);
+  });
+});
+
+describe("converting names to links", () => {
+  test("each name links the record of the target base it names (case and accents folded); the rest are counted and shown before the merge", async () => {
+    const people: string[] = [];
+    for (const name of ["Zoë Müller", "Grace Hopper", "Ada Lovelace"]) people.push((await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } })).body.id);
+    const colour = await fieldId("colour");
+    // "things" names people in its colour field for this test: two match, one matches some, one none.
+    for (const [i, owner] of [["0", "ZOE MULLER"], ["1", "grace hopper, Nobody"], ["2", "Someone Else"]] as const) {
+      await server.call("POST", `/api/v1/records/${ids[Number(i)]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: owner } } });
+    }
+    await server.call("POST", `/api/v1/records/${ids[3]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: "Zoë Müller" } } });
+    const body = { fieldId: colour.id, newType: "relation", targetBaseId: "people", splitText: true };
+    const preview = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toEqual({
+      totalCount: 4,
+      convertibleCount: 3,
+      nullCount: 1,
+      keptCount: 2,
+      changedCount: 1,
+      lostCount: 1,
+      conflicts: [{ recordId: ids[2], currentValue: "Someone Else" }],
+      unmatched: { count: 2, examples: ["Nobody", "Someone Else"] },
+    });
+    expect((await fieldId("colour")).type).toBe("text");
+    const proposed = (await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.propose, body: { operation: "convert", ...body } })).body;
+    expect(proposed.status).toBe("in_review");
+    const read = (await server.call("GET", `/api/v1/change-requests/${proposed.id}`, { key: ws.read })).body;
+    expect(read.operations[0].headCommit.payload.preview).toEqual({
+      fieldName: "Colour",
+      fromType: "text",
+      toType: "relation",
+      counts: { totalCount: 4, keptCount: 2, changedCount: 1, lostCount: 1 },
+      lost: [{ recordId: ids[2], currentValue: "Someone Else" }],
+      unmatched: { count: 2, examples: ["Nobody", "Someone Else"] },
+    });
+    expect((await approveAndMerge(server, ws.write, proposed.id)).status).toBe(200);
+    await server.fieldUpkeep.settled();
+    const field = await fieldId("colour");
+    expect(field).toMatchObject({ type: "relation", options: { targetBaseId: expect.stringMatching(/^bse_/), multiple: true } });
+    const byId = async (id: string) => (await server.call("GET", `/api/v1/records/${id}`, { key: ws.read })).body.fields.colour;
+    expect(await byId(ids[0])).toEqual([people[0]]);
+    expect(await byId(ids[1])).toEqual([people[1]]);
+    expect(await byId(ids[2])).toEqual([]);
+    expect(await byId(ids[3])).toEqual([people[0]]);
+    // The other side links back.
+    const inverse = (await server.call("GET", "/api/v1/bases/people", { key: ws.read })).body.fields.find((f: { type: string }) => f.type === "relation");
+    expect((await server.call("GET", `/api/v1/records/${people[0]}`, { key: ws.read })).body.fields[inverse.slug].sort()).toEqual([ids[0], ids[3]].sort());
+  });
+
+  test("a conversion to links names its target base, another base of the space with a text field", async () => {
+    const colour = await fieldId("colour");
+    for (const [body, path] of [
+      [{ fieldId: colour.id, newType: "relation" }, "targetBaseId"],
+      [{ fieldId: colour.id, newType: "relation", targetBaseId: "nowhere" }, "targetBaseId"],
+      [{ fieldId: colour.id, newType: "relation", targetBaseId: "things" }, "targetBaseId"],
+      [{ fieldId: colour.id, newType: "number", targetBaseId: "people" }, "targetBaseId"],
+    ] as const) {
+      const reply = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body });
+      expect(reply.status).toBe(400);
+      expect(reply.body.data.issues[0].path).toEqual([path]);
+    }
+    await createBase(server, ws.write, "counts", [{ slug: "n", name: "N", type: "number" }]);
+    const reply = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: colour.id, newType: "relation", targetBaseId: "counts" } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toContain("no text field");
   });
 });
 

@@ -235,7 +235,7 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
   },
   base_convert_field: {
     apply(m, op, payload) {
-      convertField(m.tx, baseOf(m, op.baseId!), payload);
+      convertField(m.tx, baseOf(m, op.baseId!), payload, m.at, m.cr.id);
       return schemaChanged(m, op);
     },
     review: "converting a field's type can drop values, so it always requires review. Run previewFieldConversion first, then omit the flag.",

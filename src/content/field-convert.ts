@@ -1,18 +1,20 @@
 import type { Static } from "@sinclair/typebox";
-import { count, eq, sql } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
-import { preparedWrite } from "../db/client";
-import { badRequest, conflict } from "../shared/errors";
+import { insertRow, preparedWrite } from "../db/client";
+import { ApiError, badRequest, conflict, invalid } from "../shared/errors";
 import { WholeNumber } from "../shared/schemas";
-import { type FieldRow, fieldOf, forgetBases, type LoadedBase } from "./bases";
+import { type FieldRow, fieldOf, findBase, forgetBases, type LoadedBase, sourceOf } from "./bases";
 import { isIndexable } from "./field-sql";
 import { checkFieldOptions, recordValueErrors } from "./field-types";
 import { type FieldType, isEmpty } from "../shared/field-types";
 import { CONVERTIBLE_TYPES, FIELD_KINDS } from "./fields/registry";
 import { NOT_CONVERTIBLE, textOf } from "./fields/kind";
 import { requireNoFormulaOf } from "./fields/formula/plan";
-import { requireNoLookupOf } from "./relations/schema";
+import { requireNoLookupOf, resolveLinkedField } from "./relations/schema";
+import { type LinkMatcher, linkMatcher } from "./relations/match";
+import { writeLinks } from "./relations/write";
 import { type ConversionState, fields, records } from "../tables/content";
 
 /** Values a select's choices lack: left out (null), or added as choices. */
@@ -20,7 +22,10 @@ export const SELECT_CHOICE_MODES = ["null_on_missing", "auto_create"] as const;
 export type SelectChoiceMode = (typeof SELECT_CHOICE_MODES)[number];
 
 /** A preview reads every record's value on the request's thread, so it is bounded; the conversion itself is not (it runs in bounded steps). */
-export const CONVERT_BOUNDS = { preview: 100_000, conflicts: 100, choices: 1000 } as const;
+export const CONVERT_BOUNDS = { preview: 100_000, conflicts: 100, choices: 1000, unmatchedExamples: 20 } as const;
+
+/** The types a field converts to: those it converts between, and a relation (its text names records of the target base). */
+export const CONVERSION_TARGETS: readonly FieldType[] = [...CONVERTIBLE_TYPES, "relation"];
 
 export type FieldConversion = {
   fieldId: string;
@@ -28,6 +33,8 @@ export type FieldConversion = {
   selectChoiceMode?: SelectChoiceMode;
   /** To a multiple select: text split on its commas into several choices (else each value is one choice). */
   splitText?: boolean;
+  /** To a relation: the base whose records the values name (id or slug). */
+  targetBaseId?: string;
 };
 
 export const ConvertPreviewSchema = t.Object(
@@ -39,6 +46,15 @@ export const ConvertPreviewSchema = t.Object(
     changedCount: WholeNumber({ description: "Records whose value carries over but reads otherwise (\" 3.5 \" → 3.5, a rating's 4.6 → 5)." }),
     lostCount: WholeNumber({ description: "Records whose value the new type cannot hold: they become empty (the conflicts)." }),
     conflicts: t.Array(t.Object({ recordId: t.String(), currentValue: t.Unknown() }), { description: `Values the new type cannot hold, which become null (the first ${CONVERT_BOUNDS.conflicts}).` }),
+    unmatched: t.Optional(
+      t.Object(
+        {
+          count: WholeNumber({ description: "Distinct names no record of the target base has: they link nothing and are dropped." }),
+          examples: t.Array(t.String(), { description: `The first ${CONVERT_BOUNDS.unmatchedExamples} of them.` }),
+        },
+        { description: "To a relation only: the names that match no record (a record naming some it matches keeps those, and counts as changed)." },
+      ),
+    ),
   },
   { description: "What converting a field would do, before anything changes." },
 );
@@ -69,16 +85,21 @@ export function convertedValue(value: unknown, field: Converting): unknown {
 }
 
 /** Checks a conversion against the base as it is: the field, the new type, and what reads the field. Answers the field and its options after it. */
-function checkConvertible(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): { field: FieldRow; options: Record<string, unknown> } {
+function checkConvertible(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): { field: FieldRow; options: Record<string, unknown>; target?: LoadedBase } {
   const field = fieldOf(loaded.fields, conversion.fieldId);
+  if (conversion.targetBaseId !== undefined && conversion.newType !== "relation") throw invalid(["targetBaseId"], "targetBaseId names the base a conversion to a relation links to: only a conversion to relation takes it.");
   if (field.convertFrom) throw conflict(`"${field.slug}" is still being converted; try again when it is done.`, { reason: "FIELD_CONVERTING" });
   if (!CONVERTIBLE_TYPES.includes(field.type)) throw badRequest(`A ${field.type} field cannot be converted; make a new field and copy its values.`);
   if (field.type === conversion.newType) throw badRequest(`"${field.slug}" is already a ${field.type} field.`);
-  if (conversion.splitText && !(FIELD_KINDS[conversion.newType].choices && FIELD_KINDS[conversion.newType].formulaType === "list")) {
-    throw badRequest("splitText splits text on its commas into several choices: only a conversion to multiselect takes it.");
+  if (conversion.splitText && conversion.newType !== "relation" && !(FIELD_KINDS[conversion.newType].choices && FIELD_KINDS[conversion.newType].formulaType === "list")) {
+    throw badRequest("splitText splits text on its commas into several values: only a conversion to multiselect or relation takes it.");
   }
   requireNoLookupOf(ctx, loaded.base.spaceId, [field]);
   requireNoFormulaOf(ctx, loaded.base.spaceId, [field]);
+  if (conversion.newType === "relation") {
+    const target = linkTarget(ctx, loaded, conversion.targetBaseId);
+    return { field, options: { targetBaseId: target.base.id, multiple: true }, target };
+  }
   const keepsChoices = FIELD_KINDS[field.type].choices && FIELD_KINDS[conversion.newType].choices;
   if (!FIELD_KINDS[conversion.newType].choices) return { field, options: checkFieldOptions(conversion.newType, {}) };
   const choices = keepsChoices ? ((field.options.choices as unknown[] | undefined) ?? []) : [];
@@ -92,7 +113,7 @@ export const checkConversion = (ctx: AppContext, loaded: LoadedBase, conversion:
 
 /** `POST /bases/{id}/fields/convert/preview`: counts and the values that would be lost, before any change. */
 export function previewConversion(ctx: AppContext, loaded: LoadedBase, conversion: FieldConversion): ConvertPreview {
-  const { field, options } = checkConvertible(ctx, loaded, conversion);
+  const { field, options, target } = checkConvertible(ctx, loaded, conversion);
   const total = ctx.db.select({ n: count() }).from(records).where(eq(records.baseId, loaded.base.id)).get()!.n;
   if (total > CONVERT_BOUNDS.preview) {
     throw conflict(`A preview reads at most ${CONVERT_BOUNDS.preview.toLocaleString("en")} records (this base has ${total.toLocaleString("en")}); the conversion itself has no such bound.`, {
@@ -100,6 +121,7 @@ export function previewConversion(ctx: AppContext, loaded: LoadedBase, conversio
       limit: CONVERT_BOUNDS.preview,
     });
   }
+  if (target) return previewLinking(ctx, loaded, field, linkMatcher(ctx, target, conversion.splitText === true));
   const after = { slug: field.slug, type: conversion.newType, options, convertFrom: conversionState(field, conversion, false) };
   const preview: ConvertPreview = { totalCount: 0, convertibleCount: 0, nullCount: 0, keptCount: 0, changedCount: 0, lostCount: 0, conflicts: [] };
   for (const { id, data } of ctx.db.select({ id: records.id, data: records.data }).from(records).where(eq(records.baseId, loaded.base.id)).all()) {
@@ -128,6 +150,8 @@ export type ConversionSummary = {
   toType: FieldType;
   counts: Pick<ConvertPreview, "totalCount" | "keptCount" | "changedCount" | "lostCount"> | null;
   lost: ConvertPreview["conflicts"];
+  /** To a relation: the names that match no record of the target base. */
+  unmatched?: ConvertPreview["unmatched"];
 };
 
 /** The summary a conversion's proposal keeps (`payload.preview`), worked out as the preview does. */
@@ -141,6 +165,7 @@ export function conversionSummary(ctx: AppContext, loaded: LoadedBase, conversio
     toType: conversion.newType,
     counts: preview && { totalCount: preview.totalCount, keptCount: preview.keptCount, changedCount: preview.changedCount, lostCount: preview.lostCount },
     lost: preview?.conflicts.slice(0, LOST_EXAMPLES) ?? [],
+    ...(preview?.unmatched ? { unmatched: preview.unmatched } : {}),
   };
 }
 
@@ -159,8 +184,9 @@ const conversionState = (field: FieldRow, conversion: FieldConversion, indexed: 
  * (`conversionStep`), a bounded step at a time, so the writer is never held for long. Meanwhile
  * the field is not indexed, and listings may not filter or sort by it (409 `FIELD_CONVERTING`).
  */
-export function convertField(tx: Tx, loaded: LoadedBase, conversion: FieldConversion): void {
-  const { field, options } = checkConvertible(tx, loaded, conversion);
+export function convertField(tx: Tx, loaded: LoadedBase, conversion: FieldConversion, at: string, commitId: string): void {
+  const { field, options, target } = checkConvertible(tx, loaded, conversion);
+  if (target) return linkField(tx, loaded, field, target, conversion, at, commitId);
   const convertFrom = conversionState(field, conversion, field.indexState !== "none");
   tx.db.update(fields).set({ type: conversion.newType, options, convertFrom, indexState: "none" }).where(eq(fields.id, field.id)).run();
   forgetBases(tx);
@@ -214,4 +240,72 @@ export function finishConversion(tx: Tx, field: FieldRow): void {
   const indexed = field.convertFrom?.indexed === true && isIndexable(field);
   tx.db.update(fields).set({ convertFrom: null, indexState: indexed ? "building" : "none" }).where(eq(fields.id, field.id)).run();
   forgetBases(tx);
+}
+
+/** The base a conversion to a relation links to: another base of the space, named by id or slug. */
+function linkTarget(ctx: AppContext, loaded: LoadedBase, ref: string | undefined): LoadedBase {
+  if (ref === undefined) throw invalid(["targetBaseId"], "A conversion to a relation needs targetBaseId: the base whose records the values name.");
+  let target: LoadedBase;
+  try {
+    target = findBase(ctx, loaded.base.spaceId, ref);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw invalid(["targetBaseId"], `targetBaseId names no base of this space: "${ref}".`);
+    throw error;
+  }
+  if (target.base.id === loaded.base.id) throw invalid(["targetBaseId"], "A conversion links to records of another base; to link records of this base, add a relation field.");
+  return target;
+}
+
+/** A conversion to a relation's preview: a record whose names all match keeps its value, one matching some changes, one matching none loses it; the names matched by none are counted and shown. */
+function previewLinking(ctx: AppContext, loaded: LoadedBase, field: FieldRow, matcher: LinkMatcher): ConvertPreview {
+  const preview: ConvertPreview = { totalCount: 0, convertibleCount: 0, nullCount: 0, keptCount: 0, changedCount: 0, lostCount: 0, conflicts: [] };
+  const unmatched = new Set<string>();
+  for (const { id, data } of ctx.db.select({ id: records.id, data: records.data }).from(records).where(eq(records.baseId, loaded.base.id)).all()) {
+    const before = data[field.slug] ?? null;
+    const match = matcher.match(before);
+    preview.totalCount++;
+    if (match.ids.length === 0) preview.nullCount++;
+    else preview.convertibleCount++;
+    for (const name of match.unmatched) unmatched.add(name);
+    if (isEmpty(before)) continue;
+    if (match.ids.length === 0) {
+      preview.lostCount++;
+      if (preview.conflicts.length < CONVERT_BOUNDS.conflicts) preview.conflicts.push({ recordId: id, currentValue: before });
+    } else if (match.unmatched.length === 0) preview.keptCount++;
+    else preview.changedCount++;
+  }
+  return { ...preview, unmatched: { count: unmatched.size, examples: [...unmatched].slice(0, CONVERT_BOUNDS.unmatchedExamples) } };
+}
+
+const clearValues = preparedWrite((db) =>
+  db
+    .update(records)
+    .set({ data: sql`json_remove(${records.data}, ${sql.placeholder("path")})` } as never)
+    .where(and(eq(records.baseId, sql.placeholder("baseId")), sql`json_type(${records.data}, ${sql.placeholder("path")}) IS NOT NULL`))
+    .prepare(),
+);
+
+/**
+ * Merges a conversion to a relation, in the merge's write: each record's names are matched (as the
+ * preview did, against the target base as it is now), the text leaves the records, the field
+ * becomes a relation with its inverse on the target base, and the matches are written as links
+ * (made by the change request, `commitId`). Names that match no record are dropped, as the preview
+ * and the change request said.
+ */
+function linkField(tx: Tx, loaded: LoadedBase, field: FieldRow, target: LoadedBase, conversion: FieldConversion, at: string, commitId: string): void {
+  const matcher = linkMatcher(tx, target, conversion.splitText === true);
+  const links: [string, string[]][] = [];
+  for (const { id, data } of tx.db.select({ id: records.id, data: records.data }).from(records).where(eq(records.baseId, loaded.base.id)).all()) {
+    const { ids } = matcher.match(data[field.slug] ?? null);
+    if (ids.length > 0) links.push([id, ids]);
+  }
+  // The text goes while the field is still text, so its index and search entries go with it.
+  clearValues(tx).run({ baseId: loaded.base.id, path: `$."${field.slug}"` });
+  const row: FieldRow = { ...field, type: "relation", options: { targetBaseId: target.base.id, multiple: true } };
+  const inverse = resolveLinkedField(tx, sourceOf(loaded), row, loaded.fields.filter((other) => other.id !== field.id), at)!;
+  tx.db.update(fields).set({ type: "relation", options: row.options, indexState: "none" }).where(eq(fields.id, field.id)).run();
+  insertRow(tx, fields, inverse);
+  forgetBases(tx);
+  const linked = findBase(tx, loaded.base.spaceId, loaded.base.id, { archived: true });
+  for (const [recordId, ids] of links) writeLinks(tx, linked, recordId, { [field.slug]: ids }, commitId, at, true);
 }

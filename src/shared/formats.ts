@@ -42,3 +42,11 @@ export function slugify(name: string, fallback: string): string {
     .slice(0, 64);
   return slug || fallback;
 }
+
+/** A name as a link's match compares it: accents stripped (NFD, combining marks dropped), case folded, spaces trimmed; "ZOË Müller" matches "zoe muller". */
+export const foldName = (name: string): string =>
+  name
+    .normalize("NFD")
+    .replace(/\p{M}/gu, "")
+    .toLowerCase()
+    .trim();

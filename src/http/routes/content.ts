@@ -1,8 +1,7 @@
 import type { Sight } from "../../spaces/sight";
 import { seenBase } from "../../content/records/seen-base";
 import { readyListing, recordShape } from "../../content/records/grammar";
-import { ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
-import { CONVERTIBLE_TYPES } from "../../content/fields/registry";
+import { CONVERSION_TARGETS, ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
 import { checkNewFormula, FormulaCheckSchema } from "../../content/fields/formula/plan";
 import type { TObject } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
@@ -64,9 +63,10 @@ const NodeOperation = variants([
 
 const Conversion = {
   fieldId: t.String({ minLength: 1 }),
-  newType: oneOf(CONVERTIBLE_TYPES),
+  newType: oneOf(CONVERSION_TARGETS),
+  targetBaseId: t.Optional(t.String({ minLength: 1, description: "To a relation: the base (id or slug) whose records the values name, matched by its primary field (case and accents folded)." })),
   selectChoiceMode: t.Optional(t.Union(SELECT_CHOICE_MODES.map((mode) => t.Literal(mode)), { description: "For a select or multiselect: values its choices lack become null (default), or are added as choices." })),
-  splitText: t.Optional(t.Boolean({ description: "To a multiselect: split text on its commas into several choices. Without it each value is one choice (a select's \"infra, p1\" stays one)." })),
+  splitText: t.Optional(t.Boolean({ description: "To a multiselect or a relation: split text on its commas into several choices. Without it each value is one choice (a select's \"infra, p1\" stays one)." })),
 };
 
 const FieldChange = variants([

@@ -1,0 +1,55 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { AppContext } from "../../context";
+import { badRequest } from "../../shared/errors";
+import { primaryField } from "../../shared/field-types";
+import { foldName } from "../../shared/formats";
+import { records } from "../../tables/content";
+import type { LoadedBase } from "../bases";
+import { listItems, textOf } from "../fields/kind";
+
+/**
+ * Names matched to records: a text value becomes links by naming records of the target base by
+ * their primary value, case and accents folded (`foldName`), as a conversion to a relation does.
+ * Two records of one name: the first made is the one a name links.
+ */
+export interface LinkMatcher {
+  /** The ids a value's names match (in order, repeats dropped), and the names that match none. */
+  match(value: unknown): { ids: string[]; unmatched: string[] };
+}
+
+/** The names a value holds: a list's items, text split on its commas when the person asked, else the whole text. */
+export function namesIn(value: unknown, split: boolean): string[] {
+  if (value === null || value === undefined) return [];
+  if (Array.isArray(value)) return value.map(textOf).map((name) => name.trim()).filter(Boolean);
+  const text = textOf(value);
+  return split ? listItems(text) : [text.trim()].filter(Boolean);
+}
+
+/** The active records of `target` by their folded primary value; a base without a text field has no names to match (400). */
+export function linkMatcher(ctx: AppContext, target: LoadedBase, split: boolean): LinkMatcher {
+  const primary = primaryField(target.fields);
+  if (!primary) throw badRequest(`The base "${target.node.slug}" has no text field to match names against: add one first.`);
+  const byName = new Map<string, string>();
+  const rows = ctx.db
+    .select({ id: records.id, data: records.data })
+    .from(records)
+    .where(and(eq(records.baseId, target.base.id), eq(records.status, "active")))
+    .orderBy(asc(records.autoNumber))
+    .all();
+  for (const { id, data } of rows) {
+    const name = data[primary.slug];
+    if (typeof name === "string" && name.trim() !== "" && !byName.has(foldName(name))) byName.set(foldName(name), id);
+  }
+  return {
+    match(value) {
+      const ids: string[] = [];
+      const unmatched: string[] = [];
+      for (const name of namesIn(value, split)) {
+        const id = byName.get(foldName(name));
+        if (id === undefined) unmatched.push(name);
+        else if (!ids.includes(id)) ids.push(id);
+      }
+      return { ids, unmatched };
+    },
+  };
+}
