@@ -99,6 +99,37 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
+  test("imported names become links: the dialog picks the base, says which names match no record, and the merge links the rest", async () => {
+    const people = await baseWith("people", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Zoë Müller" }, { name: "Grace Hopper" }]);
+    const { id, recordIds } = await baseWith("tracker", [{ slug: "task", name: "Task", type: "text" }, { slug: "owner", name: "Owner", type: "text" }], [
+      { task: "Rack servers", owner: "ZOE MULLER" },
+      { task: "Page on-call", owner: "grace hopper, Nobody" },
+      { task: "Plan", owner: "Someone Else" },
+    ]);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Tracker records" });
+    await grid.getByRole("button", { name: "Owner: field menu" }).click();
+    await page.getByRole("dialog", { name: "Owner" }).getByRole("button", { name: "Edit field…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Edit Owner" });
+    await dialog.getByLabel("Type").selectOption({ label: "Link to records" });
+    await dialog.getByLabel("Links to records of").selectOption({ label: "People" });
+    await dialog.getByLabel("Split text on commas: “a, b” names two records").check();
+    const said =
+      "Owner: Text → Link to records. Of 3 records, 1 keep their value, 1 change in form, 1 lose it (it becomes empty): “Someone Else”. 2 names match no record and are dropped: “Nobody”, “Someone Else”.";
+    await dialog.getByText(said).waitFor();
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await page.waitForURL(/\/admin\/change-requests\/crq_/);
+    await page.getByText(said).waitFor();
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Merge" }).click();
+    await page.getByText("Merged", { exact: true }).first().waitFor();
+    expect(await valueOf(recordIds[0], "owner")).toEqual([people.recordIds[0]]);
+    expect(await valueOf(recordIds[1], "owner")).toEqual([people.recordIds[1]]);
+    expect(await valueOf(recordIds[2], "owner")).toEqual([]);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
   test("a click starts a new selection; a clear reaching cells out of sight says how many values it changes first", async () => {
     const rows = Array.from({ length: 30 }, (_, i) => ({ item: `Item ${30 - i}`, qty: 30 - i }));
     const { id } = await baseWith("ranges", [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }], rows);

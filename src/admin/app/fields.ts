@@ -100,9 +100,16 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   // Into choices: a value the choices lack becomes one (else it is lost); into several choices, text is split on commas only when asked.
   const addChoices = checkbox("Add the values the choices lack as choices", "auto-create", true);
   const splitText = checkbox("Split text on commas into several choices", "split-text", false);
+  // Into links: the base whose records the names name (matched by its primary field), and whether "a, b" names two.
+  const others = bases.filter((other) => other.id !== base.id);
+  const linkTarget = select("Links to records of", "convert-target", others.map((other) => ({ value: other.id, label: other.name })), others[0]?.id, "Each value is matched to that base's first text field, in any case and with or without accents.");
+  const splitNames = checkbox("Split text on commas: “a, b” names two records", "split-names", false);
   const conversion = () => {
     const newType = typeSelect!.value as FieldType;
     const intoChoices = FIELD_TRAITS[newType].choices !== "none";
+    if (newType === "relation") {
+      return { fieldId: field.id, newType, targetBaseId: linkTarget.querySelector("select")!.value, ...(splitNames.querySelector("input")!.checked ? { splitText: true } : {}) };
+    }
     return {
       fieldId: field.id,
       newType,
@@ -117,19 +124,21 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
     const newType = typeSelect!.value as FieldType;
     addChoices.hidden = newType === field.type || FIELD_TRAITS[newType].choices === "none";
     splitText.hidden = addChoices.hidden || FIELD_TRAITS[newType].choices !== "many" || traits.choices !== "none";
+    linkTarget.hidden = splitNames.hidden = newType === field.type || newType !== "relation";
     if (newType === field.type) return;
     try {
       const seen = await api<ConvertPreview>("POST", `/bases/${base.id}/fields/convert/preview`, conversion());
       if (mine !== asked) return;
-      preview.textContent = `${conversionWords({ fieldName: field.name, fromType: field.type, toType: newType, counts: seen, lost: seen.conflicts })} The conversion waits for review.`;
+      preview.textContent = `${conversionWords({ fieldName: field.name, fromType: field.type, toType: newType, counts: seen, lost: seen.conflicts, unmatched: seen.unmatched })} The conversion waits for review.`;
     } catch (failure) {
       if (mine === asked) preview.textContent = failureText(failure);
     }
   };
-  addChoices.hidden = splitText.hidden = true;
+  addChoices.hidden = splitText.hidden = linkTarget.hidden = splitNames.hidden = true;
   typeSelect?.addEventListener("change", showPreview);
-  for (const box of [addChoices, splitText]) box.querySelector("input")!.addEventListener("change", showPreview);
-  dialogForm(`Edit ${field.name}`, [name, type, addChoices, splitText, preview, required, part?.node ?? null], "Save", async () => {
+  for (const box of [addChoices, splitText, splitNames]) box.querySelector("input")!.addEventListener("change", showPreview);
+  linkTarget.querySelector("select")!.addEventListener("change", showPreview);
+  dialogForm(`Edit ${field.name}`, [name, type, linkTarget, splitNames, addChoices, splitText, preview, required, part?.node ?? null], "Save", async () => {
     if (typeSelect && typeSelect.value !== field.type) {
       // Its own title in the Inbox: which field becomes what.
       const to = FIELD_TRAITS[typeSelect.value as FieldType].label;
