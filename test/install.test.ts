@@ -268,4 +268,16 @@ describe("an archive's declared sizes are not believed", () => {
     expect([long.status, long.body.error]).toEqual([400, expect.stringContaining("declares more bytes than the archive holds")]);
     expect((await server!.call("GET", "/api/v1/nodes", { key: ws.read })).body).toEqual([]);
   });
+
+  test("entries are counted as they are read: an archive of more entries than a package may hold is refused at the bound", async () => {
+    ({ server, ws } = await freshWorkspace());
+    // 20,001 folder entries (no file among them): 10 MB of headers in a gzip of under 200 KB, which were all read before anything was counted.
+    const blocks = Array.from({ length: 20_001 }, (_, i) => header(`d${i}/`, "5", 0));
+    const body = Bun.gzipSync(tarOf(...blocks));
+    expect(body.byteLength).toBeLessThan(200 * 1024);
+    const folders = await archive("/plan", body, ws.read);
+    expect([folders.status, folders.body.error]).toEqual([413, "The archive holds more than 20000 entries; a package may hold at most 5000 files."]);
+    const files = await archive("/plan", Bun.gzipSync(tarOf(...Array.from({ length: 5001 }, (_, i) => header(`f${i}.md`, "0", 0)))), ws.read);
+    expect([files.status, files.body.error]).toEqual([413, "A package may hold at most 5000 files."]);
+  });
 });

@@ -6,6 +6,7 @@ import { uploadBytes } from "../assets/storage";
 import { ApiError, badRequest, payloadTooLarge } from "../shared/errors";
 import { PACKAGE_LIMITS, type PackageFiles } from "./package-format";
 import { TarRefusal, tarFiles } from "./tar";
+import { unpacking } from "./turns";
 
 const inflateGzip = promisify(gunzip);
 
@@ -95,32 +96,35 @@ const MAX_TAR = PACKAGE_LIMITS.totalBytes + PACKAGE_LIMITS.files * 1024;
 /**
  * The files of a `.tar` or `.tar.gz`, within the package's bounds. The gzip is inflated off the
  * event loop by zlib, told the most it may put out (it stops there, whatever the archive says);
- * the tar is read by `tar.ts`, which believes no size past the bytes that are there.
+ * the tar is read by `tar.ts`, which believes no size past the bytes that are there and counts its
+ * entries as it reads them. One archive or workbook is opened at a time in the process (`turns.ts`).
  */
 async function archiveFiles(archive: Uint8Array): Promise<PackageFiles> {
-  const tooLarge = () => payloadTooLarge(`A package may hold at most ${PACKAGE_LIMITS.totalBytes} bytes.`);
-  let tar = archive;
-  if (archive[0] === 0x1f && archive[1] === 0x8b) {
-    try {
-      tar = await inflateGzip(archive, { maxOutputLength: MAX_TAR });
-    } catch (error) {
-      if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) throw tooLarge();
-      throw badRequest("The archive is not valid gzip.");
+  return unpacking.run(async () => {
+    const tooLarge = () => payloadTooLarge(`A package may hold at most ${PACKAGE_LIMITS.totalBytes} bytes.`);
+    let tar = archive;
+    if (archive[0] === 0x1f && archive[1] === 0x8b) {
+      try {
+        tar = await inflateGzip(archive, { maxOutputLength: MAX_TAR });
+      } catch (error) {
+        if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) throw tooLarge();
+        throw badRequest("The archive is not valid gzip.");
+      }
     }
-  }
-  if (tar.byteLength > MAX_TAR) throw tooLarge();
-  if (archive[0] === 0x50 && archive[1] === 0x4b) throw badRequest("Send the package as a .tar.gz (tar czf package.tar.gz -C DIR .); zip archives are not read.");
-  let entries: { path: string; bytes: Uint8Array }[];
-  try {
-    entries = tarFiles(tar);
-  } catch (error) {
-    if (error instanceof TarRefusal) throw badRequest(error.message);
-    throw error;
-  }
-  const files: PackageFiles = new Map();
-  const add = adder(files);
-  for (const { path, bytes } of entries) add(path.replace(/^\.\//, ""), bytes);
-  return files;
+    if (tar.byteLength > MAX_TAR) throw tooLarge();
+    if (archive[0] === 0x50 && archive[1] === 0x4b) throw badRequest("Send the package as a .tar.gz (tar czf package.tar.gz -C DIR .); zip archives are not read.");
+    let entries: { path: string; bytes: Uint8Array }[];
+    try {
+      entries = tarFiles(tar, PACKAGE_LIMITS.files);
+    } catch (error) {
+      if (error instanceof TarRefusal) throw error.tooLarge ? payloadTooLarge(error.message) : badRequest(error.message);
+      throw error;
+    }
+    const files: PackageFiles = new Map();
+    const add = adder(files);
+    for (const { path, bytes } of entries) add(path.replace(/^\.\//, ""), bytes);
+    return files;
+  });
 }
 
 /** An uploaded package archive: its files, the one folder every path starts with taken away when the manifest is inside it (`tar czf p.tar.gz pkg/`). */

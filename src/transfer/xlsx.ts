@@ -1,13 +1,14 @@
 import { type Upload, uploadBytes } from "../assets/storage";
-import { ApiError, badRequest, tooManyRequests } from "../shared/errors";
+import { ApiError, badRequest } from "../shared/errors";
+import { unpacking } from "./turns";
 
 /**
  * An Excel workbook (`.xlsx`) read for an import: its first sheet, the first row naming the
  * columns, each other row a record, written as JSON lines for the import's own reader (numbers,
  * booleans and text as they are; a date as an ISO date, with its time when it has one). The file is
  * held whole (a zip must be), within `--max-import`. It is read on a worker thread
- * (`xlsx-worker.ts`), one at a time, so a large sheet holds no other request; the bytes it
- * inflates are counted as they come out and the read stops past the ceiling, whatever sizes the
+ * (`xlsx-worker.ts`), one archive or workbook at a time (`turns.ts`), so a large sheet holds no
+ * other request; the bytes it inflates are counted as they come out and the read stops past the ceiling, whatever sizes the
  * archive declares (`xlsx-sheet.ts`).
  */
 
@@ -20,29 +21,8 @@ export const inflatedLimit = (limit: number) => Math.min(limit * 4, 32 * 1024 * 
 
 /** Where the worker's code is: an entry point of the executable of its own, found by its path from `src/`; from source, beside this file. */
 const WORKER = Bun.main.startsWith("/$bunfs/") ? "./transfer/xlsx-worker.ts" : new URL("./xlsx-worker.ts", import.meta.url).href;
-/** Workbooks read at once (on a thread of its own, with its inflated bytes in memory); a few more wait their turn, past them 429. */
-const MOST_AT_ONCE = 1;
-const MOST_WAITING = 4;
 /** A read that takes longer is stopped: what the ceiling lets through is read in well under this (docs/security.md). */
 const TIME_LIMIT_MS = 120_000;
-
-/** The workbooks being read now, and those waiting: one count for the process, which has one set of cores. */
-const turns = { running: 0, waiting: [] as (() => void)[] };
-
-async function inTurn<T>(work: () => Promise<T>): Promise<T> {
-  if (turns.running >= MOST_AT_ONCE) {
-    if (turns.waiting.length >= MOST_WAITING) throw tooManyRequests(10);
-    await new Promise<void>((resolve) => turns.waiting.push(resolve));
-  }
-  else turns.running++;
-  try {
-    return await work();
-  } finally {
-    const next = turns.waiting.shift();
-    if (next) next();
-    else turns.running--;
-  }
-}
 
 type WorkerAnswer = { lines: string } | { refused: { status: 400 | 413; message: string } };
 
@@ -68,6 +48,6 @@ const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 export async function xlsxAsJsonLines(upload: Upload, limit: number, tooLarge: () => ApiError): Promise<Blob> {
   const bytes = await uploadBytes(upload, limit, tooLarge);
   if (!ZIP_MAGIC.every((byte, i) => bytes[i] === byte)) throw badRequest("The file is not an .xlsx workbook (it is not a zip archive).");
-  const lines = await inTurn(() => readInWorker(bytes, inflatedLimit(limit), limit));
+  const lines = await unpacking.run(() => readInWorker(bytes, inflatedLimit(limit), limit));
   return new Blob([lines], { type: "application/x-ndjson" });
 }
