@@ -223,6 +223,14 @@ describe("converting names to links", () => {
     expect((await server.call("GET", `/api/v1/records/${people[0]}`, { key: ws.read })).body.fields[inverse.slug].sort()).toEqual([ids[0], ids[3]].sort());
   });
 
+  test("names are matched to a base's records as a paste into a link column asks: case and accents folded, none for a name no record has", async () => {
+    const zoe = (await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name: "Zoë Müller" } } })).body.id;
+    const reply = await server.call("POST", "/api/v1/bases/people/records/match", { key: ws.read, body: { names: ["ZOE MULLER", "zoë müller", "Nobody"] } });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ matches: [{ name: "ZOE MULLER", recordId: zoe }, { name: "zoë müller", recordId: zoe }, { name: "Nobody", recordId: null }] });
+    expect((await server.call("POST", "/api/v1/bases/people/records/match", { key: ws.read, body: { names: "Zoë" } })).status).toBe(400);
+  });
+
   test("a conversion to links names its target base, another base of the space with a text field", async () => {
     const colour = await fieldId("colour");
     for (const [body, path] of [

@@ -130,6 +130,30 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     expect(consoleErrors).toEqual([]);
   }, 60_000);
 
+  test("names pasted into a link column link the records they name; a name matching none is said, and nothing is written", async () => {
+    const crew = await baseWith("crew", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Zoë Müller" }, { name: "Grace Hopper" }]);
+    const { id, recordIds } = await baseWith("jobs", [{ slug: "job", name: "Job", type: "text" }, { slug: "lead", name: "Lead", type: "relation", options: { targetBaseId: crew.id } }], [{ job: "first" }, { job: "second" }]);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Jobs records" });
+    // The newest record is the first row: "second", then "first".
+    await grid.getByRole("row", { name: /\bsecond\b/ }).getByRole("gridcell").nth(1).click();
+    const paste = (text: string) =>
+      page.evaluate((text) => {
+        const data = new DataTransfer();
+        data.setData("text/plain", text);
+        document.activeElement!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+      }, text);
+    await paste("ZOE MULLER\nNobody\n");
+    await page.getByRole("alert").filter({ hasText: "Nothing was pasted: row 2: “Nobody” names no record of Crew." }).waitFor();
+    expect(await valueOf(recordIds[1], "lead")).toEqual([]);
+    await paste("ZOE MULLER\ngrace hopper, zoë müller\n");
+    await page.getByRole("status").filter({ hasText: "Pasted 2 rows: saved." }).waitFor();
+    expect(await valueOf(recordIds[1], "lead")).toEqual([crew.recordIds[0]]);
+    expect(await valueOf(recordIds[0], "lead")).toEqual([crew.recordIds[1], crew.recordIds[0]]);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
   test("a click starts a new selection; a clear reaching cells out of sight says how many values it changes first", async () => {
     const rows = Array.from({ length: 30 }, (_, i) => ({ item: `Item ${30 - i}`, qty: 30 - i }));
     const { id } = await baseWith("ranges", [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }], rows);

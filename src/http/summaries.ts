@@ -118,6 +118,7 @@ export const SUMMARIES: Record<string, string> = {
   "GET /api/v1/activity/paged": "The space's activity, newest first",
   "GET /api/v1/bases/:baseId/fields/deleted": "The fields deleted from a base, the latest first",
   "POST /api/v1/bases/:baseId/fields/convert/preview": "What converting a field to another type would do, before any change",
+  "POST /api/v1/bases/:baseId/records/match": "The record each name names, by the base's primary field (case and accents folded)",
   "GET /api/v1/search": "Search the space's records and the names of its folders and bases",
   "GET /api/v1/bases/:baseId/export": "Export a base's records as CSV, JSON or JSON lines",
   "GET /api/v1/bases/:baseId/imports": "List a base's imports and how far each went",

@@ -1,4 +1,5 @@
 import type { FieldView } from "../../content/bases";
+import type { Read } from "./kinds/kind";
 import { pageKindOf } from "./kinds/registry";
 
 /**
@@ -40,12 +41,24 @@ export const toTsv = (rows: string[][]): string => rows.map((row) => row.map(quo
 /** A value as a spreadsheet's cell holds it, by its field's kind; nothing is empty. */
 export const cellText = (field: FieldView, value: unknown): string => (value === null || value === undefined ? "" : pageKindOf(field.type).copied(value));
 
-/** Whether a pasted cell may be written in this field (the others are computed, links or files: edited elsewhere). */
-export const pastable = (field: FieldView): boolean => pageKindOf(field.type).pasted !== undefined;
+/** Whether a pasted cell may be written in this field (the others are computed or files: edited elsewhere). */
+export const pastable = (field: FieldView): boolean => pageKindOf(field.type).pasted !== undefined || pageKindOf(field.type).pastedTogether !== undefined;
+
+type Reader = (text: string) => Read;
+
+/** The readers of the pasted columns whose kind reads a paste's cells together (a link's names, matched by the server), by field slug. */
+export async function pasteReaders(fields: FieldView[], matrix: string[][]): Promise<Map<string, Reader>> {
+  const readers = new Map<string, Reader>();
+  for (const [j, field] of fields.entries()) {
+    const { pastedTogether } = pageKindOf(field.type);
+    if (pastedTogether) readers.set(field.slug, await pastedTogether(field, matrix.map((row) => row[j] ?? "").filter((text) => text.trim() !== "")));
+  }
+  return readers;
+}
 
 /** A pasted cell's text as the field's value (the server checks it as any value), or why it cannot be one. */
-export function pastedValue(field: FieldView, text: string): { value: unknown } | { refused: string } {
+export function pastedValue(field: FieldView, text: string, readers: Map<string, Reader> = new Map()): Read {
   if (text.trim() === "") return { value: null };
-  const { pasted } = pageKindOf(field.type);
-  return pasted ? pasted(field, text) : { value: text };
+  const read = readers.get(field.slug) ?? pageKindOf(field.type).pasted?.bind(null, field);
+  return read ? read(text) : { value: text };
 }

@@ -9,7 +9,7 @@ import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
 import { confirmDialog, failureText, link, menuDialog, recordName, shown } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
-import { cellText, parseTsv, pastable, pastedValue, toTsv } from "./clipboard";
+import { cellText, parseTsv, pastable, pastedValue, pasteReaders, toTsv } from "./clipboard";
 import { gridWrites } from "./grid-writes";
 import { cellsOutOfSight } from "./grid-sight";
 
@@ -734,12 +734,18 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const creates: Record<string, unknown>[] = [];
     const refused: string[] = [];
     const skipped = fields.filter((field) => !pastable(field)).map((field) => field.name);
+    let readers: Awaited<ReturnType<typeof pasteReaders>>;
+    try {
+      readers = await pasteReaders(fields, matrix);
+    } catch (failure) {
+      return void say(h("span", { class: "error", role: "alert" }, `Nothing was pasted: ${failureText(failure)}`));
+    }
     matrix.forEach((row, i) => {
       const values: Record<string, unknown> = {};
       row.forEach((text, j) => {
         const field = fields[j];
         if (!field || !pastable(field)) return;
-        const read = pastedValue(field, text);
+        const read = pastedValue(field, text, readers);
         if ("refused" in read) return void refused.push(`row ${i + 1}: ${read.refused}`);
         values[field.slug] = read.value;
       });

@@ -1,4 +1,6 @@
+import type { Static } from "@sinclair/typebox";
 import { and, asc, eq } from "drizzle-orm";
+import { t } from "elysia";
 import type { AppContext } from "../../context";
 import { badRequest } from "../../shared/errors";
 import { primaryField } from "../../shared/field-types";
@@ -52,4 +54,20 @@ export function linkMatcher(ctx: AppContext, target: LoadedBase, split: boolean)
       return { ids, unmatched };
     },
   };
+}
+
+/** The most names one match asks about: a paste of a screenful of cells and more. */
+export const MATCH_NAMES_LIMIT = 5000;
+
+export const NameMatchesSchema = t.Object(
+  {
+    matches: t.Array(t.Object({ name: t.String(), recordId: t.Union([t.String(), t.Null()], { description: "The active record the name names (the first made, of several), or null when none does." }) })),
+  },
+  { description: "Each name asked, in order, and the record of the base it names by its primary field (case and accents folded), as a conversion to links matches them." },
+);
+
+/** `POST /bases/{id}/records/match`: the record each name names, as a paste into a link column asks before writing. */
+export function matchNames(ctx: AppContext, loaded: LoadedBase, names: string[]): Static<typeof NameMatchesSchema> {
+  const matcher = linkMatcher(ctx, loaded, false);
+  return { matches: names.map((name) => ({ name, recordId: matcher.match(name).ids[0] ?? null })) };
 }

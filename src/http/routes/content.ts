@@ -1,5 +1,6 @@
 import type { Sight } from "../../spaces/sight";
 import { seenBase } from "../../content/records/seen-base";
+import { MATCH_NAMES_LIMIT, matchNames, NameMatchesSchema } from "../../content/relations/match";
 import { readyListing, recordShape } from "../../content/records/grammar";
 import { CONVERSION_TARGETS, ConvertPreviewSchema, previewConversion, SELECT_CHOICE_MODES } from "../../content/field-convert";
 import { checkNewFormula, FormulaCheckSchema } from "../../content/fields/formula/plan";
@@ -418,6 +419,11 @@ export function contentRoutes(ctx: AppContext) {
         query: t.Object({ recordId: t.Optional(t.String({ minLength: 1 })), baseId: t.Optional(t.String({ minLength: 1 })), fieldSlug: t.Optional(t.String({ minLength: 1 })), valueText: t.Optional(t.String()), ...ShapeParams }),
       },
     )
+    .post("/bases/:baseId/records/match", ({ space, params, body }) => matchNames(ctx, seenBase(findBase(ctx, space.space.id, params.baseId), space.sight), body.names), {
+      answers: { 200: NameMatchesSchema },
+      level: "read",
+      body: t.Object({ names: t.Array(t.String({ maxLength: 1000 }), { maxItems: MATCH_NAMES_LIMIT, description: "Names to match to the base's records by its primary field." }) }),
+    })
     .get(
       "/records/search",
       ({ space, query }) => {

@@ -28,8 +28,10 @@ export interface PageKind {
   comparable?: (value: unknown) => unknown;
   /** A value (never null) as a spreadsheet's cell holds it. */
   copied(value: unknown): string;
-  /** A pasted cell's text (never blank) as the value, or why it cannot be one; without it a paste leaves the field alone (computed, links, files). */
+  /** A pasted cell's text (never blank) as the value, or why it cannot be one; without it (and without `pastedTogether`) a paste leaves the field alone (computed, files). */
   pasted?: (field: FieldView, text: string) => Read;
+  /** A paste's cells of the field (never blank) read together, when the server is asked first (a link's names): the reader of each cell. */
+  pastedTogether?: (field: FieldView, texts: string[]) => Promise<(text: string) => Read>;
   /** A value (never empty) as words: a change request's, a history's, a proposal's; `names` are linked records' primary values. */
   words(value: unknown, names: Record<string, string | null>): string;
   /** What a field of the type asks for beside its name (its options), or nothing. */

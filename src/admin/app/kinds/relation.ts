@@ -1,8 +1,41 @@
+import type { BaseView } from "../../../content/bases";
+import { holdsMany } from "../../../shared/field-types";
+import { api } from "../api";
 import { h } from "../dom";
 import { linkPicker } from "../pickers";
 import { checkbox, select } from "../ui";
-import { copiedText, firstAnswer, lineQuestion, type PageKind } from "./kind";
+import type { FieldView } from "../../../content/bases";
+import { copiedText, firstAnswer, lineQuestion, type PageKind, type Read } from "./kind";
 import { readJson } from "./json";
+
+/** A record id as a copied link cell holds it. */
+const RECORD_ID = /^rec_[0-9A-Za-z]{1,64}$/;
+
+/**
+ * A pasted link cell: record ids (as a link cell copies) or names, matched by the server to the
+ * target base's primary field as a conversion to links matches them (case and accents folded);
+ * several in a cell of a field holding many, split on commas. A name matching no record refuses
+ * the cell, saying which: nothing is dropped silently.
+ */
+async function pastedLinks(field: FieldView, texts: string[]): Promise<(text: string) => Read> {
+  const many = holdsMany(field.options);
+  const itemsOf = (text: string) => (many ? text.split(/\s*[,;]\s*/) : [text]).map((item) => item.trim()).filter(Boolean);
+  const target = encodeURIComponent(String(field.options.targetBaseId));
+  const names = [...new Set(texts.flatMap(itemsOf).filter((item) => !RECORD_ID.test(item)))];
+  const [base, { matches }] = await Promise.all([
+    api<BaseView>("GET", `/bases/${target}`),
+    names.length === 0 ? { matches: [] } : api<{ matches: { name: string; recordId: string | null }[] }>("POST", `/bases/${target}/records/match`, { names }),
+  ]);
+  const byName = new Map(matches.map((match) => [match.name, match.recordId]));
+  return (text) => {
+    const items = itemsOf(text);
+    const missing = items.filter((item) => !RECORD_ID.test(item) && !byName.get(item));
+    if (missing.length > 0) return { refused: `${missing.map((name) => `“${name}”`).join(", ")} ${missing.length === 1 ? "names" : "name"} no record of ${base.name}` };
+    const ids = [...new Set(items.map((item) => (RECORD_ID.test(item) ? item : byName.get(item)!)))];
+    if (!many && ids.length > 1) return { refused: `${field.name} links one record` };
+    return { value: many ? ids : (ids[0] ?? null) };
+  };
+}
 
 /** Links to records of another base: a chip per linked record, by its primary value. */
 export const relationKind: PageKind = {
@@ -10,6 +43,7 @@ export const relationKind: PageKind = {
   input: (field, value) => linkPicker(field, value),
   readInput: readJson,
   copied: copiedText,
+  pastedTogether: pastedLinks,
   words: (value, names) => [value].flat().map((id) => names[id as string] ?? String(id)).join(", "),
   settings: ({ bases, options }) => {
     const target = select("Links to records of", "targetBaseId", bases.map((base) => ({ value: base.id, label: base.name })), options.targetBaseId as string | undefined);
