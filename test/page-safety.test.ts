@@ -154,6 +154,28 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     expect(consoleErrors).toEqual([]);
   }, 60_000);
 
+  test("a base's own import offers each new column's type, previews again with the one chosen and makes the field so", async () => {
+    const { id } = await baseWith("stock", [{ slug: "item", name: "Item", type: "text" }], []);
+    const page = await signedIn(`/admin/bases/${id}`);
+    await page.getByLabel("File to import").setInputFiles({ name: "stock.csv", mimeType: "text/csv", buffer: Buffer.from("item,sku\nBolts,0012\nNuts,0340\n") });
+    await page.getByLabel("Make a field for each column no field matches").check();
+    await page.getByRole("button", { name: "Preview import" }).click();
+    const sku = page.getByLabel("Type of sku");
+    await sku.waitFor();
+    // Its values fit a number first; as a number "0012" would lose its zeros, so the person keeps it text.
+    expect(await sku.inputValue()).toBe("number");
+    await sku.selectOption({ label: "Text" });
+    await page.getByText("No errors: the import can go ahead.").waitFor();
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByText("Imported 2 records.").waitFor();
+    const base = (await server.call("GET", `/api/v1/bases/${id}`, { key: ws.read })).body;
+    expect(base.fields.find((field: { slug: string }) => field.slug === "sku")).toMatchObject({ type: "text" });
+    const records = (await server.call("GET", `/api/v1/records?baseId=${id}&sort=item`, { key: ws.read })).body.records;
+    expect(records.map((record: { fields: Record<string, unknown> }) => record.fields.sku)).toEqual(["0012", "0340"]);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
   test("a click starts a new selection; a clear reaching cells out of sight says how many values it changes first", async () => {
     const rows = Array.from({ length: 30 }, (_, i) => ({ item: `Item ${30 - i}`, qty: 30 - i }));
     const { id } = await baseWith("ranges", [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }], rows);

@@ -1,6 +1,7 @@
 import type { BaseView } from "../../content/bases";
 import type { ImportPreview, ImportResult } from "../../transfer/import-plan";
 import { formatOf, IMPORT_ACCEPT } from "../../shared/import-formats";
+import { FIELD_TRAITS, IMPORTABLE_TYPES, traitsOf } from "../../shared/field-types";
 import type { ImportJob } from "../../transfer/import-jobs";
 import { api, query, send } from "./api";
 import { type Child, fill, h } from "./dom";
@@ -66,21 +67,32 @@ export function transferCard(base: BaseView, shown: () => Record<string, string 
     return { file, format: formatOf(file.type, file.name) ?? undefined };
   };
   const creating = () => (createFields?.querySelector("input") as HTMLInputElement | undefined)?.checked === true;
+  // The types chosen in the preview for the columns that make a field, by column: sent with the preview and with the import.
+  let types: Record<string, string> = {};
+  const typeParams = () => Object.fromEntries(Object.entries(types).map(([column, type]) => [`types[${column}]`, type]));
   const upload = (file: File, format: string | undefined, extra: Record<string, string | boolean | undefined>) =>
-    send("POST", `/bases/${base.id}/imports${query({ format, createFields: creating() || undefined, ...extra })}`, file, file.type || "text/csv");
-
-  preview.addEventListener("click", async () => {
+    send("POST", `/bases/${base.id}/imports${query({ format, createFields: creating() || undefined, ...typeParams(), ...extra })}`, file, file.type || "text/csv");
+  const previewFile = async () => {
     commit.disabled = true;
     try {
       const { file, format } = chosen();
       say("Reading the file…");
       const answer = (await (await upload(file, format, { preview: true })).json()) as ImportPreview;
-      say(...previewOf(answer));
+      say(
+        ...previewOf(answer, (column, type) => {
+          types[column] = type;
+          void previewFile();
+        }),
+      );
       commit.disabled = answer.errorCount > 0 || answer.rowCount === 0;
     } catch (failure) {
       say(h("p", { class: "error", role: "alert" }, failureText(failure)));
     }
-  });
+  };
+  preview.addEventListener("click", previewFile);
+  // Another file, or fields made or not: the types chosen were for the columns seen before.
+  picker.addEventListener("change", () => (types = {}));
+  createFields?.querySelector("input")!.addEventListener("change", () => (types = {}));
   commit.addEventListener("click", async () => {
     commit.disabled = true;
     try {
@@ -120,11 +132,21 @@ function cutShort(job: ImportJob): Child {
   );
 }
 
-/** What a preview shows: the columns and where each goes, the first rows, and every error by line. */
-function previewOf(answer: ImportPreview): Child[] {
+/**
+ * What a preview shows: the columns and where each goes, the first rows, and every error by line.
+ * A column that makes a field offers its type, the one its values fit first (`choose`: the file is
+ * previewed again with it, its values checked as that type), as "Add a base" from a file does.
+ */
+function previewOf(answer: ImportPreview, choose: (column: string, type: string) => void): Child[] {
+  const typeOf = (column: ImportPreview["columns"][number]): Child => {
+    if (column.action !== "create") return column.action === "map" ? traitsOf(column.suggestedType).label : "";
+    const pick = h("select", { "aria-label": `Type of ${column.name}` }, ...IMPORTABLE_TYPES.map((type) => h("option", { value: type, selected: type === column.suggestedType }, FIELD_TRAITS[type].label)));
+    pick.addEventListener("change", () => choose(column.name, pick.value));
+    return pick;
+  };
   const columns = table(
-    ["Column", "Goes to", "Suggested type"],
-    answer.columns.map((column) => [column.name, column.action === "map" ? (column.fieldSlug ?? "") : column.action === "create" ? "a new field" : `skipped${column.reason ? `: ${column.reason}` : ""}`, column.suggestedType]),
+    ["Column", "Goes to", "Type"],
+    answer.columns.map((column) => [column.name, column.action === "map" ? (column.fieldSlug ?? "") : column.action === "create" ? "a new field" : `skipped${column.reason ? `: ${column.reason}` : ""}`, typeOf(column)]),
     `${answer.rowCount} rows (${answer.format.toUpperCase()})`,
   );
   const errors =
