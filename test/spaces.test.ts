@@ -145,6 +145,7 @@ describe("which space a request targets (section 2.3)", () => {
         { id: a.id, name: "Alpha", slug: "alpha" },
         { id: b.id, name: "Beta", slug: "beta" },
       ],
+      issues: [{ path: [], message: reply.body.error }],
     });
   });
 

@@ -84,6 +84,8 @@ export const SUMMARIES: Record<string, string> = {
   "DELETE /api/v1/sync/snapshots/:snapshotId": "Close a snapshot",
   "POST /api/v1/sync/proposals": "A change pushed from another instance, as a change request here (idempotent)",
   "POST /api/v1/sync/proposals/batch": "Pushed changes at once, each a change request here (idempotent)",
+  "PUT /api/v1/sync/assets/:assetId": "A file pushed from another instance, kept with its id there (idempotent)",
+  "POST /api/v1/sync/structure": "A change of structure pushed from another instance, as a change request here with its commits' ids (idempotent)",
   "GET /api/v1/remotes": "The remotes the space follows, with where each stands",
   "POST /api/v1/remotes/status": "Ask each remote where it stands",
   "POST /api/v1/remotes": "Follow a remote whose data the space holds",
