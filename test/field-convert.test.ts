@@ -218,6 +218,10 @@ describe("converting names to links", () => {
     expect(await byId(ids[1])).toEqual([people[1]]);
     expect(await byId(ids[2])).toEqual([]);
     expect(await byId(ids[3])).toEqual([people[0]]);
+    // The text left the records, their index and search with them.
+    expect(server.ctx.store.sqlite.query("SELECT count(*) AS n FROM records WHERE json_type(data, '$.colour') IS NOT NULL").get()).toEqual({ n: 0 });
+    expect(server.ctx.store.sqlite.query("SELECT count(*) AS n FROM field_values WHERE field_id = ?1 AND value IS NOT NULL").get(colour.id)).toEqual({ n: 0 });
+    expect((await server.call("GET", "/api/v1/search?query=Someone&sources=records", { key: ws.read })).body.results).toEqual([]);
     // The other side links back.
     const inverse = (await server.call("GET", "/api/v1/bases/people", { key: ws.read })).body.fields.find((f: { type: string }) => f.type === "relation");
     expect((await server.call("GET", `/api/v1/records/${people[0]}`, { key: ws.read })).body.fields[inverse.slug].sort()).toEqual([ids[0], ids[3]].sort());
