@@ -214,6 +214,26 @@ describe("grep (Busabase's POST /grep)", () => {
     }
   });
 
+  test("an expression that backtracks on a value holds nothing but its own thread, and only until grep's deadline", async () => {
+    const { server: own, ws: mine } = await freshWorkspace({ deliveries: false });
+    try {
+      await createBase(own, mine.write, "notes", [{ slug: "body", name: "Body", type: "longtext" }]);
+      await fillBase(own, mine.write, "notes", 1, () => ({ body: "a".repeat(1000) }));
+      // No nested group, so not refused up front; matched on the server's thread it ran for minutes, and held every request.
+      let grepAnswered = false;
+      const grepping = own.call("POST", "/api/v1/grep", { key: mine.read, body: { pattern: "a*a*a*a*c" } }).finally(() => (grepAnswered = true));
+      const other = await own.call("GET", "/api/v1/bases/notes", { key: mine.read });
+      expect([other.status, grepAnswered]).toEqual([200, false]);
+      const stopped = await grepping;
+      expect(stopped.status).toBe(200);
+      expect(stopped.body).toMatchObject({ matches: [], truncated: false, coverage: { records: { scanned: 0, notReached: 1 } } });
+      // The next grep is matched as before.
+      expect((await own.call("POST", "/api/v1/grep", { key: mine.read, body: { pattern: "a{3}" } })).body.matches).toHaveLength(1);
+    } finally {
+      own.stop();
+    }
+  });
+
   test("files (a drive's, a skill's, text assets and asset texts) and docs are searched too, with line, column and context", async () => {
     const { server: own, ws: mine } = await freshWorkspace({ deliveries: false });
     try {

@@ -9,6 +9,8 @@ import { FIELD_KINDS } from "../content/fields/registry";
 import type { AppContext } from "../context";
 import { badRequest, notFound } from "../shared/errors";
 import type { Sight } from "../spaces/sight";
+import { Turns } from "../shared/turns";
+import type { GrepBatch, GrepHit } from "./grep-worker";
 import { assets } from "../tables/assets";
 import { nodeDocuments, nodes, records } from "../tables/content";
 
@@ -93,11 +95,29 @@ function basesOf(ctx: AppContext, spaceId: string, sight: Sight, scope: GrepQuer
   return listBases(ctx, spaceId, sight).map((base) => findBase(ctx, spaceId, base.id));
 }
 
-/** One grep's progress: its expression, the matches so far and whether they reached `maxMatches` or time ran out. */
+/** Where the matching runs: an entry point of the executable of its own, found by its path from `src/`; from source, beside this file. */
+const WORKER = Bun.main.startsWith("/$bunfs/") ? "./search/grep-worker.ts" : new URL("./grep-worker.ts", import.meta.url).href;
+/** Texts sent to the worker at once, in characters: one round trip a batch, and what a batch stopped at the deadline leaves unread. */
+const BATCH_CHARS = 1024 * 1024;
+/** Greps matching at once in the process, each on a thread of its own for at most its deadline; a few more wait, past them 429. */
+const matching = new Turns(2, 8);
+
+/**
+ * One grep's progress: its expression, the matches so far and whether they reached `maxMatches`
+ * or time ran out. The texts are matched in batches on a worker thread (`grep-worker.ts`), which
+ * is terminated at the deadline: an expression that backtracks holds that thread only, and only
+ * until then, whatever the pattern (the shapes refused up front are the obvious ones only).
+ */
 class Scan {
   readonly matches: Match[] = [];
   truncated = false;
+  private timedOut = false;
+  /** Items of each source that were read but not matched, their batch stopped at the deadline. */
+  readonly unmatched: Record<Found["source"], number> = { files: 0, docs: 0, records: 0 };
   private readonly deadline = performance.now() + GREP_BOUNDS.deadlineMs;
+  private pending: { text: string; where: Found }[] = [];
+  private pendingChars = 0;
+  private worker: Worker | null = null;
   constructor(
     private readonly expression: RegExp,
     private readonly maxMatches: number,
@@ -106,21 +126,68 @@ class Scan {
 
   /** Whether to stop before the next item: `maxMatches` was reached or the deadline passed. */
   get over(): boolean {
-    return this.truncated || performance.now() > this.deadline;
+    return this.truncated || this.timedOut || performance.now() > this.deadline;
   }
 
-  /** Matches the expression against each line of `text`, noting each match as found at `where`. */
-  lines(text: string, where: Found): void {
+  /** Matches the expression against each line of `text`, noting each match as found at `where` (a batch at a time). */
+  async lines(text: string, where: Found): Promise<void> {
     if (text === "") return;
-    const lines = text.split(/\r?\n/);
-    for (let i = 0; i < lines.length && !this.truncated; i++) {
-      const line = lines[i];
-      // A line is matched on its first characters only: what one match may cost stays bounded whatever the value's length.
-      const found = this.expression.exec(line.length > GREP_BOUNDS.lineChars ? line.slice(0, GREP_BOUNDS.lineChars) : line);
-      if (!found) continue;
-      this.matches.push({ ...where, line: i + 1, column: found.index + 1, text: line, before: lines.slice(Math.max(0, i - this.context), i), after: lines.slice(i + 1, i + 1 + this.context) } as Match);
-      this.truncated = this.matches.length >= this.maxMatches;
+    this.pending.push({ text, where });
+    this.pendingChars += text.length;
+    if (this.pendingChars >= BATCH_CHARS) await this.flush();
+  }
+
+  /** Matches the texts waiting, on the worker, within what is left of the deadline. */
+  async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    this.pendingChars = 0;
+    if (batch.length === 0) return;
+    const hits = this.truncated || this.timedOut ? null : await this.onWorker({ pattern: this.expression.source, flags: this.expression.flags, texts: batch.map((item) => item.text), most: this.maxMatches - this.matches.length, lineChars: GREP_BOUNDS.lineChars });
+    if (hits === null) {
+      for (const { where } of batch) this.unmatched[where.source]++;
+      return;
     }
+    const split = new Map<number, string[]>();
+    for (const hit of hits) {
+      const { text, where } = batch[hit.item];
+      const lines = split.get(hit.item) ?? text.split(/\r?\n/);
+      split.set(hit.item, lines);
+      this.matches.push({ ...where, line: hit.line + 1, column: hit.column + 1, text: lines[hit.line], before: lines.slice(Math.max(0, hit.line - this.context), hit.line), after: lines.slice(hit.line + 1, hit.line + 1 + this.context) } as Match);
+    }
+    this.truncated = this.matches.length >= this.maxMatches;
+  }
+
+  /** The hits of a batch, or null when the deadline came first (the worker is then terminated). */
+  private onWorker(batch: GrepBatch): Promise<GrepHit[] | null> {
+    const left = this.deadline - performance.now();
+    if (left <= 0) {
+      this.timedOut = true;
+      return Promise.resolve(null);
+    }
+    const worker = (this.worker ??= new Worker(WORKER));
+    return new Promise<GrepHit[] | null>((resolve) => {
+      const stop = () => {
+        this.timedOut = true;
+        this.close();
+        resolve(null);
+      };
+      const timer = setTimeout(stop, left);
+      worker.onmessage = ({ data }: MessageEvent<GrepHit[]>) => {
+        clearTimeout(timer);
+        resolve(data);
+      };
+      worker.onerror = () => {
+        clearTimeout(timer);
+        stop();
+      };
+      worker.postMessage(batch);
+    });
+  }
+
+  close(): void {
+    this.worker?.terminate();
+    this.worker = null;
   }
 }
 
@@ -162,7 +229,7 @@ async function grepFiles(ctx: AppContext, spaceId: string, sight: Sight, query: 
       else if (text === null) coverage.missing.push(row.id);
       else {
         coverage.scanned++;
-        scan.lines(text, { source: "files", assetId: row.id, fileName: mount.fileName, drivePath: mount.drivePath });
+        await scan.lines(text, { source: "files", assetId: row.id, fileName: mount.fileName, drivePath: mount.drivePath });
       }
     } catch {
       coverage.errored.push(row.id);
@@ -171,7 +238,7 @@ async function grepFiles(ctx: AppContext, spaceId: string, sight: Sight, query: 
   return coverage;
 }
 
-function grepDocs(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): GrepAnswer["coverage"]["docs"] {
+async function grepDocs(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): Promise<GrepAnswer["coverage"]["docs"]> {
   const coverage = { scanned: 0, errored: [] as string[], notReached: 0 };
   const conditions = [eq(nodes.spaceId, spaceId), eq(nodes.type, "doc"), eq(nodes.status, "active")];
   const nodeIds = query.scope?.docs?.nodeIds;
@@ -190,12 +257,12 @@ function grepDocs(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQue
       continue;
     }
     coverage.scanned++;
-    scan.lines(doc.body ?? "", { source: "docs", nodeId: doc.id, slug: doc.slug, name: doc.name });
+    await scan.lines(doc.body ?? "", { source: "docs", nodeId: doc.id, slug: doc.slug, name: doc.name });
   }
   return coverage;
 }
 
-function grepRecords(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): GrepAnswer["coverage"]["records"] {
+async function grepRecords(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery, scan: Scan): Promise<GrepAnswer["coverage"]["records"]> {
   const coverage = { scanned: 0, errored: [] as string[], notReached: 0 };
   for (const loaded of basesOf(ctx, spaceId, sight, query.scope)) {
     const fields = loaded.fields.filter((field) => !FIELD_KINDS[field.type].unlinked && !FIELD_KINDS[field.type].column);
@@ -219,7 +286,7 @@ function grepRecords(ctx: AppContext, spaceId: string, sight: Sight, query: Grep
         for (const field of fields) {
           const value = row.data[field.slug];
           const text = typeof value === "string" ? value : value === null || value === undefined ? "" : JSON.stringify(value);
-          scan.lines(text, { source: "records", baseId: loaded.base.id, baseSlug: loaded.node.slug, recordId: row.id, fieldSlug: field.slug });
+          await scan.lines(text, { source: "records", baseId: loaded.base.id, baseSlug: loaded.node.slug, recordId: row.id, fieldSlug: field.slug });
         }
       }
     }
@@ -228,11 +295,25 @@ function grepRecords(ctx: AppContext, spaceId: string, sight: Sight, query: Grep
 }
 
 export async function grep(ctx: AppContext, spaceId: string, sight: Sight, query: GrepQuery): Promise<GrepAnswer> {
-  const scan = new Scan(expressionOf(query.pattern, query.flags), query.maxMatches ?? 100, query.contextLines ?? 0);
-  const sources = new Set(query.sources ?? GREP_SOURCES);
-  const none = { scanned: 0, errored: [], notReached: 0 };
-  const files = sources.has("files") ? await grepFiles(ctx, spaceId, sight, query, scan) : { ...none, missing: [], stale: [], unsearchable: 0 };
-  const docs = sources.has("docs") ? grepDocs(ctx, spaceId, sight, query, scan) : none;
-  const recordsCoverage = sources.has("records") ? grepRecords(ctx, spaceId, sight, query, scan) : none;
-  return { matches: scan.matches, coverage: { files, docs, records: recordsCoverage }, truncated: scan.truncated };
+  const expression = expressionOf(query.pattern, query.flags);
+  return matching.run(async () => {
+    const scan = new Scan(expression, query.maxMatches ?? 100, query.contextLines ?? 0);
+    try {
+      const sources = new Set(query.sources ?? GREP_SOURCES);
+      const none = { scanned: 0, errored: [], notReached: 0 };
+      const files = sources.has("files") ? await grepFiles(ctx, spaceId, sight, query, scan) : { ...none, missing: [], stale: [], unsearchable: 0 };
+      const docs = sources.has("docs") ? await grepDocs(ctx, spaceId, sight, query, scan) : none;
+      const recordsCoverage = sources.has("records") ? await grepRecords(ctx, spaceId, sight, query, scan) : none;
+      await scan.flush();
+      const coverage = { files, docs, records: recordsCoverage };
+      // What was read but not matched before the deadline was not reached, as what was never read.
+      for (const source of GREP_SOURCES) {
+        coverage[source].scanned -= scan.unmatched[source];
+        coverage[source].notReached += scan.unmatched[source];
+      }
+      return { matches: scan.matches, coverage, truncated: scan.truncated };
+    } finally {
+      scan.close();
+    }
+  });
 }

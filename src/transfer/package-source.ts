@@ -6,7 +6,7 @@ import { uploadBytes } from "../assets/storage";
 import { ApiError, badRequest, payloadTooLarge } from "../shared/errors";
 import { PACKAGE_LIMITS, type PackageFiles } from "./package-format";
 import { TarRefusal, tarFiles } from "./tar";
-import { unpacking } from "./turns";
+import { unpacking } from "../shared/turns";
 
 const inflateGzip = promisify(gunzip);
 
@@ -97,7 +97,7 @@ const MAX_TAR = PACKAGE_LIMITS.totalBytes + PACKAGE_LIMITS.files * 1024;
  * The files of a `.tar` or `.tar.gz`, within the package's bounds. The gzip is inflated off the
  * event loop by zlib, told the most it may put out (it stops there, whatever the archive says);
  * the tar is read by `tar.ts`, which believes no size past the bytes that are there and counts its
- * entries as it reads them. One archive or workbook is opened at a time in the process (`turns.ts`).
+ * entries as it reads them. One archive or workbook is opened at a time in the process (`src/shared/turns.ts`).
  */
 async function archiveFiles(archive: Uint8Array): Promise<PackageFiles> {
   return unpacking.run(async () => {

@@ -1,13 +1,13 @@
 import { type Upload, uploadBytes } from "../assets/storage";
 import { ApiError, badRequest } from "../shared/errors";
-import { unpacking } from "./turns";
+import { unpacking } from "../shared/turns";
 
 /**
  * An Excel workbook (`.xlsx`) read for an import: its first sheet, the first row naming the
  * columns, each other row a record, written as JSON lines for the import's own reader (numbers,
  * booleans and text as they are; a date as an ISO date, with its time when it has one). The file is
  * held whole (a zip must be), within `--max-import`. It is read on a worker thread
- * (`xlsx-worker.ts`), one archive or workbook at a time (`turns.ts`), so a large sheet holds no
+ * (`xlsx-worker.ts`), one archive or workbook at a time (`src/shared/turns.ts`), so a large sheet holds no
  * other request; the bytes it inflates are counted as they come out and the read stops past the ceiling, whatever sizes the
  * archive declares (`xlsx-sheet.ts`).
  */

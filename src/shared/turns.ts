@@ -1,13 +1,10 @@
-import { tooManyRequests } from "../shared/errors";
+import { tooManyRequests } from "./errors";
 
 /**
- * Turns for the work that holds much memory for a while: an archive inflated (a package's tar, up
- * to 255 MB) or a workbook read (up to 445 MB, docs/security.md). One such work runs at a time in
- * the process, whatever route or caller began it, a few more wait their turn, and past them the
- * request is a 429: eight package archives of 245 KB sent at once took the server from 1.5 GB to
- * 4 GB when each was inflated as it came.
+ * Turns for work that holds much memory or a core for a while, whatever route or caller began it:
+ * `atOnce` run, a few more wait their turn, and past them the request is a 429.
  */
-class Turns {
+export class Turns {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   constructor(
@@ -30,5 +27,10 @@ class Turns {
   }
 }
 
-/** The one queue of archives and workbooks being opened. */
+/**
+ * The one queue of archives and workbooks being opened: an archive inflated (a package's tar, up to
+ * 255 MB) or a workbook read (up to 445 MB, docs/security.md), one at a time in the process. Eight
+ * package archives of 245 KB sent at once took the server from 1.5 GB to 4 GB when each was
+ * inflated as it came.
+ */
 export const unpacking = new Turns(1, 4);
