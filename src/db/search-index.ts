@@ -17,6 +17,11 @@ const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
 /** Text as the index holds it: each word after its space's tag. */
 const tagged = (text: string, tag: string): string => text.normalize("NFKC").replace(WORD, `${tag}$&`);
 
+/** Notes every record of a base holding a field of `type` as touched, for `flushStagedSearch` to index again: what search reads of that type changed. */
+export function stageRecordsWithFieldType(sqlite: Database, type: string): void {
+  sqlite.query(`INSERT INTO "record_search_staged"("record_rowid", "indexed") SELECT r.rowid, r."status" = 'active' FROM "records" r WHERE r."base_id" IN (SELECT "base_id" FROM "fields" WHERE "type" = ?) ON CONFLICT DO NOTHING`).run(type);
+}
+
 /**
  * Brings the search entries of the records this transaction touched (noted by the triggers of
  * migrations/0024) up to date, whatever their number: the entries the index held go (one

@@ -1,8 +1,7 @@
-import { sql } from "drizzle-orm";
 import type { Store } from "../../db/client";
-import { flushStagedSearch } from "../../db/search-index";
+import { flushStagedSearch, stageRecordsWithFieldType } from "../../db/search-index";
 import { FIELD_TRAITS, FIELD_TYPES, type FieldType } from "../../shared/field-types";
-import { fieldKinds, fields, records } from "../../tables/content";
+import { fieldKinds, records } from "../../tables/content";
 import { attachmentKind } from "./attachment";
 import { multiselectKind, selectKind } from "./choice";
 import { emailKind, phoneKind, urlKind } from "./contact";
@@ -88,7 +87,7 @@ export function writeFieldKinds(store: Store): void {
     for (const row of fieldKindRows()) {
       tx.insert(fieldKinds).values(row).onConflictDoUpdate({ target: fieldKinds.type, set: row }).run();
       if (before.has(row.type) && before.get(row.type) !== row.searched) {
-        tx.run(sql`INSERT INTO "record_search_staged"("record_rowid", "indexed") SELECT r.rowid, r."status" = 'active' FROM ${records} r WHERE r."base_id" IN (SELECT "base_id" FROM ${fields} WHERE "type" = ${row.type}) ON CONFLICT DO NOTHING`);
+        stageRecordsWithFieldType(store.sqlite, row.type);
       }
     }
     flushStagedSearch(store.sqlite);
