@@ -719,7 +719,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await grid.getByRole("button", { name: "Hours: field menu" }).click();
     await page.getByRole("dialog", { name: "Hours" }).getByRole("button", { name: "Edit field…" }).click();
     dialog = page.getByRole("dialog", { name: "Edit Hours" });
-    await dialog.getByLabel("Name").fill("Estimate (h)");
+    await dialog.getByLabel("Name", { exact: true }).fill("Estimate (h)");
     await dialog.getByRole("button", { name: "Save" }).click();
     await grid.getByRole("button", { name: "Estimate (h): field menu" }).click();
     await page.getByRole("dialog", { name: "Estimate (h)" }).getByRole("button", { name: "Hide in this browser" }).click();

@@ -66,6 +66,9 @@ async function loadMe(): Promise<Me | null> {
       session.space = caller.spaces[0].slug;
       caller = await api<Caller>("GET", "/auth", undefined, { quiet401: true });
     }
+    // The only space, in effect without a header, is named from now on: a space joined or cloned
+    // while the page is open must not leave its requests (and its live stream) naming none.
+    if (caller.space) session.space ??= caller.space.slug;
     session.csrfToken = caller.credential.type === "session" ? caller.credential.csrfToken : null;
     return { caller, user: await api<UserView>("GET", "/users/me") };
   } catch (failure) {
