@@ -1,6 +1,6 @@
 import { operationsOf } from "./lifecycle";
 import { OPERATIONS } from "./operation-kinds";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Actor } from "../auth/actor";
 import { atLeast, type Level } from "../shared/levels";
 import { findRecord } from "../content/records/read";
@@ -8,6 +8,7 @@ import type { ReviewPolicy, SourceAttribution, TargetType } from "../tables/cont
 import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { write } from "../db/tx";
+import { preparedFor } from "../db/client";
 import { badRequest, conflict, notFound } from "../shared/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
@@ -89,6 +90,15 @@ export interface Proposed {
   outcome: MergeOutcome | null;
 }
 
+/** A proposal's earlier answer under its idempotency key: compiled once, since a push of many changes asks it for each (building the select cost more than running it). */
+const byIdempotencyKey = preparedFor((db) =>
+  db
+    .select()
+    .from(changeRequests)
+    .where(and(eq(changeRequests.baseId, sql.placeholder("baseId")), eq(changeRequests.submittedBy, sql.placeholder("submittedBy")), eq(changeRequests.idempotencyKey, sql.placeholder("key"))))
+    .prepare(),
+);
+
 const authorOf = ({ user }: Actor): UserRef => ({ id: user.id, name: user.name, email: user.email });
 
 /** Whether a proposal is merged in the write that stores it: asked for (or not refused) at write or more. */
@@ -130,11 +140,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   };
   return write(ctx, (tx): Proposed => {
     if (p.idempotencyKey && p.baseId) {
-      const earlier = tx.db
-        .select()
-        .from(changeRequests)
-        .where(and(eq(changeRequests.baseId, p.baseId), eq(changeRequests.submittedBy, p.actor.user.id), eq(changeRequests.idempotencyKey, p.idempotencyKey)))
-        .get();
+      const earlier = byIdempotencyKey(tx).get({ baseId: p.baseId, submittedBy: p.actor.user.id, key: p.idempotencyKey });
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
     p.prepare?.(tx);
