@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { closeStore, migrate, openStore } from "../src/db/client";
 import { VERSION } from "../src/shared/version";
@@ -86,10 +87,13 @@ describe("the single executable", () => {
       expect(script.headers.get("content-type")).toContain("javascript");
       expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       // The page's TypeScript, bundled when the binary was built, with the server's own level names.
-      expect(await script.text()).toContain("Read-view-only");
-      for (const encoding of ["br", "gzip"]) {
+      const scriptText = await script.text();
+      expect(scriptText).toContain("Read-view-only");
+      for (const encoding of ["br", "gzip"] as const) {
         const compressed = await fetch(server.url + scriptPath, { headers: { "accept-encoding": encoding }, decompress: false } as RequestInit);
         expect(compressed.headers.get("content-encoding")).toBe(encoding);
+        const bytes = new Uint8Array(await compressed.arrayBuffer());
+        expect(Buffer.from(encoding === "br" ? brotliDecompressSync(bytes) : gunzipSync(bytes)).toString()).toBe(scriptText);
       }
       const stylesPath = /href="(\/admin\/assets\/admin\.[0-9a-f]{16}\.css)"/.exec(admin)![1];
       expect((await fetch(server.url + stylesPath)).headers.get("content-type")).toContain("text/css");

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/http/app";
 import { FieldUpkeep } from "../src/content/field-upkeep";
 import { createApiKey } from "../src/auth/api-keys";
 import type { Expiration, Level } from "../src/shared/levels";
-import { createUser } from "../src/auth/users";
+import { insertUser, userRowWithHash } from "../src/auth/users";
 import { ManualClock } from "../src/shared/clock";
 import { loadConfig, type ServeFlags } from "../src/shared/config";
 import type { AppContext } from "../src/context";
@@ -24,7 +24,9 @@ export const BUN = process.execPath;
 let contract: Promise<Contract> | undefined;
 const contractOf = (url: string) => (contract ??= fetch(`${url}/api/v1/openapi.json`).then(async (response) => new Contract(await response.json())));
 
-/** A new folder inside the run's temporary folder (test/setup.ts), which the run removes however it ends. */
+/** Each password's argon2id hash, made once: a user made by `TestServer.user` signs in with it as with any. */
+const passwordHashes = new Map<string, Promise<string>>();
+
 /** A response's text; an event stream (which never ends) is read for 200 ms, then closed. */
 export async function textOf(response: Response, aborter: AbortController): Promise<string> {
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) return response.text();
@@ -38,14 +40,38 @@ export async function textOf(response: Response, aborter: AbortController): Prom
   return text;
 }
 
-/** A port nothing listens on now, for a server a test starts itself. */
+/**
+ * The ports the system hands out by itself, to servers on port 0 and to outgoing connections
+ * (Linux's ip_local_port_range; its default elsewhere).
+ */
+const SYSTEM_PORTS = (() => {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    return { low, high };
+  } catch {
+    return { low: 32768, high: 60999 };
+  }
+})();
+
+/**
+ * A port nothing listens on now, for a server a test starts itself as a program and may start
+ * again after killing it. It is taken outside the ports the system hands out by itself, so that no
+ * server or connection of the test files running in parallel takes it meanwhile.
+ */
 export async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
+  const [from, to] = SYSTEM_PORTS.low > 20_000 ? [10_000, SYSTEM_PORTS.low] : [SYSTEM_PORTS.high + 1, 65_536];
+  for (let tries = 0; tries < 1000; tries++) {
+    const port = from + Math.floor(Math.random() * (to - from));
+    try {
+      const probe = Bun.serve({ port, hostname: "127.0.0.1", fetch: () => new Response() });
+      await probe.stop(true);
+      return port;
+    } catch {}
+  }
+  throw new Error(`no free port between ${from} and ${to}`);
 }
 
+/** A new folder inside the run's temporary folder (test/setup.ts), which the run removes however it ends. */
 export const tempDir = (name = "basalt-test-") => mkdtempSync(join(tmpdir(), name));
 
 export interface Reply<T = any> {
@@ -127,9 +153,13 @@ export class TestServer {
     return { status: response.status, body: parsed as T, headers: response.headers, text };
   }
 
-  /** A user made directly (argon2 hashing over HTTP for every fixture would only slow tests). */
+  /** A user made directly, with its password hashed once per test file (argon2 takes a few hundred ms a hash on 2 cores). */
   async user(name: string, options: { admin?: boolean; password?: string } = {}) {
-    return createUser(this.ctx, { email: `${name.toLowerCase()}@example.com`, name, password: options.password ?? "correct horse", admin: options.admin });
+    const password = options.password ?? "correct horse";
+    if (!passwordHashes.has(password)) passwordHashes.set(password, Bun.password.hash(password, { algorithm: "argon2id" }));
+    const passwordHash = await passwordHashes.get(password)!;
+    const row = userRowWithHash(this.ctx, { email: `${name.toLowerCase()}@example.com`, name, password, admin: options.admin }, passwordHash);
+    return write(this.ctx, (tx) => insertUser(tx, row));
   }
 
   async signIn(email: string, password = "correct horse"): Promise<Session> {

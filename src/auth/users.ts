@@ -53,13 +53,22 @@ const hashPassword = (password: string) => Bun.password.hash(password, { algorit
 
 /** Checks a new user and hashes the password (slow, so outside any transaction); answers the row to insert. */
 export async function prepareUser(ctx: AppContext, input: NewUser): Promise<UserRow> {
+  const row = checkedUser(ctx, input);
+  return { ...row, passwordHash: await hashPassword(input.password) };
+}
+
+/** A new user's row, checked, whose password `passwordHash` already holds (test fixtures hash a password once for all their users). */
+export function userRowWithHash(ctx: AppContext, input: NewUser, passwordHash: string): UserRow {
+  return { ...checkedUser(ctx, input), passwordHash };
+}
+
+function checkedUser(ctx: AppContext, input: NewUser): Omit<UserRow, "passwordHash"> {
   const email = normalizeEmail(input.email);
   if (!EMAIL_PATTERN.test(email)) throw invalid(["email"], `"${input.email}" is not an e-mail address.`);
   const name = checkName(input.name);
   checkPassword(input.password);
-  const passwordHash = await hashPassword(input.password);
   const now = iso(ctx.clock.now());
-  return { id: newId("usr"), email, name, passwordHash, admin: input.admin ?? false, banned: false, createdAt: now, updatedAt: now };
+  return { id: newId("usr"), email, name, admin: input.admin ?? false, banned: false, createdAt: now, updatedAt: now };
 }
 
 export function insertUser(tx: Tx, row: UserRow): UserView {
