@@ -354,6 +354,48 @@ describe("pull and push", () => {
     expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
   });
 
+  test("a file tree's files travel up: a file made, changed and removed on the laptop and the tree's settings reach the team; one the team changed since waits in its Inbox for a person", async () => {
+    const drive = (await teamCall("POST", "/api/v1/file-trees", { type: "drive", slug: "handbook", name: "Handbook", files: ["a", "b", "c"].map((name) => ({ path: `${name}.md`, content: name.toUpperCase() })) })).body.node.id as string;
+    expect(await pull(laptop.ctx, local)).toMatchObject({ structure: 1, warnings: [] });
+    const file = (call: typeof teamCall, path: string) => call("GET", `/api/v1/file-trees/${drive}/files/${path}`);
+    const change = (call: typeof teamCall, operations: unknown[]) => call("POST", `/api/v1/file-trees/${drive}/change-requests`, { operations });
+    const c = (await file(laptopCall, "c.md")).body.contentHash as string;
+
+    // The laptop changes its files; the team changes c.md, on the bytes both held.
+    expect((await change(laptopCall, [{ kind: "create", path: "notes/new.md", content: "made on the laptop" }, { kind: "update", path: "a.md", content: "A, revised on the laptop" }, { kind: "metadata_update", metadata: { version: "0.2.0" } }])).body.status).toBe("merged");
+    // Removing a file always waits for review, here and there.
+    const removal = (await change(laptopCall, [{ kind: "delete", path: "b.md" }])).body.id;
+    await laptopCall("POST", `/api/v1/change-requests/${removal}/reviews`, { verdict: "approved" });
+    expect((await laptopCall("POST", `/api/v1/change-requests/${removal}/merge`)).status).toBe(200);
+    expect((await change(laptopCall, [{ kind: "update", path: "c.md", content: "C, by the laptop", baseContentHash: c }])).body.status).toBe("merged");
+    expect((await change(teamCall, [{ kind: "update", path: "c.md", content: "C, by the team", baseContentHash: c }])).body.status).toBe("merged");
+
+    // The team's c.md cannot merge on the laptop's: named in the pull's warnings. The removal waits in the team's Inbox, and the laptop's c.md, a later change of the same drive, waits here behind it.
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { notFollowed: 1 }, landed: 1, pending: 1, waiting: 1, refused: [] });
+    const paths = async (call: typeof teamCall) => ((await call("GET", `/api/v1/file-trees/${drive}/files`)).body as { path: string }[]).map((each) => each.path).sort();
+    expect(await paths(teamCall)).toEqual(["README.md", "a.md", "b.md", "c.md", "notes/new.md"]);
+    expect((await file(teamCall, "notes/new.md")).body.content).toBe("made on the laptop");
+    expect((await file(teamCall, "a.md")).body.content).toBe("A, revised on the laptop");
+    expect((await teamCall("GET", `/api/v1/nodes/${drive}?type=drive`)).body).toMatchObject({ version: "0.2.0" });
+    const proposalOnTeam = async () => {
+      const [only, ...others] = await waitingOnTeam();
+      expect(others).toEqual([]);
+      return (await teamCall("GET", `/api/v1/change-requests/${only.id}`)).body as { id: string; sourceAttribution: { channel: string }; operations: { operation: string }[] };
+    };
+    const removalThere = await proposalOnTeam();
+    expect(removalThere).toMatchObject({ sourceAttribution: { channel: "remote" }, operations: [{ operation: "drive_file_delete" }] });
+
+    // Merged there, the removal lands; the laptop's c.md then goes, and meets the team's: it waits in the team's Inbox for a person, not refused at each push.
+    await mergeOnTeam(removalThere.id);
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { landed: 1 }, landed: 0, pending: 1, waiting: 0, refused: [] });
+    expect(await paths(teamCall)).toEqual(["README.md", "a.md", "c.md", "notes/new.md"]);
+    expect(await paths(laptopCall)).toEqual(await paths(teamCall));
+    expect((await file(teamCall, "c.md")).body.content).toBe("C, by the team");
+    expect(await proposalOnTeam()).toMatchObject({ sourceAttribution: { channel: "remote" }, operations: [{ operation: "drive_file_update" }] });
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 0, pending: 0, refused: [] });
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 1, refused: 0 });
+  });
+
   test("a pushed change of structure is checked as a proposal made there is: another space's file, an unknown node type or a bad slug is refused, and nothing is made", async () => {
     const ada = findUserByEmail(team.ctx, "ada@example.com")!;
     const other = (await team.space(ada.id, "Other", "other")).id;

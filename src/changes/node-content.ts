@@ -1,12 +1,13 @@
 import { assetText, contentKindOf, findAsset, mountsOfAsset } from "../assets/assets";
 import { MAX_INLINE_TEXT_BYTES, textOfAsset } from "../assets/texts";
 import { checkDocument, DOCUMENT_KINDS } from "../content/documents";
-import { checkFilePath, FILE_TREE_KINDS, findTree, type GivenFile, ignoredPaths, mountable, type TreeMetadata } from "../content/file-trees";
+import { Value } from "@sinclair/typebox/value";
+import { checkFilePath, FILE_TREE_KINDS, findTree, type GivenFile, ignoredPaths, mountable, type TreeMetadata, TreeMetadataSchema } from "../content/file-trees";
 import { findNode } from "../content/nodes";
 import type { AppContext } from "../context";
 import { badRequest, payloadTooLarge } from "../shared/errors";
 import { DEFAULT_REVIEW_POLICY } from "../content/bases";
-import { type FileTreeType, isDocumentType, type OperationKind } from "../tables/content";
+import { FILE_TREE_TYPES, type FileTreeType, isDocumentType, type OperationKind } from "../tables/content";
 import { type Proposer, proposeNodeChanges, proposal, type Review } from "./proposals";
 import { type Proposed, type ProposedOperation, propose } from "./propose";
 
@@ -90,6 +91,52 @@ export type TreeOperation =
 
 const CONTENT_HASH = /^sha256:[0-9a-f]{64}$/;
 
+/** A file's path and the bytes it was changed on, as a tree's change request gives them. */
+function checkTreeFile(op: { path: string; baseContentHash?: string }): void {
+  checkFilePath(op.path);
+  if (op.baseContentHash !== undefined && !CONTENT_HASH.test(op.baseContentHash)) throw badRequest(`baseContentHash of "${op.path}" must be sha256: and 64 lowercase hex digits.`);
+}
+
+const TREE_CHANGES = ["file_create", "file_update", "file_delete", "metadata_update"] as const;
+
+/** The tree type and change of an operation kind of a tree (`drive_file_update`), or null for any other kind. */
+export function treeKindOf(kind: string): { type: FileTreeType; change: (typeof TREE_CHANGES)[number] } | null {
+  const type = FILE_TREE_TYPES.find((each) => kind.startsWith(`${each}_`));
+  const change = TREE_CHANGES.find((each) => kind === `${type}_${each}`);
+  return type && change ? { type, change } : null;
+}
+
+const optionalText = (value: unknown, name: string, most: number): string | null => {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.length > most) throw badRequest(`${name} must be text of at most ${most} characters.`);
+  return value;
+};
+
+/**
+ * A tree's change pushed from another instance (docs/remotes.md), checked as a tree's change
+ * request made here is (its payload read back as that request's operation): the tree of its type,
+ * the path, the bytes it was made on, and the file, which must be a ready asset of this space (it
+ * is sent first). Answers the payload to store.
+ */
+export function checkPushedTreeChange(ctx: AppContext, spaceId: string, op: { kind: string; nodeId: string | null; payload: Record<string, unknown> }): Record<string, unknown> {
+  const tree = treeKindOf(op.kind);
+  if (!tree) throw badRequest(`${op.kind} is not a change of a file tree.`);
+  findTree(ctx, spaceId, op.nodeId ?? "", tree.type);
+  const p = op.payload;
+  if (tree.change === "metadata_update") {
+    if (!Value.Check(TreeMetadataSchema, p.metadata)) throw badRequest("A tree's metadata holds entryFile, visibility (private, workspace or public) and version.");
+    const { entryFile, visibility, version } = p.metadata;
+    return { metadata: Object.fromEntries(Object.entries({ entryFile, visibility, version }).filter(([, value]) => value !== undefined)) };
+  }
+  if (typeof p.path !== "string" || (p.baseContentHash !== undefined && typeof p.baseContentHash !== "string")) throw badRequest("A tree's file change names its path (and the contentHash it was made on).");
+  const file = { path: p.path, baseContentHash: p.baseContentHash as string | undefined };
+  checkTreeFile(file);
+  if (tree.change === "file_delete") return file;
+  const asset = findAsset(ctx, spaceId, String(p.assetId));
+  if (asset.status !== "ready") throw badRequest(`The asset ${asset.id} is not confirmed yet.`);
+  return { ...file, assetId: asset.id, displayName: optionalText(p.displayName, "displayName", 255), mimeType: optionalText(p.mimeType, "mimeType", 200) };
+}
+
 /**
  * `POST /file-trees/{id}/change-requests`: files created, updated or deleted and the tree's
  * settings changed, as one change request; texts are stored as assets first. A file that changed
@@ -98,11 +145,7 @@ const CONTENT_HASH = /^sha256:[0-9a-f]{64}$/;
 export async function proposeTreeChanges(ctx: AppContext, who: Proposer, nodeRef: string, type: FileTreeType | undefined, operations: TreeOperation[], review: Review): Promise<Proposed> {
   const spaceId = who.scope.space.id;
   const node = findTree(ctx, spaceId, nodeRef, type);
-  for (const op of operations) {
-    if (op.kind === "metadata_update") continue;
-    checkFilePath(op.path);
-    if (op.baseContentHash !== undefined && !CONTENT_HASH.test(op.baseContentHash)) throw badRequest(`baseContentHash of "${op.path}" must be sha256: and 64 lowercase hex digits.`);
-  }
+  for (const op of operations) if (op.kind !== "metadata_update") checkTreeFile(op);
   const writes = operations.filter((op): op is Extract<TreeOperation, { kind: "create" | "update" }> => op.kind === "create" || op.kind === "update");
   const mounted = await mountable(ctx, spaceId, who.actor.user.id, writes.map(({ kind: _, baseContentHash: __, ...file }) => file as GivenFile));
   const ops = operations.map((op): ProposedOperation => {

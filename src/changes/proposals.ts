@@ -401,7 +401,7 @@ export interface PushedStructure {
  * A pushed change of structure checked as the API checks the proposal it came from (its payload
  * read back as that proposal's input), answering the payload to store: a pushed payload is never
  * trusted further than a proposal made here. The files a node mounts must be this space's. A kind
- * not listed here (a file tree's file changes) is refused: it is made on this instance.
+ * not listed here is refused (a file tree's changes are `checkPushedTreeChange`'s, in node-content.ts).
  */
 export function checkPushedStructure(ctx: AppContext, spaceId: string, op: PushedStructure, refs: Set<string>): Record<string, unknown> {
   const p = op.payload as Record<string, never>;

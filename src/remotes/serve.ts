@@ -1,7 +1,8 @@
 import { type Static, t } from "elysia";
 import { instanceId } from "../changes/merge-log";
 import { checkPushedStructure, proposal, proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
-import { propose, type ProposedOperation, REMOTE_CHANNEL } from "../changes/propose";
+import { type Proposal, propose, type ProposedOperation, REMOTE_CHANNEL } from "../changes/propose";
+import { checkPushedTreeChange, treeKindOf } from "../changes/node-content";
 import { and, eq } from "drizzle-orm";
 import { changeRequests, operations } from "../tables/changes";
 import { commits, OPERATION_KINDS } from "../tables/content";
@@ -163,7 +164,7 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
     if ((op.nodeId && who.scope.sight.hiddenNodes.has(op.nodeId)) || (op.baseId && who.scope.sight.hiddenBases.has(op.baseId))) throw notFound(`operations[${index}] names what this space does not hold.`);
     let payload: Record<string, unknown>;
     try {
-      payload = checkPushedStructure(ctx, spaceId, op, refs);
+      payload = treeKindOf(op.kind) ? checkPushedTreeChange(ctx, spaceId, op) : checkPushedStructure(ctx, spaceId, op, refs);
     } catch (error) {
       if (error instanceof ApiError && push.operations.length > 1) throw new ApiError(error.status, error.code, `operations[${index}] (${op.kind}): ${error.message}`, error.data);
       throw error;
@@ -173,17 +174,23 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
   });
   const first = ops[0];
   const loaded = first.targetType === "base" && first.baseId ? findBase(ctx, spaceId, first.baseId) : null;
-  const proposed = await propose(
-    ctx,
-    proposal({ ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, { message: push.message, idempotencyKey: push.changeRequestId }, {
+  const asked = (autoMerge?: boolean): Proposal =>
+    proposal({ ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, { message: push.message, idempotencyKey: push.changeRequestId, autoMerge }, {
       targetType: first.targetType,
       baseId: loaded?.base.id ?? null,
       nodeId: loaded?.node.id ?? first.nodeId,
       reviewPolicy: loaded?.base.reviewPolicy ?? DEFAULT_REVIEW_POLICY,
       operations: ops,
       meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId },
-    }),
-  );
+    });
+  let proposed;
+  try {
+    proposed = await propose(ctx, asked());
+  } catch (error) {
+    // Its merge met a change made here since (a tree's file changed since the bytes it was made on): it waits in the Inbox for a person, as a pushed record change in conflict does, rather than refused each time it is sent.
+    if (!(error instanceof ApiError) || error.reason !== "MERGE_CONFLICT") throw error;
+    proposed = await propose(ctx, asked(false));
+  }
   return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
 }
 
