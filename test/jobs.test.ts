@@ -1,9 +1,10 @@
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { uploadTexts } from "../src/assets/assets";
 import { join } from "node:path";
 import { BACKUPS_KEPT, dailyUpkeep, pruneExpired, runScheduledBackup, startJobs } from "../src/jobs/schedule";
-import { createBase, TestServer } from "./helpers";
+import { BUN, createBase, REPO, TestServer } from "./helpers";
 
 let server: TestServer;
 beforeEach(() => (server = new TestServer()));
@@ -41,6 +42,44 @@ test("what a backup killed midway left in backups/ is removed when the server st
   runScheduledBackup(server.ctx);
   expect(partials()).toEqual([]);
   expect(readdirSync(dir)).toEqual(["basalt-20261121T120000.db"]);
+});
+
+test("a scheduled backup killed while it carries the files leaves no backup whose files are partly there; the next start removes what it left", async () => {
+  const owner = await server.user("Ada");
+  const space = await server.space(owner.id, "Files");
+  const texts = Array.from({ length: 3000 }, (_, i) => ({ fileName: `f${i}.txt`, mimeType: "text/plain", text: `file ${i} `.repeat(50) }));
+  await uploadTexts(server.ctx, space.id, owner.id, texts);
+  const dir = join(server.dir, "backups");
+  // Another process runs scheduled backups one after another on the same data directory, as `serve --backup-cron` does, and is killed once one is carrying its files.
+  const child = Bun.spawn([BUN, "-e", `
+    const { wire } = await import(${JSON.stringify(join(REPO, "src/cli/wiring.ts"))});
+    const { openStore } = await import(${JSON.stringify(join(REPO, "src/db/client.ts"))});
+    const { loadConfig } = await import(${JSON.stringify(join(REPO, "src/shared/config.ts"))});
+    const { ManualClock } = await import(${JSON.stringify(join(REPO, "src/shared/clock.ts"))});
+    const { runScheduledBackup } = await import(${JSON.stringify(join(REPO, "src/jobs/schedule.ts"))});
+    const clock = new ManualClock(Date.parse("2026-11-21T13:00:00.000Z"));
+    const { ctx } = wire(openStore(${JSON.stringify(server.dbPath)}), loadConfig({ "data-dir": ${JSON.stringify(server.dir)} }, {}), clock, { info() {}, error() {} });
+    for (;;) { runScheduledBackup(ctx); clock.advance(1000); }
+  `], { stdout: "ignore", stderr: "ignore" });
+  const carrying = () => existsSync(dir) && readdirSync(dir).some((name) => name.includes(".files"));
+  for (let waited = 0; !carrying() && waited < 30_000; waited++) await Bun.sleep(1);
+  child.kill("SIGKILL");
+  await child.exited;
+  // Every backup there holds every file its database names, whole.
+  const backups = readdirSync(dir).filter((name) => /^basalt-.*\.db$/.test(name));
+  for (const name of backups) {
+    const copy = new Database(join(dir, name), { readonly: true });
+    const hashes = copy.query<{ hash: string }, []>("SELECT DISTINCT content_hash AS hash FROM assets").all().map((row) => row.hash);
+    copy.close();
+    expect(hashes.filter((hash) => !existsSync(join(dir, `${name}.files`, hash.slice(0, 2), hash)))).toEqual([]);
+  }
+  // What the cut backup left (its copy of the database, the folder its files were gathered in) goes when the server starts.
+  expect(readdirSync(dir).filter((name) => name.includes(".partial")).length).toBeGreaterThan(0);
+  startJobs(server.ctx).stop();
+  expect(readdirSync(dir).filter((name) => name.includes(".partial"))).toEqual([]);
+  expect(readdirSync(dir).sort()).toEqual(backups.flatMap((name) => [name, `${name}.files`]).sort());
+  const next = runScheduledBackup(server.ctx);
+  expect(readdirSync(join(`${next}.files`)).length).toBeGreaterThan(0);
 });
 
 test("--backup-cron runs the backup on its schedule", async () => {

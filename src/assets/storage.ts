@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, ftruncateSync, linkSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { contentPath, filesDir, holdLanding, tmpDir } from "../db/content-files";
 import { makePrivate, occupied, privateDir } from "../db/files";
 
@@ -199,18 +199,28 @@ function placeFile(from: string, to: string): void {
 }
 
 /**
- * Carries a backup's files: every stored file the backup's database names, into
- * `<backup>.files/<hash[0..2]>/<hash>`. Answers how many, and the hashes the data directory lacks.
+ * Carries a backup's files: every stored file its database (`database`, the copy about to become
+ * `backup`: `backupDatabase`'s `beforePublish`) names, into `<backup>.files/<hash[0..2]>/<hash>`.
+ * They are gathered in a `.partial` folder beside it, renamed once whole: a copy cut short by a
+ * kill never sits under its hash's name, where a restore would take it as it is (the next backup
+ * removes the folder). Answers how many, and the hashes the data directory lacks.
  */
-export function backupFiles(dataDir: string, backup: string): { copied: number; missing: string[] } {
+export function backupFiles(dataDir: string, backup: string, database = backup): { copied: number; missing: string[] } {
+  const target = backupFilesDir(backup);
   // A new backup's folder of files is new too: one found there (a planted link) is never written through.
-  if (occupied(backupFilesDir(backup))) throw new Error(`${backupFilesDir(backup)} already exists; a backup's files go into a new folder.`);
+  if (occupied(target)) throw new Error(`${target} already exists; a backup's files go into a new folder.`);
+  const gathering = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.partial`);
   const missing: string[] = [];
   let copied = 0;
-  for (const hash of namedHashes(backup)) {
-    const from = contentPath(dataDir, hash);
-    if (!existsSync(from)) missing.push(hash);
-    else (placeFile(from, join(backupFilesDir(backup), hash.slice(0, 2), hash)), copied++);
+  try {
+    for (const hash of namedHashes(database)) {
+      const from = contentPath(dataDir, hash);
+      if (!existsSync(from)) missing.push(hash);
+      else (placeFile(from, join(gathering, hash.slice(0, 2), hash)), copied++);
+    }
+    if (copied > 0) renameSync(gathering, target);
+  } finally {
+    rmSync(gathering, { recursive: true, force: true });
   }
   return { copied, missing };
 }

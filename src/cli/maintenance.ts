@@ -39,8 +39,8 @@ export async function backupCommand(args: string[]): Promise<void> {
   const flags = parseFlags(args, { out: { type: "string" } });
   const out = resolve(required(flags, "out"));
   const dataDir = flags["data-dir"] ?? defaultDataDir();
-  backupDatabase(databasePath(dataDir), out);
-  const files = backupFiles(dataDir, out);
+  let files = { copied: 0, missing: [] as string[] };
+  backupDatabase(databasePath(dataDir), out, (copy) => (files = backupFiles(dataDir, out, copy)));
   console.log(`Wrote a backup to ${out}${files.copied > 0 ? ` and its ${files.copied} file(s) to ${backupFilesDir(out)}` : ""}.`);
   if (files.missing.length > 0) console.error(`basalt: ${files.missing.length} file(s) the records name are missing from the data directory; the backup does not hold them.`);
 }

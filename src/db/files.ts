@@ -51,7 +51,8 @@ const isPartial = (name: string): boolean => name.startsWith(".") && (name.endsW
 export function removePartials(dir: string, prefix = "."): number {
   if (!existsSync(dir)) return 0;
   const left = readdirSync(dir).filter((name) => name.startsWith(prefix) && isPartial(name));
-  for (const name of left) rmSync(join(dir, name), { force: true });
+  // A backup's files are gathered in a folder of such a name (`backupFiles`).
+  for (const name of left) rmSync(join(dir, name), { force: true, recursive: true });
   return left.length;
 }
 
@@ -138,7 +139,7 @@ export const databaseFiles = (path: string): string[] => [path, `${path}-wal`, `
  * taken while a server may be writing (WAL lets both go on), written as a plain SQLite file that
  * only its owner can read.
  */
-export function backupDatabase(source: string, out: string): void {
+export function backupDatabase(source: string, out: string, beforePublish?: (copy: string) => void): void {
   if (!existsSync(source)) throw new Error(`There is no database at ${source}.`);
   publishPrivately(out, (temp) => {
     const db = new Database(source, { readonly: true });
@@ -149,6 +150,8 @@ export function backupDatabase(source: string, out: string): void {
     } finally {
       db.close();
     }
+    // What goes with the copy (its files) is whole before `out` appears: a backup killed midway leaves no database whose files are partly there.
+    beforePublish?.(temp);
   });
 }
 

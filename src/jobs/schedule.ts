@@ -3,7 +3,7 @@ import { backupFiles, backupFilesDir } from "../assets/storage";
 import { dropUnusedIndexes } from "../content/indexes";
 import { Cron } from "croner";
 import { and, eq, lt, lte, notExists, sql } from "drizzle-orm";
-import { readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pruneDeviceRequests } from "../auth/device";
 import { sessions } from "../tables/auth";
@@ -27,22 +27,29 @@ const backupsDir = (ctx: AppContext) => join(ctx.config.dataDir, "backups");
 
 /**
  * What a scheduled backup killed midway left in `backups/` (its temporary file, hundreds of MB,
- * and SQLite's journal of it): each backup has a name of its own, so the next one would never
+ * SQLite's journal of it, the folder its files were gathered in, or that folder renamed before its
+ * database appeared): each backup has a name of its own, so the next one would never
  * clear it. The server runs one scheduled backup at a time, so at its start and after each backup
  * every such file is stale.
  */
-const removeBackupPartials = (ctx: AppContext): number => removePartials(backupsDir(ctx), ".basalt-");
+function removeBackupPartials(ctx: AppContext): number {
+  const dir = backupsDir(ctx);
+  if (!existsSync(dir)) return 0;
+  // A backup's files folder whose database never appeared: killed between the two.
+  const orphans = readdirSync(dir).filter((name) => /^basalt-\d{8}T\d{6}\.db\.files$/.test(name) && !existsSync(join(dir, name.slice(0, -".files".length))));
+  for (const name of orphans) rmSync(join(dir, name), { recursive: true, force: true });
+  return removePartials(dir, ".basalt-") + orphans.length;
+}
 
 export function runScheduledBackup(ctx: AppContext): string {
   const dir = backupsDir(ctx);
   privateDir(dir);
   const out = join(dir, `basalt-${iso(ctx.clock.now()).replace(/[-:]/g, "").replace(/\..*$/, "")}.db`);
   try {
-    backupDatabase(databasePath(ctx.config.dataDir), out);
+    backupDatabase(databasePath(ctx.config.dataDir), out, (copy) => backupFiles(ctx.config.dataDir, out, copy));
   } finally {
     removeBackupPartials(ctx);
   }
-  backupFiles(ctx.config.dataDir, out);
   const old = readdirSync(dir).filter((name) => /^basalt-\d{8}T\d{6}\.db$/.test(name)).sort().slice(0, -BACKUPS_KEPT);
   for (const name of old) {
     rmSync(join(dir, name));
