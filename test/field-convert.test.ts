@@ -239,7 +239,6 @@ describe("converting names to links", () => {
     const colour = await fieldId("colour");
     for (const [body, path] of [
       [{ fieldId: colour.id, newType: "relation" }, "targetBaseId"],
-      [{ fieldId: colour.id, newType: "relation", targetBaseId: "nowhere" }, "targetBaseId"],
       [{ fieldId: colour.id, newType: "relation", targetBaseId: "things" }, "targetBaseId"],
       [{ fieldId: colour.id, newType: "number", targetBaseId: "people" }, "targetBaseId"],
     ] as const) {
@@ -247,6 +246,9 @@ describe("converting names to links", () => {
       expect(reply.status).toBe(400);
       expect(reply.body.data.issues[0].path).toEqual([path]);
     }
+    // A base the space lacks is not found, as a hidden one is (docs/visibility.md).
+    const nowhere = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: colour.id, newType: "relation", targetBaseId: "nowhere" } });
+    expect([nowhere.status, nowhere.body.error]).toEqual([404, 'No base "nowhere" in this space.']);
     await createBase(server, ws.write, "counts", [{ slug: "n", name: "N", type: "number" }]);
     const reply = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body: { fieldId: colour.id, newType: "relation", targetBaseId: "counts" } });
     expect(reply.status).toBe(400);

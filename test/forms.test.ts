@@ -43,7 +43,7 @@ describe("forms", () => {
     expect(changed.body).toMatchObject({ name: "Join us", share: { isPublic: true, anonymousSubmit: false } });
     const wrongField = await server.call("PUT", `/api/v1/forms/${formNode}`, { key: ws.manage, body: { bindings: [{ inputName: "x", fieldSlug: "nope" }] } });
     expect(wrongField.body.error).toBe('The base "leads" has no field "nope".');
-    expect((await server.call("GET", "/api/v1/forms/nothing", { key: ws.read })).body.error).toBe("Form not found: nothing");
+    expect((await server.call("GET", "/api/v1/forms/nothing", { key: ws.read })).body.error).toBe(`No node "nothing" in this space.`);
   });
 
   test("a member's submission is a record proposal waiting for review; inputs map to fields", async () => {

@@ -52,7 +52,7 @@ describe("section 1: conventions", () => {
       }
     }
     const record = await server.call("GET", "/api/v1/records/rec_missing", { key });
-    expect(record.body).toMatchObject({ code: "NOT_FOUND", error: "No such record in this space." });
+    expect(record.body).toMatchObject({ code: "NOT_FOUND", error: `No record "rec_missing" in this space.` });
   });
 
   test("a validation failure lists one issue per path: a missing property is not also 'not a string'", async () => {

@@ -270,8 +270,8 @@ describe("relation fields", () => {
     const theirs = await server.call("POST", "/api/v1/bases", { key: await server.key(eve.id, "write"), body: { slug: "people", name: "People", fields: AUTHOR_FIELDS } });
     await createBase(server, ws.write, "papers", [{ slug: "title", name: "Title", type: "text" }]);
     const field = await server.call("POST", "/api/v1/bases/papers/fields", { key: ws.write, body: { slug: "people", name: "People", type: "relation", options: { targetBaseId: theirs.body.id } } });
-    expect(field.status).toBe(400);
-    expect(field.body.error).toContain("names no base of this space");
+    expect(field.status).toBe(404);
+    expect(field.body.error).toBe(`No base "${theirs.body.id}" in this space.`);
   });
 
   test("a field's type cannot change, and relations cannot be filtered or sorted yet", async () => {

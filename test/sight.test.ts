@@ -47,6 +47,9 @@ beforeAll(async () => {
   hidden.salariesField = salaries.fields[0].id;
   hidden.salary = (await made("POST", "/api/v1/bases/salaries/change-requests", { fields: { name: SECRET } })).id;
   hidden.plans = (await made("POST", "/api/v1/docs", { parentNodeId: hidden.folder, slug: "plans", name: "Plans", body: `# ${SECRET}\n` })).node.id;
+  hidden.changeRequest = (await made("POST", `/api/v1/records/${hidden.salary}/change-requests`, { operation: "update", fields: { name: `${SECRET} renamed` }, autoMerge: false })).id;
+  await made("POST", "/api/v1/views/change-requests", { operation: "create", baseId: "salaries", name: `${SECRET} view`, type: "table" });
+  hidden.view = (await made("GET", "/api/v1/bases/salaries/views", undefined))[0].id;
 
   // A visible base linking into the private one, with a lookup of its values.
   const field = (body: Record<string, unknown>) => made("POST", "/api/v1/bases/papers/fields/change-requests", { operation: "create", ...body });
@@ -184,6 +187,67 @@ describe("a member without a grant finds no byte of a private folder", () => {
     const submitted = await call("POST", `/api/v1/forms/${seen.form}/submit`, bob.key, { values: { who: "Bob" } });
     expect(submitted.status).toBe(404);
     expect((await call("GET", "/api/v1/change-requests?limit=100", ws.read)).body.changeRequests.length).toBe(before);
+  });
+});
+
+describe("a hidden thing answers exactly as one that does not exist", () => {
+  /** For each kind a path names: a hidden one of Bob's space, and one that exists nowhere. */
+  const PAIRS = (): Record<string, [string, string][]> => ({
+    nodeId: [[hidden.privateNotes, "nod_01ZZZZZZZZZZZZZZZZ"], [hidden.folder, "nod_01YYYYYYYYYYYYYYYY"]],
+    // By id: a later test makes a visible base of the hidden one's slug.
+    baseId: [[hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ"], [hidden.salariesNode, "nod_01XXXXXXXXXXXXXXXX"]],
+    recordId: [[hidden.salary, "rec_01ZZZZZZZZZZZZZZZZ"]],
+    changeRequestId: [[hidden.changeRequest, "crq_01ZZZZZZZZZZZZZZZZ"]],
+    viewId: [[hidden.view, "viw_01ZZZZZZZZZZZZZZZZ"]],
+  });
+  const anonymous = (text: string, ref: string) => text.replaceAll(ref, "REF").replaceAll(encodeURIComponent(ref), "REF");
+
+  test("every route of openapi.json naming a node, base, record, view or change request in its path, with every method", async () => {
+    const document = (await call("GET", "/api/v1/openapi.json", ws.read)).body as { paths: Record<string, Record<string, unknown>> };
+    const differ: Record<string, [string, string]> = {};
+    let compared = 0;
+    for (const [template, operations] of Object.entries(document.paths)) {
+      const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      if (names.length !== 1 || !(names[0] in PAIRS()) || template.endsWith("/events/stream")) continue;
+      for (const method of Object.keys(operations).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))) {
+        for (const [secret, none] of PAIRS()[names[0]]) {
+          const ask = (ref: string) => call(method.toUpperCase(), template.replace(/\{\w+\}/, encodeURIComponent(ref)).replace("/*", "/README.md"), bob.key, method === "get" ? undefined : {});
+          const [a, b] = [await ask(secret), await ask(none)];
+          compared++;
+          const [one, other] = [`${a.status} ${anonymous(a.text, secret)}`, `${b.status} ${anonymous(b.text, none)}`];
+          if (one !== other) differ[`${method.toUpperCase()} ${template} (${secret})`] = [one.slice(0, 160), other.slice(0, 160)];
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(60);
+    expect(differ).toEqual({});
+  });
+
+  test("a field, a formula or a conversion naming a hidden base, or a link into one, is refused as one naming nothing", async () => {
+    const same = async (label: string, ask: (ref: string) => Promise<{ status: number; text: string }>, secret: string, none: string) => {
+      const [a, b] = [await ask(secret), await ask(none)];
+      expect([label, a.status, anonymous(a.text, secret)]).toEqual([label, b.status, anonymous(b.text, none)]);
+      expect(leaksIn(anonymous(a.text, secret))).toEqual([]);
+    };
+    const fieldChange = (body: Record<string, unknown>) => call("POST", "/api/v1/bases/papers/fields/change-requests", bob.key, { autoMerge: false, ...body });
+    await same("formula", (ref) => call("POST", "/api/v1/bases/papers/formulas/check", bob.key, { expression: `{${ref}}` }), "payee", "nothing");
+    await same("relation", (ref) => fieldChange({ operation: "create", slug: "to_secret", name: "To secret", type: "relation", options: { targetBaseSlug: ref } }), hidden.salariesNode, "nod_01ZZZZZZZZZZZZZZZZ");
+    await same("relation by id", (ref) => fieldChange({ operation: "create", slug: "to_secret", name: "To secret", type: "relation", options: { targetBaseId: ref } }), hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ");
+    await same("lookup", (ref) => fieldChange({ operation: "create", slug: "peek", name: "Peek", type: "lookup", options: { lookup: { relationFieldSlug: ref, targetFieldSlug: "name" } } }), "payee", "nothing");
+    await same("update", (ref) => fieldChange({ operation: "update", fieldId: ref, patch: { name: "Renamed" } }), "payee", "nothing");
+    await same("conversion", (ref) => call("POST", "/api/v1/bases/papers/fields/convert/preview", bob.key, { fieldId: ref, newType: "text" }), "payee", "nothing");
+    await same("conversion target", (ref) => call("POST", "/api/v1/bases/papers/fields/convert/preview", bob.key, { fieldId: "title", newType: "relation", targetBaseId: ref }), hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ");
+    await same("new base", (ref) => call("POST", "/api/v1/nodes/change-requests", bob.key, { operations: [{ kind: "create", nodeType: "base", slug: "peeking", name: "Peeking", fields: [{ slug: "to", name: "To", type: "relation", options: { targetBaseSlug: ref } }] }] }), hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ");
+  });
+
+  test("the base a member's own change answers with shows no link into a hidden base", async () => {
+    const field = await call("POST", "/api/v1/bases/papers/fields", bob.key, { slug: "note", name: "Note", type: "text" });
+    const patched = await call("PATCH", "/api/v1/bases/papers", bob.key, { description: "Papers we read" });
+    for (const reply of [field, patched]) {
+      expect(reply.status).toBe(200);
+      expect(reply.body.fields.map((one: { slug: string }) => one.slug)).not.toContain("payee");
+      expect(leaksIn(reply.text)).toEqual([]);
+    }
   });
 });
 

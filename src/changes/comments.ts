@@ -10,7 +10,7 @@ import type { AppContext, Tx } from "../context";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import { recordEvent } from "../events/outbox";
-import { badRequest, notFound } from "../shared/errors";
+import { badRequest, notInSpace } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { COMMENT_SUBJECTS, type CommentSubject, comments } from "../tables/changes";
 import { ChangeRequestSchema } from "./views";
@@ -65,7 +65,7 @@ function subjectTies(ctx: AppContext, spaceId: string, type: CommentSubject, id:
     }
     case "commit": {
       const commit = loadCommits(ctx, [id]).get(id);
-      if (!commit || commit.spaceId !== spaceId) throw notFound("No such commit in this space.");
+      if (!commit || commit.spaceId !== spaceId) throw notInSpace("commit", id);
       return { recordId: commit.recordId, changeRequestId: null, operationId: commit.operationId, commitId: commit.id, baseId: commit.baseId };
     }
   }
@@ -123,6 +123,6 @@ export const ChangeRequestDetailSchema = t.Composite([ChangeRequestSchema, t.Obj
 /** `GET /change-requests/{id}`: the change request with its comments and its operations', oldest first. */
 export function changeRequestDetail(ctx: AppContext, spaceId: string, sight: Sight, id: string): Static<typeof ChangeRequestDetailSchema> {
   const changeRequest = getChangeRequest(ctx, spaceId, sight, id);
-  if ((changeRequest.baseId && sight.hiddenBases.has(changeRequest.baseId)) || (changeRequest.nodeId && sight.hiddenNodes.has(changeRequest.nodeId))) throw notFound(`No change request "${id}" in this space.`);
+  if ((changeRequest.baseId && sight.hiddenBases.has(changeRequest.baseId)) || (changeRequest.nodeId && sight.hiddenNodes.has(changeRequest.nodeId))) throw notInSpace("change request", id);
   return { ...changeRequest, comments: listComments(ctx, spaceId, { subjectType: "change_request", subjectId: changeRequest.id, limit: MAX_LISTED }) };
 }

@@ -16,7 +16,7 @@ import type { AppContext } from "../context";
 import { preparedFor } from "../db/client";
 import { write } from "../db/tx";
 import { newId } from "../db/ids";
-import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/errors";
+import { ApiError, badRequest, conflict, forbidden, notInSpace } from "../shared/errors";
 import { Nullable } from "../shared/schemas";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
@@ -31,7 +31,7 @@ import { ChangeRequestSchema, type ChangeRequestView, changeRequestViews, merged
 /** The change request of the space (a stored one, or a direct create's), or 404 (another space's ids are not found). */
 export function findChangeRequest(ctx: AppContext, spaceId: string, id: string): ChangeRequestRow {
   const row = ctx.db.select().from(changeRequests).where(and(eq(changeRequests.id, id), eq(changeRequests.spaceId, spaceId))).get() ?? findDirect(ctx, spaceId, id, "changeRequest")?.changeRequest;
-  if (!row) throw notFound("No such change request in this space.");
+  if (!row) throw notInSpace("change request", id);
   return row;
 }
 
@@ -193,7 +193,7 @@ const operationInSpace = preparedFor((db) =>
 /** An operation of the space (a stored one, or a direct create's), or 404. */
 export function findOperation(ctx: AppContext, spaceId: string, id: string): OperationRow {
   const op = operationInSpace(ctx).get({ id, spaceId })?.op ?? findDirect(ctx, spaceId, id, "operation")?.operation;
-  if (!op) throw notFound("No such operation in this space.");
+  if (!op) throw notInSpace("operation", id);
   return op;
 }
 

@@ -7,6 +7,7 @@ import { type FieldError, invalidValues } from "../content/field-types";
 import { checkJsonDepth } from "../shared/json";
 import { resolveNewFormulas } from "../content/fields/formula/plan";
 import { recordInputErrors } from "../content/records/validate";
+import { seenBase } from "../content/records/seen-base";
 import { resolveLinkedField } from "../content/relations/schema";
 import { findNode } from "../content/nodes";
 import { checkDocument, DOCUMENT_KINDS } from "../content/documents";
@@ -344,7 +345,8 @@ function fieldOperation(ctx: AppContext, loaded: LoadedBase, change: FieldChange
 }
 
 export function proposeFieldChange(ctx: AppContext, who: Proposer, baseRef: string, change: FieldChange, review: Review): Promise<Proposed> {
-  const loaded = findBase(ctx, who.scope.space.id, baseRef);
+  // Checked as the proposer sees the base: a link into a base hidden from them, and what reads through it, are no fields of theirs.
+  const loaded = seenBase(findBase(ctx, who.scope.space.id, baseRef), who.scope.sight);
   const op: ProposedOperation = { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, ...fieldOperation(ctx, loaded, change) };
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [op] }));
 }

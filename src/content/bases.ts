@@ -6,7 +6,7 @@ import type { AppContext, Tx } from "../context";
 import { preparedFor, type Reading } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import { checkName } from "../shared/formats";
-import { badRequest, invalid, notFound } from "../shared/errors";
+import { badRequest, invalid, notInSpace } from "../shared/errors";
 import { type Sight, unseen } from "../spaces/sight";
 import { oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { isIndexable } from "./field-sql";
@@ -113,11 +113,11 @@ export function findBase(ctx: AppContext, spaceId: string, ref: string, options:
   let loaded = ctx.bases.get(key);
   if (!loaded) {
     const row = baseByRef(ctx).get({ spaceId, ref });
-    if (!row) throw notFound("No such base in this space.");
+    if (!row) throw notInSpace("base", ref);
     loaded = { ...row, fields: loadFields(ctx, row.base.id) };
     ctx.bases.set(key, loaded);
   }
-  if (loaded.node.status === "archived" && !options.archived) throw notFound("No such base in this space.");
+  if (loaded.node.status === "archived" && !options.archived) throw notInSpace("base", ref);
   return loaded;
 }
 
@@ -221,7 +221,7 @@ export interface BasePatch {
 }
 
 /** Direct edit of a base's name, description and review policy (the route requires manage for the policy). */
-export function updateBase(tx: Tx, loaded: LoadedBase, patch: BasePatch, at: string): BaseView {
+export function updateBase(tx: Tx, loaded: LoadedBase, patch: BasePatch, at: string): LoadedBase {
   forgetBases(tx);
   const nodeChanges: Partial<NodeRow> = { updatedAt: at };
   if (patch.name !== undefined) nodeChanges.name = checkName(patch.name);
@@ -229,5 +229,5 @@ export function updateBase(tx: Tx, loaded: LoadedBase, patch: BasePatch, at: str
   const reviewPolicy = patch.reviewPolicy ? checkReviewPolicy(patch.reviewPolicy) : loaded.base.reviewPolicy;
   tx.db.update(nodes).set(nodeChanges).where(eq(nodes.id, loaded.node.id)).run();
   tx.db.update(bases).set({ reviewPolicy, updatedAt: at }).where(eq(bases.id, loaded.base.id)).run();
-  return baseView({ base: { ...loaded.base, reviewPolicy, updatedAt: at }, node: { ...loaded.node, ...nodeChanges }, fields: loaded.fields });
+  return { base: { ...loaded.base, reviewPolicy, updatedAt: at }, node: { ...loaded.node, ...nodeChanges }, fields: loaded.fields };
 }

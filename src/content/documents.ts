@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { AppContext, Tx } from "../context";
-import { badRequest, notFound, payloadTooLarge } from "../shared/errors";
+import { badRequest, notInSpace, payloadTooLarge } from "../shared/errors";
 import { readLines } from "../shared/lines";
 import { findNode } from "./nodes";
 import { checkJsonDepth } from "../shared/json";
@@ -197,6 +197,6 @@ export function writeDocument(tx: Tx, nodeId: string, type: DocumentType, conten
 /** `GET /docs/{id}/lines`: a range of an active doc's lines (2000, about 2 MiB, at most). */
 export function readDocLines(ctx: AppContext, spaceId: string, ref: string, startLine = 1, endLine?: number) {
   const node = findNode(ctx, spaceId, ref);
-  if (node.type !== "doc" || node.status !== "active") throw notFound(`Doc not found: ${ref}`);
+  if (node.type !== "doc" || node.status !== "active") throw notInSpace("node", ref);
   return readLines(readDocument(ctx, node.id, "doc") as string, startLine, endLine);
 }

@@ -4,7 +4,7 @@ import { type Static, t } from "elysia";
 import { assetText, assetUrl, contentKindOf, findAsset, uploadTexts } from "../assets/assets";
 import type { AppContext, Tx } from "../context";
 import { assets } from "../tables/assets";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { badRequest, conflict, notFound, notInSpace } from "../shared/errors";
 import { checkMetadata } from "../shared/json";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type FileTreeType, isFileTree, nodeFiles, nodes } from "../tables/content";
@@ -175,7 +175,7 @@ export function treeSettings(node: NodeRow): { entryFile: string; visibility: (t
 /** An active file tree of the space (id or slug), of `type` when given. */
 export function findTree(ctx: AppContext, spaceId: string, ref: string, type?: FileTreeType): NodeRow & { type: FileTreeType } {
   const node = findNode(ctx, spaceId, ref);
-  if (node.status !== "active" || !isFileTree(node.type) || (type !== undefined && node.type !== type)) throw notFound(`${type ? FILE_TREE_KINDS[type].label : "File tree"} not found: ${ref}`);
+  if (node.status !== "active" || !isFileTree(node.type) || (type !== undefined && node.type !== type)) throw notInSpace("node", ref);
   return node as NodeRow & { type: FileTreeType };
 }
 

@@ -5,7 +5,7 @@ import type { AppContext, Tx } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
 import { iso } from "../shared/clock";
-import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
+import { ApiError, badRequest, conflict, notFound, notInSpace } from "../shared/errors";
 import { isComputed } from "../shared/field-types";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type FormBinding, type FormPage, type FormRow, type FormShare, forms, nodes } from "../tables/content";
@@ -107,7 +107,7 @@ export function findForm(ctx: AppContext, spaceId: string, sight: Sight, nodeRef
     .innerJoin(nodes, eq(nodes.id, forms.nodeId))
     .where(and(eq(forms.spaceId, spaceId), or(eq(nodes.id, nodeRef), eq(nodes.slug, nodeRef)), unseen(forms.nodeId, sight.hiddenNodes), unseen(forms.targetBaseId, sight.hiddenBases)))
     .get();
-  if (!found) throw notFound(`Form not found: ${nodeRef}`);
+  if (!found) throw notInSpace("node", nodeRef);
   return found.form;
 }
 

@@ -8,7 +8,7 @@ import { compiledRows, decodeRow, preparedFor, type ReadDb } from "../db/client"
 import { type IdMaker, newId } from "../db/ids";
 import { requireWithin } from "../shared/limits";
 import { checkName, checkSlug } from "../shared/formats";
-import { badRequest, conflict, notFound, onUniqueViolation } from "../shared/errors";
+import { badRequest, conflict, notInSpace, onUniqueViolation } from "../shared/errors";
 import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { forgetBases } from "./bases";
 import { checkMetadata } from "../shared/json";
@@ -144,7 +144,7 @@ export function rootNode(ctx: AppContext, spaceId: string): NodeRow {
 /** A node by id or slug (active ones first); `status` narrows it. */
 export function findNode(ctx: AppContext, spaceId: string, ref: string, status?: NodeStatus): NodeRow {
   const row = nodeByRef(ctx).get({ spaceId, ref });
-  if (!row || (status && row.status !== status)) throw notFound(status ? `No ${status} node "${ref}" in this space.` : `No node "${ref}" in this space.`);
+  if (!row || (status && row.status !== status)) throw notInSpace("node", ref);
   return row;
 }
 
@@ -175,7 +175,7 @@ function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: Reado
  */
 export function getNode(ctx: AppContext, spaceId: string, sight: Sight, ref: string, type?: string): { row: NodeRow; shown: NodeView } {
   const row = findNode(ctx, spaceId, ref, "active");
-  if (type !== undefined && row.type !== type) throw notFound(`Node not found: ${ref}`);
+  if (type !== undefined && row.type !== type) throw notInSpace("node", ref);
   return { row, shown: withChildren(ctx, spaceId, sight, row) };
 }
 

@@ -6,7 +6,7 @@ import { preparedFor } from "../db/client";
 import { type IdMaker, newId } from "../db/ids";
 import type { AppContext, Tx } from "../context";
 import { checkName, checkSlug, slugify } from "../shared/formats";
-import { ApiError, badRequest, conflict, type Issue, invalid, notFound, pathText } from "../shared/errors";
+import { ApiError, badRequest, conflict, invalid, notInSpace, pathText, type Issue } from "../shared/errors";
 import { Value } from "@sinclair/typebox/value";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
@@ -257,7 +257,7 @@ const viewById = preparedFor((db) =>
 /** A view of the space, or 404 (another space's ids are not found). */
 export function findView(ctx: AppContext, spaceId: string, viewId: string, status?: NodeStatus): ViewRow {
   const row = viewById(ctx).get({ id: viewId, spaceId });
-  if (!row || (status && row.status !== status)) throw notFound(status ? `No ${status} view "${viewId}" in this space.` : `No view "${viewId}" in this space.`);
+  if (!row || (status && row.status !== status)) throw notInSpace("view", viewId);
   return row;
 }
 

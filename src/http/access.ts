@@ -156,15 +156,20 @@ export function access(ctx: AppContext) {
     }))
     .macro("level", (required: SpaceAccess) => ({
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
-      transform({ request, params, query, body }) {
+      transform({ request, body }) {
         const { actor, space } = grantedSpace(ctx, request, required, body);
+        grant(request, actor, space);
+      },
+      // After validation: a request naming a hidden node gets what one naming no node gets, a
+      // validation answer included, and then the 404 the route's own lookup would give.
+      resolve({ request, params, query, body }) {
+        const { actor, space } = granted.get(request)!;
         if (space.sight !== SEES_ALL) {
           seenSlugs(ctx, space.space.id, space.sight, params, query, body);
           requireSeenTargets(ctx, space, namedTargets(params, query, body), requiredLevel(required, body));
         }
-        grant(request, actor, space);
+        return { actor, space };
       },
-      resolve: actorAndSpace,
     }))
     .macro("spaceLevel", (required: SpaceAccess) => ({
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named in the path"), spaceRefusals(required, false)),

@@ -58,6 +58,12 @@ export const unauthorized = (message = "A valid API key or session is required."
   new ApiError(401, "UNAUTHORIZED", message, undefined, { "www-authenticate": "Bearer" });
 export const forbidden = (message: string, data?: Data) => new ApiError(403, "FORBIDDEN", message, data);
 export const notFound = (message = "Not found") => new ApiError(404, "NOT_FOUND", message);
+/**
+ * What a lookup of a space's node, base, record, view or change request answers when it finds
+ * none, in the words a hidden one is refused with too (spaces/sight.ts), so that no 404 tells the
+ * one from the other.
+ */
+export const notInSpace = (kind: string, ref: string) => notFound(`No ${kind} "${ref}" in this space.`);
 export const conflict = (message: string, data?: Data) => new ApiError(409, "CONFLICT", message, data);
 export const payloadTooLarge = (message: string) => new ApiError(413, "PAYLOAD_TOO_LARGE", message);
 export const tooManyRequests = (retryAfterSeconds: number) =>

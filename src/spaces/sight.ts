@@ -1,7 +1,7 @@
 import { type Column, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { AppContext } from "../context";
 import { anyPrivate, grantsOf, nodesOfTarget, slugHolders, type TargetKind, type TreeRow, visibilityTree } from "./store";
-import { forbidden, notFound } from "../shared/errors";
+import { forbidden, notFound, notInSpace } from "../shared/errors";
 import { atLeast, type Level, lowerOf, ROLE_LEVEL } from "../shared/levels";
 import type { Membership } from "../tables/spaces";
 
@@ -128,6 +128,7 @@ const NAMED: Record<string, TargetKind> = {
   baseId: "base",
   base: "base",
   targetBaseId: "base",
+  targetBaseSlug: "base",
   recordId: "record",
   targetRecordId: "record",
   viewId: "view",
@@ -139,22 +140,45 @@ const NAMED: Record<string, TargetKind> = {
 };
 const SUBJECTS: Record<string, TargetKind> = { record: "record", change_request: "changeRequest", operation: "operation", commit: "commit" };
 
-/** Every reference an input names: its own keys, and those of the objects in its lists (a change request's operations, a bulk's records). */
+/**
+ * Where an input carries references: its own keys, the objects of its lists at any depth (a change
+ * request's operations, a bulk's records, a new base's field definitions), and a field definition's
+ * `options` or a field update's `patch` (a relation's `targetBaseId`). A record's values are never
+ * walked: a user's field slug is no reference. Bounded in depth and in objects, so no input makes
+ * this walk long.
+ */
+const DEFINITIONS = new Set(["options", "patch"]);
+const WALK_DEPTH = 5;
+const WALK_OBJECTS = 5_000;
+function eachReferenceHolder(inputs: unknown[], visit: (object: Record<string, unknown>) => void): void {
+  let budget = WALK_OBJECTS;
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > WALK_DEPTH || budget <= 0 || value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) {
+      for (const item of value.slice(0, 1000)) walk(item, depth + 1);
+      return;
+    }
+    budget--;
+    const object = value as Record<string, unknown>;
+    visit(object);
+    for (const [key, given] of Object.entries(object)) if (Array.isArray(given) || DEFINITIONS.has(key)) walk(given, depth + 1);
+  };
+  for (const input of inputs) walk(input, 0);
+}
+
+/** Every reference an input names, wherever `eachReferenceHolder` finds one. */
 export function namedTargets(...inputs: unknown[]): [TargetKind, string][] {
   const found: [TargetKind, string][] = [];
-  const scan = (value: unknown, nested: boolean) => {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return;
-    const object = value as Record<string, unknown>;
+  eachReferenceHolder(inputs, (object) => {
     for (const [key, given] of Object.entries(object)) {
       const kind = NAMED[key] ?? (key.endsWith("Ids") ? NAMED[key.slice(0, -1)] : undefined);
-      if (kind && typeof given === "string" && given) found.push([kind, given]);
-      else if (Array.isArray(given)) for (const item of given.slice(0, 1000)) if (kind && typeof item === "string" && item) found.push([kind, item]);
-      else if (nested) scan(item, false);
+      if (!kind) continue;
+      if (typeof given === "string" && given) found.push([kind, given]);
+      else if (Array.isArray(given)) for (const item of given.slice(0, 1000)) if (typeof item === "string" && item) found.push([kind, item]);
     }
     const subject = typeof object.subjectType === "string" ? SUBJECTS[object.subjectType] : undefined;
     if (subject && typeof object.subjectId === "string") found.push([subject, object.subjectId]);
-  };
-  for (const input of inputs) scan(input, true);
+  });
   return found;
 }
 
@@ -162,17 +186,13 @@ export function namedTargets(...inputs: unknown[]): [TargetKind, string][] {
  * A node or base named by a slug that a node hidden from the caller shares: a lookup by the slug
  * finds the first that holds it, so when that one is hidden, the input names instead the first the
  * caller sees, by its id. A hidden node then neither hides a visible one of the same slug nor
- * tells, by a 404, that it exists. Every input is walked as `namedTargets` walks it (its own keys,
- * and those of the objects in its lists), so a path, a query and a body are alike.
+ * tells, by a 404, that it exists. Every input is walked as `namedTargets` walks it, so a path, a
+ * query and a body are alike.
  */
 export function seenSlugs(ctx: AppContext, spaceId: string, sight: Sight, ...inputs: unknown[]): void {
   if (sight === SEES_ALL) return;
-  const rename = (object: Record<string, unknown>, nested: boolean) => {
+  eachReferenceHolder(inputs, (object) => {
     for (const [key, ref] of Object.entries(object)) {
-      if (nested && Array.isArray(ref)) {
-        for (const item of ref.slice(0, 1000)) if (item !== null && typeof item === "object" && !Array.isArray(item)) rename(item as Record<string, unknown>, false);
-        continue;
-      }
       const kind = NAMED[key];
       if ((kind !== "node" && kind !== "base") || typeof ref !== "string") continue;
       const holders = slugHolders(ctx, spaceId, kind, ref);
@@ -180,8 +200,7 @@ export function seenSlugs(ctx: AppContext, spaceId: string, sight: Sight, ...inp
       const seen = holders.find((id) => !sight.hiddenNodes.has(id));
       if (seen) object[key] = seen;
     }
-  };
-  for (const input of inputs) if (input !== null && typeof input === "object" && !Array.isArray(input)) rename(input as Record<string, unknown>, true);
+  });
 }
 
 /**
@@ -199,7 +218,7 @@ export function requireSeenTargets(ctx: AppContext, scope: { space: { id: string
       continue;
     }
     for (const nodeId of nodeIds) {
-      if (sight.hiddenNodes.has(nodeId)) throw notFound(`No ${kind === "changeRequest" ? "change request" : kind} "${ref}" in this space.`);
+      if (sight.hiddenNodes.has(nodeId)) throw notInSpace(kind === "changeRequest" ? "change request" : kind, ref);
       if (!atLeast(levelOnNode(sight, scope.level, nodeId), required)) throw forbidden(`Requires ${required} access on this node.`, { reason: "NODE_ACCESS_REQUIRED", required });
     }
   }

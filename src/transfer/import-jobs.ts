@@ -4,7 +4,7 @@ import { iso } from "../shared/clock";
 import type { AppContext } from "../context";
 import { newId } from "../db/ids";
 import { write } from "../db/tx";
-import { conflict, notFound } from "../shared/errors";
+import { conflict, notInSpace } from "../shared/errors";
 import { Nullable, oneOf, Timestamp } from "../shared/schemas";
 import { IMPORT_STATUSES, imports } from "../tables/transfer";
 
@@ -100,7 +100,7 @@ export function failInterruptedImports(ctx: AppContext): Promise<number> {
 
 export function getImportJob(ctx: AppContext, spaceId: string, id: string): ImportJob {
   const row = ctx.db.select().from(imports).where(and(eq(imports.id, id), eq(imports.spaceId, spaceId))).get();
-  if (!row) throw notFound("No such import in this space.");
+  if (!row) throw notInSpace("import", id);
   return view(row);
 }
 

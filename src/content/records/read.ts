@@ -7,7 +7,7 @@ import { commitColumns, type CommitView, commitView, type UserRef, userRefs } fr
 import { users } from "../../tables/auth";
 import type { AppContext } from "../../context";
 import { compiledRows, decodeRow, preparedFor } from "../../db/client";
-import { notFound } from "../../shared/errors";
+import { notInSpace } from "../../shared/errors";
 import { type BaseView, baseView, findBase, type LoadedBase } from "../bases";
 import { type RecordLinkView, recordLinksJson, recordLinkViews } from "../relations/view";
 import { type LinkedValues, linkedValues } from "../relations/read";
@@ -38,7 +38,7 @@ export const recordInSpace = (ctx: AppContext, spaceId: string, recordId: string
 
 export function findRecord(ctx: AppContext, spaceId: string, recordId: string): RecordRow {
   const row = recordInSpace(ctx, spaceId, recordId);
-  if (!row) throw notFound("No such record in this space.");
+  if (!row) throw notInSpace("record", recordId);
   return row;
 }
 
@@ -82,7 +82,7 @@ const recordWithHead = (ctx: AppContext) =>
 /** One record with its head commit and author, in one query; the fields come from the base cache. */
 export function getRecord(ctx: AppContext, spaceId: string, recordId: string, shape: RecordShape = FULL_SHAPE, sight: Sight = SEES_ALL): RecordView {
   const [values] = recordWithHead(ctx)({ id: recordId, spaceId });
-  if (!values) throw notFound("No such record in this space.");
+  if (!values) throw notInSpace("record", recordId);
   const loaded = seenBase(findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true }), sight);
   requireShapeFields(loaded, shape);
   return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);

@@ -6,7 +6,7 @@ import { isLookup, lookupOf } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import type { AppContext } from "../../context";
 import { type IdMaker, newId } from "../../db/ids";
-import { ApiError, badRequest, conflict, invalid } from "../../shared/errors";
+import { badRequest, conflict, invalid } from "../../shared/errors";
 import { requireWithin } from "../../shared/limits";
 import { type FieldRow, findBase, findBaseOrNull, type LoadedBase, sourceOf } from "../bases";
 import { isComputedAtRead } from "../field-sql";
@@ -79,13 +79,8 @@ function freeInverseSlug(slug: string, taken: { slug: string }[]): string {
 
 /** The base a relation links to, in the space; an archived one refuses new links (409). */
 function linkableBase(ctx: AppContext, spaceId: string, ref: string): LoadedBase {
-  let target: LoadedBase;
-  try {
-    target = findBase(ctx, spaceId, ref, { archived: true });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw invalid(["options", "targetBaseId"], `options.targetBaseId names no base of this space: "${ref}".`);
-    throw error;
-  }
+  // A base the space lacks is the 404 a hidden one gets (spaces/sight.ts), so neither tells the other.
+  const target = findBase(ctx, spaceId, ref, { archived: true });
   if (target.node.status === "archived") throw conflict(`The base "${target.node.slug}" is archived: restore it before linking to it.`, { reason: "TARGET_BASE_ARCHIVED" });
   return target;
 }

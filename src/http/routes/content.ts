@@ -246,7 +246,7 @@ export function contentRoutes(ctx: AppContext) {
         set.status = 201;
         const { parentNodeId, fields, reviewPolicy, ...rest } = body;
         const proposed = await proposeNodeChanges(ctx, proposer(space, actor, request), [{ kind: "create", nodeType: "base", parentNodeId, fields, reviewPolicy, ...rest }], body);
-        return materialized(ctx, space.sight, proposed, () => baseView(findBase(ctx, space.space.id, proposed.changeRequest.baseId!)));
+        return materialized(ctx, space.sight, proposed, () => baseView(seenBase(findBase(ctx, space.space.id, proposed.changeRequest.baseId!), space.sight)));
       },
       {
         answers: { 201: Materialized(BaseSchema), 409: MERGE_REFUSALS },
@@ -262,7 +262,7 @@ export function contentRoutes(ctx: AppContext) {
         }),
       },
     )
-    .patch("/bases/:baseId", ({ space, params, body }) => write(ctx, (tx) => updateBase(tx, findBase(tx, space.space.id, params.baseId), body, now(ctx))), {
+    .patch("/bases/:baseId", ({ space, params, body }) => write(ctx, (tx) => baseView(seenBase(updateBase(tx, findBase(tx, space.space.id, params.baseId), body, now(ctx)), space.sight))), {
       answers: { 200: BaseSchema }, level: { level: "write", raisedBy: { reviewPolicy: "manage" } },
       body: t.Object({ name: t.Optional(Name), description: t.Optional(t.String({ maxLength: 10_000 })), reviewPolicy: t.Optional(ReviewPolicy) }),
     })
@@ -270,16 +270,16 @@ export function contentRoutes(ctx: AppContext) {
       "/bases/:baseId/fields",
       async ({ space, actor, request, params, body }) => {
         await proposeFieldChange(ctx, proposer(space, actor, request), params.baseId, { operation: "create", ...body }, { autoMerge: true });
-        return baseView(findBase(ctx, space.space.id, params.baseId));
+        return baseView(seenBase(findBase(ctx, space.space.id, params.baseId), space.sight));
       },
       { answers: { 200: BaseSchema, 409: [...MERGE_REFUSALS, "SLUG_BEING_FREED"] }, level: "write", body: FieldDefinition },
     )
-    .post("/bases/:baseId/fields/convert/preview", ({ space, params, body }) => previewConversion(ctx, findBase(ctx, space.space.id, params.baseId), body), {
+    .post("/bases/:baseId/fields/convert/preview", ({ space, params, body }) => previewConversion(ctx, seenBase(findBase(ctx, space.space.id, params.baseId), space.sight), body), {
       answers: { 200: ConvertPreviewSchema, 409: ["PREVIEW_TOO_LARGE", "FIELD_CONVERTING"] },
       level: "read",
       body: t.Object(Conversion),
     })
-    .post("/bases/:baseId/formulas/check", ({ space, params, body }) => checkNewFormula(ctx, findBase(ctx, space.space.id, params.baseId), body.expression), {
+    .post("/bases/:baseId/formulas/check", ({ space, params, body }) => checkNewFormula(ctx, seenBase(findBase(ctx, space.space.id, params.baseId), space.sight), body.expression), {
       answers: { 200: FormulaCheckSchema },
       level: "read",
       body: t.Object({ expression: t.String({ minLength: 1, maxLength: 10_000 }) }),

@@ -6,6 +6,7 @@ import { recordListing } from "../../content/records/grammar";
 import type { AppContext } from "../../context";
 import { access } from "../access";
 import { BaseSchema, baseView, findBase } from "../../content/bases";
+import { seenBase } from "../../content/records/seen-base";
 import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
 import { nestedQuery, oneString } from "../../shared/query-params";
@@ -263,7 +264,7 @@ export function transferRoutes(ctx: AppContext) {
         const base = { name, slug: oneString("slug", raw.slug), parentNodeId: oneString("parentNodeId", raw.parentNodeId) };
         const made = await checkedUpload(ctx, NO_BASE, file, true, (checked, reread) => importNewBase(ctx, who, checked, reread, base, reviewOf(raw, request)), types);
         set.status = 201;
-        return { base: baseView(findBase(ctx, space.space.id, made.baseId)), import: made.imported };
+        return { base: baseView(seenBase(findBase(ctx, space.space.id, made.baseId), space.sight)), import: made.imported };
       },
       {
         answers: { 200: ImportPreviewSchema, 201: t.Object({ base: BaseSchema, import: ImportResultSchema }), 409: ["NOT_MERGEABLE", "SLUG_TAKEN", "LIMIT_REACHED", "PARENT_ARCHIVED", "BASE_CHANGED"] },
