@@ -2,158 +2,157 @@
  * The floor: a bare Bun.serve + bun:sqlite server doing the same essential work as each Basalt route
  * (hash a key, the same indexed selects, the same rows written with the same group commit, the
  * same JSON written back), with no framework, validation or logging. Usage:
- * `bun bench/floor.ts <database> <port>`.
+ * `bun bench/floor.ts <database> <port>`; `floorHandler` is the same work without the server, for
+ * measuring in process (bench/handle.ts).
  */
 import { Database } from "bun:sqlite";
 
-const [path, port] = process.argv.slice(2);
-const db = new Database(path);
-for (const pragma of ["busy_timeout = 10000", "journal_mode = WAL", "synchronous = NORMAL"]) db.run(`PRAGMA ${pragma}`);
-const keyByHash = db.query("SELECT k.id, k.level, k.expires_at, u.id AS user_id, u.banned FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?");
-const membership = db.query("SELECT s.id, s.name, s.slug, m.role FROM spaces s JOIN members m ON m.space_id = s.id AND m.user_id = ? WHERE s.id = ? OR s.slug = ?");
-const root = db.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL");
-const nodes = db.query("SELECT * FROM nodes WHERE space_id = ? AND status = 'active' ORDER BY position, id");
-const recordById = db.query("SELECT * FROM records WHERE id = ? AND space_id = ?");
-const firstPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT 51");
-const laterPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51");
-const heads = db.query(
-  "SELECT c.id, c.base_id, c.node_id, c.operation_id, c.parent_commit_id, c.message, c.author_id, c.target_type, c.kind, c.created_at, u.name, u.email FROM commits c LEFT JOIN users u ON u.id = c.author_id WHERE c.id IN (SELECT value FROM json_each(?))",
-);
-const baseOf = db.query("SELECT b.id, b.space_id, b.node_id FROM bases b JOIN nodes n ON n.id = b.node_id WHERE n.slug = ? OR b.id = ?");
-const fieldsOf = db.query("SELECT * FROM fields WHERE base_id = ? ORDER BY position");
-const baseRow = db.query("SELECT b.id, b.node_id, b.review_policy, b.created_at, b.updated_at, n.slug, n.name, n.description FROM bases b JOIN nodes n ON n.id = b.node_id WHERE b.id = ?");
+/** The floor's request handler over the database at `path`. */
+export function floorHandler(path: string): (request: Request) => Promise<Response> {
+  const db = new Database(path);
+  for (const pragma of ["busy_timeout = 10000", "journal_mode = WAL", "synchronous = NORMAL"]) db.run(`PRAGMA ${pragma}`);
+  const keyByHash = db.query("SELECT k.id, k.level, k.expires_at, u.id AS user_id, u.banned FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?");
+  const membership = db.query("SELECT s.id, s.name, s.slug, m.role FROM spaces s JOIN members m ON m.space_id = s.id AND m.user_id = ? WHERE s.id = ? OR s.slug = ?");
+  const root = db.query("SELECT id FROM nodes WHERE space_id = ? AND parent_id IS NULL");
+  const nodes = db.query("SELECT * FROM nodes WHERE space_id = ? AND status = 'active' ORDER BY position, id");
+  const recordById = db.query("SELECT * FROM records WHERE id = ? AND space_id = ?");
+  const firstPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT 51");
+  const laterPage = db.query("SELECT * FROM records WHERE base_id = ? AND status = 'active' AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 51");
+  const heads = db.query(
+    "SELECT c.id, c.base_id, c.node_id, c.operation_id, c.parent_commit_id, c.message, c.author_id, c.target_type, c.kind, c.created_at, u.name, u.email FROM commits c LEFT JOIN users u ON u.id = c.author_id WHERE c.id IN (SELECT value FROM json_each(?))",
+  );
+  const baseOf = db.query("SELECT b.id, b.space_id, b.node_id FROM bases b JOIN nodes n ON n.id = b.node_id WHERE n.slug = ? OR b.id = ?");
+  const fieldsOf = db.query("SELECT * FROM fields WHERE base_id = ? ORDER BY position");
+  const baseRow = db.query("SELECT b.id, b.node_id, b.review_policy, b.created_at, b.updated_at, n.slug, n.name, n.description FROM bases b JOIN nodes n ON n.id = b.node_id WHERE b.id = ?");
 
-type Row = Record<string, unknown>;
+  type Row = Record<string, unknown>;
 
-/** A base's view and field slugs, read once: the bench never changes a base (Basalt caches it too, until a write changes it). */
-const baseViews = new Map<string, { slugs: string[]; base: Row }>();
-function baseViewOf(baseId: string) {
-  let cached = baseViews.get(baseId);
-  if (cached) return cached;
-  const fieldRows = fieldsOf.all(baseId) as Row[];
-  const b = baseRow.get(baseId) as Row;
-  const base = {
-    id: b.id,
-    nodeId: b.node_id,
-    slug: b.slug,
-    name: b.name,
-    description: b.description,
-    reviewPolicy: JSON.parse(b.review_policy as string),
-    createdAt: b.created_at,
-    updatedAt: b.updated_at,
-    fields: fieldRows.map((f) => ({ id: f.id, baseId: f.base_id, slug: f.slug, name: f.name, type: f.type, required: f.required === 1, position: f.position, options: JSON.parse(f.options as string) })),
-  };
-  baseViews.set(baseId, (cached = { slugs: fieldRows.map((f) => f.slug as string), base }));
-  return cached;
-}
-
-/** Moments are stored as milliseconds, as Basalt stores them, and written as ISO text. */
-const isoOf = (ms: unknown) => new Date(ms as number).toISOString();
-
-/** A page of records as the API writes it: every field of the base, and the head commit with its author. */
-function listPage(baseId: string, rows: Row[]) {
-  const { slugs, base } = baseViewOf(baseId);
-  const byId = new Map((heads.all(JSON.stringify(rows.map((r) => r.head_commit_id))) as Row[]).map((h) => [h.id, h]));
-  return rows.map((row) => {
-    const data = JSON.parse(row.data as string) as Row;
-    const fields: Row = {};
-    for (const slug of slugs) fields[slug] = data[slug] ?? null;
-    const h = byId.get(row.head_commit_id)!;
-    return {
-      id: row.id,
-      baseId: row.base_id,
-      status: row.status,
-      fields,
-      headCommitId: row.head_commit_id,
-      createdBy: row.created_by,
-      createdAt: isoOf(row.created_at),
-      updatedAt: isoOf(row.updated_at),
-      archivedAt: row.archived_at === null ? null : isoOf(row.archived_at),
-      headCommit: {
-        id: h.id,
-        baseId: h.base_id,
-        nodeId: h.node_id,
-        operationId: h.operation_id,
-        parentCommitId: h.parent_commit_id,
-        message: h.message ?? "",
-        author: h.author_id,
-        targetType: h.target_type,
-        operation: h.kind,
-        payload: fields,
-        authorUser: h.name ? { id: h.author_id, name: h.name, email: h.email, image: null } : null,
-        createdAt: isoOf(h.created_at),
-      },
-      parentRecordId: null,
-      parentCommitId: h.parent_commit_id,
-      base,
+  /** A base's view and field slugs, read once: the bench never changes a base (Basalt caches it too, until a write changes it). */
+  const baseViews = new Map<string, { slugs: string[]; base: Row }>();
+  function baseViewOf(baseId: string) {
+    let cached = baseViews.get(baseId);
+    if (cached) return cached;
+    const fieldRows = fieldsOf.all(baseId) as Row[];
+    const b = baseRow.get(baseId) as Row;
+    const base = {
+      id: b.id,
+      nodeId: b.node_id,
+      slug: b.slug,
+      name: b.name,
+      description: b.description,
+      reviewPolicy: JSON.parse(b.review_policy as string),
+      createdAt: b.created_at,
+      updatedAt: b.updated_at,
+      fields: fieldRows.map((f) => ({ id: f.id, baseId: f.base_id, slug: f.slug, name: f.name, type: f.type, required: f.required === 1, position: f.position, options: JSON.parse(f.options as string) })),
     };
-  });
-}
+    baseViews.set(baseId, (cached = { slugs: fieldRows.map((f) => f.slug as string), base }));
+    return cached;
+  }
 
-// A direct create writes what Basalt's does: its commit (which stands for its change request and
-// operation, with their attribution and review policy), the record, the base's auto number, three
-// events and the commit's place in the merge log, grouped into one transaction per turn.
-const insert = {
-  commit: db.query(
-    "INSERT INTO commits (id, space_id, base_id, node_id, operation_id, record_id, author_id, target_type, kind, payload, source_attribution, review_policy_snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'base', 'record_create', NULL, ?, 1, ?)",
-  ),
-  autoNumber: db.query("UPDATE bases SET last_auto_number = last_auto_number + 1 WHERE id = ? RETURNING last_auto_number"),
-  record: db.query("INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)"),
-  event: db.query("INSERT INTO events (id, space_id, base_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
-  merged: db.query("INSERT INTO merge_log (space_id, commit_id, change_request_id) VALUES (?, ?, ?)"),
-};
-let counter = 0;
-const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padStart(20, "0")}`;
+  /** Moments are stored as milliseconds, as Basalt stores them, and written as ISO text. */
+  const isoOf = (ms: unknown) => new Date(ms as number).toISOString();
 
-function createRecord(base: { id: string; space_id: string; node_id: string }, userId: string, values: Row) {
-  const now = Date.now();
-  const at = isoOf(now);
-  const [cr, op, rec, commit] = [id("crq"), id("opr"), id("rec"), id("cmt")];
-  const payload = JSON.stringify(values);
-  const { last_auto_number } = insert.autoNumber.get(base.id) as { last_auto_number: number };
-  insert.commit.run(commit, base.space_id, base.id, base.node_id, op, rec, userId, JSON.stringify(["bench", "Bench", "api"]), now);
-  insert.record.run(rec, base.space_id, base.id, payload, last_auto_number, commit, userId, userId, now, now);
-  const record = { id: rec, baseId: base.id, status: "active", fields: values, headCommitId: commit, createdBy: userId, createdAt: at, updatedAt: at, archivedAt: null };
-  insert.event.run(id("evt"), base.space_id, base.id, "change_request.created", JSON.stringify({ changeRequestId: cr, operationCount: 1, submittedBy: userId }), at);
-  insert.event.run(id("evt"), base.space_id, base.id, "record.created", JSON.stringify({ record, changeRequestId: cr }), at);
-  insert.event.run(id("evt"), base.space_id, base.id, "change_request.merged", JSON.stringify({ changeRequestId: cr, recordIds: [rec] }), at);
-  insert.merged.run(base.space_id, commit, cr);
-  return record;
-}
+  /** A page of records as the API writes it: every field of the base, and the head commit with its author. */
+  function listPage(baseId: string, rows: Row[]) {
+    const { slugs, base } = baseViewOf(baseId);
+    const byId = new Map((heads.all(JSON.stringify(rows.map((r) => r.head_commit_id))) as Row[]).map((h) => [h.id, h]));
+    return rows.map((row) => {
+      const data = JSON.parse(row.data as string) as Row;
+      const fields: Row = {};
+      for (const slug of slugs) fields[slug] = data[slug] ?? null;
+      const h = byId.get(row.head_commit_id)!;
+      return {
+        id: row.id,
+        baseId: row.base_id,
+        status: row.status,
+        fields,
+        headCommitId: row.head_commit_id,
+        createdBy: row.created_by,
+        createdAt: isoOf(row.created_at),
+        updatedAt: isoOf(row.updated_at),
+        archivedAt: row.archived_at === null ? null : isoOf(row.archived_at),
+        headCommit: {
+          id: h.id,
+          baseId: h.base_id,
+          nodeId: h.node_id,
+          operationId: h.operation_id,
+          parentCommitId: h.parent_commit_id,
+          message: h.message ?? "",
+          author: h.author_id,
+          targetType: h.target_type,
+          operation: h.kind,
+          payload: fields,
+          authorUser: h.name ? { id: h.author_id, name: h.name, email: h.email, image: null } : null,
+          createdAt: isoOf(h.created_at),
+        },
+        parentRecordId: null,
+        parentCommitId: h.parent_commit_id,
+        base,
+      };
+    });
+  }
 
-let papers: { id: string; space_id: string; node_id: string } | undefined;
+  // A direct create writes what Basalt's does: its commit (which stands for its change request and
+  // operation, with their attribution and review policy), the record, the base's auto number, three
+  // events and the commit's place in the merge log, grouped into one transaction per turn.
+  const insert = {
+    commit: db.query(
+      "INSERT INTO commits (id, space_id, base_id, node_id, operation_id, record_id, author_id, target_type, kind, payload, source_attribution, review_policy_snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'base', 'record_create', NULL, ?, 1, ?)",
+    ),
+    autoNumber: db.query("UPDATE bases SET last_auto_number = last_auto_number + 1 WHERE id = ? RETURNING last_auto_number"),
+    record: db.query("INSERT INTO records (id, space_id, base_id, status, data, auto_number, head_commit_id, created_by, updated_by, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)"),
+    event: db.query("INSERT INTO events (id, space_id, base_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
+    merged: db.query("INSERT INTO merge_log (space_id, commit_id, change_request_id) VALUES (?, ?, ?)"),
+  };
+  let counter = 0;
+  const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padStart(20, "0")}`;
 
-/** Group commit: the creates of one event-loop turn share a transaction, each in a savepoint, answered after COMMIT. */
-let pending: { run: () => unknown; resolve: (value: unknown) => void }[] = [];
-function grouped<T>(run: () => T): Promise<T> {
-  return new Promise((resolve) => {
-    if (pending.push({ run, resolve: resolve as (value: unknown) => void }) === 1) {
-      setImmediate(() => {
-        const batch = pending;
-        pending = [];
-        db.run("BEGIN IMMEDIATE");
-        const values = batch.map((item) => {
-          db.run("SAVEPOINT w");
-          const value = item.run();
-          db.run("RELEASE w");
-          return value;
+  function createRecord(base: { id: string; space_id: string; node_id: string }, userId: string, values: Row) {
+    const now = Date.now();
+    const at = isoOf(now);
+    const [cr, op, rec, commit] = [id("crq"), id("opr"), id("rec"), id("cmt")];
+    const payload = JSON.stringify(values);
+    const { last_auto_number } = insert.autoNumber.get(base.id) as { last_auto_number: number };
+    insert.commit.run(commit, base.space_id, base.id, base.node_id, op, rec, userId, JSON.stringify(["bench", "Bench", "api"]), now);
+    insert.record.run(rec, base.space_id, base.id, payload, last_auto_number, commit, userId, userId, now, now);
+    const record = { id: rec, baseId: base.id, status: "active", fields: values, headCommitId: commit, createdBy: userId, createdAt: at, updatedAt: at, archivedAt: null };
+    insert.event.run(id("evt"), base.space_id, base.id, "change_request.created", JSON.stringify({ changeRequestId: cr, operationCount: 1, submittedBy: userId }), at);
+    insert.event.run(id("evt"), base.space_id, base.id, "record.created", JSON.stringify({ record, changeRequestId: cr }), at);
+    insert.event.run(id("evt"), base.space_id, base.id, "change_request.merged", JSON.stringify({ changeRequestId: cr, recordIds: [rec] }), at);
+    insert.merged.run(base.space_id, commit, cr);
+    return record;
+  }
+
+  let papers: { id: string; space_id: string; node_id: string } | undefined;
+
+  /** Group commit: the creates of one event-loop turn share a transaction, each in a savepoint, answered after COMMIT. */
+  let pending: { run: () => unknown; resolve: (value: unknown) => void }[] = [];
+  function grouped<T>(run: () => T): Promise<T> {
+    return new Promise((resolve) => {
+      if (pending.push({ run, resolve: resolve as (value: unknown) => void }) === 1) {
+        setImmediate(() => {
+          const batch = pending;
+          pending = [];
+          db.run("BEGIN IMMEDIATE");
+          const values = batch.map((item) => {
+            db.run("SAVEPOINT w");
+            const value = item.run();
+            db.run("RELEASE w");
+            return value;
+          });
+          db.run("COMMIT");
+          batch.forEach((item, i) => item.resolve(values[i]));
         });
-        db.run("COMMIT");
-        batch.forEach((item, i) => item.resolve(values[i]));
-      });
-    }
-  });
-}
+      }
+    });
+  }
 
-function authenticate(request: Request) {
-  const key = request.headers.get("authorization")!.slice(7);
-  return keyByHash.get(Bun.SHA256.hash(key, "hex") as unknown as string) as { user_id: string } | null;
-}
+  function authenticate(request: Request) {
+    const key = request.headers.get("authorization")!.slice(7);
+    return keyByHash.get(Bun.SHA256.hash(key, "hex") as unknown as string) as { user_id: string } | null;
+  }
 
-Bun.serve({
-  port: Number(port),
-  hostname: "127.0.0.1",
-  async fetch(request) {
+  return async function fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/health") return Response.json({ status: "ok", version: "floor" });
     const key = authenticate(request);
@@ -184,6 +183,11 @@ Bun.serve({
     }
     const rootNode = root.get(member.id) as { id: string };
     return Response.json(nodes.all(member.id).filter((node) => (node as { parent_id: string }).parent_id === rootNode.id));
-  },
-});
-console.log(`floor listening on ${port}`);
+  };
+}
+
+if (import.meta.main) {
+  const [path, port] = process.argv.slice(2);
+  Bun.serve({ port: Number(port), hostname: "127.0.0.1", fetch: floorHandler(path) });
+  console.log(`floor listening on ${port}`);
+}

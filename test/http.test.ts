@@ -200,6 +200,18 @@ describe("section 1: conventions", () => {
     expect(reply.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
   });
 
+  test("a request from another origin gets the CORS headers, and nothing it or a preflight did stays counted in flight", async () => {
+    const before = server.ctx.requests.inFlight;
+    const origin = { origin: "http://localhost:3000" };
+    for (let i = 0; i < 3; i++) expect((await server.call("OPTIONS", "/api/v1/records", { headers: { ...origin, "access-control-request-method": "GET" } })).status).toBe(204);
+    const answered = await server.call("GET", "/api/v1/auth", { key, headers: origin });
+    expect(answered.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    expect(answered.headers.get("vary")).toBe("Origin");
+    const refused = await server.call("GET", "/api/v1/auth", { headers: origin });
+    expect([refused.status, refused.headers.get("access-control-allow-origin")]).toEqual([401, "http://localhost:3000"]);
+    expect(server.ctx.requests.inFlight).toBe(before);
+  });
+
   test("every request is logged once: method, path, status, duration, never a key", async () => {
     server.logs.length = 0;
     await server.call("GET", "/api/v1/auth?token=abc", { key });
