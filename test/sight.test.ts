@@ -296,12 +296,31 @@ describe("what reaches a member as it happens", () => {
   });
 
   test("the answer to a member's own write, and its event, carry nothing of the private base it links", async () => {
-    const reply = await call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's paper", payee: [hidden.salary] } });
+    const reply = await call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's paper" } });
     expect(reply.status).toBe(201);
     expect(reply.body.fields.title).toBe("Bob's paper");
     expect(leaksIn(reply.text)).toEqual([]);
-    const proposed = await call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's proposal", payee: [hidden.salary] }, autoMerge: false });
+    const proposed = await call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's proposal" }, autoMerge: false });
     expect(proposed.body.materialized).toBe(false);
     expect(leaksIn(proposed.text)).toEqual([]);
+  });
+
+  test("a link into a hidden base is no field a member writes: refused as a field the base lacks, on every write path", async () => {
+    const record = (fields: Record<string, unknown>) => call("POST", "/api/v1/bases/papers/change-requests", bob.key, { fields: { title: "Bob's", ...fields } });
+    const attempts = [
+      await record({ payee: [hidden.salary] }),
+      await record({ payee: ["rec_01ZZZZZZZZZZZZZZZZ"] }),
+      await call("POST", `/api/v1/records/${seen.paper}/change-requests`, bob.key, { operation: "update", fields: { payee: [] } }),
+      await call("POST", "/api/v1/bases/papers/records/bulk-change-request", bob.key, { records: [{ fields: { payee: [hidden.salary] } }] }),
+    ];
+    for (const reply of attempts) {
+      expect(reply.status).toBe(400);
+      expect(reply.body.data.issues[0].message).toBe('"payee" is not a field of this base.');
+      expect(reply.body.data.fields).not.toContain("payee");
+      expect(leaksIn(reply.text)).toEqual([]);
+    }
+    // What a manager linked stays linked when a member edits the record's other fields.
+    expect((await call("POST", `/api/v1/records/${seen.paper}/change-requests`, bob.key, { operation: "update", fields: { title: "Linked paper, edited" } })).status).toBe(201);
+    expect((await call("GET", `/api/v1/records/${seen.paper}`, ws.read)).body.fields.payee).toEqual([hidden.salary]);
   });
 });

@@ -1,4 +1,5 @@
 import { seenRecord } from "../content/records/seen";
+import { seenBase } from "../content/records/seen-base";
 import type { Sight } from "../spaces/sight";
 import { getView, ViewSchema, type ViewView } from "../content/views";
 import { type AuditActor, recordAudit } from "../audit/audit";
@@ -222,7 +223,8 @@ export async function reviseOperation(
     }
     if (input.baseCommitId !== undefined && op.kind !== "record_update") throw badRequest("baseCommitId applies only to record updates.");
     const loaded = baseForOperation(tx, cr.spaceId, op);
-    const payload = checkRecordInput(tx, loaded, input.fields, op.kind === "record_create" ? "create" : "update");
+    // Checked as the reviser sees the base, as a proposal is (`checkedValues`).
+    const payload = checkRecordInput(tx, seenBase(loaded, scope.sight), input.fields, op.kind === "record_create" ? "create" : "update");
     const baseCommitId =
       op.kind !== "record_update"
         ? op.baseCommitId

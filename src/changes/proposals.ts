@@ -61,13 +61,14 @@ type ValueCheck = (tx: Tx, loaded: LoadedBase, index: number) => { values: Recor
 
 /**
  * A proposal's `prepare` for record operations: checks each one's values against the base as the
- * write finds it (`check`) and sets them as its payload. Any error refuses them all; in a bulk
+ * write finds it and the proposer sees it (`check`; a link into a base hidden from them is no
+ * field of theirs to write, nor named when they send a slug the base lacks), and sets them as its payload. Any error refuses them all; in a bulk
  * request (`bulk` names what it holds) each error names its `index`.
  */
 const checkedValues =
-  (spaceId: string, baseId: string, ops: ProposedOperation[], check: ValueCheck, bulk?: string) =>
+  (scope: SpaceScope, baseId: string, ops: ProposedOperation[], check: ValueCheck, bulk?: string) =>
   (tx: Tx): void => {
-    const loaded = findBase(tx, spaceId, baseId);
+    const loaded = seenBase(findBase(tx, scope.space.id, baseId), scope.sight);
     const errors: (FieldError & { index: number })[] = [];
     ops.forEach((op, index) => {
       const checked = check(tx, loaded, index);
@@ -84,7 +85,7 @@ export function proposeRecords(ctx: AppContext, who: Proposer, baseRef: string, 
   const loaded = findBase(ctx, who.scope.space.id, baseRef);
   const ops = records.map(() => recordCreate(loaded));
   const check: ValueCheck = (tx, current, index) => recordInputErrors(tx, current, records[index].fields, "create");
-  const values = checkedValues(who.scope.space.id, loaded.base.id, ops, check, records.length > 1 ? "records" : undefined);
+  const values = checkedValues(who.scope, loaded.base.id, ops, check, records.length > 1 ? "records" : undefined);
   return proposeBaseRecords(ctx, who, loaded, ops, review, (tx) => {
     alsoInWrite?.(tx);
     values(tx);
@@ -124,7 +125,7 @@ export function proposeRecordUpdates(ctx: AppContext, who: Proposer, baseRef: st
     const baseCommitId = update.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, update.baseCommitId);
     return { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id, kind: "record_update", baseCommitId, payload: {} };
   });
-  return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope.space.id, loaded.base.id, ops, updateCheck(who.scope.space.id, updates), "updates"));
+  return proposeBaseRecords(ctx, who, loaded, ops, review, checkedValues(who.scope, loaded.base.id, ops, updateCheck(who.scope.space.id, updates), "updates"));
 }
 
 /** A record archived (deleted: Busabase's only delete mode) or brought back. */
@@ -173,7 +174,7 @@ export function proposePushedRecords(ctx: AppContext, who: Proposer, loaded: Loa
     if (change.kind === "record_update") return updateCheck(spaceId, [change])(tx, current, 0);
     return { values: ops[index].payload as Record<string, unknown>, errors: [] };
   };
-  const prepare = checkedValues(spaceId, loaded.base.id, ops, check, "operations");
+  const prepare = checkedValues(who.scope, loaded.base.id, ops, check, "operations");
   return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops, prepare, ...extra }));
 }
 
@@ -188,7 +189,7 @@ export function proposeRecordChange(ctx: AppContext, who: Proposer, recordId: st
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id, targetRecordId: record.id };
   if (change.operation === "update") {
     const op: ProposedOperation = { ...target, kind: "record_update", baseCommitId: change.baseCommitId === undefined ? undefined : checkBaseCommit(ctx, record.id, change.baseCommitId), payload: {} };
-    return proposeBaseRecords(ctx, who, loaded, [op], review, checkedValues(who.scope.space.id, loaded.base.id, [op], updateCheck(who.scope.space.id, [{ recordId, fields: change.fields }])));
+    return proposeBaseRecords(ctx, who, loaded, [op], review, checkedValues(who.scope, loaded.base.id, [op], updateCheck(who.scope.space.id, [{ recordId, fields: change.fields }])));
   }
   return propose(ctx, proposal(who, review, { targetType: "base", baseId: loaded.base.id, nodeId: loaded.node.id, reviewPolicy: loaded.base.reviewPolicy, operations: [lifecycleOperation(target, change.operation)] }));
 }
