@@ -212,6 +212,18 @@ describe("section 1: conventions", () => {
     expect(server.ctx.requests.inFlight).toBe(before);
   });
 
+  test("the server's log writes request lines in batches, in order with its errors, and those pending when the process exits", () => {
+    const script = `const { consoleLogger } = await import(${JSON.stringify(join(REPO, "src/context.ts"))});
+consoleLogger.info("GET /a 200 1.00ms");
+consoleLogger.error("unhandled error on /b");
+consoleLogger.info("GET /c 200 2.00ms");
+consoleLogger.info("GET /d 404 0.50ms");
+process.exit(0);`;
+    const run = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    expect(run.stdout.toString()).toBe("GET /a 200 1.00ms\nGET /c 200 2.00ms\nGET /d 404 0.50ms\n");
+    expect(run.stderr.toString()).toBe("unhandled error on /b\n");
+  });
+
   test("every request is logged once: method, path, status, duration, never a key", async () => {
     server.logs.length = 0;
     await server.call("GET", "/api/v1/auth?token=abc", { key });
