@@ -307,7 +307,7 @@ describe("pull and push", () => {
     expect((await teamCall("GET", "/api/v1/assets/ast_0000000000forged")).status).toBe(404);
   });
 
-  test("structure travels both ways through review: a field, a view, a folder and a doc made on the laptop wait in the team's Inbox, the records that use the field follow; after the merges both hold each once, with the same ids", async () => {
+  test("structure travels both ways through review: a field made on the laptop is proposed with the records that fill it, and waits in the team's Inbox with a folder and a doc; the view on its base follows; after the merges both hold each once, with the same ids", async () => {
     useKey(teamKeys.propose);
     const notes = (await teamCall("GET", "/api/v1/bases/notes")).body;
     const [one, two] = await ids();
@@ -322,14 +322,18 @@ describe("pull and push", () => {
     expect(folder.status).toBe("merged");
     const doc = (await laptopCall("POST", "/api/v1/docs", { slug: "guide", name: "Guide", body: "# Guide\n" })).body;
 
-    // The field, the folder and the doc wait in the team's Inbox; the record that fills the field and the view on its base wait here for the field.
-    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { structure: 1, conflicts: 0 }, pending: 3, waiting: 2, refused: [] });
+    // The field with the record that fills it (one proposal), the folder and the doc wait in the team's Inbox; the view on the field's base waits here for the field.
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { structure: 1, conflicts: 0 }, pending: 4, waiting: 1, refused: [] });
     const proposals = await waitingOnTeam();
     expect(proposals.map((cr) => cr.sourceAttribution.channel)).toEqual(["remote", "remote", "remote"]);
+    const proposed = await Promise.all(proposals.map(async (cr) => (await teamCall("GET", `/api/v1/change-requests/${cr.id}`)).body as { operations: { operation: string; targetRecordId: string | null; headCommit: { payload: Record<string, unknown> } }[] }));
+    const withRecords = proposed.find((cr) => cr.operations[0].operation === "base_add_field")!;
+    expect(withRecords.operations.map((op) => `${op.operation} ${op.targetRecordId ?? ""}`.trim())).toEqual(["base_add_field", `record_update ${one}`]);
+    expect(withRecords.operations[1].headCommit.payload).toEqual({ tag: "offline" });
     for (const cr of proposals) await mergeOnTeam(cr.id);
-    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { landed: 3, conflicts: 0, notFollowed: 0 }, pending: 2, waiting: 0, refused: [] });
+    expect(await push(laptop.ctx, local)).toMatchObject({ pull: { landed: 4, conflicts: 0, notFollowed: 0 }, pending: 1, waiting: 0, refused: [] });
     for (const cr of await waitingOnTeam()) await mergeOnTeam(cr.id);
-    expect(await pull(laptop.ctx, local)).toMatchObject({ landed: 2, conflicts: 0, notFollowed: 0 });
+    expect(await pull(laptop.ctx, local)).toMatchObject({ landed: 1, conflicts: 0, notFollowed: 0 });
 
     const fieldsOf = async (call: typeof teamCall) => (await call("GET", `/api/v1/bases/${notes.id}`)).body.fields.map((field: { id: string; slug: string }) => `${field.slug}:${field.id}`).sort();
     const teamFields = await fieldsOf(teamCall);
@@ -428,6 +432,37 @@ describe("pull and push", () => {
     expect(await push(laptop.ctx, local)).toMatchObject({ pending: 1 });
     const crs = (await teamCall("GET", "/api/v1/change-requests?limit=100")).body;
     expect((crs.items ?? crs.changeRequests ?? crs).filter((cr: { sourceAttribution: { channel: string } }) => cr.sourceAttribution.channel === "remote")).toHaveLength(1);
+  });
+
+  test("a field added offline goes in one proposal with a record created and records edited to fill it; cut after the team took it and sent again, it is taken once, and a record filled since follows alone", async () => {
+    const notes = (await teamCall("GET", "/api/v1/bases/notes")).body;
+    const [one, two] = await ids();
+    const remote = laptop.ctx.db.select().from(remotes).get()!;
+    expect((await laptopCall("POST", `/api/v1/bases/${notes.id}/fields/change-requests`, { operation: "create", slug: "due", name: "Due", type: "number" })).status).toBe(201);
+    expect((await laptopCall("POST", "/api/v1/bases/notes/change-requests", { fields: { title: "made offline", due: 3 } })).status).toBe(201);
+    await update(laptopCall, one, { due: 1 });
+    await update(laptopCall, two, { due: 2 });
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 4, pending: 0, waiting: 0, refused: [] });
+    const remoteProposals = async () => {
+      const listed = (await teamCall("GET", "/api/v1/change-requests?limit=100")).body;
+      return ((listed.items ?? listed.changeRequests ?? listed) as { id: string; sourceAttribution: { channel: string } }[]).filter((cr) => cr.sourceAttribution.channel === "remote");
+    };
+    const [together] = await remoteProposals();
+    expect((await teamCall("GET", `/api/v1/change-requests/${together.id}`)).body.operations.map((op: { operation: string }) => op.operation)).toEqual(["base_add_field", "record_create", "record_update", "record_update"]);
+    const dues = async (call: typeof teamCall) => Object.fromEntries(Object.values(await recordsOf(call)).map((record) => [record.id, record.fields.due ?? null]));
+    expect(await dues(teamCall)).toEqual(await dues(laptopCall));
+    expect(Object.values(await dues(teamCall)).sort()).toEqual([1, 2, 3, null]);
+
+    // As if the process died before it wrote down what the team answered; meanwhile a third record is filled here.
+    laptop.ctx.store.db.delete(remotePushes).run();
+    laptop.ctx.store.db.update(remotes).set({ pushedSeq: remote.pushedSeq }).where(eq(remotes.id, remote.id)).run();
+    const [, , three] = await ids();
+    await update(laptopCall, three, { due: 4 });
+    expect(await push(laptop.ctx, local)).toMatchObject({ landed: 5, refused: [] });
+    expect(await remoteProposals()).toHaveLength(2);
+    expect(await dues(teamCall)).toEqual(await dues(laptopCall));
+    expect(await pull(laptop.ctx, local)).toMatchObject({ conflicts: 0, notFollowed: 0 });
+    expect((await remoteStatus(laptop.ctx, local))[0]).toMatchObject({ ahead: 0, pending: 0, refused: 0 });
   });
 
   test("a push sends its changes in batches of 100, one request each, in order: 250 changes are 3 requests, and edits of one record in a batch land in turn", async () => {

@@ -59,7 +59,7 @@ const MergedCommitSchema = t.Composite([
     origin: t.String({ description: "The instance where the commit was made." }),
     pushed: Nullable(
       t.Object(
-        { origin: t.String(), changeRequestId: t.String() },
+        { origin: t.String(), changeRequestId: t.String(), with: t.Optional(t.Array(t.String(), { description: "The changes of records pushed in the same proposal (filling the fields it adds): that instance's change ids." })) },
         { description: "The change another instance pushed that this commit merged (its instance and its own change id): that instance knows it as its own change coming back." },
       ),
     ),
@@ -89,11 +89,15 @@ export const syncState = (ctx: AppContext, spaceId: string, after?: number): Sta
 });
 
 /** Of these change requests, those another instance pushed (`acceptPush`'s meta): by id, the instance and its change's id there. */
-function pushedFrom(ctx: AppContext, changeRequestIds: string[]): Map<string, { origin: string; changeRequestId: string }> {
+function pushedFrom(ctx: AppContext, changeRequestIds: string[]): Map<string, { origin: string; changeRequestId: string; with?: string[] }> {
   const ids = [...new Set(changeRequestIds)];
   const rows = ids.length ? ctx.db.select({ id: changeRequests.id, meta: changeRequests.sourceMeta }).from(changeRequests).where(inArray(changeRequests.id, ids)).all() : [];
   return new Map(
-    rows.flatMap(({ id, meta }) => (typeof meta.origin === "string" && typeof meta.pushedChangeRequestId === "string" ? [[id, { origin: meta.origin, changeRequestId: meta.pushedChangeRequestId }] as const] : [])),
+    rows.flatMap(({ id, meta }) =>
+      typeof meta.origin === "string" && typeof meta.pushedChangeRequestId === "string"
+        ? [[id, { origin: meta.origin, changeRequestId: meta.pushedChangeRequestId, ...(Array.isArray(meta.pushedWith) ? { with: meta.pushedWith.map(String) } : {}) }] as const]
+        : [],
+    ),
   );
 }
 

@@ -158,16 +158,21 @@ export type PushedRecordChange =
  * each, in order), checked as the API's own are: a create's id must be free, an update's and a
  * lifecycle's record a record of the base. Merged at once where the level allows.
  */
-export function proposePushedRecords(ctx: AppContext, who: Proposer, loaded: LoadedBase, changes: PushedRecordChange[], review: Review, extra: Pick<Proposal, "meta" | "conflict">): Promise<Proposed> {
-  const spaceId = who.scope.space.id;
+function pushedRecordOperations(ctx: AppContext, spaceId: string, loaded: LoadedBase, changes: PushedRecordChange[]): ProposedOperation[] {
   const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id };
-  const ops = changes.map((change, index): ProposedOperation => {
+  return changes.map((change, index): ProposedOperation => {
     if (change.kind === "record_create") return { ...target, kind: "record_create", targetRecordId: change.recordId, payload: {} };
     const record = findRecord(ctx, spaceId, change.recordId);
     if (record.baseId !== loaded.base.id) throw invalid(["operations", index, "recordId"], `operations[${index}]: ${change.recordId} is not a record of the base "${loaded.node.slug}".`);
     if (change.kind === "record_update") return { ...target, kind: "record_update", targetRecordId: record.id, baseCommitId: change.baseCommitId, payload: {} };
     return lifecycleOperation({ ...target, targetRecordId: record.id }, change.kind === "record_delete" ? "delete" : "restore");
   });
+}
+
+export function proposePushedRecords(ctx: AppContext, who: Proposer, loaded: LoadedBase, changes: PushedRecordChange[], review: Review, extra: Pick<Proposal, "meta" | "conflict">): Promise<Proposed> {
+  const spaceId = who.scope.space.id;
+  const target = { targetType: "base" as const, baseId: loaded.base.id, nodeId: loaded.node.id };
+  const ops = pushedRecordOperations(ctx, spaceId, loaded, changes);
   const check: ValueCheck = (tx, current, index) => {
     const change = changes[index];
     if (change.kind === "record_create") return recordInputErrors(tx, current, change.fields, "create");
@@ -176,6 +181,31 @@ export function proposePushedRecords(ctx: AppContext, who: Proposer, loaded: Loa
   };
   const prepare = checkedValues(who.scope, loaded.base.id, ops, check, "operations");
   return propose(ctx, proposal(who, review, { ...target, reviewPolicy: loaded.base.reviewPolicy, operations: ops, prepare, ...extra }));
+}
+
+/**
+ * Record changes pushed with the fields they fill (docs/remotes.md): their operations, to follow
+ * the fields' own in one proposal. Their values are checked now against the base with those
+ * fields, as a proposal's are, and again by the merge against the base as the fields' operations
+ * leave it (the proposal's `checkAtMerge`). Any error refuses them all, naming its `index`.
+ */
+export function pushedRecordsWithFields(ctx: AppContext, spaceId: string, loaded: LoadedBase, added: NewField[], changes: PushedRecordChange[]): ProposedOperation[] {
+  const rows: FieldRow[] = [];
+  for (const field of added) rows.push(prepareField(loaded.base.id, field, [...loaded.fields, ...rows], loaded.fields.length + rows.length, ""));
+  const withFields: LoadedBase = { ...loaded, fields: [...loaded.fields, ...rows] };
+  const ops = pushedRecordOperations(ctx, spaceId, loaded, changes);
+  const errors: (FieldError & { index: number })[] = [];
+  changes.forEach((change, index) => {
+    if (change.kind !== "record_create" && change.kind !== "record_update") return;
+    const checked =
+      change.kind === "record_create"
+        ? recordInputErrors(ctx, withFields, change.fields, "create")
+        : recordInputErrors(ctx, withFields, change.fields, "update", { current: () => currentFields(ctx, loaded, findRecord(ctx, spaceId, change.recordId)) });
+    for (const error of checked.errors) errors.push({ index, ...error });
+    (ops[index] as { payload: Record<string, unknown> }).payload = checked.values;
+  });
+  if (errors.length > 0) throw invalidValues(withFields.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${ops.length} operations.`, "operations");
+  return ops;
 }
 
 export type RecordChange =

@@ -73,6 +73,8 @@ export interface Proposal {
   meta?: Record<string, unknown>;
   /** Stored in `conflict`, never merged on the way in: a pushed change whose record no longer holds what it was made on. */
   conflict?: MergeConflict;
+  /** A merge in the proposing write checks the values again, against the base as the earlier operations leave it: records pushed with the fields they fill. */
+  checkAtMerge?: boolean;
 }
 
 /**
@@ -186,7 +188,8 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     if (p.conflict) recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: p.conflict });
     const author = authorOf(p.actor);
-    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]))) : null;
+    const known = p.checkAtMerge ? undefined : new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]));
+    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, known) : null;
     // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.
     if (outcome && !outcome.merged) throw conflict("The record changed since the baseCommitId you sent: nothing was written. Read it again and send its headCommitId.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict });
     return { changeRequest: cr, outcome };

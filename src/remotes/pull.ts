@@ -36,7 +36,7 @@ export interface PulledCommit {
   authorUser: { id: string; name: string; email: string } | null;
   origin: string;
   /** The change another instance pushed that this commit merged: this instance's own when `origin` is this one's id. */
-  pushed: { origin: string; changeRequestId: string } | null;
+  pushed: { origin: string; changeRequestId: string; with?: string[] } | null;
   createdAt: string;
 }
 
@@ -258,7 +258,7 @@ export function applyPulled(tx: Tx, remote: PullingFor, page: PulledCommit[], at
       warn(tally, `The remote's ${commit.operation} of record ${commit.recordId} is not followed: its base is not here.`);
       continue;
     }
-    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, remote, commit, authors), own, at, tally);
+    applyRecordCommit(tx, remote, carrier, loaded, commit as PulledCommit & { recordId: string }, authorHere(tx, remote, commit, authors), own ? [own, ...(commit.pushed?.with ?? [])] : [], at, tally);
   }
   carrier?.close();
 }
@@ -341,7 +341,7 @@ function sentValues(tx: Tx, changeRequestId: string, recordId: string): Record<s
   return Object.assign({}, ...heads.map((head) => proposals.get(head)?.payload ?? {}));
 }
 
-function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, author: UserRef, own: string | null, at: string, tally: PullTally): void {
+function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded: LoadedBase, commit: PulledCommit & { recordId: string }, author: UserRef, own: string[], at: string, tally: PullTally): void {
   if (commitHere(tx, commit.id)) return void tally.known++;
   const theirs = writableValues(tx, loaded, commit, tally);
   const local = recordInSpace(tx, remote.spaceId, commit.recordId);
@@ -376,7 +376,7 @@ function applyRecordCommit(tx: Tx, remote: PullingFor, carrier: Carrier, loaded:
   }
   // The record moved here too: its base is the commit's parent, which came here before it; for this instance's own change coming back, with what that change set (it is this side's, never the remote's against a later edit here).
   const parent = commit.parentCommitId ? (findRecordCommit(tx, local.id, commit.parentCommitId)?.payload ?? {}) : {};
-  const base = own ? { ...parent, ...sentValues(tx, own, local.id) } : parent;
+  const base = own.length > 0 ? Object.assign({ ...parent }, ...own.map((id) => sentValues(tx, id, local.id))) : parent;
   const { values, conflicts } = threeWay(base, ours, theirs, linkLists(loaded));
   if (conflicts.length > 0) {
     keepKnown(tx, remote, commit, author, theirs);

@@ -593,23 +593,27 @@ export async function push(ctx: AppContext, spaceId: string, ref?: string, signa
       batch = [];
       await sendBatch(ctx, client, spaceId, remote.id, planned, progress);
     };
-    for (const change of unpushed(ctx, remote)) {
+    const changes = unpushed(ctx, remote);
+    const heldHere = (recordId: string) => undecidedHere.has(recordId) || waiting.records.has(recordId);
+    for (let index = 0; index < changes.length; index++) {
+      const change = changes[index];
       let planned = planChange(ctx, spaceId, change, known, here);
       // A change of a record the batch changes waits for the batch's answer (merged there, or pending), as it would one at a time.
       if (batch.some((earlier) => [...planned.records].some((recordId) => earlier.records.has(recordId)))) {
         await send();
         planned = planChange(ctx, spaceId, change, known, here);
       }
-      if ([...planned.records].some((recordId) => undecidedHere.has(recordId) || waiting.records.has(recordId)) || [...planned.bases].some((baseId) => waiting.bases.has(baseId)) || [...planned.nodes].some((nodeId) => waiting.nodes.has(nodeId))) {
+      if ([...planned.records].some(heldHere) || [...planned.bases].some((baseId) => waiting.bases.has(baseId)) || [...planned.nodes].some((nodeId) => waiting.nodes.has(nodeId))) {
         result.waiting++;
         held = true;
         continue;
       }
       planned.cursor = held ? undefined : change.seqs.at(-1);
       if (planned.structure) {
-        // A change of structure goes alone, before the records that use it: the batch before it first.
+        // A change of structure goes alone, or with the records that fill the fields it adds: the batch before it first.
         await send();
-        await sendWithStructure(ctx, client, spaceId, remote.id, planned, progress);
+        const fills = fillsOf(ctx, spaceId, planned, changes.slice(index + 1), known, here, heldHere);
+        index += await sendWithStructure(ctx, client, spaceId, remote.id, planned, fills, progress);
         continue;
       }
       batch.push(planned);
@@ -681,10 +685,68 @@ function countSettled(push: PushProgress, planned: Planned, state: PushState, re
   } else push.result.refused.push({ changeRequestId: planned.changeRequestId, reason: reason ?? "Refused." });
 }
 
-/** A change with structure, alone: its structure (with the files it mounts), then its records a base (with theirs), one request each; refused once, the rest is not sent. */
-async function sendWithStructure(ctx: AppContext, client: RemoteClient, spaceId: string, remoteId: string, planned: Planned, push: PushProgress): Promise<void> {
+/**
+ * The local changes right after a change that adds fields to one base that go in its proposal
+ * (docs/remotes.md): consecutive changes that only create or edit records of that base, none held,
+ * no record twice, within one request's bounds. The team's reviewer sees the fields with the values
+ * they are for, and the records do not wait here for the fields to land there.
+ */
+function fillsOf(ctx: AppContext, spaceId: string, planned: Planned, next: { changeRequestId: string; commitIds: string[] }[], known: Map<string, Values>, here: string, held: (recordId: string) => boolean): Planned[] {
+  const operations = planned.structure?.operations ?? [];
+  const baseId = operations[0]?.baseId;
+  if (!baseId || planned.bodies.length > 0 || operations.some((op) => op.kind !== "base_add_field" || op.baseId !== baseId)) return [];
+  const fills: Planned[] = [];
+  const records = new Set<string>();
+  let bytes = planned.bytes;
+  for (const change of next) {
+    const fill = planChange(ctx, spaceId, change, known, here);
+    const [body, ...others] = fill.bodies;
+    if (fill.structure || !body || others.length > 0 || body.baseId !== baseId || body.operations.some((op) => op.kind !== "record_create" && op.kind !== "record_update")) break;
+    if ([...fill.records].some((recordId) => records.has(recordId) || held(recordId)) || fills.length >= MAX_PUSHED_BATCH || bytes + fill.bytes > BATCH_BYTES) break;
+    for (const recordId of fill.records) records.add(recordId);
+    bytes += fill.bytes;
+    fills.push(fill);
+  }
+  return fills;
+}
+
+/**
+ * Notes how a change with structure and the fills its remote change request holds stand there (one
+ * state for all); answers how many fills it holds. Sent again after a cut, it holds those it held
+ * the first time, the first of `fills` (changes made since come after them): the others go as any change.
+ */
+async function settleTogether(ctx: AppContext, remoteId: string, planned: Planned, given: Planned[], answer: Static<typeof PushedSchema>, push: PushProgress): Promise<number> {
+  const taken = new Set(answer.with ?? []);
+  const held = given.findIndex((fill) => !taken.has(fill.changeRequestId));
+  const fills = held < 0 ? given : given.slice(0, held);
+  const state: PushState = answer.status === "merged" ? "landed" : answer.status === "rejected" ? "refused" : "pending";
+  const reason = state === "refused" ? "Rejected on the remote." : null;
+  if (state === "landed") for (const fill of fills) noteMerged(ctx, push, fill.bodies[0]);
+  for (const each of [planned, ...fills]) countSettled(push, each, state, reason);
+  // The fills are settled by their rows: the push cursor moves past them with the next change settled after them.
+  await settlePushes(ctx, remoteId, [planned, ...fills].map((each, i) => ({ changeRequestId: each.changeRequestId, remoteChangeRequestId: answer.changeRequestId, state, reason, pushedSeq: i === 0 ? planned.cursor : undefined })));
+  return fills.length;
+}
+
+/**
+ * A change with structure: with `fills`, its structure and those records in one request (refused
+ * so, it is sent again alone and the fills follow as any change); else its structure (with the
+ * files it mounts), then its records a base (with theirs), one request each; refused once, the rest
+ * is not sent. Answers how many of the fills went with it.
+ */
+async function sendWithStructure(ctx: AppContext, client: RemoteClient, spaceId: string, remoteId: string, planned: Planned, fills: Planned[], push: PushProgress): Promise<number> {
+  const files = planned.structure!.operations.flatMap((op) => filesInPayload(op.payload));
+  if (fills.length > 0) {
+    const records = fills.map((fill) => fill.bodies[0]);
+    try {
+      await sendFiles(ctx, client, [...files, ...recordFiles(ctx, spaceId, records)], push.filesThere);
+      return await settleTogether(ctx, remoteId, planned, fills, await client.call<Static<typeof PushedSchema>>("POST", "/sync/structure", { ...planned.structure, records }), push);
+    } catch (error) {
+      if (!(error instanceof RemoteRefused) || ![400, 404, 409].includes(error.status) || error.data?.reason === "MERGE_CONFLICT") throw error;
+    }
+  }
   const sends: { path: string; body: unknown; files: string[]; records?: PushBody }[] = [
-    { path: "/sync/structure", body: planned.structure, files: planned.structure!.operations.flatMap((op) => filesInPayload(op.payload)) },
+    { path: "/sync/structure", body: planned.structure, files },
     ...planned.bodies.map((body) => ({ path: "/sync/proposals", body, files: recordFiles(ctx, spaceId, [body]), records: body })),
   ];
   let state: PushState = "landed";
@@ -708,6 +770,7 @@ async function sendWithStructure(ctx: AppContext, client: RemoteClient, spaceId:
   }
   countSettled(push, planned, state, reason);
   await settlePushes(ctx, remoteId, [{ changeRequestId: planned.changeRequestId, remoteChangeRequestId, state, reason, pushedSeq: planned.cursor }]);
+  return 0;
 }
 
 /**

@@ -1,13 +1,13 @@
 import { type Static, t } from "elysia";
 import { instanceId } from "../changes/merge-log";
-import { checkPushedStructure, proposal, proposePushedRecords, type Proposer, type PushedRecordChange } from "../changes/proposals";
+import { checkPushedStructure, proposal, proposePushedRecords, type Proposer, type PushedRecordChange, pushedRecordsWithFields } from "../changes/proposals";
 import { type Proposal, propose, type ProposedOperation, REMOTE_CHANNEL } from "../changes/propose";
 import { checkPushedTreeChange, treeKindOf } from "../changes/node-content";
 import { and, eq } from "drizzle-orm";
 import { changeRequests, operations } from "../tables/changes";
 import { commits, OPERATION_KINDS } from "../tables/content";
 import { same, threeWay } from "../changes/three-way";
-import { DEFAULT_REVIEW_POLICY, findBase } from "../content/bases";
+import { DEFAULT_REVIEW_POLICY, findBase, type LoadedBase, type NewField } from "../content/bases";
 import { findRecord, recordIdTaken, recordInSpace } from "../content/records/read";
 import { linkLists } from "../content/records/validate";
 import { currentFields } from "../content/records/view";
@@ -125,6 +125,7 @@ export const PushSchema = t.Object({
 export const PushedSchema = t.Object({
   changeRequestId: t.String({ description: "The change request it became here." }),
   status: t.String({ description: "merged, in_review (waiting in the Inbox), conflict, or where a review took it." }),
+  with: t.Optional(t.Array(t.String(), { description: "A change of structure sent with `records`: the change ids of those its change request holds (sent again, those it held the first time)." })),
 });
 
 const STRUCTURE_KINDS = OPERATION_KINDS.filter((kind) => !kind.startsWith("record_"));
@@ -144,6 +145,13 @@ export const PushStructureSchema = t.Object({
     }),
     { minItems: 1, maxItems: MAX_PUSHED_OPERATIONS },
   ),
+  records: t.Optional(
+    t.Array(PushSchema, {
+      maxItems: 100,
+      description:
+        "Record changes that fill the fields this change adds, each as `POST /sync/proposals` takes it, made after it there: they go in its change request, after its own operations (only with a change that adds fields to one base, and only creates and updates). Each keeps its own change id.",
+    }),
+  ),
 });
 
 /**
@@ -157,7 +165,7 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
   const spaceId = who.scope.space.id;
   const earlier = ctx.db.select({ crId: operations.changeRequestId }).from(commits).innerJoin(operations, eq(operations.id, commits.operationId)).where(and(eq(commits.id, push.operations[0].commitId), eq(commits.spaceId, spaceId))).get();
   const before = earlier ? ctx.db.select().from(changeRequests).where(eq(changeRequests.id, earlier.crId)).get() : undefined;
-  if (before) return { changeRequestId: before.id, status: before.status };
+  if (before) return { changeRequestId: before.id, status: before.status, ...(Array.isArray(before.sourceMeta.pushedWith) ? { with: before.sourceMeta.pushedWith.map(String) } : {}) };
   const refs = new Set<string>();
   const ops = push.operations.map((op, index): ProposedOperation => {
     if (commitHere(ctx, op.commitId)) throw conflict(`operations[${index}]: a commit ${op.commitId} exists already.`, { reason: "COMMIT_EXISTS" });
@@ -174,6 +182,19 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
   });
   const first = ops[0];
   const loaded = first.targetType === "base" && first.baseId ? findBase(ctx, spaceId, first.baseId) : null;
+  const records = push.records ?? [];
+  let found: MergeConflict | undefined;
+  if (records.length > 0) {
+    // Records go with a change that adds fields to one base, which they fill: the reviewer sees the fields with the values they are for.
+    if (!loaded || ops.some((op) => op.kind !== "base_add_field" || op.baseId !== loaded.base.id) || records.some((body) => body.baseId !== loaded.base.id)) throw badRequest("records go only with a change that adds fields to one base, and only records of that base.");
+    const seen = new Set<string>();
+    for (const body of records) {
+      if (body.operations.some((op) => op.kind !== "record_create" && op.kind !== "record_update")) throw badRequest("records with a change of structure create or update records only.");
+      const pushed = pushedChanges(ctx, spaceId, loaded, body, seen);
+      found ??= pushed.found;
+      ops.push(...pushedRecordsWithFields(ctx, spaceId, loaded, ops.filter((op) => op.kind === "base_add_field").map((op) => op.payload as unknown as NewField), pushed.changes));
+    }
+  }
   const asked = (autoMerge?: boolean): Proposal =>
     proposal({ ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, { message: push.message, idempotencyKey: push.changeRequestId, autoMerge }, {
       targetType: first.targetType,
@@ -181,7 +202,9 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
       nodeId: loaded?.node.id ?? first.nodeId,
       reviewPolicy: loaded?.base.reviewPolicy ?? DEFAULT_REVIEW_POLICY,
       operations: ops,
-      meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId },
+      meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId, ...(records.length > 0 ? { pushedWith: records.map((body) => body.changeRequestId) } : {}) },
+      conflict: found,
+      checkAtMerge: records.length > 0,
     });
   let proposed;
   try {
@@ -191,7 +214,7 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
     if (!(error instanceof ApiError) || error.reason !== "MERGE_CONFLICT") throw error;
     proposed = await propose(ctx, asked(false));
   }
-  return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
+  return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status, ...(records.length > 0 ? { with: records.map((body) => body.changeRequestId) } : {}) };
 }
 
 const commitHere = (ctx: AppContext, id: string) => ctx.db.select({ id: commits.id }).from(commits).where(eq(commits.id, id)).get() !== undefined;
@@ -206,11 +229,23 @@ const commitHere = (ctx: AppContext, id: string) => ctx.db.select({ id: commits.
 const ownRecordId = (spaceId: string, given: string): string => `rec_${given.slice(4, 14)}${new Bun.CryptoHasher("sha256").update(`${spaceId}\n${given}`).digest("hex").slice(0, 8).toUpperCase()}`;
 
 export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<typeof PushSchema>): Promise<Static<typeof PushedSchema>> {
-  const spaceId = who.scope.space.id;
-  const loaded = findBase(ctx, spaceId, push.baseId);
+  const loaded = findBase(ctx, who.scope.space.id, push.baseId);
   if (who.scope.sight.hiddenBases.has(loaded.base.id)) throw notFound(`No base ${push.baseId} in this space.`);
+  const { changes, found } = pushedChanges(ctx, who.scope.space.id, loaded, push, new Set());
+  const proposed = await proposePushedRecords(ctx, { ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, loaded, changes, { message: push.message, idempotencyKey: push.changeRequestId }, {
+    meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId },
+    conflict: found,
+  });
+  return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
+}
+
+/**
+ * A pushed change's operations as this space takes them: a create keeps its id where it is free;
+ * an update sends the fields it changed, and those the record here changed since differently are
+ * its conflict (`found`, the first). `seen` holds the records named before: one operation a record.
+ */
+function pushedChanges(ctx: AppContext, spaceId: string, loaded: LoadedBase, push: Static<typeof PushSchema>, seen: Set<string>): { changes: PushedRecordChange[]; found?: MergeConflict } {
   let found: MergeConflict | undefined;
-  const seen = new Set<string>();
   const changes = push.operations.map((op, index): PushedRecordChange => {
     if (seen.has(op.recordId)) throw badRequest(`operations[${index}] names ${op.recordId} again: one operation a record.`);
     seen.add(op.recordId);
@@ -227,11 +262,7 @@ export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<ty
     const changed = Object.fromEntries(Object.entries(op.fields).filter(([slug, value]) => !same(op.base[slug], value)));
     return { kind: "record_update", recordId: record.id, fields: changed, baseCommitId: record.headCommitId };
   });
-  const proposed = await proposePushedRecords(ctx, { ...who, attribution: { ...who.attribution, channel: REMOTE_CHANNEL } }, loaded, changes, { message: push.message, idempotencyKey: push.changeRequestId }, {
-    meta: { origin: push.origin, pushedChangeRequestId: push.changeRequestId },
-    conflict: found,
-  });
-  return { changeRequestId: proposed.changeRequest.id, status: proposed.changeRequest.status };
+  return { changes, found };
 }
 
 /** The most proposals one batch carries. */
