@@ -87,6 +87,9 @@ const routes = [
   { name: "nodes", path: "/api/v1/nodes", floorPath: "/nodes", headers: inSpace },
   { name: "record", path: `/api/v1/records/${seed.sample}`, floorPath: `/records/${seed.sample}`, headers: inSpace },
   { name: "page", path: "/api/v1/records?baseId=listing", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
+  // The full shape less one of its parts, against the same floor: what each part of a record costs (`include=`).
+  { name: "page-base", path: "/api/v1/records?baseId=listing&include=base", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
+  { name: "page-head", path: "/api/v1/records?baseId=listing&include=headCommit", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
   { name: "lean", path: "/api/v1/records?baseId=listing&include=none", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
   { name: "view", path: `/api/v1/records?viewId=${seed.view}`, floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
   { name: "create", path: "/api/v1/bases/papers/change-requests", floorPath: "/records", headers: inSpace, body: { fields: recordFields } },

@@ -73,6 +73,15 @@ describe("saved views", () => {
     expect((await propose({ operation: "restore", viewId: view.id })).body).toMatchObject({ status: "active", archivedAt: null });
   });
 
+  test("a page through a view follows its configuration from the update that changes it", async () => {
+    const view = (await propose({ operation: "create", baseId: "papers", name: "Early", config: { filters: [{ fieldSlug: "year", operator: "lt", value: 2019 }], sorts: [{ fieldSlug: "year", direction: "asc" }] } })).body;
+    const page = async () => titles((await server.call("GET", `/api/v1/records?viewId=${view.id}`, { key: ws.read })).body.records);
+    expect(await page()).toEqual(["Attention", "BERT"]);
+    expect(await page()).toEqual(["Attention", "BERT"]);
+    await propose({ operation: "update", viewId: view.id, config: { filters: [{ fieldSlug: "year", operator: "gte", value: 2019 }], sorts: [{ fieldSlug: "year", direction: "desc" }] } });
+    expect(await page()).toEqual(["Draft one", "GPT-3"]);
+  });
+
   test("a configuration is checked against the base's fields, naming what is wrong", async () => {
     const refused = async (config: unknown) => {
       const reply = await propose({ operation: "create", baseId: "papers", name: "Bad", config });
