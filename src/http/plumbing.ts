@@ -186,7 +186,8 @@ export function clientAddress(server: ServerLike, request: Request): string {
 
 /** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
 const STREAMS = new Set(["/api/v1/events/stream"]);
-const isStream = (request: Request) => request.method === "GET" && STREAMS.has(urlPath(request.url));
+/** Whether a request is for a stream (`path`, the URL's path, is found only for URLs that may be one: this runs for every request). */
+const isStream = (request: Request) => request.method === "GET" && request.url.includes("/stream") && STREAMS.has(urlPath(request.url));
 
 /**
  * What every request goes through before and after its route: CORS, the body limit and JSON
@@ -198,6 +199,17 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   const maxBody = ctx.config.maxBodyBytes;
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
   const largeTooLarge = (large: (typeof LARGE_JSON)[number]) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${large.limit(ctx.config)} bytes, the most this route reads (the operator sets it with ${large.flag}).`);
+
+  /** A request in flight: when it came, whether it counts as in flight (streams do not), and its Origin. */
+  type Flight = { request: Request; start: number; counted: boolean; origin: string | null };
+  function answered({ request, start, counted, origin }: Flight, response: Response): Response {
+    if (counted) ctx.requests.inFlight--;
+    ctx.log.info(`${request.method} ${urlPath(request.url)} ${response.status} ${(performance.now() - start).toFixed(2)}ms`);
+    return origin === null ? response : withHeaders(response, corsHeaders(origin));
+  }
+  function failed({ counted }: Flight): void {
+    if (counted) ctx.requests.inFlight--;
+  }
 
   return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
     .onError({ as: "global" }, ({ error, code, set, path, request }) => {
@@ -265,28 +277,27 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     // rather than request and after-response hooks: those cost every request a context hook and a
     // deferred task, measured as a fifth of a health check (docs/performance.md, 2026-11-29).
     .wrap(((handle: (request: Request) => Response | Promise<Response>) => (request: Request) => {
-      const start = performance.now();
-      const counted = !isStream(request);
-      if (counted) ctx.requests.inFlight++;
-      const origin = request.headers.get("origin");
-      const answered = (response: Response): Response => {
-        if (counted) ctx.requests.inFlight--;
-        ctx.log.info(`${request.method} ${urlPath(request.url)} ${response.status} ${(performance.now() - start).toFixed(2)}ms`);
-        return origin === null ? response : withHeaders(response, corsHeaders(origin));
-      };
-      if (origin !== null && request.method === "OPTIONS") return answered(new Response(null, { status: 204 }));
+      const flight = { request, start: performance.now(), counted: !isStream(request), origin: request.headers.get("origin") };
+      if (flight.counted) ctx.requests.inFlight++;
+      if (flight.origin !== null && request.method === "OPTIONS") return answered(flight, new Response(null, { status: 204 }));
       let response: Response | Promise<Response>;
       try {
         response = handle(request);
       } catch (error) {
-        if (counted) ctx.requests.inFlight--;
+        failed(flight);
         throw error;
       }
-      return response instanceof Promise ? response.then(answered, (error) => {
-        if (counted) ctx.requests.inFlight--;
-        throw error;
-      }) : answered(response);
+      return response instanceof Promise
+        ? response.then(
+            (done) => answered(flight, done),
+            (error) => {
+              failed(flight);
+              throw error;
+            },
+          )
+        : answered(flight, response);
     }) as never);
+
 }
 
 /** The CORS headers of an answer to `origin`. */
