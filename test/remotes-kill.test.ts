@@ -9,6 +9,7 @@ import { BUN, freePort, REPO, tempDir } from "./helpers";
  * process. Ten times, both sides write while a push or a pull runs, and a process is killed with
  * SIGKILL at a random point: the command itself, or the team's server under it. In the end both
  * hold the same records, every change the laptop acknowledged reached the team once, and none twice.
+ * The same processes carry an offline day's structure: a field filled at once, and a file tree's file.
  */
 const teamDir = tempDir("basalt-team-");
 const laptopDir = tempDir("basalt-laptop-");
@@ -27,8 +28,8 @@ function basalt(dataDir: string, args: string[], extra: Record<string, string> =
   return result.stdout.toString();
 }
 
-async function serve(dataDir: string, port: number): Promise<Bun.Subprocess> {
-  const server = Bun.spawn([BUN, join(REPO, "src/main.ts"), "serve", "--port", String(port), "--data-dir", dataDir], { env, stdout: "ignore", stderr: "ignore" });
+async function serve(dataDir: string, port: number, flags: string[] = []): Promise<Bun.Subprocess> {
+  const server = Bun.spawn([BUN, join(REPO, "src/main.ts"), "serve", "--port", String(port), "--data-dir", dataDir, ...flags], { env, stdout: "ignore", stderr: "ignore" });
   running.push(server);
   for (let waited = 0; waited < 10_000; waited += 50) {
     const up = await fetch(`http://127.0.0.1:${port}/api/v1/health`).then((response) => response.ok, () => false);
@@ -64,7 +65,7 @@ async function notes(port: number, key: string): Promise<Map<string, Note["field
 
 const keyOf = (output: string) => output.trim().split("\n")[0].trim();
 
-describe("remotes when processes die", () => {
+describe("remotes across processes, some killed", () => {
   test("ten pushes and pulls killed at random points: nothing duplicated, nothing lost", async () => {
     for (const dir of [teamDir, laptopDir]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
     basalt(teamDir, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
@@ -170,6 +171,53 @@ describe("remotes when processes die", () => {
       expect(basalt(laptop, ["spaces", "list"]).match(/\bteam\b/g)).toHaveLength(1);
       expect(readdirSync(join(laptop, "dump-imports"))).toEqual([]);
       expect(readdirSync(join(laptop, "clones"))).toEqual([]);
+    } finally {
+      rmSync(team, { recursive: true, force: true });
+      rmSync(laptop, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test("across processes, a field made offline and filled, and a file added to a drive, reach a reviewing team: the field in one proposal with its record; merged there, a pull marks them landed and both hold each once", async () => {
+    const team = tempDir("basalt-team-");
+    const laptop = tempDir("basalt-laptop-");
+    try {
+      for (const dir of [team, laptop]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
+      basalt(team, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
+      const teamKey = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "team", "--level", "write"]));
+      const proposeKey = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "laptop", "--level", "changeRequest"]));
+      const laptopKey = keyOf(basalt(laptop, ["keys", "create", "--email", "ada@example.com", "--name", "me", "--level", "write"]));
+      const teamPort = await freePort();
+      await serve(team, teamPort);
+      const base = await call(teamPort, teamKey, "POST", "/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] });
+      const note = await call(teamPort, teamKey, "POST", "/bases/notes/change-requests", { fields: { title: "team note" } });
+      const drive = (await call(teamPort, teamKey, "POST", "/file-trees", { type: "drive", slug: "handbook", name: "Handbook", files: [{ path: "a.md", content: "A" }] })).node.id;
+      basalt(laptop, ["clone", `http://127.0.0.1:${teamPort}`, "--space", "team", "--as", "ada@example.com"], { BASALT_REMOTE_KEY: proposeKey });
+      const laptopPort = await freePort();
+      await serve(laptop, laptopPort, ["--sync-every", "off"]);
+
+      // Offline on the laptop: a field, filled at once, and a file added to the drive.
+      await call(laptopPort, laptopKey, "POST", `/bases/${base.id}/fields/change-requests`, { operation: "create", slug: "tag", name: "Tag", type: "text" });
+      await call(laptopPort, laptopKey, "POST", `/records/${note.id}/change-requests`, { operation: "update", fields: { tag: "offline" } });
+      await call(laptopPort, laptopKey, "POST", `/file-trees/${drive}/change-requests`, { operations: [{ kind: "create", path: "b.md", content: "made on the laptop" }] });
+      expect(basalt(laptop, ["push", "--space", "team"])).toContain("Pushed: 0 merged on the remote, 3 waiting in its Inbox, 0 refused.");
+
+      // The team's Inbox holds two proposals: the field with the record that fills it, and the file.
+      const listed = await call(teamPort, teamKey, "GET", "/change-requests?status=in_review&limit=100");
+      const inbox: { id: string }[] = listed.items ?? listed.changeRequests ?? listed;
+      const proposals = await Promise.all(inbox.map((cr) => call(teamPort, teamKey, "GET", `/change-requests/${cr.id}`)));
+      expect(proposals.map((cr: { operations: { operation: string }[] }) => cr.operations.map((op) => op.operation).join(" ")).sort()).toEqual(["base_add_field record_update", "drive_file_create"]);
+      for (const cr of inbox) {
+        await call(teamPort, teamKey, "POST", `/change-requests/${cr.id}/reviews`, { verdict: "approved" });
+        await call(teamPort, teamKey, "POST", `/change-requests/${cr.id}/merge`);
+      }
+      expect(basalt(laptop, ["pull", "--space", "team"])).toContain("3 pushed change(s) landed, 0 refused");
+
+      const fieldsOf = async (port: number, key: string) => ((await call(port, key, "GET", `/bases/${base.id}`)).fields as { id: string; slug: string }[]).map((field) => `${field.slug}:${field.id}`).sort();
+      expect(await fieldsOf(teamPort, teamKey)).toEqual(await fieldsOf(laptopPort, laptopKey));
+      expect((await fieldsOf(teamPort, teamKey)).filter((field) => field.startsWith("tag:"))).toHaveLength(1);
+      expect((await call(teamPort, teamKey, "GET", `/records/${note.id}`)).fields.tag).toBe("offline");
+      expect((await call(teamPort, teamKey, "GET", `/file-trees/${drive}/files/b.md`)).content).toBe("made on the laptop");
+      expect(basalt(laptop, ["status", "--space", "team"])).toMatch(/^origin\s+http:\/\/\S+\s+0\s+0\s+0\s+0\s+0\s/m);
     } finally {
       rmSync(team, { recursive: true, force: true });
       rmSync(laptop, { recursive: true, force: true });
