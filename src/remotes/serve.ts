@@ -219,15 +219,15 @@ export async function acceptStructure(ctx: AppContext, who: Proposer, push: Stat
 
 const commitHere = (ctx: AppContext, id: string) => ctx.db.select({ id: commits.id }).from(commits).where(eq(commits.id, id)).get() !== undefined;
 
+/** The id a pushed record takes here when another space holds the id it was given: the same each time (a push sent again finds it), this space's alone. */
+const ownRecordId = (spaceId: string, given: string): string => `rec_${given.slice(4, 14)}${new Bun.CryptoHasher("sha256").update(`${spaceId}\n${given}`).digest("hex").slice(0, 8).toUpperCase()}`;
+
 /**
  * A change pushed from another instance becomes a change request here, channel `remote`, from the
  * key's owner: merged at once where the key's level and the base allow, else waiting in the Inbox,
  * or stored in `conflict` when a field it changed was changed here too since it was made. The
  * pushing instance's change id is its idempotency key: a push sent again creates nothing twice.
  */
-/** The id a pushed record takes here when another space holds the id it was given: the same each time (a push sent again finds it), this space's alone. */
-const ownRecordId = (spaceId: string, given: string): string => `rec_${given.slice(4, 14)}${new Bun.CryptoHasher("sha256").update(`${spaceId}\n${given}`).digest("hex").slice(0, 8).toUpperCase()}`;
-
 export async function acceptPush(ctx: AppContext, who: Proposer, push: Static<typeof PushSchema>): Promise<Static<typeof PushedSchema>> {
   const loaded = findBase(ctx, who.scope.space.id, push.baseId);
   if (who.scope.sight.hiddenBases.has(loaded.base.id)) throw notFound(`No base ${push.baseId} in this space.`);
