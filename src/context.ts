@@ -156,6 +156,10 @@ export interface AppContext {
    * is most of what a page with lookups costs beyond a plain page.
    */
   linked: { values: StampedCache<string, Readonly<Record<string, unknown>>>; linksJson: StampedCache<string, string> };
+  /** Filtered counts of records by their statement and values (`countRecords`): a numbered page asks the same count for each page. */
+  counts: StampedCache<string, number>;
+  /** Searches' matches last seen few enough to rank (`search/search.ts`): a hint of which way to run the match first, never of what it answers. */
+  rankedSearches: Set<string>;
   /** A space's people as a dump names them (`transfer/dump-api.ts`): each page of `users` would otherwise read the whole space again. */
   /** The snapshots clones are reading (`GET /sync/snapshots/...`). */
   snapshots: SnapshotReaders;
@@ -211,6 +215,8 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     memberships: new CommittedCache(store.writes, 10_000),
     bases: new CommittedCache(store.writes, 1_000),
     linked: { values: new StampedCache<string, Readonly<Record<string, unknown>>>(store.sqlite, 50_000, 64 * MB, roughBytes), linksJson: new StampedCache(store.sqlite, 200, 16 * MB, (json) => json.length * 2) },
+    counts: new StampedCache<string, number>(store.sqlite, 1_000),
+    rankedSearches: new Set(),
     snapshots: new SnapshotReaders(store.sqlite.filename, () => clock.now()),
     indexDemand: { asked: new Map(), touched: new Map() },
     limits: {

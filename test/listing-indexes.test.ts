@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { findBase } from "../src/content/bases";
 import { explainListing } from "../src/content/records/list";
 import { dailyUpkeep } from "../src/jobs/schedule";
-import { createBase, deleteField, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { approveAndMerge, createBase, deleteField, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
 let ws: Workspace;
@@ -330,4 +330,60 @@ describe("an index asked for under load", () => {
       await busy.stop();
     }
   }, 60_000);
+});
+
+describe("a count of records containing a text", () => {
+  test("is exact before its field is indexed, asks for the index when repeated, and is the same read from the index; a numbered page says the same total", async () => {
+    const { server: fresh, ws: owner } = await freshWorkspace();
+    try {
+      await createBase(fresh, owner.write, "memos", [{ slug: "body", name: "Body", type: "longtext" }, { slug: "n", name: "N", type: "number" }]);
+      const bodies = (i: number) => (i % 9 === 0 ? null : i % 4 === 0 ? `A note about the CAFÉ ${i}` : i % 3 === 0 ? `café au lait ${i}` : `Nothing to see ${i}`);
+      const records = Array.from({ length: 120 }, (_, i) => ({ body: bodies(i), n: i }));
+      await fresh.call("POST", "/api/v1/bases/memos/records/bulk-change-request", { key: owner.write, body: { records } });
+      const expected = (needle: string) => records.filter((record) => record.body !== null && record.body.toLowerCase().includes(needle.toLowerCase())).length;
+      const state = () => (fresh.ctx.store.sqlite.query("SELECT index_state AS s FROM fields WHERE slug = 'body'").get() as { s: string }).s;
+      const count = async (needle: string) => {
+        const reply = await fresh.call("GET", `/api/v1/records/count?baseId=memos&filters[0][fieldSlug]=body&filters[0][operator]=contains&filters[0][value]=${encodeURIComponent(needle)}`, { key: owner.read });
+        expect(reply.status).toBe(200);
+        return reply.body.total;
+      };
+      const needles = ["café", "CAFÉ", "note", "e 1", "absent"];
+      expect(await count("café")).toBe(expected("café"));
+      expect(state()).toBe("none");
+      for (const needle of needles) expect(await count(needle)).toBe(expected(needle));
+      await Bun.sleep(10);
+      await fresh.fieldUpkeep.settled();
+      expect(state()).toBe("ready");
+      for (const needle of needles) expect(await count(needle)).toBe(expected(needle));
+
+      const page = await fresh.call("GET", "/api/v1/records/page?baseId=memos&page=2&pageSize=10&filters[0][fieldSlug]=body&filters[0][operator]=contains&filters[0][value]=caf", { key: owner.read });
+      expect(page.status).toBe(200);
+      expect([page.body.total, page.body.totalPages, page.body.records.length]).toEqual([expected("caf"), Math.ceil(expected("caf") / 10), 10]);
+      expect(page.body.records.every((record: { fields: { body: string } }) => record.fields.body.toLowerCase().includes("caf"))).toBe(true);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  test("is never older than the last write: a record created, changed or archived moves the count asked again", async () => {
+    const { server: fresh, ws: owner } = await freshWorkspace();
+    try {
+      await createBase(fresh, owner.write, "memos", [{ slug: "body", name: "Body", type: "text" }]);
+      const path = "/api/v1/records/count?baseId=memos&filters[0][fieldSlug]=body&filters[0][operator]=contains&filters[0][value]=plum";
+      const count = async () => (await fresh.call("GET", path, { key: owner.read })).body.total;
+      const create = async (body: string) => (await fresh.call("POST", "/api/v1/bases/memos/change-requests", { key: owner.write, body: { fields: { body } } })).body;
+      await create("plum tart");
+      expect(await count()).toBe(1);
+      expect(await count()).toBe(1);
+      const pear = await create("pear tart");
+      expect(await count()).toBe(1);
+      expect((await fresh.call("POST", `/api/v1/records/${pear.id}/change-requests`, { key: owner.write, body: { operation: "update", fields: { body: "plum and pear" } } })).body.materialized).toBe(true);
+      expect(await count()).toBe(2);
+      const deletion = await fresh.call("POST", `/api/v1/records/${pear.id}/change-requests`, { key: owner.write, body: { operation: "delete" } });
+      expect((await approveAndMerge(fresh, owner.write, deletion.body.id)).status).toBe(200);
+      expect(await count()).toBe(1);
+    } finally {
+      await fresh.stop();
+    }
+  });
 });

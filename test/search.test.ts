@@ -175,9 +175,25 @@ describe("a search with many matches", () => {
       const newestPlan = explainSearch(big.ctx, own.space.id, "common", "newest");
       expect(newestPlan[0]).toStartWith("SCAN record_search VIRTUAL TABLE");
       expect(newestPlan.join(" | ")).not.toContain("TEMP B-TREE");
-      expect(explainSearch(big.ctx, own.space.id, "rare", "ranked")[0]).toStartWith("SCAN record_search VIRTUAL TABLE");
+      // Ranked, the match runs once: its scored matches are kept for the page and for their count.
+      const rankedPlan = explainSearch(big.ctx, own.space.id, "rare", "ranked");
+      expect(rankedPlan.slice(0, 2)).toEqual(["MATERIALIZE scored", expect.stringMatching(/^SCAN record_search VIRTUAL TABLE/)]);
+      expect(rankedPlan.filter((step) => step.startsWith("SCAN record_search"))).toHaveLength(1);
       const few = await big.call("GET", "/api/v1/search?query=rare&sources=records&limit=10", { key: own.read });
       expect(few.body.results).toHaveLength(6);
+      // Asked again (now ranked at once), the same answer.
+      expect((await big.call("GET", "/api/v1/search?query=rare&sources=records&limit=10", { key: own.read })).body).toEqual(few.body);
+      expect((await big.call("GET", "/api/v1/search?query=common&sources=records&limit=3", { key: own.read })).body).toEqual(many.body);
+
+      // A word ranked while it had few matches is answered newest first once it has more than 2,000.
+      await fillBase(big, own.write, "notes", 1900, (i) => ({ title: `growing ${i}` }));
+      const growing = await big.call("GET", "/api/v1/search?query=growing&sources=records&limit=5&offset=2", { key: own.read });
+      expect(growing.body.results).toHaveLength(5);
+      expect(big.ctx.rankedSearches.size).toBeGreaterThan(0);
+      await fillBase(big, own.write, "notes", 200, (i) => ({ title: `growing late ${i}` }));
+      const newestGrowing = (await big.call("GET", "/api/v1/records?baseId=notes&limit=7", { key: own.read })).body.records.map((record: { id: string }) => record.id);
+      const grown = await big.call("GET", "/api/v1/search?query=growing&sources=records&limit=5&offset=2", { key: own.read });
+      expect(grown.body.results.map((hit: { id: string }) => hit.id)).toEqual(newestGrowing.slice(2));
     } finally {
       await big.stop();
     }

@@ -63,34 +63,105 @@ const matchOf = (spaceId: string, terms: string[]) => terms.map((term) => `"${sp
  */
 export const RANKED_MATCHES = 2000;
 
+/** What keeps a match to the caller's view: active records of its space, in active bases it may see. */
+const seenHit = () => [eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active"), notAmong(bases.id, sql.placeholder("hiddenBases"))];
+/** A record's base and node, joined by their keys after the record. */
+const BASE_AND_NODE = sql`CROSS JOIN ${bases} ON ${bases.id} = ${records.baseId} CROSS JOIN ${nodes} ON ${nodes.id} = ${bases.nodeId}`;
+const HIT_COLUMNS = { id: qualified(records.id), baseId: qualified(records.baseId), data: qualified(records.data), updatedAt: qualified(records.updatedAt) };
+
 /**
- * Matching active records of active bases, most relevant first (bm25), or newest first: the index
- * finds the matches, the joins drop what the caller may not see.
+ * Matching active records of active bases, most relevant first (bm25), with how many matches the
+ * index holds (each row's last value): the match runs once, scoring every match (bm25 cannot be
+ * read beside a window function, so the scored matches are a table of the statement's own, which
+ * SQLite keeps since it is read twice), and the count tells whether there were few enough to rank.
  */
-const hitsQuery = (ctx: AppContext, order: "ranked" | "newest") =>
+const rankedQuery = (ctx: AppContext) => {
+  const scored = ctx.db.select({ hit: sql`${recordSearch.rowid}`.as("hit"), score: sql`bm25(${recordSearch})`.as("score") }).from(recordSearch).where(sql`${recordSearch} MATCH ${sql.placeholder("match")}`);
+  const page = ctx.db
+    .select({ ...HIT_COLUMNS, matched: sql`(SELECT count(*) FROM "scored")` })
+    // The matches are the outer loop; CROSS JOIN keeps SQLite from reordering the joins.
+    .from(sql`"scored" CROSS JOIN ${records} ON ${records}."rowid" = "scored"."hit" ${BASE_AND_NODE}`)
+    .where(and(...seenHit()))
+    .orderBy(sql`"scored"."score"`, qualified(records.id))
+    .limit(sql.placeholder("limit"))
+    .offset(sql.placeholder("offset"));
+  // The reading side of the store builds no WITH; its parameters come first, as its text does.
+  // MATERIALIZED: read twice (the page, the count), it would otherwise run the match twice.
+  return {
+    toSQL() {
+      const [first, then] = [scored.toSQL(), page.toSQL()];
+      return { sql: `WITH "scored" AS MATERIALIZED (${first.sql}) ${then.sql}`, params: [...first.params, ...then.params] };
+    },
+  };
+};
+
+/** Matching active records of active bases, newest first, read in the index's rowid order only as far as the page. */
+const newestQuery = (ctx: AppContext) =>
   ctx.db
-    .select({ id: qualified(records.id), baseId: qualified(records.baseId), data: qualified(records.data), updatedAt: qualified(records.updatedAt) })
+    .select(HIT_COLUMNS)
     // CROSS JOIN keeps the index the outer loop: with statistics, the planner took the few bases
     // first and ran the whole match once for each of them, sorting all of it (40 ms, not 4).
-    .from(sql`${recordSearch} CROSS JOIN ${records} ON ${records}."rowid" = ${recordSearch.rowid} CROSS JOIN ${bases} ON ${bases.id} = ${records.baseId} CROSS JOIN ${nodes} ON ${nodes.id} = ${bases.nodeId}`)
-    .where(and(sql`${recordSearch} MATCH ${sql.placeholder("match")}`, eq(records.spaceId, sql.placeholder("spaceId")), eq(records.status, "active"), eq(nodes.status, "active"), notAmong(bases.id, sql.placeholder("hiddenBases"))))
-    .orderBy(...(order === "ranked" ? [sql`bm25(${recordSearch})`, qualified(records.id)] : [sql`${recordSearch.rowid} DESC`]))
+    .from(sql`${recordSearch} CROSS JOIN ${records} ON ${records}."rowid" = ${recordSearch.rowid} ${BASE_AND_NODE}`)
+    .where(and(sql`${recordSearch} MATCH ${sql.placeholder("match")}`, ...seenHit()))
+    .orderBy(sql`${recordSearch.rowid} DESC`)
     .limit(sql.placeholder("limit"))
     .offset(sql.placeholder("offset"));
 
-const recordHits = (ctx: AppContext, order: "ranked" | "newest") => compiledRows(ctx.store, `search records ${order}`, () => hitsQuery(ctx, order));
+/** The newest matches' rowids, newest first, at most `limit`: the match alone, no record read. */
+const newestHitsQuery = (ctx: AppContext) =>
+  ctx.db.select({ hit: recordSearch.rowid }).from(recordSearch).where(sql`${recordSearch} MATCH ${sql.placeholder("match")}`).orderBy(sql`${recordSearch.rowid} DESC`).limit(sql.placeholder("limit"));
+
+/** The records of the given rowids (a JSON list) that the caller sees, each with its place in the list. */
+const hitRecordsQuery = (ctx: AppContext) =>
+  ctx.db
+    .select({ ...HIT_COLUMNS, place: sql`"given"."key"` })
+    .from(sql`json_each(${sql.placeholder("hits")}) AS "given" CROSS JOIN ${records} ON ${records}."rowid" = "given"."value" ${BASE_AND_NODE}`)
+    .where(and(...seenHit()));
+
+const QUERIES = { ranked: rankedQuery, newest: newestQuery, "newest hits": newestHitsQuery, "hit records": hitRecordsQuery } as const;
+const compiled = (ctx: AppContext, name: keyof typeof QUERIES) => compiledRows(ctx.store, `search records ${name}`, () => QUERIES[name](ctx));
 
 /** SQLite's plan for a search of the space's records, by relevance or newest first (for tests and operators). */
 export const explainSearch = (ctx: AppContext, spaceId: string, query: string, order: "ranked" | "newest"): string[] =>
-  queryPlan(ctx.store, hitsQuery(ctx, order), { match: matchOf(spaceId, searchTerms(query)), spaceId, limit: 21, offset: 0, hiddenBases: "[]" });
+  queryPlan(ctx.store, (order === "ranked" ? rankedQuery : newestQuery)(ctx), { match: matchOf(spaceId, searchTerms(query)), spaceId, limit: 21, offset: 0, hiddenBases: "[]" });
 
-/** Whether the index holds more than `RANKED_MATCHES` matches of the query (counting stops there). */
-const manyMatches = (ctx: AppContext, match: string) => {
-  const counted = compiledRows(ctx.store, "search matches", () =>
-    ctx.db.select({ n: sql`count(*)` }).from(sql`(SELECT ${recordSearch.rowid} FROM ${recordSearch} WHERE ${recordSearch} MATCH ${sql.placeholder("match")} LIMIT ${sql.placeholder("limit")})`),
-  )({ match, limit: RANKED_MATCHES + 1 });
-  return Number(counted[0]?.[0] ?? 0) > RANKED_MATCHES;
-};
+type HitRow = unknown[];
+
+/**
+ * A page of the records matching `match`, the match run once when it can be:
+ * - a match last seen with few matches (`ctx.rankedSearches`) is ranked at once, and the ranking's
+ *   count confirms it (a match grown past `RANKED_MATCHES` is read newest first instead);
+ * - otherwise the newest `RANKED_MATCHES + 1` matches are read from the index alone: past that
+ *   many, the page is taken from them (the newest first, whatever their number), else the match is
+ *   ranked and remembered as few.
+ * The order answered depends only on how many matches the index holds, never on what was remembered.
+ */
+function matchingRecords(ctx: AppContext, match: string, values: { spaceId: string; hiddenBases: string; limit: number; offset: number }): HitRow[] {
+  const known = ctx.rankedSearches;
+  if (known.has(match)) {
+    const ranked = compiled(ctx, "ranked")({ match, ...values });
+    // An empty page cannot tell how many matched; the general way below decides.
+    if (ranked.length > 0 && Number(ranked[0].at(-1)) <= RANKED_MATCHES) return ranked;
+    known.delete(match);
+  }
+  const hits = compiled(ctx, "newest hits")({ match, limit: RANKED_MATCHES + 1 }).map((row) => row[0] as number);
+  if (hits.length <= RANKED_MATCHES) {
+    if (known.size >= RANKED_SEARCHES_KEPT) known.clear();
+    known.add(match);
+    return compiled(ctx, "ranked")({ match, ...values });
+  }
+  const wanted = values.offset + values.limit;
+  // The page's share of the newest first, all of them if the caller may not see some.
+  for (const given of [hits.slice(0, wanted), hits]) {
+    const seen = compiled(ctx, "hit records")({ hits: JSON.stringify(given), spaceId: values.spaceId, hiddenBases: values.hiddenBases });
+    if (seen.length >= wanted) return seen.sort((a, b) => (a.at(-1) as number) - (b.at(-1) as number)).slice(values.offset, wanted);
+  }
+  // The caller sees too few of the newest matches to fill the page: read on in the index's order.
+  return compiled(ctx, "newest")({ match, ...values });
+}
+
+/** How many matches `ctx.rankedSearches` remembers as few before it starts again. */
+const RANKED_SEARCHES_KEPT = 10_000;
 
 const SNIPPET = 160;
 
@@ -109,8 +180,7 @@ function snippetOf(values: string[], terms: string[]): string {
 }
 
 function recordResults(ctx: AppContext, spaceId: string, sight: Sight, terms: string[], limit: number, offset: number): SearchResult[] {
-  const match = matchOf(spaceId, terms);
-  const rows = recordHits(ctx, manyMatches(ctx, match) ? "newest" : "ranked")({ match, spaceId, limit, offset, hiddenBases: JSON.stringify([...sight.hiddenBases]) });
+  const rows = matchingRecords(ctx, matchOf(spaceId, terms), { spaceId, limit, offset, hiddenBases: JSON.stringify([...sight.hiddenBases]) });
   return rows.map(([id, baseId, data, updatedAt]) => {
     const loaded = findBaseOrNull(ctx, spaceId, baseId as string);
     const values = JSON.parse(data as string) as Record<string, unknown>;

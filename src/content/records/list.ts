@@ -3,8 +3,9 @@ import { baseRecordCounts } from "../../tables/derived/tables";
 import { compiledRows, preparedFor, queryPlan } from "../../db/client";
 import { FULL_SHAPE, RecordShape, RecordView, requireShapeFields } from "./view";
 import { CREATED_AT_AT, ID_AT, RECORD_COLUMNS, authorColumns, headColumns, recordOfRow } from "./read";
-import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, allFilters, filterCondition, groupCondition, requireBounded, sortPlan, indexed, INDEXED_FROM } from "./query";
+import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, allFilters, filterCondition, groupCondition, requireBounded, sortPlan, indexed, INDEXED_FROM, containsOnValues } from "./query";
 import { noteFieldsQueried } from "../indexes";
+import { comparisonOf } from "../fields/registry";
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type UserRef } from "../commits";
 import { users } from "../../tables/auth";
@@ -233,23 +234,40 @@ export function recordsWithValue(ctx: AppContext, loaded: LoadedBase, fieldSlug:
   return listRecords(ctx, loaded, { status: "active", filters: [{ fieldSlug, operator: "eq", value: valueText }], limit, shape }).records;
 }
 
-/** How many records match: through one filter's indexed values when there is one (only those, when it is the only filter). */
+/**
+ * How many records match: through one filter's indexed values when there is one (only those, when
+ * it is the only filter), or a lone `contains` through its field's (`containsOnValues`). A count is
+ * kept until the database next changes (`ctx.counts`): the grid's numbered pages ask the same count
+ * for every page.
+ */
 export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQuery): { total: number } {
   requireBounded(query);
   // Unfiltered: the number the triggers of migrations/0026 keep, one row whatever the base's size.
   if (allFilters(query).length === 0) return { total: keptCount(ctx, loaded.base.id, query.status) };
-  noteFieldsQueried(ctx, queriedFields(loaded, query, null));
+  const contained = containsOnValues(loaded.fields, query);
+  const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));
+  noteFieldsQueried(ctx, [...queriedFields(loaded, query, null), ...containedFields(loaded, query)]);
   const shape = new ListingShape();
   shape.key.push("count");
-  const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));
-  const driver: Driver = indexed ? { by: "matches", ...indexed } : { by: "records" };
+  const through = indexed ?? contained;
+  const driver: Driver = through ? { by: "matches", ...through } : { by: "records" };
   const { from, where } = source(shape, loaded, query, driver);
-  const alone = indexed && allFilters(query).length === 1;
-  const [row] = compiledRows(ctx.store, shape.key.join("|") + (alone ? "|alone" : ""), () =>
+  const alone = through && allFilters(query).length === 1;
+  const key = shape.key.join("|") + (alone ? "|alone" : "");
+  const kept = ctx.counts.open() ? `${key} ${JSON.stringify(shape.params)}` : null;
+  const known = kept === null ? undefined : ctx.counts.get(kept);
+  if (known !== undefined) return { total: known };
+  const [row] = compiledRows(ctx.store, key, () =>
     alone ? ctx.db.select({ total: sql`count(*)` }).from(INDEXED_FROM).where(and(...where)) : ctx.db.select({ total: sql`count(*)` }).from(from).where(and(...where)),
   )(shape.params);
-  return { total: row[0] as number };
+  const total = row[0] as number;
+  if (kept !== null) ctx.counts.set(kept, total);
+  return { total };
 }
+
+/** Text fields a count's `contains` filters read: counted often, they are indexed like a range's, so their counts read `field_values`. */
+const containedFields = (loaded: LoadedBase, query: RecordQuery): FieldRow[] =>
+  query.filters.filter((filter) => filter.operator === "contains").map((filter) => fieldNamed(loaded.fields, filter.fieldSlug)).filter((field) => comparisonOf(field) === "text");
 
 const countsOfBase = preparedFor((db) =>
   db.select({ active: baseRecordCounts.active, archived: baseRecordCounts.archived }).from(baseRecordCounts).where(eq(baseRecordCounts.baseId, sql.placeholder("baseId"))).prepare(),

@@ -2,7 +2,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { named } from "../../db/client";
 import { asciiOnly } from "../../db/functions";
 import { fieldValues } from "../../tables/derived/tables";
-import { whyReadAtRead } from "../fields/registry";
+import { comparisonOf, whyReadAtRead } from "../fields/registry";
 import { type SQL, sql } from "drizzle-orm";
 import { badRequest, conflict } from "../../shared/errors";
 import { holdsChoices, isBoolean, isNumeric, isComputedAtRead, isTime, isUnsortable, sortableSql, unsetBoundSql, valueSql } from "../field-sql";
@@ -126,6 +126,20 @@ export const INDEXED_FROM = sql.raw(`${named(fieldValues)} AS "${INDEXED_AS}"`);
 export const V = { value: sql`${indexed.value}`, createdAt: sql`${indexed.createdAt}`, recordId: sql`${indexed.recordId}` };
 
 /**
+ * A query whose only condition is a `contains` of a non-empty text on a text field whose values are
+ * indexed: its matches are found among the field's entries in `field_values` (one contiguous range
+ * of short rows) rather than in every record's document. An unset value is `''` there, which
+ * contains no non-empty text, as NULL contains none in the record.
+ */
+export function containsOnValues(fieldRows: FieldRow[], query: RecordQuery): { field: FieldRow; filter: RecordFilter } | null {
+  const [filter] = query.filters;
+  if (allFilters(query).length !== 1 || query.filters.length !== 1 || filter.operator !== "contains") return null;
+  if (typeof filter.value !== "string" || filter.value === "") return null;
+  const field = fieldNamed(fieldRows, filter.fieldSlug);
+  return field.indexState === "ready" && !field.convertFrom && comparisonOf(field) === "text" ? { field, filter } : null;
+}
+
+/**
  * One filter as SQL, comparing `sortable`: the record's own sortable form (checked row by row), or
  * `"v"."value"` when the page is driven through the field's indexed values. Unset values (the
  * sentinel) never match `eq`, `gt`, `gte`, `in`, `lt` or `lte`, and always match `neq`. `contains`
@@ -162,7 +176,8 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
     case "contains": {
       if (holdsChoices(field)) return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
       const fold = folding(shape, values[0]);
-      return sql`instr(${fold}(${value}), ${fold}(${shape.param(values[0])})) > 0`;
+      // Read from the indexed values, a text's sortable form is the text itself (`containsOnValues`).
+      return sql`instr(${fold}(${sortable === V.value ? V.value : value}), ${fold}(${shape.param(values[0])})) > 0`;
     }
     case "isEmpty":
       return empty;
