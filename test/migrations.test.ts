@@ -120,3 +120,22 @@ describe("a database a newer version migrated", () => {
     store.sqlite.close();
   });
 });
+
+describe("starting on a database already migrated", () => {
+  test("reads no table for the migrations' foreign key check: only a start that applies migrations checks what they may have broken", async () => {
+    const dir = tempDir("basalt-migrated-");
+    const store = openStore(join(dir, "basalt.db"));
+    try {
+      const all = readMigrationFiles({ migrationsFolder: join(REPO, "migrations") });
+      migrate(store, all.slice(0, -1));
+      // A row whose foreign key points nowhere, which only a tool with foreign keys off could write.
+      store.sqlite.run("PRAGMA foreign_keys = OFF");
+      store.sqlite.run("INSERT INTO nodes (id, space_id, parent_id, type, slug, name, created_at, updated_at) VALUES ('nod_lost', 'spc_none', NULL, 'folder', 'lost', 'Lost', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
+      store.sqlite.run("PRAGMA foreign_keys = ON");
+      expect(migrate(store, all.slice(0, -1))).toBe(0);
+      expect(() => migrate(store, all)).toThrow("the migrations left 1 rows whose foreign keys point nowhere");
+    } finally {
+      await closeStore(store);
+    }
+  });
+});
