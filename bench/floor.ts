@@ -104,8 +104,10 @@ export function floorHandler(path: string): (request: Request) => Promise<Respon
     event: db.query("INSERT INTO events (id, space_id, base_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
     merged: db.query("INSERT INTO merge_log (space_id, commit_id, change_request_id) VALUES (?, ?, ?)"),
   };
+  // Ids as long as Basalt's, unique across runs on the same data (bench/handle.ts may reuse it).
   let counter = 0;
-  const id = (prefix: string) => `${prefix}_floor${(++counter).toString(36).padStart(20, "0")}`;
+  const run = Date.now().toString(36);
+  const id = (prefix: string) => `${prefix}_${run}${(++counter).toString(36).padStart(10, "0")}`;
 
   function createRecord(base: { id: string; space_id: string; node_id: string }, userId: string, values: Row) {
     const now = Date.now();
