@@ -394,6 +394,36 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
   }, 20_000);
 
+  test("a base's address reads its base, views, first page and open proposals beside the check of who is signed in, each once", async () => {
+    const write = await sessionKey("write");
+    const base = (await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "shelf", name: "Shelf", fields: [{ slug: "title", name: "Title", type: "text" }] } })).body;
+    await server.call("POST", "/api/v1/bases/shelf/change-requests", { key: write, body: { fields: { title: "First on the shelf" } } });
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    // Who is signed in is held back: the screen's own reads must not wait for it.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/api/v1/auth", async (route) => {
+      await held;
+      await route.continue();
+    });
+    const asked: string[] = [];
+    page.on("request", (request) => {
+      const path = new URL(request.url()).pathname;
+      if (path.startsWith("/api/v1/") && !path.endsWith("/events/stream")) asked.push(`${path}${path === "/api/v1/change-requests" ? "?open" : ""}`);
+    });
+    const firstReads = [`/api/v1/bases/${base.id}`, `/api/v1/bases/${base.id}/views`, "/api/v1/records/page", "/api/v1/change-requests?open", "/api/v1/users/me"];
+    const allAsked = Promise.all(firstReads.map((wanted) => page.waitForRequest((request) => new URL(request.url()).pathname === wanted.replace("?open", ""), { timeout: 10_000 })));
+    await page.goto(`${server.url}/admin/bases/${base.id}`);
+    await allAsked;
+    expect(asked).toContain("/api/v1/auth");
+    release();
+    await page.getByRole("grid", { name: "Shelf records" }).getByRole("row", { name: /First on the shelf/ }).waitFor();
+    // Each read once: the screen took the answers sent early instead of asking again.
+    for (const path of firstReads) expect(asked.filter((candidate) => candidate === path)).toHaveLength(1);
+    await page.close();
+  });
+
   test("views are tabs over a base; a kanban drag proposes the change, merged with write and waiting in the Inbox for a contributor", async () => {
     const write = await sessionKey("write");
     const stage = { slug: "stage", name: "Stage", type: "select", options: { choices: [{ name: "todo" }, { name: "doing" }, { name: "done" }] } };

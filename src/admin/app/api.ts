@@ -82,12 +82,44 @@ export async function send(method: string, path: string, body?: BodyInit, conten
   }
 }
 
-async function request(method: string, path: string, body: BodyInit | undefined, contentType: string | undefined, options: { quiet401?: boolean }): Promise<Response> {
+function fetchFromApi(method: string, path: string, body?: BodyInit, contentType?: string): Promise<Response> {
   const headers: Record<string, string> = {};
   if (contentType) headers["content-type"] = contentType;
   if (method !== "GET" && session.csrfToken) headers["x-csrf-token"] = session.csrfToken;
   if (session.space) headers["x-basalt-space"] = session.space;
-  const response = await fetch(`/api/v1${path}`, { method, headers, credentials: "same-origin", body });
+  return fetch(`/api/v1${path}`, { method, headers, credentials: "same-origin", body });
+}
+
+/**
+ * Reads a screen starts with, sent before it asks for them (`readEarly`): beside the check of who
+ * is signed in instead of one after another. Each is taken once, by the first GET of the same path
+ * in the same space; a new screen forgets those not taken.
+ */
+const early = new Map<string, Promise<Response>>();
+const earlyKey = (path: string) => `${session.space ?? ""} ${path}`;
+
+export function readEarly(paths: string[]): void {
+  early.clear();
+  for (const path of paths) {
+    const read = fetchFromApi("GET", path);
+    // One never taken must not be reported as an unhandled failure; a taker still meets it.
+    read.catch(() => undefined);
+    early.set(earlyKey(path), read);
+  }
+}
+
+/** Forgets the early reads not taken (the screen that named them is drawn): a later read asks the server again. */
+export const forgetEarly = (): void => early.clear();
+
+function takeEarly(path: string): Promise<Response> | undefined {
+  const key = earlyKey(path);
+  const read = early.get(key);
+  early.delete(key);
+  return read;
+}
+
+async function request(method: string, path: string, body: BodyInit | undefined, contentType: string | undefined, options: { quiet401?: boolean }): Promise<Response> {
+  const response = await ((method === "GET" ? takeEarly(path) : undefined) ?? fetchFromApi(method, path, body, contentType));
   if (response.ok) return response;
   const answer = await response.json().catch(() => ({}));
   const failure = new ApiError(response.status, answer.code ?? "ERROR", answer.error ?? `The server answered ${response.status}.`, answer.reason, answer.data ?? {});

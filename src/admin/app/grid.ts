@@ -92,8 +92,9 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     setup
       .pending?.()
       .then((found) => {
+        // None before and none now: the rows drawn are right as they are.
+        if (found.size > 0 || pending.size > 0) drawSoon();
         pending = found;
-        drawSoon();
       })
       .catch(() => {});
   /** A burst of change-request events (an import's parts, a bulk review) reads the proposals once, 150 ms after its first. */

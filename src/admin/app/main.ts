@@ -1,6 +1,6 @@
 import type { UserView } from "../../auth/users";
 import type { Caller } from "../../spaces/whoami";
-import { api, ApiError, session, whenSignedOut } from "./api";
+import { api, ApiError, forgetEarly, readEarly, session, whenSignedOut } from "./api";
 import { fill, h } from "./dom";
 import type { Context, Me, Screen } from "./screen";
 import { dataScreens } from "./screens/data";
@@ -61,7 +61,9 @@ function go(path: string, replace = false): void {
 async function loadMe(): Promise<Me | null> {
   if (!session.remembered) return null;
   try {
-    let caller = await api<Caller>("GET", "/auth", undefined, { quiet401: true });
+    // Who the person is does not depend on the space: read beside the caller, not after it.
+    const [first, user] = await Promise.all([api<Caller>("GET", "/auth", undefined, { quiet401: true }), api<UserView>("GET", "/users/me", undefined, { quiet401: true })]);
+    let caller = first;
     if (!caller.space && caller.spaces.length > 0) {
       session.space = caller.spaces[0].slug;
       caller = await api<Caller>("GET", "/auth", undefined, { quiet401: true });
@@ -70,7 +72,7 @@ async function loadMe(): Promise<Me | null> {
     // while the page is open must not leave its requests (and its live stream) naming none.
     if (caller.space) session.space ??= caller.space.slug;
     session.csrfToken = caller.credential.type === "session" ? caller.credential.csrfToken : null;
-    return { caller, user: await api<UserView>("GET", "/users/me") };
+    return { caller, user };
   } catch (failure) {
     if (failure instanceof ApiError && failure.reason === "SPACE_NOT_ALLOWED") {
       session.space = null;
@@ -238,6 +240,8 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
   const { screen, params } = found;
   shown = null;
   const heard: ((event: LiveEvent) => void)[] = [];
+  // The screen's first reads travel with the check of who is signed in; those its render did not take are forgotten after it.
+  if (!screen.signedOut && session.remembered) readEarly(screen.reads?.(params, new URLSearchParams(location.search)) ?? []);
   try {
     if (!screen.signedOut) {
       me ??= await loadMe();
@@ -267,7 +271,12 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
       },
       onLive: (listener) => heard.push(listener),
     };
-    const view = await screen.render(context);
+    let view: Node;
+    try {
+      view = await screen.render(context);
+    } finally {
+      if (current()) forgetEarly();
+    }
     if (!current()) return;
     const scrolled = window.scrollY;
     const refocus = options.inPlace ? focusedControl() : null;

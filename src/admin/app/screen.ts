@@ -29,6 +29,8 @@ export interface Screen {
   title: string;
   signedOut?: boolean;
   render(ctx: Context): Promise<Node> | Node;
+  /** The GETs its render starts with, named by the address alone: sent beside the check of who is signed in (`readEarly`), not after it. */
+  reads?(params: Record<string, string>, query: URLSearchParams): string[];
   /** Whether an event another client caused changes what the screen shows: it is then drawn again, in place. */
   live?(event: LiveEvent, ctx: Context): boolean;
 }

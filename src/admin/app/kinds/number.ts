@@ -2,8 +2,11 @@ import type { FieldView } from "../../../content/bases";
 import { input } from "../ui";
 import { copiedText, labelOf, lineEditor, lineQuestion, type PageKind, type Read, plainWords, textOfValue } from "./kind";
 
+/** Made once: `toLocaleString` with options makes a formatter for each number (a grid's first draw made hundreds). */
+const AS_WRITTEN = new Intl.NumberFormat(undefined, { useGrouping: false, maximumFractionDigits: 20 });
+
 /** A number as written (a year is not 2,017), in the reader's decimal sign. */
-export const numberCell = (_field: FieldView, value: unknown) => (typeof value === "number" ? value.toLocaleString(undefined, { useGrouping: false, maximumFractionDigits: 20 }) : textOfValue(value));
+export const numberCell = (_field: FieldView, value: unknown) => (typeof value === "number" ? AS_WRITTEN.format(value) : textOfValue(value));
 
 /** A number as people write it: thousands grouped by commas or spaces ("1,234", "1 234"), a decimal comma ("3,5"). */
 const numberOf = (text: string): number => Number(text.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", "."));

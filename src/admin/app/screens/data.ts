@@ -164,11 +164,27 @@ function saveViewForm(ctx: Context, base: BaseView, shown: ReturnType<typeof sho
   );
 }
 
+/** A page of a base's grid (of `ROWS_A_PAGE` rows), numbered from 1. */
+const gridPagePath = (baseId: string, viewId: string | undefined, page: number, sort: string | undefined, filter: Record<string, string>) =>
+  `/records/page${query({ baseId, viewId, page, pageSize: ROWS_A_PAGE, sort, include: "none", linkedNames: true, ...filter })}`;
+
+/**
+ * What a base's screen reads first, named by its address alone (`Screen.reads`): the base and its
+ * views; and, when the address says the grid is shown without a view (a view's type and grouping
+ * are known only once read), its first page and the open proposals drawn beside its cells.
+ */
+function baseReads(params: Record<string, string>, address: URLSearchParams): string[] {
+  const ref = encodeURIComponent(params.id);
+  const reads = [`/bases/${ref}`, `/bases/${ref}/views`];
+  if (!address.has("view") && !address.get("group") && !wantsList()) reads.push(gridPagePath(params.id, undefined, 1, address.get("sort") ?? undefined, listingParams(conditionsOf(address))), openChangeRequestsOf(params.id));
+  return reads;
+}
+
 async function basePage(ctx: Context): Promise<Node> {
-  const base = await api<BaseView>("GET", `/bases/${encodeURIComponent(ctx.params.id)}`);
+  const ref = encodeURIComponent(ctx.params.id);
+  const [base, views] = await Promise.all([api<BaseView>("GET", `/bases/${ref}`), api<ViewView[]>("GET", `/bases/${ref}/views`)]);
   const level = ctx.me.caller.effectiveLevel;
   const forms = formsCard(base, level !== null && atLeast(level, "manage"), () => ctx.reload());
-  const views = await api<ViewView[]>("GET", `/bases/${base.id}/views`);
   const view = views.find((candidate) => candidate.id === ctx.query.get("view"));
   const sort = ctx.query.get("sort") ?? undefined;
   const conditions = conditionsOf(ctx.query);
@@ -248,10 +264,7 @@ async function basePage(ctx: Context): Promise<Node> {
       layout: home,
       pending: () => api<{ changeRequests: ChangeRequestView[] }>("GET", openChangeRequestsOf(base.id)).then((page) => pendingValues(page.changeRequests, base.fields)),
       load: (page, fromEnd) =>
-        api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>(
-          "GET",
-          `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: ROWS_A_PAGE, sort: fromEnd ? reversed(sort ?? sortOfView(view)) : sort, include: "none", linkedNames: true, ...filter })}`,
-        ),
+        api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>("GET", gridPagePath(base.id, view?.id, page, fromEnd ? reversed(sort ?? sortOfView(view)) : sort, filter)),
       sort,
       sortBy: (next) => ctx.go(here({ sort: next })),
       openHref: (id) => here({ record: id }),
@@ -497,7 +510,7 @@ function followRecord(ctx: Context, first: HTMLElement, recordId: string, here: 
 
 export const dataScreens: Screen[] = [
   { path: "/admin/data", title: "Data", render: dataHome },
-  { path: "/admin/bases/:id", title: "Base", render: basePage },
+  { path: "/admin/bases/:id", title: "Base", render: basePage, reads: baseReads },
   { path: "/admin/bases/:id/new", title: "New record", render: newRecord },
   {
     path: "/admin/records/:id",
