@@ -45,19 +45,23 @@ const keyByHash = preparedFor((db) =>
   db.select({ key: apiKeys, user: users }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.hash, sql.placeholder("hash"))).prepare(),
 );
 
+/**
+ * The caller of a key. A key in the cache was well formed when it was put there (the cache is
+ * keyed by the key's digest), so its format and checksum are checked only before a lookup.
+ */
 export function authenticateKey(ctx: AppContext, value: string): Actor {
-  if (!isWellFormedKey(value)) throw unauthorized("The API key is malformed.");
   const hash = sha256(value);
   let entry = ctx.keyCache.get(hash);
   if (!entry) {
+    if (!isWellFormedKey(value)) throw unauthorized("The API key is malformed.");
     const row = keyByHash(ctx).get({ hash });
     if (!row) throw unauthorized("The API key is not valid.");
-    entry = { ...row, lastUsedWrittenAt: row.key.lastUsedAt ? Date.parse(row.key.lastUsedAt) : 0 };
+    entry = { ...row, lastUsedWrittenAt: row.key.lastUsedAt ? Date.parse(row.key.lastUsedAt) : 0, expiresAtMs: row.key.expiresAt ? Date.parse(row.key.expiresAt) : Number.POSITIVE_INFINITY };
     ctx.keyCache.set(hash, entry);
   }
   if (entry.user.banned) throw unauthorized("The API key is not valid.");
   const now = ctx.clock.now();
-  if (entry.key.expiresAt && Date.parse(entry.key.expiresAt) <= now) throw unauthorized("The API key has expired.");
+  if (entry.expiresAtMs <= now) throw unauthorized("The API key has expired.");
   if (now - entry.lastUsedWrittenAt >= LAST_USED_INTERVAL_MS) {
     const lastUsedAt = iso(now);
     const keyId = entry.key.id;

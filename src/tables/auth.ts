@@ -74,4 +74,6 @@ export interface CachedKey {
   user: UserRow;
   /** When `last_used_at` was last written, so it is written at most once a minute. */
   lastUsedWrittenAt: number;
+  /** `expires_at` in milliseconds (read once, not on every request); infinite for a key that never expires. */
+  expiresAtMs: number;
 }
