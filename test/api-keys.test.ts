@@ -117,6 +117,17 @@ describe("key management", () => {
     expect((await server.call("GET", `/api/v1/api-keys/${body.key.id}`, { session: fresh })).body.status).toBe("expired");
   });
 
+  test("a key with a wrong checksum is refused as malformed, also after the real key was used", async () => {
+    const { body } = await create({ name: "k", level: "read", expiration: "7d" });
+    const last = body.apiKey.at(-1);
+    const tampered = body.apiKey.slice(0, -1) + (last === "0" ? "1" : "0");
+    for (let i = 0; i < 2; i++) {
+      expect((await server.call("GET", "/api/v1/auth", { key: body.apiKey })).status).toBe(200);
+      const refused = await server.call("GET", "/api/v1/auth", { key: tampered });
+      expect([refused.status, refused.body.error]).toEqual([401, "The API key is malformed."]);
+    }
+  });
+
   test("listing is newest first and only the caller's keys", async () => {
     const first = (await create({ name: "first", level: "read" })).body.key.id;
     const second = (await create({ name: "second", level: "read" })).body.key.id;
