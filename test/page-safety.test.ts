@@ -247,6 +247,43 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     expect(consoleErrors).toEqual([]);
   }, 60_000);
 
+  test("rows added on the grid are undone by Ctrl+Z: a paste's new records and a row typed in are proposed for archiving, through review", async () => {
+    const { id, recordIds } = await baseWith("adding", [{ slug: "item", name: "Item", type: "text" }], [{ item: "kept" }]);
+    const active = async () => ((await server.call("GET", "/api/v1/records?baseId=adding&sort=item&include=none", { key: ws.read })).body.records as { fields: { item: string } }[]).map((record) => record.fields.item);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Adding records" });
+    const status = page.getByRole("status").filter({ hasText: /./ });
+    // A paste on the last row changes it and adds the rows past it.
+    await grid.getByRole("row", { name: /\bkept\b/ }).getByRole("gridcell").first().click();
+    await page.evaluate((text) => {
+      const data = new DataTransfer();
+      data.setData("text/plain", text);
+      document.activeElement!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    }, "changed\nnew one\nnew two");
+    await status.filter({ hasText: "Pasted 3 rows: saved. 2 new records." }).waitFor();
+    expect(await active()).toEqual(["changed", "new one", "new two"]);
+    // Ctrl+Z writes the changed cell back and proposes archiving the two new records (an archive always waits for review).
+    await grid.getByRole("row", { name: /\bchanged\b/ }).getByRole("gridcell").first().click();
+    await page.keyboard.press("Control+z");
+    await status.filter({ hasText: "archiving the 2 new records waits for review in the Inbox" }).waitFor();
+    expect(await valueOf(recordIds[0], "item")).toBe("kept");
+    const waiting = (await server.call("GET", "/api/v1/change-requests?baseId=adding&status[0]=in_review", { key: ws.read })).body.changeRequests as { id: string }[];
+    expect(waiting).toHaveLength(1);
+    await server.call("POST", `/api/v1/change-requests/${waiting[0].id}/reviews`, { key: ws.write, body: { verdict: "approved" } });
+    await server.call("POST", `/api/v1/change-requests/${waiting[0].id}/merge`, { key: ws.write });
+    expect(await active()).toEqual(["kept"]);
+
+    // A row added by its new-record line is undone the same way.
+    await page.getByRole("textbox", { name: "New record: Item" }).fill("typed in");
+    await page.keyboard.press("Enter");
+    await status.filter({ hasText: "Added typed in." }).waitFor();
+    await grid.getByRole("row", { name: /\bkept\b/ }).getByRole("gridcell").first().click();
+    await page.keyboard.press("Control+z");
+    await status.filter({ hasText: "Undid: Added typed in: archiving the 1 new record waits for review in the Inbox" }).waitFor();
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+
   test("two people on one record: the second save offers their value and yours, field by field, instead of refusing again", async () => {
     const { id, recordIds } = await baseWith("shared", [{ slug: "title", name: "Title", type: "text" }, { slug: "owner", name: "Owner", type: "text" }], [{ title: "Launch plan", owner: "Ada" }]);
     const page = await signedIn(`/admin/records/${recordIds[0]}`);

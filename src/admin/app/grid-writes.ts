@@ -22,8 +22,8 @@ export interface WritesHome {
   waiting: Map<string, string>;
 }
 
-/** A change of the page's own that merged, to undo: each cell's value before and after. */
-type Step = { label: string; cells: { recordId: string; slug: string; before: unknown; after: unknown }[] };
+/** A change of the page's own that merged, to undo: each cell's value before and after, and the records it added. */
+type Step = { label: string; cells: { recordId: string; slug: string; before: unknown; after: unknown }[]; created: string[] };
 
 const error = (failure: unknown) => h("span", { class: "error", role: "alert" }, failureText(failure));
 
@@ -36,8 +36,8 @@ export function gridWrites(home: WritesHome) {
   const { base, say } = home;
   const undoable: Step[] = [];
   const redoable: Step[] = [];
-  const remember = (label: string, cells: CellWrite[]) => {
-    undoable.push({ label, cells: cells.map((cell) => ({ recordId: cell.record.id, slug: cell.field.slug, before: cell.record.fields[cell.field.slug] ?? null, after: cell.value })) });
+  const remember = (label: string, cells: CellWrite[], created: string[] = []) => {
+    undoable.push({ label, cells: cells.map((cell) => ({ recordId: cell.record.id, slug: cell.field.slug, before: cell.record.fields[cell.field.slug] ?? null, after: cell.value })), created });
     redoable.length = 0;
   };
 
@@ -62,10 +62,15 @@ export function gridWrites(home: WritesHome) {
     try {
       const answers: ChangeRequestView[] = [];
       for (let at = 0; at < updates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-update-change-request`, { updates: updates.slice(at, at + 1000), message: label }));
-      for (let at = 0; at < creates.length; at += 1000) answers.push(await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-change-request`, { records: creates.slice(at, at + 1000).map((fields) => ({ fields })), message: label }));
+      const created: string[] = [];
+      for (let at = 0; at < creates.length; at += 1000) {
+        const answer = await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-change-request`, { records: creates.slice(at, at + 1000).map((fields) => ({ fields })), message: label });
+        answers.push(answer);
+        if (answer.status === "merged") created.push(...((answer.mergeSummary.recordIds as string[] | undefined) ?? []));
+      }
       const waiting = answers.filter((answer) => answer.status !== "merged");
       if (waiting.length === 0) {
-        if (!undoing && changed.length > 0) remember(label, changed);
+        if (!undoing && (changed.length > 0 || created.length > 0)) remember(label, changed, created);
         say(`${label}: saved.${creates.length ? ` ${creates.length} new record${creates.length === 1 ? "" : "s"}.` : ""}`);
       } else {
         for (const cell of changed) home.waiting.set(`${cell.record.id}:${cell.field.slug}`, waiting[0].id);
@@ -119,22 +124,52 @@ export function gridWrites(home: WritesHome) {
     return { ...record, ...answer, fields: { ...record.fields, ...answer.fields } };
   }
 
-  async function replay(from: Step[], to: Step[], undoing: boolean): Promise<void> {
-    const step = from.pop();
-    if (!step) return void say(undoing ? "Nothing to undo." : "Nothing to redo.");
+  /**
+   * Undoes the records a step added: their archive is proposed, as the row menu's is (an archive
+   * always waits for review), and the step is done with (restoring them is the Inbox's or the
+   * restore screen's, not a redo). Answers whether it was proposed.
+   */
+  async function removeCreated(step: Step): Promise<boolean> {
+    const count = `${step.created.length} new record${step.created.length === 1 ? "" : "s"}`;
+    try {
+      const answer = await api<ChangeRequestView>("POST", `/bases/${base.id}/records/bulk-lifecycle-change-request`, { operation: "delete", recordIds: step.created, message: `Undid: ${step.label}` });
+      say(`Undid: ${step.label}: archiving the ${count} waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
+      return true;
+    } catch (failure) {
+      say(error(failure));
+      return false;
+    }
+  }
+
+  /** Writes a step's cells back (undoing) or again (redoing); answers whether they were taken. */
+  function writeStep(step: Step, undoing: boolean): Promise<boolean> {
     // Each record as the step left it (its rows may be being read again): only its id and that value matter here.
     const cells = step.cells.flatMap((cell) => {
       const field = base.fields.find((candidate) => candidate.slug === cell.slug);
       const record = { id: cell.recordId, fields: { [cell.slug]: undoing ? cell.after : cell.before } } as unknown as RecordView;
       return field ? [{ record, field, value: undoing ? cell.before : cell.after }] : [];
     });
-    if (await writeCells(`${undoing ? "Undid" : "Redid"}: ${step.label}`, cells, [], true)) to.push(step);
-    else from.push(step);
+    return writeCells(`${undoing ? "Undid" : "Redid"}: ${step.label}`, cells, [], true);
+  }
+
+  async function replay(from: Step[], to: Step[], undoing: boolean): Promise<void> {
+    const step = from.pop();
+    if (!step) return void say(undoing ? "Nothing to undo." : "Nothing to redo.");
+    if (!undoing || step.created.length === 0) {
+      if (await writeStep(step, undoing)) to.push(step);
+      else from.push(step);
+      return;
+    }
+    // Its cells first (a paste over the last rows changed some too), then the records it added.
+    if (step.cells.length > 0 && !(await writeStep(step, true))) return void from.push(step);
+    if (!(await removeCreated(step))) from.push({ ...step, cells: [] });
   }
 
   return {
     writeCells,
     writeCell,
+    /** A record added on the grid (its new-record row) and merged: undone as a paste's new rows are. */
+    created: (label: string, recordId: string) => remember(label, [], [recordId]),
     undo: () => replay(undoable, redoable, true),
     redo: () => replay(redoable, undoable, false),
   };

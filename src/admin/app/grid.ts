@@ -85,7 +85,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const stale = new Set<string>();
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
-  const { writeCells, writeCell, undo, redo } = gridWrites({ base, say: (...message: Child[]) => say(...message), reread: () => reread(), waiting: proposed });
+  const { writeCells, writeCell, created, undo, redo } = gridWrites({ base, say: (...message: Child[]) => say(...message), reread: () => reread(), waiting: proposed });
   /** What others' open change requests propose for cells, shown beside their values. */
   let pending = new Map<string, PendingValue>();
   const readPending = () =>
@@ -546,6 +546,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         const answer = await api<Proposed<RecordView>>("POST", `/bases/${base.id}/change-requests`, { fields: slug && text ? { [slug]: text } : {} });
         entry.value = "";
         if (answer.materialized) {
+          created(`Added ${recordName(base.fields, answer.fields, answer.id)}`, answer.id);
           say(`Added ${recordName(base.fields, answer.fields, answer.id)}.`);
           reread();
         } else say("The new record is proposed: it waits for review in the Inbox. ", link(`/admin/change-requests/${answer.id}`, "See the change request"));
