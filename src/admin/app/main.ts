@@ -240,9 +240,9 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
   const { screen, params } = found;
   shown = null;
   const heard: ((event: LiveEvent) => void)[] = [];
-  // The screen's first reads travel with the check of who is signed in; those its render did not take are forgotten after it.
-  if (!screen.signedOut && session.remembered) readEarly(screen.reads?.(params, new URLSearchParams(location.search)) ?? []);
   try {
+    // The screen's first reads travel with the check of who is signed in; those its render did not take are forgotten after it.
+    if (!screen.signedOut && session.remembered) readEarly(screen.reads?.(params, new URLSearchParams(location.search)) ?? []);
     if (!screen.signedOut) {
       me ??= await loadMe();
       if (!me) {

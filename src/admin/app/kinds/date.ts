@@ -1,11 +1,13 @@
 import type { FieldView } from "../../../content/bases";
 import { h } from "../dom";
 import { input } from "../ui";
-import { copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, pastedAsWritten, plainWords, readLine, textOfValue } from "./kind";
+import { copiedText, firstAnswer, labelOf, lineQuestion, momentText, type PageKind, pastedAsWritten, plainWords, readLine, textOfValue } from "./kind";
+
+const dayText = momentText(new Intl.DateTimeFormat(undefined, { dateStyle: "medium" }));
 
 /** A date: in the reader's format, picked with the browser's own date picker. */
 export const dateKind: PageKind = {
-  cell: (_field, value) => (typeof value === "string" ? new Date(value).toLocaleDateString(undefined, { dateStyle: "medium" }) : textOfValue(value)),
+  cell: (_field, value) => (typeof value === "string" ? dayText(value) : textOfValue(value)),
   cellEditor: (field: FieldView, value: unknown) => h("input", { type: "date", value: typeof value === "string" ? value.slice(0, 10) : textOfValue(value), "aria-label": field.name }),
   typed: (_field, raw) => ({ value: raw }),
   input: (field, value) => {

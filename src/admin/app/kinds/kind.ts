@@ -73,6 +73,18 @@ export interface Question {
 
 export const labelOf = (field: FieldView) => `${field.name}${field.required ? " (required)" : ""}`;
 export const questionLabel = (item: Question) => `${item.label}${item.required ? " (required)" : ""}`;
+/**
+ * A moment in the reader's format, by one formatter made once per format (`toLocale…String` with
+ * options makes one for each value: a grid draws hundreds); "Invalid Date" for text that is none,
+ * as `toLocaleString` says.
+ */
+export function momentText(format: Intl.DateTimeFormat): (iso: string) => string {
+  return (iso) => {
+    const date = new Date(iso);
+    return Number.isNaN(date.getTime()) ? String(date) : format.format(date);
+  };
+}
+
 export const textOfValue = (value: unknown) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value));
 
 /** A value as words when its kind says nothing more: text as it is, a list's items joined ("a, b", never `["a","b"]`), the rest as JSON. */

@@ -1,4 +1,4 @@
-import { copiedText, firstAnswer, lineInput, lineQuestion, type PageKind, plainCell, plainWords, readLine, textOfValue } from "./kind";
+import { copiedText, firstAnswer, lineInput, lineQuestion, momentText, type PageKind, plainCell, plainWords, readLine, textOfValue } from "./kind";
 import { numberCell } from "./number";
 
 /** A value the server computes: shown, never edited, copied as it is shown. */
@@ -12,10 +12,12 @@ export const computedKind: PageKind = {
   answer: firstAnswer,
 };
 
+const momentOf = momentText(new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" }));
+
 /** When the record was made or last changed, in the reader's format. */
 export const momentKind: PageKind = {
   ...computedKind,
-  cell: (_field, value) => (typeof value === "string" ? new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : textOfValue(value)),
+  cell: (_field, value) => (typeof value === "string" ? momentOf(value) : textOfValue(value)),
 };
 
 /** The record's number, counted by the server. */
