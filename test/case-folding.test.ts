@@ -3,7 +3,7 @@ import { writeFieldKinds } from "../src/content/fields/registry";
 import { flushStagedSearch } from "../src/db/search-index";
 import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
-/** Filters and search fold case in every script, as "grace hopper" finds "Grace Hopper"; search reads select fields too (issue 47, item 10). */
+/** Filters and search fold case in every script, as "grace hopper" finds "Grace Hopper", and accents ("zoe" finds "Zoë"); search reads select fields too (issue 47, item 10). */
 let server: TestServer;
 let ws: Workspace;
 const ids: Record<string, string> = {};
@@ -40,8 +40,15 @@ describe("case folds beyond ASCII", () => {
     expect(await filtered("equals", "zoë müller")).toEqual([ids.zoe]);
     expect(await filtered("equals", "grace hopper")).toEqual([ids.grace]);
     expect(await filtered("contains", "HOPP")).toEqual([ids.grace]);
-    // Case, not accents: "zoe" is not "Zoë".
-    expect(await filtered("equals", "zoe müller")).toEqual([]);
+  });
+
+  test("accents fold too: \"zoe\" finds \"Zoë\", \"cafe\" finds \"café\", either way round", async () => {
+    expect(await filtered("contains", "zoe")).toEqual([ids.zoe]);
+    expect(await filtered("equals", "zoe muller")).toEqual([ids.zoe]);
+    expect(await filtered("equals", "ZOE MULLER")).toEqual([ids.zoe]);
+    expect(await filtered("contains", "cafe cr")).toEqual([ids.cafe]);
+    expect(await filtered("contains", "HÖPPER")).toEqual([ids.grace]);
+    expect(await filtered("contains", "zoé")).toEqual([ids.zoe]);
   });
 
   test("a value written in decomposed accents matches one typed composed", async () => {

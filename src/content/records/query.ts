@@ -1,6 +1,6 @@
 import { alias } from "drizzle-orm/sqlite-core";
 import { named } from "../../db/client";
-import { asciiOnly } from "../../db/functions";
+import { foldAccents } from "../../db/functions";
 import { fieldValues } from "../../tables/derived/tables";
 import { comparisonOf, whyReadAtRead } from "../fields/registry";
 import { type SQL, sql } from "drizzle-orm";
@@ -175,9 +175,8 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
       return sql`(${sortable} IN (SELECT "value" FROM json_each(${shape.param(JSON.stringify(values.map((v) => typedValue(field, v))))}))${set})`;
     case "contains": {
       if (holdsChoices(field)) return sql`EXISTS (SELECT 1 FROM json_each(${records.data}, ${sql.raw(`'$."${field.slug}"'`)}) WHERE value = ${shape.param(values[0])})`;
-      const fold = folding(shape, values[0]);
       // Read from the indexed values, a text's sortable form is the text itself (`containsOnValues`).
-      return sql`instr(${fold}(${sortable === V.value ? V.value : value}), ${fold}(${shape.param(values[0])})) > 0`;
+      return sql`instr(${folded(sortable === V.value ? V.value : value)}, ${shape.param(foldAccents(values[0]))}) > 0`;
     }
     case "isEmpty":
       return empty;
@@ -186,8 +185,7 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
     case "equals":
       // Busabase's: the value as text, whole, in any case (a number or flag as the typed `eq`).
       if (isNumeric(field)) return sql`(${sortable} = ${one()}${set})`;
-      const fold = folding(shape, values[0]);
-      return sql`${fold}(${value}) = ${fold}(${shape.param(values[0])})`;
+      return sql`${folded(value)} = ${shape.param(foldAccents(values[0]))}`;
     case "is_empty":
       return sql`(${empty} OR ${value} = '-')`;
     case "not_empty":
@@ -201,15 +199,12 @@ export function filterCondition(shape: ListingShape, field: FieldRow, filter: Re
 }
 
 /**
- * How a condition folds case for this value: SQLite's `lower()` when the value is ASCII (as fast as
- * it was), else `fold()` (`db/functions.ts`), which folds every script: "CAFÉ" finds "café". The
- * choice is part of the statement, so its key says it.
+ * A value as `contains` and `equals` compare it, in any case and without accents ("zoe" finds "Zoë",
+ * "CAFÉ" finds "cafe"; the condition's own text is folded by `foldAccents` once): SQLite's `lower()`
+ * for a value of ASCII only (as many characters as bytes), as fast as before; `fold()`
+ * (`db/functions.ts`) for any other.
  */
-function folding(shape: ListingShape, text: string): SQL {
-  const ascii = asciiOnly(text);
-  if (!ascii) shape.key.push("fold");
-  return sql.raw(ascii ? "lower" : "fold");
-}
+const folded = (value: SQL): SQL => sql`(CASE WHEN length(${value}) = octet_length(${value}) THEN lower(${value}) ELSE fold(${value}) END)`;
 
 /** A field being converted holds values of two types for a while: it is not filtered or sorted by until they are one. */
 function requireNotConverting(field: FieldRow): void {
