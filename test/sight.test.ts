@@ -55,6 +55,8 @@ beforeAll(async () => {
   const field = (body: Record<string, unknown>) => made("POST", "/api/v1/bases/papers/fields/change-requests", { operation: "create", ...body });
   await field({ slug: "payee", name: "Payee", type: "relation", options: { targetBaseSlug: "salaries" } });
   await field({ slug: "payee_name", name: "Payee name", type: "lookup", options: { lookup: { relationFieldSlug: "payee", targetFieldSlug: "name" } } });
+  // A visible base made with a link into the private one among its fields: its commit holds the definition.
+  await made("POST", "/api/v1/bases", { slug: "ledger", name: "Ledger", fields: [{ slug: "entry", name: "Entry", type: "text" }, { slug: "paid_to", name: "Paid to", type: "relation", options: { targetBaseId: hidden.salaries } }] });
   seen.papers = papers.id;
   seen.papersNode = papers.nodeId;
   seen.paper = (await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Linked paper", payee: [hidden.salary] } })).id;
@@ -223,7 +225,7 @@ describe("a hidden thing answers exactly as one that does not exist", () => {
     expect(differ).toEqual({});
   });
 
-  test("a field, a formula or a conversion naming a hidden base, or a link into one, is refused as one naming nothing", async () => {
+  test("a field, a formula, a conversion or a grep naming a hidden base, or a link into one, is refused as one naming nothing", async () => {
     const same = async (label: string, ask: (ref: string) => Promise<{ status: number; text: string }>, secret: string, none: string) => {
       const [a, b] = [await ask(secret), await ask(none)];
       expect([label, a.status, anonymous(a.text, secret)]).toEqual([label, b.status, anonymous(b.text, none)]);
@@ -237,7 +239,30 @@ describe("a hidden thing answers exactly as one that does not exist", () => {
     await same("update", (ref) => fieldChange({ operation: "update", fieldId: ref, patch: { name: "Renamed" } }), "payee", "nothing");
     await same("conversion", (ref) => call("POST", "/api/v1/bases/papers/fields/convert/preview", bob.key, { fieldId: ref, newType: "text" }), "payee", "nothing");
     await same("conversion target", (ref) => call("POST", "/api/v1/bases/papers/fields/convert/preview", bob.key, { fieldId: "title", newType: "relation", targetBaseId: ref }), hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ");
+    await same("grep", (ref) => call("POST", "/api/v1/grep", bob.key, { pattern: "x", scope: { records: { baseIds: [ref] } } }), hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ");
+    await same("grep by node", (ref) => call("POST", "/api/v1/grep", bob.key, { pattern: "x", scope: { records: { baseSlugs: [ref] } } }), hidden.salariesNode, "nod_01ZZZZZZZZZZZZZZZZ");
     await same("new base", (ref) => call("POST", "/api/v1/nodes/change-requests", bob.key, { operations: [{ kind: "create", nodeType: "base", slug: "peeking", name: "Peeking", fields: [{ slug: "to", name: "To", type: "relation", options: { targetBaseSlug: ref } }] }] }), hidden.salaries, "bse_01ZZZZZZZZZZZZZZZZ");
+  });
+
+  test("a member to whom a node is private neither follows nor pushes to the space: every /sync route refuses, and a pushed move changes nothing", async () => {
+    const document = (await call("GET", "/api/v1/openapi.json", ws.read)).body as { paths: Record<string, Record<string, unknown>> };
+    const refused: string[] = [];
+    for (const [template, operations] of Object.entries(document.paths).filter(([path]) => path.startsWith("/api/v1/sync/"))) {
+      for (const method of Object.keys(operations).filter((m) => ["get", "post", "put", "delete"].includes(m))) {
+        const reply = await call(method.toUpperCase(), template.replace(/\{\w+\}/g, "x"), bob.key, method === "get" ? undefined : {});
+        if (reply.status === 403 && reply.body.reason === "SYNC_NEEDS_WHOLE_SPACE") refused.push(`${method} ${template}`);
+        else throw new Error(`${method} ${template}: ${reply.status} ${reply.text}`);
+      }
+    }
+    expect(refused.length).toBeGreaterThanOrEqual(9);
+    const root = seen.root;
+    const moved = await call("POST", "/api/v1/sync/structure", bob.key, {
+      changeRequestId: "crq_01M8JXAAAAAAAAAAB1",
+      origin: "ins_0123456789abcdef0123",
+      operations: [{ commitId: "cmt_01M8JXAAAAAAAAAAB1", kind: "node_move", targetType: "node", baseId: null, nodeId: null, payload: { nodeId: hidden.salariesNode, parentNodeId: root } }],
+    });
+    expect([moved.status, moved.body.reason]).toEqual([403, "SYNC_NEEDS_WHOLE_SPACE"]);
+    expect((await call("GET", `/api/v1/nodes/${hidden.salariesNode}`, ws.read)).body.parentId).toBe(hidden.folder);
   });
 
   test("the base a member's own change answers with shows no link into a hidden base", async () => {

@@ -9,7 +9,7 @@ import { iso } from "../shared/clock";
 import type { AppContext, Tx } from "../context";
 import { write } from "../db/tx";
 import { preparedFor } from "../db/client";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { badRequest, conflict, notInSpace } from "../shared/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
 import { type CommitRow, insertCommit, type UserRef } from "../content/commits";
@@ -115,7 +115,8 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   // Whatever route or form it came through, nothing is proposed into a node or base hidden from the proposer.
   const { hiddenNodes, hiddenBases } = p.scope.sight;
-  if ([p, ...p.operations].some((target) => (target.nodeId && hiddenNodes.has(target.nodeId)) || (target.baseId && hiddenBases.has(target.baseId)))) return Promise.reject(notFound("No such base or node in this space."));
+  const hidden = [p, ...p.operations].find((target) => (target.nodeId && hiddenNodes.has(target.nodeId)) || (target.baseId && hiddenBases.has(target.baseId)));
+  if (hidden) return Promise.reject(hidden.baseId && hiddenBases.has(hidden.baseId) ? notInSpace("base", hidden.baseId) : notInSpace("node", hidden.nodeId!));
   const reviewReason = alwaysReviewed(p);
   if (reviewReason && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${reviewReason}`));
   const autoMerge = !p.conflict && mergesAtOnce(p.scope.level, p);

@@ -6,7 +6,7 @@ import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
 import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { forbidden } from "../shared/errors";
-import { namedTargets, requireSeenTargets, SEES_ALL, seenSlugs } from "../spaces/sight";
+import { namedTargets, requireSeenTargets, SEES_ALL, type Sight, seenSlugs } from "../spaces/sight";
 
 /**
  * Who may call a route outside any space: any credential, a session or `manage` key, a session
@@ -16,9 +16,10 @@ export type AccountAccess = "signedIn" | "manage" | "session" | "admin";
 
 /**
  * What a route in a space requires: a level; optionally a higher one when the body carries a given
- * key (`PATCH /bases/{id}` needs manage to change `reviewPolicy`); optionally the owner role.
+ * key (`PATCH /bases/{id}` needs manage to change `reviewPolicy`); optionally the owner role;
+ * optionally sight of the whole space (what another instance reads and pushes: `/sync/*`).
  */
-export type SpaceAccess = Level | { level: Level; raisedBy?: Partial<Record<string, Level>>; role?: "owner" };
+export type SpaceAccess = Level | { level: Level; raisedBy?: Partial<Record<string, Level>>; role?: "owner"; wholeSpace?: true };
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -59,19 +60,25 @@ const ACCOUNT_REFUSALS: Record<AccountAccess, string[]> = { signedIn: [], manage
 
 const spaceRefusals = (access: SpaceAccess, byHeader: boolean): Refusals => ({
   ...(byHeader ? { 400: ["SPACE_SELECTION_REQUIRED"] } : {}),
-  403: typeof access !== "string" && access.role ? ["SPACE_NOT_ALLOWED", "OWNER_REQUIRED", "NODE_ACCESS_REQUIRED"] : ["SPACE_NOT_ALLOWED", "NODE_ACCESS_REQUIRED"],
+  403: [
+    "SPACE_NOT_ALLOWED",
+    ...(typeof access !== "string" && access.role ? ["OWNER_REQUIRED"] : []),
+    "NODE_ACCESS_REQUIRED",
+    ...(typeof access !== "string" && access.wholeSpace ? ["SYNC_NEEDS_WHOLE_SPACE"] : []),
+  ],
 });
 
 const describeSpaceAccess = (access: SpaceAccess): string => {
   if (typeof access === "string") return access;
   const raised = Object.entries(access.raisedBy ?? {}).map(([key, level]) => `, ${level} to change ${key}`);
-  return `${access.level}${access.role ? `, ${access.role} role` : ""}${raised.join("")}`;
+  return `${access.level}${access.role ? `, ${access.role} role` : ""}${access.wholeSpace ? ", the whole space" : ""}${raised.join("")}`;
 };
 
 function spaceNeeds(access: SpaceAccess, where: string): string {
-  const { level, role, raisedBy } = typeof access === "string" ? { level: access, role: undefined, raisedBy: {} } : access;
+  const { level, role, raisedBy, wholeSpace } = typeof access === "string" ? { level: access, role: undefined, raisedBy: {}, wholeSpace: undefined } : access;
   const raised = Object.entries(raisedBy ?? {}).map(([key, needed]) => ` (${needed} to change ${key})`);
-  return `Needs the ${level} level${raised.join("")}${role ? ` and the ${role} role` : ""} in ${where}; the level in effect is the lower of the credential's level and the caller's role there.`;
+  const whole = wholeSpace ? ", and sight of the whole space (no node private to the caller)" : "";
+  return `Needs the ${level} level${raised.join("")}${role ? ` and the ${role} role` : ""}${whole} in ${where}; the level in effect is the lower of the credential's level and the caller's role there.`;
 }
 
 /** The level a request needs: the declared one, raised by any declared key its body carries. */
@@ -158,6 +165,7 @@ export function access(ctx: AppContext) {
       detail: accessDetail(describeSpaceAccess(required), spaceNeeds(required, "the space named by the x-basalt-space header (id or slug), or the caller's only space"), spaceRefusals(required, true), true),
       transform({ request, body }) {
         const { actor, space } = grantedSpace(ctx, request, required, body);
+        if (typeof required !== "string" && required.wholeSpace) requireWholeSpace(space.sight);
         grant(request, actor, space);
       },
       // After validation: a request naming a hidden node gets what one naming no node gets, a
@@ -181,6 +189,16 @@ export function access(ctx: AppContext) {
       },
       resolve: actorAndSpace,
     }));
+}
+
+/**
+ * Another instance copies, follows and pushes to the whole space: a caller to whom some node is
+ * private is refused rather than given (or allowed to change) a space with holes.
+ */
+function requireWholeSpace(sight: Sight): void {
+  if (sight.hiddenNodes.size > 0) {
+    throw forbidden("Following a space copies and changes the whole of it, and some of its nodes are private to you: ask a manager for a grant, or use a manager's key.", { reason: "SYNC_NEEDS_WHOLE_SPACE" });
+  }
 }
 
 /** The browser keeps the cookie for 30 days; the server ends the session after 7 days idle. */

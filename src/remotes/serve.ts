@@ -12,7 +12,7 @@ import { findRecord, recordIdTaken, recordInSpace } from "../content/records/rea
 import { linkLists } from "../content/records/validate";
 import { currentFields } from "../content/records/view";
 import type { AppContext } from "../context";
-import { ApiError, badRequest, conflict, forbidden, notFound } from "../shared/errors";
+import { ApiError, badRequest, conflict, notFound } from "../shared/errors";
 import { Nullable, WholeNumber } from "../shared/schemas";
 import type { MergeConflict } from "../tables/changes";
 import { peoplePage, storedPage } from "../transfer/dump-api";
@@ -45,14 +45,8 @@ export const SnapshotPageSchema = t.Object({
   nextCursor: Nullable(t.String()),
 });
 
-/** A clone must see the whole space: a key that cannot read a node is refused rather than given a copy with holes. */
-function requireWholeSpace(sightHides: number): void {
-  if (sightHides > 0) throw forbidden("A clone copies the whole space, and some of its nodes are private to you: ask a manager for a grant, or clone with a manager's key.", { reason: "SYNC_NEEDS_WHOLE_SPACE" });
-}
-
 export function beginSnapshot(ctx: AppContext, who: Proposer): Static<typeof SnapshotSchema> {
   const spaceId = who.scope.space.id;
-  requireWholeSpace(who.scope.sight.hiddenNodes.size);
   let seq = 0;
   let space: Record<string, unknown> | null = null;
   const snapshotId = ctx.snapshots.begin(spaceId, who.actor.user.id, (store) => {
@@ -66,7 +60,6 @@ export function beginSnapshot(ctx: AppContext, who: Proposer): Static<typeof Sna
 
 export function snapshotPage(ctx: AppContext, who: Proposer, snapshotId: string, table: string, cursor: string | undefined, limit: number): Static<typeof SnapshotPageSchema> {
   const spaceId = who.scope.space.id;
-  requireWholeSpace(who.scope.sight.hiddenNodes.size);
   if (!SNAPSHOT_TABLES.includes(table)) throw badRequest(`table must be one of ${SNAPSHOT_TABLES.join(", ")}.`);
   const store = ctx.snapshots.find(snapshotId, spaceId, who.actor.user.id);
   if (!store) throw notFound(`No snapshot ${snapshotId} is open for you in this space (they close after ${ctx.snapshots.idleMs / 1000} idle seconds); begin another.`);

@@ -7,8 +7,8 @@ import { assetMountsInSpace } from "../assets/store";
 import { findBase, type LoadedBase, listBases } from "../content/bases";
 import { FIELD_KINDS } from "../content/fields/registry";
 import type { AppContext } from "../context";
-import { badRequest, notFound } from "../shared/errors";
-import type { Sight } from "../spaces/sight";
+import { badRequest, notInSpace } from "../shared/errors";
+import { seenSlugs, type Sight } from "../spaces/sight";
 import { Turns } from "../shared/turns";
 import type { GrepBatch, GrepHit } from "./grep-worker";
 import { assets } from "../tables/assets";
@@ -87,11 +87,16 @@ function expressionOf(pattern: string, flags = ""): RegExp {
 /** The bases grep reads: those `scope` names (by id or slug), else every active base of the space. */
 function basesOf(ctx: AppContext, spaceId: string, sight: Sight, scope: GrepQuery["scope"]): LoadedBase[] {
   const refs = [...(scope?.records?.baseIds ?? []), ...(scope?.records?.baseSlugs ?? [])];
-  const seen = (loaded: LoadedBase) => {
-    if (sight.hiddenBases.has(loaded.base.id)) throw notFound("No such base in this space.");
+  // As the access check reads a base named in a request: a slug a hidden base shares names the one
+  // the caller sees, and a hidden one is not found, in the words of one that does not exist.
+  const seen = (ref: string) => {
+    const named = { base: ref };
+    seenSlugs(ctx, spaceId, sight, named);
+    const loaded = findBase(ctx, spaceId, named.base);
+    if (sight.hiddenBases.has(loaded.base.id)) throw notInSpace("base", ref);
     return loaded;
   };
-  if (refs.length > 0) return refs.map((ref) => seen(findBase(ctx, spaceId, ref)));
+  if (refs.length > 0) return refs.map(seen);
   return listBases(ctx, spaceId, sight).map((base) => findBase(ctx, spaceId, base.id));
 }
 

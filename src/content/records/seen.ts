@@ -1,4 +1,7 @@
-import { findBaseOrNull } from "../bases";
+import { type FieldRow, findBaseOrNull } from "../bases";
+import { formulasReading } from "../fields/formula/plan";
+import { isLookup, lookupOf } from "../fields/lookup";
+import { isRelation } from "../fields/relation";
 import { seenBase } from "./seen-base";
 import type { CommitRow } from "../commits";
 import type { AppContext } from "../../context";
@@ -41,14 +44,32 @@ export function seenCommits<C extends CommitRow>(ctx: AppContext, spaceId: strin
   const hiddenOf = (baseId: string | null) => byBase.get(baseId) ?? byBase.set(baseId, hiddenFieldsOf(ctx, spaceId, sight, baseId)).get(baseId)!;
   return rows.flatMap((row) => {
     if ((row.baseId && sight.hiddenBases.has(row.baseId)) || (row.nodeId && sight.hiddenNodes.has(row.nodeId))) return [];
+    const payload = row.payload as Record<string, unknown>;
+    if (Array.isArray(payload.fields)) return [{ ...row, payload: { ...payload, fields: seenDefinitions(ctx, spaceId, sight, payload.fields) } }];
     const hidden = hiddenOf(row.baseId);
     if (hidden.slugs.size === 0) return [row];
-    const payload = row.payload as Record<string, unknown>;
     if (row.kind.startsWith("record_")) return [{ ...row, payload: seenValues(payload, hidden) }];
     if (hidden.slugs.has(payload.slug as string) || hidden.ids.has(payload.fieldId as string)) return [];
     if (Array.isArray(payload.fieldIds)) return [{ ...row, payload: { ...payload, fieldIds: payload.fieldIds.filter((id) => !hidden.ids.has(id as string)) } }];
     return [row];
   });
+}
+
+/**
+ * The field definitions of a base made with its fields (its commit's payload) as a caller sees
+ * them: without a link into a base hidden from them, the lookups through it and the formulas
+ * reading either, as `seenBase` leaves them out of the base itself.
+ */
+function seenDefinitions(ctx: AppContext, spaceId: string, sight: Sight, definitions: FieldRow[]): FieldRow[] {
+  const intoHidden = (field: FieldRow) => {
+    const target = findBaseOrNull(ctx, spaceId, String(field.options?.targetBaseId ?? field.options?.targetBaseSlug ?? ""));
+    return target !== null && sight.hiddenBases.has(target.base.id);
+  };
+  const hidden = new Set(definitions.filter((field) => isRelation(field) && intoHidden(field)).map((field) => field.slug));
+  if (hidden.size === 0) return definitions;
+  for (const field of definitions) if (isLookup(field) && hidden.has(lookupOf(field.options).relationFieldSlug)) hidden.add(field.slug);
+  for (const field of formulasReading(definitions, hidden)) hidden.add(field.slug);
+  return definitions.filter((field) => !hidden.has(field.slug));
 }
 
 /** A record as a caller sees it (an answer to a write, a merge's record): without its values of hidden fields, nor those fields in its base. */

@@ -12,6 +12,7 @@ import { badRequest } from "../../shared/errors";
 /**
  * What another instance reads of a space it follows, and proposes to it (docs/remotes.md): the
  * merge log's head and its commits after a cursor, a clone's snapshot in pages, pushed changes.
+ * Every route needs sight of the whole space: a follower copies it whole and pushes to it whole.
  */
 export function syncRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/api/v1" })
@@ -19,7 +20,7 @@ export function syncRoutes(ctx: AppContext) {
     .use(answers)
     .get("/sync/state", ({ space, query }) => syncState(ctx, space.space.id, query.after === undefined ? undefined : wholeNumberParam("after", query.after, 0, 0, Number.MAX_SAFE_INTEGER)), {
       answers: { 200: SyncStateSchema },
-      level: "read",
+      level: { level: "read", wholeSpace: true },
       query: t.Object({ after: t.Optional(t.String({ description: "A follower's cursor: the answer then says how many commits merged after it (`behind`)." })) }),
       detail: { description: "This instance's id and the space's merge-log head: where a follower stands against it." },
     })
@@ -32,7 +33,7 @@ export function syncRoutes(ctx: AppContext) {
       },
       {
         answers: { 200: MergedPageSchema },
-        level: "read",
+        level: { level: "read", wholeSpace: true },
         query: t.Object({
           after: t.Optional(t.String({ description: "The merge-log seq last applied (the previous page's next); default 0, the start of the log." })),
           limit: t.Optional(t.String({ description: `1..${MERGE_LOG_PAGE.most}, default ${MERGE_LOG_PAGE.default}.` })),
@@ -48,7 +49,7 @@ export function syncRoutes(ctx: AppContext) {
       },
       {
         answers: { 201: SnapshotSchema, 403: ["SYNC_NEEDS_WHOLE_SPACE"] },
-        level: "read",
+        level: { level: "read", wholeSpace: true },
         noBody: true,
         detail: { description: "Begins a clone's snapshot: every page read through it shows the space as it was now, at the merge-log seq it answers. Needs a key that sees the whole space." },
       },
@@ -61,7 +62,7 @@ export function syncRoutes(ctx: AppContext) {
       },
       {
         answers: { 200: SnapshotPageSchema },
-        level: "read",
+        level: { level: "read", wholeSpace: true },
         query: t.Object({
           table: t.String({ description: "One of the snapshot's tables." }),
           cursor: t.Optional(t.String({ maxLength: 2000, description: "The previous page's nextCursor." })),
@@ -72,7 +73,7 @@ export function syncRoutes(ctx: AppContext) {
     )
     .delete("/sync/snapshots/:snapshotId", ({ space, actor, request, params }) => endSnapshot(ctx, proposer(space, actor, request), params.snapshotId), {
       answers: { 200: t.Object({ ok: t.Boolean() }) },
-      level: "read",
+      level: { level: "read", wholeSpace: true },
       detail: { description: "Closes a snapshot (one left idle closes by itself after two minutes)." },
     })
     .put(
@@ -83,7 +84,7 @@ export function syncRoutes(ctx: AppContext) {
       },
       {
         answers: { 200: AssetSchema, 409: ["ASSET_EXISTS"] },
-        level: "changeRequest",
+        level: { level: "changeRequest", wholeSpace: true },
         query: PushedFileQuery,
         detail: {
           requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
@@ -100,7 +101,7 @@ export function syncRoutes(ctx: AppContext) {
       },
       {
         answers: { 201: PushedSchema, 409: ["COMMIT_EXISTS", "MERGE_CONFLICT"] },
-        level: "changeRequest",
+        level: { level: "changeRequest", wholeSpace: true },
         body: PushStructureSchema,
         detail: {
           description:
@@ -117,7 +118,7 @@ export function syncRoutes(ctx: AppContext) {
       },
       {
         answers: { 201: PushedSchema, 409: ["RECORD_EXISTS", "MERGE_CONFLICT", "RECORD_ARCHIVED", "NOT_MERGEABLE"] },
-        level: "changeRequest",
+        level: { level: "changeRequest", wholeSpace: true },
         body: PushSchema,
         detail: {
           description:
@@ -127,7 +128,7 @@ export function syncRoutes(ctx: AppContext) {
     )
     .post("/sync/proposals/batch", ({ space, actor, request, body }) => acceptPushes(ctx, proposer(space, actor, request), body.proposals), {
       answers: { 200: PushedBatchSchema },
-      level: "changeRequest",
+      level: { level: "changeRequest", wholeSpace: true },
       body: PushBatchSchema,
       detail: {
         description: `Up to ${MAX_PUSHED_BATCH} pushed changes at once, each taken as POST /sync/proposals takes it; the answer says, in order, what each became or why it was refused.`,
