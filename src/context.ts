@@ -7,6 +7,7 @@ import { CommittedCache, roughBytes, StampedCache } from "./db/caches";
 import { SnapshotReaders } from "./db/snapshots";
 import type { TxOf } from "./db/tx";
 import { RateLimiter } from "./shared/rate-limit";
+import { BodyBudget } from "./shared/body-budget";
 import type { CachedKey } from "./tables/auth";
 import type { Membership } from "./tables/spaces";
 import type { LoadedBase } from "./tables/content";
@@ -196,9 +197,19 @@ export interface AppContext {
   setupTokenHash: string | null;
   /** How many requests are being answered now (`plumbing`): long work in a request gives way while others wait. */
   requests: { inFlight: number };
+  /**
+   * Request bodies being read (`plumbing`, `access`): JSON bodies, read before the caller is known,
+   * and uploads (files, imports, archives), counted per caller once it is; docs/security.md.
+   */
+  bodies: { json: BodyBudget; uploads: BodyBudget };
   /** The live stream's subscribers and the last events, for `GET /events/stream`. */
   eventStream: EventStreamPort;
 }
+
+/** Uploads one caller may send at once: a few files in parallel, never a socket per megabyte. */
+export const UPLOADS_PER_CALLER = 2;
+/** Bytes of bodies of each kind held at once: 256 MB, or two of the largest import when more. */
+export const bodyBudgetBytes = (config: Config) => Math.max(256 * 1024 * 1024, 2 * config.maxImportBytes);
 
 /** The context of one process: its values, and the services wired for it. */
 export function createContext(store: Store, config: Config, clock: Clock, log: Logger, services: Services): AppContext {
@@ -233,5 +244,6 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },
+    bodies: { json: new BodyBudget(bodyBudgetBytes(config), Number.POSITIVE_INFINITY), uploads: new BodyBudget(bodyBudgetBytes(config), UPLOADS_PER_CALLER) },
   };
 }

@@ -4,6 +4,7 @@ import { type Actor, authenticate, presentedKey } from "../auth/actor";
 import { atLeast, type Level } from "../shared/levels";
 import { SESSION_COOKIE, SESSION_COOKIE_DAYS } from "../auth/sessions";
 import type { AppContext } from "../context";
+import { UploadBody } from "../shared/body-budget";
 import { requireLevel, resolveNamedSpace, resolveSpace, type SpaceScope } from "../spaces/resolve";
 import { forbidden } from "../shared/errors";
 import { namedTargets, requireSeenTargets, SEES_ALL, type Sight, seenSlugs } from "../spaces/sight";
@@ -142,7 +143,11 @@ export function access(ctx: AppContext) {
    * the right gets 401/403 and never a validation answer; `resolve` hands the result to the route.
    */
   const granted = new WeakMap<Request, { actor: Actor; space: SpaceScope }>();
-  const grant = (request: Request, actor: Actor, space?: SpaceScope) => granted.set(request, { actor, space: space! });
+  // An upload is counted for its caller once access is granted, before its route reads a byte of it.
+  const grant = (request: Request, body: unknown, actor: Actor, space?: SpaceScope) => {
+    if (body instanceof UploadBody) countUpload(ctx, request, actor.user.id, body);
+    granted.set(request, { actor, space: space! });
+  };
   const actorOnly = ({ request }: { request: Request }) => ({ actor: granted.get(request)!.actor });
   const actorAndSpace = ({ request }: { request: Request }) => granted.get(request)!;
 
@@ -150,14 +155,14 @@ export function access(ctx: AppContext) {
     .macro("public", { detail: accessDetail("public", "No credential needed.") })
     .macro("account", (required: AccountAccess) => ({
       detail: accessDetail(required, ACCOUNT_NEEDS[required], { 403: ACCOUNT_REFUSALS[required] }),
-      transform({ request }) {
+      transform({ request, body }) {
         const actor = actorOf(ctx, request);
         if (required === "session" && actor.credential.type !== "session") {
           throw forbidden("This needs a signed-in session (the admin page), not an API key.", { reason: "SESSION_REQUIRED" });
         }
         if (required === "admin" && !actor.user.admin) throw forbidden("Only an instance admin may do this.", { reason: "ADMIN_REQUIRED" });
         if (required === "manage" || (required === "admin" && !SAFE_METHODS.has(request.method))) requireLevel(actor.ceiling, "manage");
-        grant(request, actor);
+        grant(request, body, actor);
       },
       resolve: actorOnly,
     }))
@@ -166,7 +171,7 @@ export function access(ctx: AppContext) {
       transform({ request, body }) {
         const { actor, space } = grantedSpace(ctx, request, required, body);
         if (typeof required !== "string" && required.wholeSpace) requireWholeSpace(space.sight);
-        grant(request, actor, space);
+        grant(request, body, actor, space);
       },
       // After validation: a request naming a hidden node gets what one naming no node gets, a
       // validation answer included, and then the 404 the route's own lookup would give.
@@ -185,7 +190,7 @@ export function access(ctx: AppContext) {
         const actor = actorOf(ctx, request);
         const space = resolveNamedSpace(ctx, actor, (params as Record<string, string>).spaceId);
         requireSpaceAccess(space, required, body);
-        grant(request, actor, space);
+        grant(request, body, actor, space);
       },
       resolve: actorAndSpace,
     }));
@@ -199,6 +204,15 @@ function requireWholeSpace(sight: Sight): void {
   if (sight.hiddenNodes.size > 0) {
     throw forbidden("Following a space copies and changes the whole of it, and some of its nodes are private to you: ask a manager for a grant, or use a manager's key.", { reason: "SYNC_NEEDS_WHOLE_SPACE" });
   }
+}
+
+/**
+ * Counts an upload against the process's upload budget and its user's uploads at once (every key
+ * and session of a user together), or refuses it (429/503) before a byte of it is read; the
+ * answer gives it back (`plumbing`).
+ */
+export function countUpload(ctx: AppContext, request: Request, userId: string, body: unknown): void {
+  if (body instanceof UploadBody) ctx.bodies.uploads.takeFor(request, userId, body.heldBytes);
 }
 
 /** The browser keeps the cookie for 30 days; the server ends the session after 7 days idle. */

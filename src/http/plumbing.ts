@@ -5,6 +5,7 @@ import type { Config } from "../shared/config";
 import type { AppContext } from "../context";
 import { ApiError, issuesOf } from "../shared/errors";
 import { parseJsonBody, readBodyText } from "../shared/json";
+import { UploadBody } from "../shared/body-budget";
 
 type Issue = { path: string[]; message: string };
 
@@ -132,18 +133,19 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
  * Routes whose body is a file the route reads itself as it arrives (an import, an upload): bounded
- * by their own limit instead of `--max-body`, and never parsed as JSON here. Their body is `UPLOAD`.
+ * by their own limit instead of `--max-body`, and never parsed as JSON here. Their body is an
+ * `UploadBody`, counted against the upload budget once the caller is known (`access`): `memory`
+ * routes hold the whole file while they read it, `disk` ones stream it to a temporary file.
  */
-const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number; flag: string }[] = [
-  { method: "POST", path: /^\/api\/v1\/bases\/[^/]+\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
-  { method: "POST", path: /^\/api\/v1\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
-  { method: "POST", path: /^\/api\/v1\/install\/archive(\/plan)?$/, limit: (config) => config.maxImportBytes, flag: "--max-import" },
-  { method: "POST", path: /^\/api\/v1\/assets$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
-  { method: "PUT", path: /^\/api\/v1\/assets\/[^/]+\/upload$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
-  { method: "PUT", path: /^\/api\/v1\/assets\/uploads\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
-  { method: "PUT", path: /^\/api\/v1\/sync\/assets\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file" },
+const UPLOADS: { method: string; path: RegExp; limit: (config: Config) => number; flag: string; held: "memory" | "disk" }[] = [
+  { method: "POST", path: /^\/api\/v1\/bases\/[^/]+\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import", held: "memory" },
+  { method: "POST", path: /^\/api\/v1\/imports$/, limit: (config) => config.maxImportBytes, flag: "--max-import", held: "memory" },
+  { method: "POST", path: /^\/api\/v1\/install\/archive(\/plan)?$/, limit: (config) => config.maxImportBytes, flag: "--max-import", held: "memory" },
+  { method: "POST", path: /^\/api\/v1\/assets$/, limit: (config) => config.maxFileBytes, flag: "--max-file", held: "disk" },
+  { method: "PUT", path: /^\/api\/v1\/assets\/[^/]+\/upload$/, limit: (config) => config.maxFileBytes, flag: "--max-file", held: "disk" },
+  { method: "PUT", path: /^\/api\/v1\/assets\/uploads\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file", held: "disk" },
+  { method: "PUT", path: /^\/api\/v1\/sync\/assets\/[^/]+$/, limit: (config) => config.maxFileBytes, flag: "--max-file", held: "disk" },
 ];
-export const UPLOAD = Object.freeze({ upload: true });
 /**
  * JSON bodies that may pass `--max-body`: a batch of a space's rows sent to an import session
  * (Busabase's CLI sends a table's rows in batches of its own size), bounded by `--max-import`.
@@ -204,11 +206,13 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   type Flight = { request: Request; start: number; counted: boolean; origin: string | null };
   function answered({ request, start, counted, origin }: Flight, response: Response): Response {
     if (counted) ctx.requests.inFlight--;
+    ctx.bodies.uploads.giveBack(request);
     ctx.log.info(`${request.method} ${urlPath(request.url)} ${response.status} ${(performance.now() - start).toFixed(2)}ms`);
     return origin === null ? response : withHeaders(response, corsHeaders(origin));
   }
-  function failed({ counted }: Flight): void {
+  function failed({ request, counted }: Flight): void {
     if (counted) ctx.requests.inFlight--;
+    ctx.bodies.uploads.giveBack(request);
   }
 
   return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
@@ -261,11 +265,20 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       const upload = uploadOf(request);
       const large = upload ? undefined : largeJsonOf(request);
       const limit = upload ? upload.limit(ctx.config) : large ? large.limit(ctx.config) : maxBody;
-      if (Number(request.headers.get("content-length") ?? 0) > limit) {
+      const announced = request.headers.get("content-length");
+      if (Number(announced ?? 0) > limit) {
         throw upload ? new ApiError(413, "PAYLOAD_TOO_LARGE", `The file is larger than ${limit} bytes, the most this route reads (the operator sets it with ${upload.flag}).`) : large ? largeTooLarge(large) : tooLarge();
       }
-      if (upload) return UPLOAD;
-      const text = await readBodyText(request, limit, large ? () => largeTooLarge(large) : tooLarge);
+      // What the body will hold while read: counted before a byte is read, so slow bodies cannot pile up.
+      const held = announced === null ? limit : Number(announced);
+      if (upload) return new UploadBody(upload.held === "memory" ? held : 0);
+      const release = ctx.bodies.json.take(null, held);
+      let text: string;
+      try {
+        text = await readBodyText(request, limit, large ? () => largeTooLarge(large) : tooLarge);
+      } finally {
+        release();
+      }
       if (text.length === 0) return undefined;
       if (!JSON_TYPE.test(contentType ?? "")) {
         throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");

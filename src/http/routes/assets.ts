@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import type { AppContext } from "../../context";
-import { access } from "../access";
+import { access, countUpload } from "../access";
 import { ApiError, badRequest } from "../../shared/errors";
 import { answers, mediaAnswer } from "../openapi";
 import { nestedQuery, oneString } from "../../shared/query-params";
@@ -117,9 +117,10 @@ export function assetRoutes(ctx: AppContext) {
         }),
       },
     )
-    .put("/assets/uploads/:link", ({ params, request }) => {
+    .put("/assets/uploads/:link", ({ params, request, body }) => {
       const row = assetOfUploadLink(ctx, params.link);
       if (!request.body) throw badRequest("Send the file as the request's body.");
+      countUpload(ctx, request, row.createdBy, body);
       return putAssetBytes(ctx, row.spaceId, row.createdBy, row.id, request);
     }, { answers: { 200: AssetSchema, 409: ["ASSET_READY"] }, public: true, detail: { requestBody: FILE_BODY, description: "Busabase's upload: the link an upload-urls answer gave carries its own authority (one asset, for an hour)." } })
     .put("/assets/:assetId/upload", async ({ space, actor, params, request }) => {
