@@ -246,7 +246,7 @@ export function countRecords(ctx: AppContext, loaded: LoadedBase, query: RecordQ
   if (allFilters(query).length === 0) return { total: keptCount(ctx, loaded.base.id, query.status) };
   const contained = containsOnValues(loaded.fields, query);
   const [indexed] = indexedFilters(loaded, query, sortPlan(loaded.fields));
-  noteFieldsQueried(ctx, [...queriedFields(loaded, query, null), ...containedFields(loaded, query)]);
+  noteFieldsQueried(ctx, [...new Set([...queriedFields(loaded, query, null), ...containedFields(loaded, query)])]);
   const shape = new ListingShape();
   shape.key.push("count");
   const through = indexed ?? contained;
