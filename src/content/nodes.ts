@@ -72,7 +72,16 @@ const NODE_COLUMNS = Object.entries(getTableColumns(nodes));
  * as arrays and decoded column by column, cheaper than drizzle's mapping of joined rows (with the
  * root taken from here rather than read again, `listNodes` went from 22 to 9.5 us).
  */
-function treeOf(ctx: AppContext, spaceId: string, sight: Sight): Map<string | null, NodeWithBase[]> {
+/**
+ * The space's tree as `sight` sees it, by parent. Kept until the database changes (`ctx.trees`),
+ * under the space and the nodes the sight hides (the only part of a sight the tree depends on):
+ * read-only, shared by every caller with the same sight.
+ */
+function treeOf(ctx: AppContext, spaceId: string, sight: Sight): ReadonlyMap<string | null, readonly NodeWithBase[]> {
+  const cached = ctx.trees.open();
+  const key = sight.hiddenNodes.size === 0 ? spaceId : `${spaceId} ${[...sight.hiddenNodes].sort().join(" ")}`;
+  const kept = cached ? ctx.trees.get(key) : undefined;
+  if (kept) return kept;
   const byParent = new Map<string | null, NodeWithBase[]>();
   const rows = compiledRows(ctx.store, "tree", () => nodesOfSpace(ctx.db))({ spaceId }).map((values): NodeWithBase => ({ ...decodeRow<NodeRow>(values, 0, NODE_COLUMNS), baseId: values[NODE_COLUMNS.length] as string | null }));
   const parentOf = sight.hiddenNodes.size === 0 ? (node: NodeWithBase) => node.parentId : seenParent(rows, sight.hiddenNodes);
@@ -84,6 +93,7 @@ function treeOf(ctx: AppContext, spaceId: string, sight: Sight): Map<string | nu
     if (siblings) siblings.push(seen);
     else byParent.set(parentId, [seen]);
   }
+  if (cached) ctx.trees.set(key, byParent);
   return byParent;
 }
 
@@ -113,7 +123,7 @@ export function liveSharedIds(ctx: AppContext, spaceId: string): Set<string> {
   return new Set(sharedOfSpace(ctx).all({ spaceId, now: iso(ctx.clock.now()) }).map((row) => row.id));
 }
 
-function view(row: NodeWithBase, byParent: Map<string | null, NodeWithBase[]>, status: NodeStatus, depth: number, shared: ReadonlySet<string>): NodeView {
+function view(row: NodeWithBase, byParent: ReadonlyMap<string | null, readonly NodeWithBase[]>, status: NodeStatus, depth: number, shared: ReadonlySet<string>): NodeView {
   const children = (byParent.get(row.id) ?? []).filter((child) => child.status === status);
   return {
     id: row.id,
@@ -161,7 +171,7 @@ export function listNodes(ctx: AppContext, spaceId: string, sight: Sight, query:
 }
 
 /** Busabase's flat listing (`types` given): every node of those types in the space, however deep, by position then creation, without children. */
-function nodesOfTypes(byParent: Map<string | null, NodeWithBase[]>, types: ReadonlySet<string>, status: NodeStatus, shared: ReadonlySet<string>): NodeView[] {
+function nodesOfTypes(byParent: ReadonlyMap<string | null, readonly NodeWithBase[]>, types: ReadonlySet<string>, status: NodeStatus, shared: ReadonlySet<string>): NodeView[] {
   return [...byParent.values()]
     .flat()
     .filter((row) => row.parentId !== null && types.has(row.type) && row.status === status)

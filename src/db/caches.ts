@@ -16,7 +16,8 @@ import type { WriteQueue } from "./write-queue";
  *   that write's batch reads go to the database, and the cache is emptied at COMMIT. Choose it when
  *   the writes that change the rows are few and known: it costs nothing to read.
  * - **What reads derive from rows that any write may change: `StampedCache`** (a page's linked
- *   values, the links of a record, a dump's people, filtered counts of records). No write knows
+ *   values, the links of a record, a dump's people, filtered counts of records, a space's tree as a
+ *   sight sees it). No write knows
  *   it: it empties itself when the database changed anywhere, in this process or another. Choose it when the writers are many or
  *   unknown; each use costs one read of a pragma.
  */
