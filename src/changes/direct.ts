@@ -34,6 +34,8 @@ export interface ProposalStorage {
   commitStandsFor(cr: ChangeRequestRow): OwnChangeRequest | undefined;
   /** Writes the rows that are stored as rows. */
   store(tx: Tx, cr: ChangeRequestRow, ops: OperationRow[]): void;
+  /** Whether the change request and operations are rows (a merge then marks them merged), not read from the commit. */
+  asRows: boolean;
 }
 
 /** A proposal is a direct create when it is one record, merged at once, without an idempotency key (which needs a row to be found by). */
@@ -44,6 +46,7 @@ export function proposalStorage(mergesAtOnce: boolean, proposal: { idempotencyKe
       changeRequestId: newId("crq"),
       operationId: () => newId("opr"),
       commitStandsFor: () => undefined,
+      asRows: true,
       store(tx, cr, ops) {
         insertRow(tx, changeRequests, cr);
         for (const op of ops) insertRow(tx, operations, op);
@@ -57,6 +60,7 @@ export function proposalStorage(mergesAtOnce: boolean, proposal: { idempotencyKe
     operationId: () => ids.operationId,
     commitStandsFor: (cr) => ({ id: commitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot }),
     store() {},
+    asRows: false,
   };
 }
 

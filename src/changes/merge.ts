@@ -84,9 +84,11 @@ function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Prop
  * change request then becomes `conflict` and nothing else changes. `cr` is updated in place to
  * match what was written. Each operation lands as written by the author of its head commit (the
  * submitter, or whoever revised it last), so a record never credits anyone with words they did
- * not write. `known` spares reading the heads when the caller has just written them.
+ * not write. `known` spares reading the heads when the caller has just written them. A proposal
+ * stored without rows (`asRows` false, `proposalStorage`) has none to mark merged: its commit,
+ * merged here, stands for them.
  */
-export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationRow[], at: string, known?: Map<string, Proposed>): MergeOutcome {
+export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationRow[], at: string, known?: Map<string, Proposed>, asRows = true): MergeOutcome {
   const proposed = known ?? proposedByHeads(tx, ops);
   const found = findConflict(tx, cr, ops, proposed);
   if (found) {
@@ -115,8 +117,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     if (result.record) records.push(result.record);
     landed.push(result.record?.headCommitId ?? op.headCommitId);
     if (result.viewId) viewIds.push(result.viewId);
-    // A proposal stored without rows (`proposalStorage`) has none to mark: this and `markMerged` then update nothing.
-    markOperation(tx).run({
+    if (asRows) markOperation(tx).run({
       id: op.id,
       status: OPERATIONS[op.kind].archives ? "archived" : "merged",
       targetRecordId: op.targetRecordId ?? recordId,
@@ -130,7 +131,7 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
   }
   const recordIds = records.map((record) => record.id);
   Object.assign(cr, { status: "merged", mergedAt: at, updatedAt: at, nodeId, baseId, mergeSummary: {} });
-  markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
+  if (asRows) markMerged(tx).run({ id: cr.id, at, nodeId, baseId });
   logMerged(tx, cr.spaceId, cr.id, landed);
   recordEvent(tx, "change_request.merged", { spaceId: cr.spaceId, baseId, at }, { changeRequestId: cr.id, recordIds });
   for (const [derivedBase, ids] of m.derived) {

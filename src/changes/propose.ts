@@ -190,7 +190,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     if (p.conflict) recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: p.conflict });
     const author = authorOf(p.actor);
     const known = p.checkAtMerge ? undefined : new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]));
-    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, known) : null;
+    const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, known, storage.asRows) : null;
     // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.
     if (outcome && !outcome.merged) throw conflict("The record changed since the baseCommitId you sent: nothing was written. Read it again and send its headCommitId.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict });
     return { changeRequest: cr, outcome };

@@ -31,7 +31,18 @@ const GENERATED_SPEC = "/api/v1/openapi.generated.json";
 /** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
 /** Whether the server answers: Basalt's `status` and `version`, with Busabase's `service` and `timestamp`. */
 const HealthSchema = t.Object({ status: t.Literal("ok"), service: t.Literal("basalt"), version: t.String(), timestamp: t.String({ format: "date-time" }) });
-const health = () => ({ status: "ok" as const, service: "basalt" as const, version: VERSION, timestamp: new Date().toISOString() });
+/** The time as ISO text, written once a millisecond: under load many health checks share one (formatting a date was 6% of one). */
+let stampedAt = Number.NaN;
+let stamp = "";
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== stampedAt) {
+    stampedAt = now;
+    stamp = new Date(now).toISOString();
+  }
+  return stamp;
+}
+const health = () => ({ status: "ok" as const, service: "basalt" as const, version: VERSION, timestamp: isoNow() });
 
 export function createApp(ctx: AppContext) {
   const known: (KnownRoute & DocumentedRoute)[] = [];
