@@ -210,6 +210,12 @@ export interface AppContext {
 
 /** Uploads one caller may send at once: a few files in parallel, never a socket per megabyte. */
 export const UPLOADS_PER_CALLER = 2;
+/**
+ * JSON bodies one address may have being read at once. They are read before the caller is known,
+ * so the address (the socket's, an IPv6 /64 as one) is what bounds one client: without it, a few
+ * hundred slow bodies from one client would spend the budget and refuse everyone's writes.
+ */
+export const JSON_BODIES_PER_ADDRESS = 64;
 /** Bytes of bodies of each kind held at once: 256 MB, or two of the largest import when more. */
 export const bodyBudgetBytes = (config: Config) => Math.max(256 * 1024 * 1024, 2 * config.maxImportBytes);
 
@@ -247,6 +253,6 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     },
     setupTokenHash: null,
     requests: { inFlight: 0 },
-    bodies: { json: new BodyBudget(bodyBudgetBytes(config), Number.POSITIVE_INFINITY), uploads: new BodyBudget(bodyBudgetBytes(config), UPLOADS_PER_CALLER) },
+    bodies: { json: new BodyBudget(bodyBudgetBytes(config), JSON_BODIES_PER_ADDRESS), uploads: new BodyBudget(bodyBudgetBytes(config), UPLOADS_PER_CALLER) },
   };
 }

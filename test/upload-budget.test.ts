@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import { eventually, TestServer, workspace, type Workspace } from "./helpers";
+import { JSON_BODIES_PER_ADDRESS } from "../src/context";
 
 /**
  * Request bodies being read are counted before a byte of them is read: uploads within a budget of
@@ -131,5 +132,16 @@ describe("request bodies held at once", () => {
     for (const body of held) body.socket.destroy();
     await eventually(() => budget.inUse === 0);
     expect((await server.call("GET", "/api/v1/bases", { key: ada.read })).status).toBe(200);
+  });
+
+  test("one address, with or without a key, has at most JSON_BODIES_PER_ADDRESS JSON bodies being read: the next is refused at once, and the budget stays for others", async () => {
+    const budget = server.ctx.bodies.json;
+    const held = Array.from({ length: JSON_BODIES_PER_ADDRESS }, () => slow("POST", "/api/v1/auth/login", { "content-type": "application/json" }, 1000));
+    await eventually(() => budget.inUse === JSON_BODIES_PER_ADDRESS * 1000);
+    expect(await slow("POST", "/api/v1/auth/login", { "content-type": "application/json" }, 1000).answered).toBe(429);
+    expect(budget.inUse).toBe(JSON_BODIES_PER_ADDRESS * 1000);
+    for (const body of held) body.socket.destroy();
+    await eventually(() => budget.inUse === 0);
+    expect((await server.call("POST", "/api/v1/bases", { key: ada.write, body: { slug: "after", name: "After", fields: [{ slug: "title", name: "Title" }] } })).status).toBe(201);
   });
 });

@@ -260,7 +260,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     })
     // Only requests with a body come here (Elysia parses none for GET or HEAD), before the access
     // check: an announced length over the route's limit is refused before a byte is read.
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
+    .onParse({ as: "global" }, async ({ request, contentType, server }) => {
       if (!request.body) return undefined;
       const upload = uploadOf(request);
       const large = upload ? undefined : largeJsonOf(request);
@@ -272,7 +272,7 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       // What the body will hold while read: counted before a byte is read, so slow bodies cannot pile up.
       const held = announced === null ? limit : Number(announced);
       if (upload) return new UploadBody(upload.held === "memory" ? held : 0);
-      const release = ctx.bodies.json.take(null, held);
+      const release = ctx.bodies.json.take(clientAddress(server, request), held);
       let text: string;
       try {
         text = await readBodyText(request, limit, large ? () => largeTooLarge(large) : tooLarge);
