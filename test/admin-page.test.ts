@@ -392,7 +392,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await other.close();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
-  }, 20_000);
+  }, 60_000);
 
   test("a base's address reads its base, views, first page and open proposals beside the check of who is signed in, each once", async () => {
     const write = await sessionKey("write");
@@ -467,7 +467,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await other.close();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
-  }, 20_000);
+  }, 60_000);
 
   test("an import previews its columns and reports a bad row by its line, imports nothing until fixed; an export downloads what the grid shows", async () => {
     const write = await sessionKey("write");
@@ -600,7 +600,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.getByText("Why Turing?").waitFor();
     await page.close();
     expect(consoleErrors.filter((error) => !WRONG_CODE_404.test(error))).toEqual([]);
-  }, 20_000);
+  }, 60_000);
 
   test("a calendar view places each record on its date's day, a month at a time", async () => {
     const write = await sessionKey("write");

@@ -65,4 +65,4 @@ test("an import cut short by a kill is marked failed with the rows it merged; se
   expect((await call("GET", "/api/v1/records/count?baseId=rows")).total).toBe(ROWS);
   server.process.kill();
   await server.process.exited;
-}, 60_000);
+}, 120_000);
