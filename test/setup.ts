@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /**
- * Preloaded once per `bun test` run (bunfig.toml): every temporary file of the run lives in one
- * folder, removed when the run ends, failed tests included. Programs the tests start inherit it
- * as their TMPDIR.
+ * Preloaded by `bun test` (bunfig.toml): once per run, or once per file under `--parallel` (each
+ * file in a fresh global of its worker). Every temporary file lives in that run's or file's folder,
+ * removed when it ends, failed tests included. Programs the tests start inherit it as their TMPDIR.
  */
 const runDir = mkdtempSync(join(tmpdir(), "basalt-run-"));
 process.env.TMPDIR = runDir;
