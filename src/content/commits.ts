@@ -63,7 +63,8 @@ export function userRefs(ctx: AppContext, ids: Iterable<string>): Map<string, Us
   return new Map(rows.map((row) => [row.id, row]));
 }
 
-export const commitView = (row: CommitRow, people: Map<string, UserRef>): CommitView => ({
+/** A commit as the API shows it; `payload` is given apart when the caller holds it already (a record's head: its field map), so the row is not copied to hold it. */
+export const commitView = (row: Omit<CommitRow, "payload">, people: Map<string, UserRef>, payload: CommitRow["payload"] = (row as CommitRow).payload): CommitView => ({
   id: row.id,
   baseId: row.baseId,
   nodeId: row.nodeId,
@@ -73,7 +74,7 @@ export const commitView = (row: CommitRow, people: Map<string, UserRef>): Commit
   author: row.authorId,
   targetType: row.targetType,
   operation: row.kind,
-  payload: row.payload,
+  payload,
   authorUser: userRefView(people.get(row.authorId)),
   createdAt: row.createdAt,
 });

@@ -65,7 +65,9 @@ export function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBas
   if (lean) return recordView(row, loaded, { parentCommitId: values[headAt] as string | null }, people, base, linked.get(row.id), now, shape);
   const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
   const authorAt = headAt + HEAD_COLUMNS.length;
-  if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
+  // A page's records share few authors: each is decoded once.
+  const authorId = values[authorAt] as string | null;
+  if (authorId !== null && !people.has(authorId)) people.set(authorId, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
   return recordView(row, loaded, head, people, base, linked.get(row.id), now, shape);
 }
 

@@ -121,7 +121,7 @@ export function recordView(
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     archivedAt: row.archivedAt,
-    ...(shape.headCommit ? { headCommit: head?.id !== undefined ? commitView({ ...head, payload: fields }, people) : null } : {}),
+    ...(shape.headCommit ? { headCommit: head?.id !== undefined ? commitView(head, people, fields) : null } : {}),
     parentRecordId: null,
     parentCommitId: head?.parentCommitId ?? null,
     ...(shape.base ? { base } : {}),
