@@ -396,8 +396,8 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
 
   test("a base's address reads its base, views, first page and open proposals beside the check of who is signed in, each once", async () => {
     const write = await sessionKey("write");
-    const base = (await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "shelf", name: "Shelf", fields: [{ slug: "title", name: "Title", type: "text" }] } })).body;
-    await server.call("POST", "/api/v1/bases/shelf/change-requests", { key: write, body: { fields: { title: "First on the shelf" } } });
+    const base = (await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "reading-list", name: "Reading list", fields: [{ slug: "title", name: "Title", type: "text" }] } })).body;
+    await server.call("POST", "/api/v1/bases/reading-list/change-requests", { key: write, body: { fields: { title: "First on the list" } } });
     const page = await newPage();
     await signIn(page, "/admin/data");
     // Who is signed in is held back: the screen's own reads must not wait for it.
@@ -418,7 +418,7 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await allAsked;
     expect(asked).toContain("/api/v1/auth");
     release();
-    await page.getByRole("grid", { name: "Shelf records" }).getByRole("row", { name: /First on the shelf/ }).waitFor();
+    await page.getByRole("grid", { name: "Reading list records" }).getByRole("row", { name: /First on the list/ }).waitFor();
     // Each read once: the screen took the answers sent early instead of asking again.
     for (const path of firstReads) expect(asked.filter((candidate) => candidate === path)).toHaveLength(1);
     await page.close();

@@ -31,7 +31,11 @@ describe("one way to the store", () => {
   test("outside the store and the tables, SQL names no table by hand", () => {
     const found = files
       .filter(({ path }) => !path.startsWith("db/") && !isTables(path))
-      .flatMap(({ path, text }) => [...text.matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+"(?!sqlite_)[a-z_]+"/g)].map((match) => `${path}: ${match[0]}`));
+      .flatMap(({ path, text }) => {
+        // A common table expression the same file declares (`WITH "scored" AS`) is the query's own, not a table.
+        const declared = new Set([...text.matchAll(/\bWITH\s+"([a-z_]+)"\s+AS\b/g)].map((match) => match[1]));
+        return [...text.matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+"((?!sqlite_)[a-z_]+)"/g)].filter((match) => !declared.has(match[1])).map((match) => `${path}: ${match[0]}`);
+      });
     expect(found).toEqual([]);
   });
 
