@@ -64,13 +64,19 @@ async function notes(port: number, key: string): Promise<Map<string, Note["field
 }
 
 const keyOf = (output: string) => output.trim().split("\n")[0].trim();
+/** Ada on both instances, and the team's space on the team's. */
+function teamAndLaptop(team: string, laptop: string): void {
+  for (const dir of [team, laptop]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
+  basalt(team, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
+}
+/** A key of Ada's on an instance. */
+const keyFor = (dataDir: string, name: string, level: string) => keyOf(basalt(dataDir, ["keys", "create", "--email", "ada@example.com", "--name", name, "--level", level]));
 
 describe("remotes across processes, some killed", () => {
   test("ten pushes and pulls killed at random points: nothing duplicated, nothing lost", async () => {
-    for (const dir of [teamDir, laptopDir]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
-    basalt(teamDir, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
-    const teamKey = keyOf(basalt(teamDir, ["keys", "create", "--email", "ada@example.com", "--name", "laptop", "--level", "write"]));
-    const laptopKey = keyOf(basalt(laptopDir, ["keys", "create", "--email", "ada@example.com", "--name", "me", "--level", "write"]));
+    teamAndLaptop(teamDir, laptopDir);
+    const teamKey = keyFor(teamDir, "laptop", "write");
+    const laptopKey = keyFor(laptopDir, "me", "write");
     const teamPort = await freePort();
     let teamServer = await serve(teamDir, teamPort);
     await call(teamPort, teamKey, "POST", "/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }, { slug: "n", name: "N", type: "number" }] });
@@ -131,12 +137,11 @@ describe("remotes across processes, some killed", () => {
     const team = tempDir("basalt-team-");
     const laptop = tempDir("basalt-laptop-");
     try {
-      for (const dir of [team, laptop]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
-      basalt(team, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
-      const key = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "laptop", "--level", "read"]));
+      teamAndLaptop(team, laptop);
+      const key = keyFor(team, "laptop", "read");
       const port = await freePort();
       await serve(team, port);
-      const writeKey = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "team", "--level", "write"]));
+      const writeKey = keyFor(team, "team", "write");
       await call(port, writeKey, "POST", "/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] });
       await call(port, writeKey, "POST", "/bases/notes/records/bulk-change-request", { records: Array.from({ length: 20 }, (_, i) => ({ fields: { title: `team ${i}` } })) });
       // The link to the team stalls when the clone asks for the records, after it has staged the tables before them.
@@ -181,11 +186,10 @@ describe("remotes across processes, some killed", () => {
     const team = tempDir("basalt-team-");
     const laptop = tempDir("basalt-laptop-");
     try {
-      for (const dir of [team, laptop]) basalt(dir, ["users", "create", "--email", "ada@example.com", "--name", "Ada", "--password", "correct horse"]);
-      basalt(team, ["spaces", "create", "--name", "Team", "--slug", "team", "--owner", "ada@example.com"]);
-      const teamKey = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "team", "--level", "write"]));
-      const proposeKey = keyOf(basalt(team, ["keys", "create", "--email", "ada@example.com", "--name", "laptop", "--level", "changeRequest"]));
-      const laptopKey = keyOf(basalt(laptop, ["keys", "create", "--email", "ada@example.com", "--name", "me", "--level", "write"]));
+      teamAndLaptop(team, laptop);
+      const teamKey = keyFor(team, "team", "write");
+      const proposeKey = keyFor(team, "laptop", "changeRequest");
+      const laptopKey = keyFor(laptop, "me", "write");
       const teamPort = await freePort();
       await serve(team, teamPort);
       const base = await call(teamPort, teamKey, "POST", "/bases", { slug: "notes", name: "Notes", fields: [{ slug: "title", name: "Title", type: "text" }] });
