@@ -424,6 +424,36 @@ describe.skipIf(!browserAvailable)("the admin page in a real browser", () => {
     await page.close();
   });
 
+  test("a base's screen appears with its first rows already in it, only those its frame shows; the others are drawn as it scrolls", async () => {
+    const write = await sessionKey("write");
+    const base = (await server.call("POST", "/api/v1/bases", { key: write, body: { slug: "long-list", name: "Long list", fields: [{ slug: "title", name: "Title", type: "text" }] } })).body;
+    const records = Array.from({ length: 80 }, (_, i) => ({ fields: { title: `Entry ${i + 1}` } }));
+    await server.call("POST", "/api/v1/bases/long-list/records/bulk-change-request", { key: write, body: { records } });
+    const page = await newPage();
+    await signIn(page, "/admin/data");
+    // What the screen held the moment its heading appeared: no empty grid laid out first, then its rows.
+    await page.addInitScript(() => {
+      new MutationObserver((_, observer) => {
+        if (!document.querySelector("main h1")) return;
+        observer.disconnect();
+        const rows = document.querySelectorAll("main table[role=grid] tr[data-row]");
+        Object.assign(window, { firstScreen: { rows: rows.length, withValues: document.querySelectorAll("main tr[data-row] td[role=gridcell]:not(.loading)").length } });
+      }).observe(document, { subtree: true, childList: true });
+    });
+    await page.goto(`${server.url}/admin/bases/${base.id}`);
+    const grid = page.getByRole("grid", { name: "Long list records" });
+    await grid.locator('tr[data-row="0"] td[role=gridcell]:not(.loading)').first().waitFor();
+    const first = await page.evaluate(() => (window as unknown as { firstScreen: { rows: number; withValues: number } }).firstScreen);
+    expect(first.withValues).toBeGreaterThan(0);
+    // The frame is at most 70% of the 900 px window: 19 rows of 34 px, one of them cut.
+    expect(first.rows).toBeGreaterThan(0);
+    expect(first.rows).toBeLessThanOrEqual(Math.ceil((900 * 0.7) / 34));
+    await page.locator(".grid-scroll").evaluate((scroller) => scroller.scrollTo(0, scroller.scrollHeight));
+    await grid.locator('tr[data-row="79"] td[role=gridcell]:not(.loading)').first().waitFor();
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
   test("views are tabs over a base; a kanban drag proposes the change, merged with write and waiting in the Inbox for a contributor", async () => {
     const write = await sessionKey("write");
     const stage = { slug: "stage", name: "Stage", type: "select", options: { choices: [{ name: "todo" }, { name: "doing" }, { name: "done" }] } };

@@ -14,13 +14,16 @@ import { gridWrites } from "./grid-writes";
 import { cellsOutOfSight } from "./grid-sight";
 
 type Proposed<T> = (T & { materialized: true }) | (ChangeRequestView & { materialized: false });
-type Page = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
+/** A page of the listing as the grid reads it: its records, how many match, the names of the records they link to. */
+export type GridPage = { records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> };
 
 /** Rows a page of the listing brings. */
 export const ROWS_A_PAGE = 50;
 /** Every row is this tall (the stylesheet says so too), so a row's place is its index times this. */
-/** Rows drawn beyond those in view, each way. */
+/** Rows drawn beyond those in view, each way (once the grid is on the screen: its first draw is what is in view). */
 const OVERSCAN = 8;
+/** The frame's tallest, as a share of the window (the stylesheet's `max-height: 70vh`). */
+const FRAME_SHARE = 0.7;
 /** How far numbered pages reach (`NUMBERED_PAGE_BOUNDS.reach` of the listing). */
 const REACH = 100_000;
 /** The rows PageUp and PageDown move by. */
@@ -29,7 +32,9 @@ const PAGE_STEP = 10;
 export interface GridSetup {
   base: BaseView;
   /** Reads numbered page `page` (from 1, of `ROWS_A_PAGE` records) of the listing with the screen's filter and sort (reversed with `fromEnd`), and how many match. */
-  load(page: number, fromEnd?: boolean): Promise<Page>;
+  load(page: number, fromEnd?: boolean): Promise<GridPage>;
+  /** The first page when the screen read it already (beside the base): its rows are drawn before the grid is shown, so the screen is laid out once, with them. */
+  first?: GridPage;
   /** The sort in effect (`slug` or `-slug`), and how to change it (the screen's address follows). */
   sort: string | undefined;
   sortBy(sort: string | undefined): void;
@@ -344,7 +349,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     h("tr", { role: "row", "aria-rowindex": index + 2, "data-row": index, "aria-busy": "true" }, h("th", { scope: "row", class: "open-col" }), ...columns.map(() => h("td", { role: "gridcell", class: "loading" }, "…")));
 
   /** A page read: its records, the names of those they link to, and the count it says. */
-  function keepPage(key: string, answer: Page): void {
+  function keepPage(key: string, answer: GridPage): void {
     for (const [id, name] of Object.entries(answer.linkedRecords ?? {})) names.set(id, name);
     pages.set(key, answer.records);
     stale.delete(key);
@@ -381,10 +386,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     // Only a cell's keyboard comes back: one on a header's control (a column's edge, its menu) stays where it is.
     const hadFocus = body.contains(document.activeElement) || orphaned;
     const count = reachable();
-    // The frame grows with its rows (up to 70% of the window): before it has grown, draw for the window.
-    const view = Math.max(scroller.clientHeight, window.innerHeight);
-    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const last = Math.min(count - 1, Math.ceil((scroller.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
+    // The frame grows with its rows (up to 70% of the window): before it has grown, draw for its tallest.
+    const view = Math.max(scroller.clientHeight, window.innerHeight * FRAME_SHARE);
+    // The first rows drawn are those in view, no more: they are what the first paint waits for.
+    const overscan = drawn.last < 0 ? 0 : OVERSCAN;
+    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - overscan);
+    const last = Math.min(count - 1, Math.ceil((scroller.scrollTop + view) / ROW_HEIGHT) - 1 + overscan);
     readPages(first, last);
     const rows: HTMLTableRowElement[] = [];
     for (let index = first; index <= last; index++) {
@@ -781,13 +788,17 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   });
 
   // The first page, then rows as they come into view.
-  setup
-    .load(1)
-    .then((answer) => {
-      keepPage("f0", answer);
-      draw();
-    })
-    .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
+  if (setup.first) {
+    keepPage("f0", setup.first);
+    draw();
+  } else
+    setup
+      .load(1)
+      .then((answer) => {
+        keepPage("f0", answer);
+        draw();
+      })
+      .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
 
   // ---- bulk: one change request setting a field on every row chosen ----
   const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => !toggled(field)).map((field) => h("option", { value: field.slug }, field.name)));

@@ -57,12 +57,15 @@ function go(path: string, replace = false): void {
   void route();
 }
 
+/** What `loadMe` reads: sent first of a screen's early reads when no one is known yet (the screen is drawn for them). */
+const ME_READS = ["/auth", "/users/me"];
+
 /** The session, the caller and the space in effect; a stale remembered space is forgotten. */
 async function loadMe(): Promise<Me | null> {
   if (!session.remembered) return null;
   try {
     // Who the person is does not depend on the space: read beside the caller, not after it.
-    const [first, user] = await Promise.all([api<Caller>("GET", "/auth", undefined, { quiet401: true }), api<UserView>("GET", "/users/me", undefined, { quiet401: true })]);
+    const [first, user] = await Promise.all([api<Caller>("GET", ME_READS[0], undefined, { quiet401: true }), api<UserView>("GET", ME_READS[1], undefined, { quiet401: true })]);
     let caller = first;
     if (!caller.space && caller.spaces.length > 0) {
       session.space = caller.spaces[0].slug;
@@ -241,8 +244,8 @@ async function route(options: { inPlace?: boolean } = {}): Promise<void> {
   shown = null;
   const heard: ((event: LiveEvent) => void)[] = [];
   try {
-    // The screen's first reads travel with the check of who is signed in; those its render did not take are forgotten after it.
-    if (!screen.signedOut && session.remembered) readEarly(screen.reads?.(params, new URLSearchParams(location.search)) ?? []);
+    // The screen's first reads travel with the check of who is signed in, after it (the server answers in turn, and the screen waits for that check first); those its render did not take are forgotten after it.
+    if (!screen.signedOut && session.remembered) readEarly([...(me ? [] : ME_READS), ...(screen.reads?.(params, new URLSearchParams(location.search)) ?? [])]);
     if (!screen.signedOut) {
       me ??= await loadMe();
       if (!me) {

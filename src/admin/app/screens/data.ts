@@ -18,7 +18,7 @@ import { openChangeRequestsOf, pendingList, pendingValues } from "../pending";
 import { saveRecordChange } from "../record-save";
 import { browserLayout, layoutConfig, orderedColumns, viewLayout } from "../grid-layout";
 import { asConfig, conditionBuilder, type Conditions, conditionsOf, listingParams } from "../conditions";
-import { recordGrid, ROWS_A_PAGE } from "../grid";
+import { type GridPage, recordGrid, ROWS_A_PAGE } from "../grid";
 import type { LiveEvent } from "../live";
 import { CARDS_A_COLUMN, kanbanBoard } from "../kanban";
 import { CARDS_AT_ONCE, calendar, gallery } from "../gallery";
@@ -169,20 +169,32 @@ const gridPagePath = (baseId: string, viewId: string | undefined, page: number, 
   `/records/page${query({ baseId, viewId, page, pageSize: ROWS_A_PAGE, sort, include: "none", linkedNames: true, ...filter })}`;
 
 /**
+ * The grid's first page, where the address alone says the grid is shown without a view (a view's
+ * type and grouping are known only once read): null otherwise.
+ */
+const firstGridPage = (params: Record<string, string>, address: URLSearchParams): string | null =>
+  address.has("view") || address.get("group") || wantsList() ? null : gridPagePath(params.id, undefined, 1, address.get("sort") ?? undefined, listingParams(conditionsOf(address)));
+
+/**
  * What a base's screen reads first, named by its address alone (`Screen.reads`): the base and its
- * views; and, when the address says the grid is shown without a view (a view's type and grouping
- * are known only once read), its first page and the open proposals drawn beside its cells.
+ * views; and, when the grid is shown without a view, its first page and the open proposals drawn
+ * beside its cells.
  */
 function baseReads(params: Record<string, string>, address: URLSearchParams): string[] {
   const ref = encodeURIComponent(params.id);
-  const reads = [`/bases/${ref}`, `/bases/${ref}/views`];
-  if (!address.has("view") && !address.get("group") && !wantsList()) reads.push(gridPagePath(params.id, undefined, 1, address.get("sort") ?? undefined, listingParams(conditionsOf(address))), openChangeRequestsOf(params.id));
-  return reads;
+  const first = firstGridPage(params, address);
+  return [`/bases/${ref}`, `/bases/${ref}/views`, ...(first ? [first, openChangeRequestsOf(params.id)] : [])];
 }
 
 async function basePage(ctx: Context): Promise<Node> {
   const ref = encodeURIComponent(ctx.params.id);
-  const [base, views] = await Promise.all([api<BaseView>("GET", `/bases/${ref}`), api<ViewView[]>("GET", `/bases/${ref}/views`)]);
+  // The grid's first page comes with the base: the screen is drawn once, with its rows (a failure is read again, and said, by the grid).
+  const firstPath = firstGridPage(ctx.params, ctx.query);
+  const [base, views, firstPage] = await Promise.all([
+    api<BaseView>("GET", `/bases/${ref}`),
+    api<ViewView[]>("GET", `/bases/${ref}/views`),
+    firstPath ? api<GridPage>("GET", firstPath).catch(() => undefined) : undefined,
+  ]);
   const level = ctx.me.caller.effectiveLevel;
   const forms = formsCard(base, level !== null && atLeast(level, "manage"), () => ctx.reload());
   const view = views.find((candidate) => candidate.id === ctx.query.get("view"));
@@ -263,8 +275,8 @@ async function basePage(ctx: Context): Promise<Node> {
       base,
       layout: home,
       pending: () => api<{ changeRequests: ChangeRequestView[] }>("GET", openChangeRequestsOf(base.id)).then((page) => pendingValues(page.changeRequests, base.fields)),
-      load: (page, fromEnd) =>
-        api<{ records: RecordView[]; total: number; linkedRecords?: Record<string, string | null> }>("GET", gridPagePath(base.id, view?.id, page, fromEnd ? reversed(sort ?? sortOfView(view)) : sort, filter)),
+      load: (page, fromEnd) => api<GridPage>("GET", gridPagePath(base.id, view?.id, page, fromEnd ? reversed(sort ?? sortOfView(view)) : sort, filter)),
+      first: firstPage,
       sort,
       sortBy: (next) => ctx.go(here({ sort: next })),
       openHref: (id) => here({ record: id }),
