@@ -196,6 +196,7 @@ describe("converting names to links", () => {
       lostCount: 1,
       conflicts: [{ recordId: ids[2], currentValue: "Someone Else" }],
       unmatched: { count: 2, examples: ["Nobody", "Someone Else"] },
+      ambiguous: { count: 0, examples: [] },
     });
     expect((await fieldId("colour")).type).toBe("text");
     const proposed = (await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.propose, body: { operation: "convert", ...body } })).body;
@@ -208,6 +209,7 @@ describe("converting names to links", () => {
       counts: { totalCount: 4, keptCount: 2, changedCount: 1, lostCount: 1 },
       lost: [{ recordId: ids[2], currentValue: "Someone Else" }],
       unmatched: { count: 2, examples: ["Nobody", "Someone Else"] },
+      ambiguous: { count: 0, examples: [] },
     });
     expect((await approveAndMerge(server, ws.write, proposed.id)).status).toBe(200);
     await server.fieldUpkeep.settled();
@@ -227,11 +229,56 @@ describe("converting names to links", () => {
     expect((await server.call("GET", `/api/v1/records/${people[0]}`, { key: ws.read })).body.fields[inverse.slug].sort()).toEqual([ids[0], ids[3]].sort());
   });
 
-  test("names are matched to a base's records as a paste into a link column asks: case and accents folded, none for a name no record has", async () => {
+  test("a name two records of the target base bear links neither: the preview and the change request count it with examples, as unmatched names are, and the merge drops it", async () => {
+    const people: string[] = [];
+    for (const name of ["Ada Lovelace", "Grace Hopper", "ADA LOVELACE"]) people.push((await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } })).body.id);
+    const colour = await fieldId("colour");
+    // Only a shared name; a shared name beside one that names a single record; that one alone.
+    for (const [i, named] of [[0, "ada lovelace"], [1, "Grace Hopper, Ada Lovelace"], [2, "grace hopper"]] as const) {
+      await server.call("POST", `/api/v1/records/${ids[i]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: named } } });
+    }
+    const body = { fieldId: colour.id, newType: "relation", targetBaseId: "people", splitText: true };
+    const preview = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toEqual({
+      totalCount: 4,
+      convertibleCount: 2,
+      nullCount: 2,
+      keptCount: 1,
+      changedCount: 1,
+      lostCount: 1,
+      conflicts: [{ recordId: ids[0], currentValue: "ada lovelace" }],
+      unmatched: { count: 0, examples: [] },
+      ambiguous: { count: 1, examples: ["ada lovelace"] },
+    });
+    const proposed = (await server.call("POST", "/api/v1/bases/things/fields/change-requests", { key: ws.propose, body: { operation: "convert", ...body } })).body;
+    const read = (await server.call("GET", `/api/v1/change-requests/${proposed.id}`, { key: ws.read })).body;
+    expect(read.operations[0].headCommit.payload.preview).toMatchObject({
+      counts: { totalCount: 4, keptCount: 1, changedCount: 1, lostCount: 1 },
+      lost: [{ recordId: ids[0], currentValue: "ada lovelace" }],
+      ambiguous: { count: 1, examples: ["ada lovelace"] },
+    });
+    expect((await approveAndMerge(server, ws.write, proposed.id)).status).toBe(200);
+    await server.fieldUpkeep.settled();
+    const byId = async (id: string) => (await server.call("GET", `/api/v1/records/${id}`, { key: ws.read })).body.fields.colour;
+    expect(await byId(ids[0])).toEqual([]);
+    expect(await byId(ids[1])).toEqual([people[1]]);
+    expect(await byId(ids[2])).toEqual([people[1]]);
+  });
+
+  test("names are matched to a base's records as a paste into a link column asks: case and accents folded, none for a name no record has or several have", async () => {
     const zoe = (await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name: "Zoë Müller" } } })).body.id;
-    const reply = await server.call("POST", "/api/v1/bases/people/records/match", { key: ws.read, body: { names: ["ZOE MULLER", "zoë müller", "Nobody"] } });
+    for (const name of ["Ada Lovelace", "ada lovelace"]) await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } });
+    const reply = await server.call("POST", "/api/v1/bases/people/records/match", { key: ws.read, body: { names: ["ZOE MULLER", "zoë müller", "Nobody", "ADA LOVELACE"] } });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ matches: [{ name: "ZOE MULLER", recordId: zoe }, { name: "zoë müller", recordId: zoe }, { name: "Nobody", recordId: null }] });
+    expect(reply.body).toEqual({
+      matches: [
+        { name: "ZOE MULLER", recordId: zoe, recordCount: 1 },
+        { name: "zoë müller", recordId: zoe, recordCount: 1 },
+        { name: "Nobody", recordId: null, recordCount: 0 },
+        { name: "ADA LOVELACE", recordId: null, recordCount: 2 },
+      ],
+    });
     expect((await server.call("POST", "/api/v1/bases/people/records/match", { key: ws.read, body: { names: "Zoë" } })).status).toBe(400);
   });
 

@@ -99,12 +99,13 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
-  test("imported names become links: the dialog picks the base, says which names match no record, and the merge links the rest", async () => {
-    const people = await baseWith("people", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Zoë Müller" }, { name: "Grace Hopper" }]);
+  test("imported names become links: the dialog picks the base, says which names match no record or several, and the merge links the rest", async () => {
+    const people = await baseWith("people", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Zoë Müller" }, { name: "Grace Hopper" }, { name: "Ada Lovelace" }, { name: "Ada Lovelace" }]);
     const { id, recordIds } = await baseWith("tracker", [{ slug: "task", name: "Task", type: "text" }, { slug: "owner", name: "Owner", type: "text" }], [
       { task: "Rack servers", owner: "ZOE MULLER" },
       { task: "Page on-call", owner: "grace hopper, Nobody" },
       { task: "Plan", owner: "Someone Else" },
+      { task: "Write", owner: "ada lovelace" },
     ]);
     const page = await signedIn(`/admin/bases/${id}`);
     const grid = page.getByRole("grid", { name: "Tracker records" });
@@ -115,7 +116,7 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await dialog.getByLabel("Links to records of").selectOption({ label: "People" });
     await dialog.getByLabel("Split text on commas: “a, b” names two records").check();
     const said =
-      "Owner: Text → Link to records. Of 3 records, 1 keep their value, 1 change in form, 1 lose it (it becomes empty): “Someone Else”. 2 names match no record and are dropped: “Nobody”, “Someone Else”.";
+      "Owner: Text → Link to records. Of 4 records, 1 keep their value, 1 change in form, 2 lose it (it becomes empty): “Someone Else”, “ada lovelace”. 2 names match no record and are dropped: “Nobody”, “Someone Else”. 1 name matches several records, which it does not tell apart, and is dropped (give those records names of their own to link them): “ada lovelace”.";
     await dialog.getByText(said).waitFor();
     await dialog.getByRole("button", { name: "Save" }).click();
     await page.waitForURL(/\/admin\/change-requests\/crq_/);
@@ -126,12 +127,13 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     expect(await valueOf(recordIds[0], "owner")).toEqual([people.recordIds[0]]);
     expect(await valueOf(recordIds[1], "owner")).toEqual([people.recordIds[1]]);
     expect(await valueOf(recordIds[2], "owner")).toEqual([]);
+    expect(await valueOf(recordIds[3], "owner")).toEqual([]);
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
 
-  test("names pasted into a link column link the records they name; a name matching none is said, and nothing is written", async () => {
-    const crew = await baseWith("crew", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Zoë Müller" }, { name: "Grace Hopper" }]);
+  test("names pasted into a link column link the records they name; a name matching none, or several, is said, and nothing is written", async () => {
+    const crew = await baseWith("crew", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Zoë Müller" }, { name: "Grace Hopper" }, { name: "Ada Lovelace" }, { name: "ADA LOVELACE" }]);
     const { id, recordIds } = await baseWith("jobs", [{ slug: "job", name: "Job", type: "text" }, { slug: "lead", name: "Lead", type: "relation", options: { targetBaseId: crew.id } }], [{ job: "first" }, { job: "second" }]);
     const page = await signedIn(`/admin/bases/${id}`);
     const grid = page.getByRole("grid", { name: "Jobs records" });
@@ -146,6 +148,11 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await paste("ZOE MULLER\nNobody\n");
     await page.getByRole("alert").filter({ hasText: "Nothing was pasted: row 2: “Nobody” names no record of Crew." }).waitFor();
     expect(await valueOf(recordIds[1], "lead")).toEqual([]);
+    // Two records bear this name: which one is meant is asked, not guessed.
+    await paste("ZOE MULLER\nada lovelace\n");
+    await page.getByRole("alert").filter({ hasText: "Nothing was pasted: row 2: “ada lovelace” names several records of Crew" }).waitFor();
+    expect(await valueOf(recordIds[1], "lead")).toEqual([]);
+    expect(await valueOf(recordIds[0], "lead")).toEqual([]);
     await paste("ZOE MULLER\ngrace hopper, zoë müller\n");
     await page.getByRole("status").filter({ hasText: "Pasted 2 rows: saved." }).waitFor();
     expect(await valueOf(recordIds[1], "lead")).toEqual([crew.recordIds[0]]);

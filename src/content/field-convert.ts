@@ -4,6 +4,7 @@ import { t } from "elysia";
 import type { AppContext, Tx } from "../context";
 import { insertRow, preparedWrite } from "../db/client";
 import { badRequest, conflict, invalid } from "../shared/errors";
+import { foldName } from "../shared/formats";
 import { WholeNumber } from "../shared/schemas";
 import { type FieldRow, fieldOf, findBase, forgetBases, type LoadedBase, sourceOf } from "./bases";
 import { isIndexable } from "./field-sql";
@@ -22,7 +23,7 @@ export const SELECT_CHOICE_MODES = ["null_on_missing", "auto_create"] as const;
 export type SelectChoiceMode = (typeof SELECT_CHOICE_MODES)[number];
 
 /** A preview reads every record's value on the request's thread, so it is bounded; the conversion itself is not (it runs in bounded steps). */
-export const CONVERT_BOUNDS = { preview: 100_000, conflicts: 100, choices: 1000, unmatchedExamples: 20 } as const;
+export const CONVERT_BOUNDS = { preview: 100_000, conflicts: 100, choices: 1000, nameExamples: 20 } as const;
 
 /** The types a field converts to: those it converts between, and a relation (its text names records of the target base). */
 export const CONVERSION_TARGETS: readonly FieldType[] = [...CONVERTIBLE_TYPES, "relation"];
@@ -49,10 +50,19 @@ export const ConvertPreviewSchema = t.Object(
     unmatched: t.Optional(
       t.Object(
         {
-          count: WholeNumber({ description: "Distinct names no record of the target base has: they link nothing and are dropped." }),
-          examples: t.Array(t.String(), { description: `The first ${CONVERT_BOUNDS.unmatchedExamples} of them.` }),
+          count: WholeNumber({ description: "Distinct names (as matched: case and accents folded) no record of the target base has: they link nothing and are dropped." }),
+          examples: t.Array(t.String(), { description: `The first ${CONVERT_BOUNDS.nameExamples} of them.` }),
         },
         { description: "To a relation only: the names that match no record (a record naming some it matches keeps those, and counts as changed)." },
+      ),
+    ),
+    ambiguous: t.Optional(
+      t.Object(
+        {
+          count: WholeNumber({ description: "Distinct names (as matched) several records of the target base bear: they do not say which record, so they link nothing and are dropped." }),
+          examples: t.Array(t.String(), { description: `The first ${CONVERT_BOUNDS.nameExamples} of them.` }),
+        },
+        { description: "To a relation only: the names that match more than one record, counted as the unmatched ones are (rename the records that share a name to link it)." },
       ),
     ),
   },
@@ -150,8 +160,9 @@ export type ConversionSummary = {
   toType: FieldType;
   counts: Pick<ConvertPreview, "totalCount" | "keptCount" | "changedCount" | "lostCount"> | null;
   lost: ConvertPreview["conflicts"];
-  /** To a relation: the names that match no record of the target base. */
+  /** To a relation: the names that match no record of the target base, and those that match several. */
   unmatched?: ConvertPreview["unmatched"];
+  ambiguous?: ConvertPreview["ambiguous"];
 };
 
 /** The summary a conversion's proposal keeps (`payload.preview`), worked out as the preview does. */
@@ -166,6 +177,7 @@ export function conversionSummary(ctx: AppContext, loaded: LoadedBase, conversio
     counts: preview && { totalCount: preview.totalCount, keptCount: preview.keptCount, changedCount: preview.changedCount, lostCount: preview.lostCount },
     lost: preview?.conflicts.slice(0, LOST_EXAMPLES) ?? [],
     ...(preview?.unmatched ? { unmatched: preview.unmatched } : {}),
+    ...(preview?.ambiguous ? { ambiguous: preview.ambiguous } : {}),
   };
 }
 
@@ -251,25 +263,37 @@ function linkTarget(ctx: AppContext, loaded: LoadedBase, ref: string | undefined
   return target;
 }
 
-/** A conversion to a relation's preview: a record whose names all match keeps its value, one matching some changes, one matching none loses it; the names matched by none are counted and shown. */
+/**
+ * A conversion to a relation's preview: a record whose names each name one record keeps its value,
+ * one where only some do changes, one where none does loses it; the names matched by no record and
+ * those matched by several are counted and shown.
+ */
 function previewLinking(ctx: AppContext, loaded: LoadedBase, field: FieldRow, matcher: LinkMatcher): ConvertPreview {
   const preview: ConvertPreview = { totalCount: 0, convertibleCount: 0, nullCount: 0, keptCount: 0, changedCount: 0, lostCount: 0, conflicts: [] };
-  const unmatched = new Set<string>();
+  // Names as they are matched (folded), each shown as first written.
+  const unmatched = new Map<string, string>();
+  const ambiguous = new Map<string, string>();
+  const note = (names: Map<string, string>, name: string) => {
+    const key = foldName(name);
+    if (!names.has(key)) names.set(key, name);
+  };
   for (const { id, data } of ctx.db.select({ id: records.id, data: records.data }).from(records).where(eq(records.baseId, loaded.base.id)).all()) {
     const before = data[field.slug] ?? null;
     const match = matcher.match(before);
     preview.totalCount++;
     if (match.ids.length === 0) preview.nullCount++;
     else preview.convertibleCount++;
-    for (const name of match.unmatched) unmatched.add(name);
+    for (const name of match.unmatched) note(unmatched, name);
+    for (const name of match.ambiguous) note(ambiguous, name);
     if (isEmpty(before)) continue;
     if (match.ids.length === 0) {
       preview.lostCount++;
       if (preview.conflicts.length < CONVERT_BOUNDS.conflicts) preview.conflicts.push({ recordId: id, currentValue: before });
-    } else if (match.unmatched.length === 0) preview.keptCount++;
+    } else if (match.unmatched.length === 0 && match.ambiguous.length === 0) preview.keptCount++;
     else preview.changedCount++;
   }
-  return { ...preview, unmatched: { count: unmatched.size, examples: [...unmatched].slice(0, CONVERT_BOUNDS.unmatchedExamples) } };
+  const said = (names: Map<string, string>) => ({ count: names.size, examples: [...names.values()].slice(0, CONVERT_BOUNDS.nameExamples) });
+  return { ...preview, unmatched: said(unmatched), ambiguous: said(ambiguous) };
 }
 
 const clearValues = preparedWrite((db) =>
@@ -284,8 +308,8 @@ const clearValues = preparedWrite((db) =>
  * Merges a conversion to a relation, in the merge's write: each record's names are matched (as the
  * preview did, against the target base as it is now), the text leaves the records, the field
  * becomes a relation with its inverse on the target base, and the matches are written as links
- * (made by the change request, `commitId`). Names that match no record are dropped, as the preview
- * and the change request said.
+ * (made by the change request, `commitId`). Names that match no record, or several, are dropped, as
+ * the preview and the change request said.
  */
 function linkField(tx: Tx, loaded: LoadedBase, field: FieldRow, target: LoadedBase, conversion: FieldConversion, at: string, commitId: string): void {
   const matcher = linkMatcher(tx, target, conversion.splitText === true);

@@ -129,7 +129,7 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
     try {
       const seen = await api<ConvertPreview>("POST", `/bases/${base.id}/fields/convert/preview`, conversion());
       if (mine !== asked) return;
-      preview.textContent = `${conversionWords({ fieldName: field.name, fromType: field.type, toType: newType, counts: seen, lost: seen.conflicts, unmatched: seen.unmatched })} The conversion waits for review.`;
+      preview.textContent = `${conversionWords({ fieldName: field.name, fromType: field.type, toType: newType, counts: seen, lost: seen.conflicts, unmatched: seen.unmatched, ambiguous: seen.ambiguous })} The conversion waits for review.`;
     } catch (failure) {
       if (mine === asked) preview.textContent = failureText(failure);
     }

@@ -14,8 +14,8 @@ const RECORD_ID = /^rec_[0-9A-Za-z]{1,64}$/;
 /**
  * A pasted link cell: record ids (as a link cell copies) or names, matched by the server to the
  * target base's primary field as a conversion to links matches them (case and accents folded);
- * several in a cell of a field holding many, split on commas. A name matching no record refuses
- * the cell, saying which: nothing is dropped silently.
+ * several in a cell of a field holding many, split on commas. A name matching no record, or
+ * several, refuses the cell, saying which: nothing is dropped silently, nothing linked by a guess.
  */
 async function pastedLinks(field: FieldView, texts: string[]): Promise<(text: string) => Read> {
   const many = holdsMany(field.options);
@@ -24,14 +24,18 @@ async function pastedLinks(field: FieldView, texts: string[]): Promise<(text: st
   const names = [...new Set(texts.flatMap(itemsOf).filter((item) => !RECORD_ID.test(item)))];
   const [base, { matches }] = await Promise.all([
     api<BaseView>("GET", `/bases/${target}`),
-    names.length === 0 ? { matches: [] } : api<{ matches: { name: string; recordId: string | null }[] }>("POST", `/bases/${target}/records/match`, { names }),
+    names.length === 0 ? { matches: [] } : api<{ matches: { name: string; recordId: string | null; recordCount: number }[] }>("POST", `/bases/${target}/records/match`, { names }),
   ]);
-  const byName = new Map(matches.map((match) => [match.name, match.recordId]));
+  const byName = new Map(matches.map((match) => [match.name, match]));
+  const quoted = (names: string[]) => names.map((name) => `“${name}”`).join(", ");
   return (text) => {
     const items = itemsOf(text);
-    const missing = items.filter((item) => !RECORD_ID.test(item) && !byName.get(item));
-    if (missing.length > 0) return { refused: `${missing.map((name) => `“${name}”`).join(", ")} ${missing.length === 1 ? "names" : "name"} no record of ${base.name}` };
-    const ids = [...new Set(items.map((item) => (RECORD_ID.test(item) ? item : byName.get(item)!)))];
+    const named = items.filter((item) => !RECORD_ID.test(item));
+    const missing = named.filter((item) => !byName.get(item)?.recordCount);
+    if (missing.length > 0) return { refused: `${quoted(missing)} ${missing.length === 1 ? "names" : "name"} no record of ${base.name}` };
+    const shared = named.filter((item) => byName.get(item)!.recordCount > 1);
+    if (shared.length > 0) return { refused: `${quoted(shared)} ${shared.length === 1 ? "names" : "name"} several records of ${base.name}: paste a record's id (copied from its link cell), or give those records names of their own` };
+    const ids = [...new Set(items.map((item) => (RECORD_ID.test(item) ? item : byName.get(item)!.recordId!)))];
     if (!many && ids.length > 1) return { refused: `${field.name} links one record` };
     return { value: many ? ids : (ids[0] ?? null) };
   };
