@@ -73,7 +73,7 @@ function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Prop
   return new Map(
     ops.map((op) => {
       const head = heads.get(op.headCommitId);
-      return [op.id, { change: storedChange(op.kind, head?.payload ?? {}), author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? ""), head }];
+      return [op.id, { change: storedChange(op.kind, head?.payload ?? {}), author: people.get(head?.authorId ?? "") ?? unknown(head?.authorId ?? "") }];
     }),
   );
 }
@@ -84,7 +84,7 @@ function proposedByHeads(ctx: AppContext, ops: OperationRow[]): Map<string, Prop
  * change request then becomes `conflict` and nothing else changes. `cr` is updated in place to
  * match what was written. Each operation lands as written by the author of its head commit (the
  * submitter, or whoever revised it last), so a record never credits anyone with words they did
- * not write. `known` spares reading the heads when the caller has just written them. A proposal
+ * not write. `known` spares reading the heads when the caller has just made them (a record create's, not written yet: `UnwrittenCommit`). A proposal
  * stored without rows (`asRows` false, `proposalStorage`) has none to mark merged: its commit,
  * merged here, stands for them.
  */

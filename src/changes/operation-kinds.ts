@@ -156,8 +156,8 @@ export const OPERATIONS: { readonly [K in OperationKind]: OperationSpec<K> } = {
       // A record made on another instance and pushed here keeps its id (docs/remotes.md), where it is free.
       const id = op.targetRecordId ?? undefined;
       if (id !== undefined && recordIdTaken(m.tx, id)) throw conflict(`A record ${id} exists already.`, { reason: "RECORD_EXISTS" });
-      // Merged in the write that proposed it: the proposal's commit becomes the record's first, not a copy of it.
-      const record = createRecord(m.tx, loaded, values, mergeWrite(m, op, proposed), m.proposedNow ? (proposed.head ?? null) : null, id);
+      // Merged in the write that proposed it: the proposal's commit, not written yet, becomes the record's first, not a copy of it.
+      const record = createRecord(m.tx, loaded, values, mergeWrite(m, op, proposed), m.proposedNow ? (proposed.unwritten ?? null) : null, id);
       noteDerived(m, loaded, null, values, true);
       return { record };
     },

@@ -1,4 +1,4 @@
-import type { CommitRow, UserRef } from "../content/commits";
+import type { UnwrittenCommit, UserRef } from "../content/commits";
 import type { ConversionSummary, FieldConversion } from "../content/field-convert";
 import type { DeletionSummary } from "../content/field-changes";
 import type { FieldPatch, NewField } from "../content/bases";
@@ -80,9 +80,9 @@ export type OperationChange = { [K in OperationKind]: { kind: K; payload: Operat
  */
 export const storedChange = (kind: OperationKind, payload: Record<string, unknown>): OperationChange => ({ kind, payload }) as OperationChange;
 
-/** What an operation proposes now: its head commit's change, who wrote that commit, and the commit when it is at hand. */
+/** What an operation proposes now: its head commit's change, who wrote that commit, and (a record create merged in the write that proposes it) the commit, not written yet. */
 export interface Proposed {
   change: OperationChange;
   author: UserRef;
-  head?: CommitRow;
+  unwritten?: UnwrittenCommit;
 }

@@ -12,7 +12,7 @@ import { preparedFor } from "../db/client";
 import { badRequest, conflict, notInSpace } from "../shared/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
-import { type CommitRow, insertCommit, type UserRef } from "../content/commits";
+import { commitRow, type UnwrittenCommit, type UserRef, writeCommit } from "../content/commits";
 import { proposalStorage } from "./direct";
 import { mergeInTransaction, type MergeOutcome } from "./merge";
 import { type ChangeRequestRow, changeRequests, type MergeConflict, type OperationRow } from "../tables/changes";
@@ -147,10 +147,11 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
       if (earlier) return { changeRequest: earlier, outcome: earlier.status === "merged" ? { merged: true, recordIds: mergedRecordIds(operationsOf(tx, earlier.id)) } : null };
     }
     p.prepare?.(tx);
-    const heads: CommitRow[] = [];
+    const unwritten: (UnwrittenCommit | undefined)[] = [];
     const rows: OperationRow[] = p.operations.map((op, position) => {
       const id = storage.operationId();
-      const commit = insertCommit(tx, {
+      const own = storage.commitStandsFor(cr);
+      const commit = commitRow({
         spaceId: cr.spaceId,
         baseId: op.baseId,
         nodeId: op.nodeId,
@@ -164,8 +165,13 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         payload: op.payload,
         createdAt: at,
         ...op.commit,
-      }, storage.commitStandsFor(cr));
-      heads.push(commit);
+      }, own);
+      // A record created by this write's merge: its commit is written once, as the record's first (`insertRecord`).
+      if (autoMerge && !p.checkAtMerge && op.kind === "record_create") unwritten.push({ row: commit, own });
+      else {
+        writeCommit(tx, commit, own);
+        unwritten.push(undefined);
+      }
       return {
         id,
         changeRequestId: cr.id,
@@ -189,7 +195,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     if (p.conflict) recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: p.conflict });
     const author = authorOf(p.actor);
-    const known = p.checkAtMerge ? undefined : new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, head: heads[i] }]));
+    const known = p.checkAtMerge ? undefined : new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, unwritten: unwritten[i] }]));
     const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, known, storage.asRows) : null;
     // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.
     if (outcome && !outcome.merged) throw conflict("The record changed since the baseCommitId you sent: nothing was written. Read it again and send its headCommitId.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict });

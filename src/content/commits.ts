@@ -86,10 +86,30 @@ export interface OwnChangeRequest {
   reviewPolicySnapshot: ReviewPolicy;
 }
 
-/** Inserts a commit: its id is made here, or is the change request's it stands for, or (pulled from a remote) its own. */
-export function insertCommit(tx: Tx, commit: Omit<CommitRow, "id" | "origin"> & Partial<Pick<CommitRow, "id" | "origin">>, own?: OwnChangeRequest): CommitRow {
-  const row = { id: own?.id ?? newId("cmt"), origin: null, ...commit };
+type NewCommit = Omit<CommitRow, "id" | "origin"> & Partial<Pick<CommitRow, "id" | "origin">>;
+
+/** A commit's row: its id is made here, or is the change request's it stands for, or (pulled from a remote) its own. */
+export const commitRow = (commit: NewCommit, own?: OwnChangeRequest): CommitRow => ({ id: own?.id ?? newId("cmt"), origin: null, ...commit });
+
+/**
+ * A commit built by the write that proposes it and written later in that write: a record's first
+ * commit, merged at once, is written once as the record's (`insertRecord`), with its record and
+ * final payload, rather than written and then updated.
+ */
+export interface UnwrittenCommit {
+  row: CommitRow;
+  own?: OwnChangeRequest;
+}
+
+/** Writes a commit's row, with what it holds of the change request it stands for (`own`); a NULL payload is read from its record (`commitColumns`). */
+export function writeCommit(tx: Tx, row: Omit<CommitRow, "payload"> & { payload: CommitRow["payload"] | null }, own?: OwnChangeRequest): void {
   insertRow(tx, commits, { ...row, sourceAttribution: own?.sourceAttribution ?? null, reviewPolicySnapshot: own?.reviewPolicySnapshot ?? null });
+}
+
+/** Inserts a commit (`commitRow`, `writeCommit`). */
+export function insertCommit(tx: Tx, commit: NewCommit, own?: OwnChangeRequest): CommitRow {
+  const row = commitRow(commit, own);
+  writeCommit(tx, row, own);
   return row;
 }
 

@@ -3,7 +3,7 @@ import { recordEvent } from "../../events/outbox";
 import { conflict } from "../../shared/errors";
 import { isRelation } from "../fields/relation";
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { type CommitRow, insertCommit, type UserRef } from "../commits";
+import { type CommitRow, insertCommit, type UnwrittenCommit, type UserRef, writeCommit } from "../commits";
 import type { Tx } from "../../context";
 import { insertRow, preparedWrite } from "../../db/client";
 import { newId } from "../../db/ids";
@@ -62,15 +62,6 @@ const nextAutoNumber = preparedWrite((db) =>
     .prepare(),
 );
 
-const adoptCommit = preparedWrite((db) =>
-  db
-    .update(commits)
-    // The payload as JSON text or NULL, bound as is: drizzle would encode NULL as the JSON text "null".
-    .set({ recordId: sql.placeholder("recordId"), payload: sql`${sql.placeholder("payload")}` } as never)
-    .where(eq(commits.id, sql.placeholder("commitId")))
-    .prepare(),
-);
-
 /** The values of a direct create's commit, written in when it stops being its record's head. */
 const keepPayload = preparedWrite((db) =>
   db
@@ -106,11 +97,11 @@ function storedFormulaValues(row: RecordRow, fieldRows: FieldRow[]): Record<stri
 
 /**
  * A new record; its first commit is written, or `adopted` (the proposal's own, holding the same
- * values, as the proposal wrote it) becomes it. A commit's payload is read from the record's data
- * while it is the head, unless the record has links, which its data does not hold. The adopted
- * commit is not read back: the proposal's row in hand spared a create ~5 µs (docs/performance.md).
+ * values, built by the proposal and not written yet) is written as it, once, with the record's id.
+ * A commit's payload is read from the record's data while it is the head, unless the record has
+ * links, which its data does not hold (docs/performance.md: written once, not written then updated).
  */
-function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adopted: CommitRow | null, id: string): { row: RecordRow; commit: CommitRow; links: Record<string, unknown> | undefined } {
+function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, by: Authored, adopted: UnwrittenCommit | null, id: string): { row: RecordRow; commit: CommitRow; links: Record<string, unknown> | undefined } {
   const { lastAutoNumber } = nextAutoNumber(tx).get({ baseId: loaded.base.id })!;
   const { data, links, linked } = splitLinked(loaded, values);
   const row: RecordRow = {
@@ -131,8 +122,8 @@ function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown
   row.data = { ...data, ...formulas };
   let commit: CommitRow;
   if (adopted) {
-    adoptCommit(tx).run({ recordId: row.id, commitId: adopted.id, payload: links ? JSON.stringify({ ...values, ...formulas }) : null });
-    commit = { ...adopted, recordId: row.id, payload: { ...values, ...formulas } };
+    commit = { ...adopted.row, recordId: row.id, payload: { ...values, ...formulas } };
+    writeCommit(tx, links ? commit : { ...commit, payload: null }, adopted.own);
   } else {
     commit = recordCommit(tx, row, loaded.fields, null, by, "record_create", linked);
   }
@@ -183,7 +174,7 @@ function writeRecord(
  * `insertRecord`. `id` is given when the record was made on another instance (pushed or pulled):
  * ids are unique everywhere, so it keeps its own.
  */
-export function createRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, w: MergeWrite, adopted: CommitRow | null, id = newId("rec")): RecordView {
+export function createRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown>, w: MergeWrite, adopted: UnwrittenCommit | null, id = newId("rec")): RecordView {
   const { row, commit, links } = insertRecord(tx, loaded, values, w.by, adopted, id);
   const record = writtenView(tx, loaded, row, commit, w.people, links);
   recordEvent(tx, "record.created", originOf(loaded, w), { record: snapshot(record), changeRequestId: w.changeRequestId });

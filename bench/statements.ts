@@ -1,0 +1,108 @@
+/**
+ * `bun bench/statements.ts`: every SQL statement one direct create runs (the request of `bun run
+ * bench`: one record of five fields, merged at once), with its count and CPU microseconds a create,
+ * timed (the thread's CPU time) around bun:sqlite's own calls. Triggers run inside the statement that fires them.
+ * `BENCH_CREATES` creates (default 5,000), 50 at a time so they group-commit as under wrk.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Database, Statement } from "bun:sqlite";
+
+process.env.NODE_ENV ??= "production";
+type Timed = { count: number; us: number };
+/** The main thread's CPU microseconds: other load on the machine adds less to it than to the wall clock. */
+const cpuNow = () => {
+  const { user, system } = process.threadCpuUsage();
+  return user + system;
+};
+const timings = new Map<string, Timed>();
+let timing = false;
+/** What reading the clock twice costs, taken off each statement's time. */
+let overhead = 0;
+{
+  const start = cpuNow();
+  for (let i = 0; i < 100_000; i++) cpuNow();
+  overhead = (cpuNow() - start) / 100_000;
+}
+const textOf = new WeakMap<object, string>();
+for (const method of ["prepare", "query"] as const) {
+  const original = Database.prototype[method] as (this: Database, sql: string, ...rest: unknown[]) => Statement;
+  (Database.prototype as unknown as Record<string, unknown>)[method] = function (this: Database, text: string, ...rest: unknown[]) {
+    const statement = original.call(this, text, ...rest) as unknown as Record<string, (...args: unknown[]) => unknown>;
+    if (textOf.has(statement)) return statement as unknown as Statement;
+    textOf.set(statement, text);
+    for (const name of ["run", "get", "all", "values"]) {
+      const own = statement[name];
+      statement[name] = (...args: unknown[]) => timed(text, () => own.apply(statement, args));
+    }
+    return statement as unknown as Statement;
+  };
+}
+const timed = (text: string, run: () => unknown) => {
+  if (!timing) return run();
+  const start = cpuNow();
+  try {
+    return run();
+  } finally {
+    const spent = timings.get(text) ?? { count: 0, us: 0 };
+    spent.count++;
+    spent.us += cpuNow() - start - overhead;
+    timings.set(text, spent);
+  }
+};
+const originalRun = Database.prototype.run as (this: Database, ...args: unknown[]) => unknown;
+(Database.prototype as unknown as Record<string, unknown>).run = function (this: Database, ...args: unknown[]) {
+  return timed(String(args[0]), () => originalRun.apply(this, args));
+};
+
+const { createApp } = await import("../src/http/app");
+const { wire } = await import("../src/cli/wiring");
+const { migrate, openStore, closeStore } = await import("../src/db/client");
+const { loadConfig } = await import("../src/shared/config");
+const { systemClock } = await import("../src/shared/clock");
+const { write } = await import("../src/db/tx");
+const { createUser } = await import("../src/auth/users");
+const { createApiKey } = await import("../src/auth/api-keys");
+const { createSpace } = await import("../src/spaces/spaces");
+
+const CREATES = Number(process.env.BENCH_CREATES ?? 5000);
+const dir = mkdtempSync(join(tmpdir(), "basalt-statements-"));
+const store = openStore(join(dir, "basalt.db"));
+migrate(store);
+const config = loadConfig({ "data-dir": dir, "public-url": "http://localhost" }, {});
+const { ctx, fieldUpkeep } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
+fieldUpkeep.start(ctx);
+const app = createApp(ctx);
+const user = await createUser(ctx, { email: "bench@example.com", name: "Bench", password: "bench password" });
+await write(ctx, (tx) => createSpace(tx, user.id, { name: "Bench", slug: "bench" }));
+const { apiKey } = await write(ctx, (tx) => createApiKey(tx, user.id, { name: "bench", level: "write", expiration: "30d" }));
+const headers = { authorization: `Bearer ${apiKey}`, "x-basalt-space": "bench", "content-type": "application/json" };
+const post = (path: string, body: unknown) => app.handle(new Request(`http://localhost${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+const fields = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
+await post("/api/v1/bases", { slug: "papers", name: "Papers", fields });
+// `BENCH_FLOOR=1`: the floor's create (bench/floor.ts) on the same data instead, statement by statement.
+const { floorHandler } = await import("./floor");
+const floor = process.env.BENCH_FLOOR === "1" ? floorHandler(join(dir, "basalt.db")) : undefined;
+const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
+const createOne = () =>
+  floor ? floor(new Request("http://localhost/records", { method: "POST", headers, body })) : app.handle(new Request("http://localhost/api/v1/bases/papers/change-requests", { method: "POST", headers, body }));
+const create = async () => {
+  const responses = await Promise.all(Array.from({ length: 50 }, createOne));
+  for (const response of responses) if (response.status !== 201) throw new Error(`${response.status} ${await response.text()}`);
+};
+for (let i = 0; i < 20; i++) await create();
+timing = true;
+const cpu = process.cpuUsage();
+for (let done = 0; done < CREATES; done += 50) await create();
+const spent = process.cpuUsage(cpu);
+timing = false;
+await fieldUpkeep.stop();
+await closeStore(ctx.store);
+rmSync(dir, { recursive: true, force: true });
+
+const rows = [...timings].sort((a, b) => b[1].us - a[1].us);
+const total = rows.reduce((sum, [, t]) => sum + t.us, 0);
+console.log(`CPU ${((spent.user + spent.system) / CREATES).toFixed(1)} µs a create, of which SQL ${(total / CREATES).toFixed(1)} µs\n`);
+console.log("| µs a create | runs a create | statement |\n|---|---|---|");
+for (const [text, t] of rows) console.log(`| ${(t.us / CREATES).toFixed(2)} | ${(t.count / CREATES).toFixed(2)} | ${text.replace(/\s+/g, " ").slice(0, 220)} |`);
