@@ -224,6 +224,19 @@ process.exit(0);`;
     expect(run.stderr.toString()).toBe("unhandled error on /b\n");
   });
 
+  test("a read is compiled as a plain function: no body parser (Elysia makes a route with one async) and no server looked up per request", () => {
+    const app = createApp(server.ctx);
+    for (const path of ["/api/health", "/api/v1/health"]) {
+      const health = app.routes.find((route) => route.method === "GET" && route.path === path)!;
+      expect(health.hooks.parse).toBeUndefined();
+      const compiled = health.compile();
+      expect(compiled.constructor.name).toBe("Function");
+      expect(String(compiled)).not.toContain("getServer");
+    }
+    const create = app.routes.find((route) => route.method === "POST" && route.path === "/api/v1/bases/:baseId/change-requests")!;
+    expect(create.hooks.parse).toBeDefined();
+  });
+
   test("every request is logged once: method, path, status, duration, never a key", async () => {
     server.logs.length = 0;
     await server.call("GET", "/api/v1/auth?token=abc", { key });

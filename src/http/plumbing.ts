@@ -186,10 +186,12 @@ export function clientAddress(server: ServerLike, request: Request): string {
   return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(":")}::/64`;
 }
 
-/** Streams that stay open as long as their client reads: never counted as requests in flight, which long work gives way to. */
-const STREAMS = new Set(["/api/v1/events/stream"]);
-/** Whether a request is for a stream (`path`, the URL's path, is found only for URLs that may be one: this runs for every request). */
-const isStream = (request: Request) => request.method === "GET" && request.url.includes("/stream") && STREAMS.has(urlPath(request.url));
+/** A duration in milliseconds as the log writes it, to the hundredth ("1.25"): `toFixed` cost a tenth of a health check's own work. */
+function milliseconds(ms: number): string {
+  const hundredths = Math.round(ms * 100);
+  const fraction = hundredths % 100;
+  return `${(hundredths - fraction) / 100}.${fraction < 10 ? "0" : ""}${fraction}`;
+}
 
 /**
  * What every request goes through before and after its route: CORS, the body limit and JSON
@@ -202,20 +204,25 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
   const largeTooLarge = (large: (typeof LARGE_JSON)[number]) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${large.limit(ctx.config)} bytes, the most this route reads (the operator sets it with ${large.flag}).`);
 
-  /** A request in flight: when it came, whether it counts as in flight (streams do not), and its Origin. */
-  type Flight = { request: Request; start: number; counted: boolean; origin: string | null };
-  function answered({ request, start, counted, origin }: Flight, response: Response): Response {
-    if (counted) ctx.requests.inFlight--;
+  /**
+   * A request in flight: when it came, and its Origin. It is out of flight once its answer is
+   * handed back: an event stream's answer is handed back at once, so an open stream, which lasts
+   * as long as its client reads, is never counted among the requests long work gives way to.
+   */
+  type Flight = { request: Request; start: number; origin: string | null };
+  function answered({ request, start, origin }: Flight, response: Response): Response {
+    ctx.requests.inFlight--;
     ctx.bodies.uploads.giveBack(request);
-    ctx.log.info(`${request.method} ${urlPath(request.url)} ${response.status} ${(performance.now() - start).toFixed(2)}ms`);
+    ctx.log.info(`${request.method} ${urlPath(request.url)} ${response.status} ${milliseconds(performance.now() - start)}ms`);
     return origin === null ? response : withHeaders(response, corsHeaders(origin));
   }
-  function failed({ request, counted }: Flight): void {
-    if (counted) ctx.requests.inFlight--;
+  function failed({ request }: Flight): void {
+    ctx.requests.inFlight--;
     ctx.bodies.uploads.giveBack(request);
   }
 
-  return new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
+  let server: ServerLike = null;
+  const plumbing = new Elysia({ name: "basalt.plumbing", seed: ctx.instanceId })
     .onError({ as: "global" }, ({ error, code, set, path, request }) => {
       let failure: ApiError;
       // Elysia wraps what a parser throws; the parser's own ApiError (413, 415) is the cause.
@@ -258,9 +265,14 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     .onTransform({ as: "global" }, ({ params }) => {
       for (const name in params) if (name !== "*" && ROUTE_WORDS.has((params as Record<string, string>)[name])) throw new UnknownRoute();
     })
+    // The server, for a body's client address: read from the app once it listens, not from each
+    // request's context (a hook that names `server` makes Elysia define it on every request's).
+    .onStart((app) => {
+      server = app.server;
+    })
     // Only requests with a body come here (Elysia parses none for GET or HEAD), before the access
     // check: an announced length over the route's limit is refused before a byte is read.
-    .onParse({ as: "global" }, async ({ request, contentType, server }) => {
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
       const upload = uploadOf(request);
       const large = upload ? undefined : largeJsonOf(request);
@@ -290,8 +302,8 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     // rather than request and after-response hooks: those cost every request a context hook and a
     // deferred task, measured as a fifth of a health check (docs/performance.md, 2026-11-29).
     .wrap(((handle: (request: Request) => Response | Promise<Response>) => (request: Request) => {
-      const flight = { request, start: performance.now(), counted: !isStream(request), origin: request.headers.get("origin") };
-      if (flight.counted) ctx.requests.inFlight++;
+      const flight = { request, start: performance.now(), origin: request.headers.get("origin") };
+      ctx.requests.inFlight++;
       if (flight.origin !== null && request.method === "OPTIONS") return answered(flight, new Response(null, { status: 204 }));
       let response: Response | Promise<Response>;
       try {
@@ -310,7 +322,16 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
           )
         : answered(flight, response);
     }) as never);
+  return plumbing;
+}
 
+/**
+ * GET and HEAD routes read no body, so the parser above never runs for them; but Elysia compiles
+ * every route that has a parse hook as an async function, a promise and a turn of the microtask
+ * queue per request. Dropped from them once every route is added, before any is compiled.
+ */
+export function withoutParsersOnReads(routes: { method: string; hooks: { parse?: unknown } }[]): void {
+  for (const route of routes) if (route.method === "GET" || route.method === "HEAD") delete route.hooks.parse;
 }
 
 /** The CORS headers of an answer to `origin`. */
