@@ -237,6 +237,12 @@ process.exit(0);`;
     expect(create.hooks.parse).toBeDefined();
   });
 
+  test("the executable is built without minifying: Elysia tells sync handlers from async ones by their source, and whitespace-less source reads as async", async () => {
+    const { scripts } = await Bun.file(join(REPO, "package.json")).json();
+    expect(scripts.build).toStartWith("bun build --compile");
+    expect(scripts.build).not.toContain("--minify");
+  });
+
   test("every request is logged once: method, path, status, duration, never a key", async () => {
     server.logs.length = 0;
     await server.call("GET", "/api/v1/auth?token=abc", { key });
