@@ -2,7 +2,7 @@ import { and, asc, count, eq, gt, inArray, max, sql } from "drizzle-orm";
 import { type Static, t } from "elysia";
 import { commitColumns, CommitSchema, commitView, userRefs } from "../content/commits";
 import type { AppContext, Tx } from "../context";
-import { preparedFor, preparedWrite } from "../db/client";
+import { insertRow, preparedFor } from "../db/client";
 import { Nullable, WholeNumber } from "../shared/schemas";
 import { seenWhere, type Sight } from "../spaces/sight";
 import { seenCommits } from "../content/records/seen";
@@ -14,16 +14,9 @@ import { changeRequests, instance, mergeLog, operations } from "../tables/change
  * written by the merge itself, and read by a follower from a cursor. The read side of remotes.
  */
 
-const appendOne = preparedWrite((db) =>
-  db
-    .insert(mergeLog)
-    .values({ spaceId: sql.placeholder("spaceId"), commitId: sql.placeholder("commitId"), changeRequestId: sql.placeholder("changeRequestId") } as never)
-    .prepare(),
-);
-
-/** Appends the commits a merge landed, in its operations' order (a compiled insert a commit: every merge runs it). */
+/** Appends the commits a merge landed, in its operations' order (`insertRow`: every merge runs it; SQLite gives each the next seq). */
 export function logMerged(tx: Tx, spaceId: string, changeRequestId: string, commitIds: string[]): void {
-  for (const commitId of commitIds) appendOne(tx).run({ spaceId, commitId, changeRequestId });
+  for (const commitId of commitIds) insertRow(tx, mergeLog, { spaceId, commitId, changeRequestId });
 }
 
 const instanceRow = preparedFor((db) => db.select({ id: instance.id }).from(instance).prepare());
