@@ -10,7 +10,7 @@ import { RateLimiter } from "./shared/rate-limit";
 import { BodyBudget } from "./shared/body-budget";
 import type { CachedKey } from "./tables/auth";
 import type { Membership } from "./tables/spaces";
-import type { LoadedBase, NodeRow } from "./tables/content";
+import type { LoadedBase, SpaceTree } from "./tables/content";
 
 export interface Logger {
   info(line: string): void;
@@ -159,8 +159,8 @@ export interface AppContext {
   linked: { values: StampedCache<string, Readonly<Record<string, unknown>>>; linksJson: StampedCache<string, string> };
   /** Filtered counts of records by their statement and values (`countRecords`): a numbered page asks the same count for each page. */
   counts: StampedCache<string, number>;
-  /** A space's tree as one sight sees it, by its nodes' parents (`content/nodes.ts`): every `GET /nodes` and tree read would read and decode the whole tree again. */
-  trees: StampedCache<string, ReadonlyMap<string | null, readonly (NodeRow & { baseId: string | null })[]>>;
+  /** A space's tree as one sight sees it, by its nodes' parents, and its public shares (`content/nodes.ts`): every `GET /nodes` and tree read would read and decode the whole tree again. */
+  trees: StampedCache<string, SpaceTree>;
   /** Searches' matches last seen few enough to rank (`search/search.ts`): a hint of which way to run the match first, never of what it answers. */
   rankedSearches: Set<string>;
   /** A space's people as a dump names them (`transfer/dump-api.ts`): each page of `users` would otherwise read the whole space again. */
@@ -235,7 +235,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     bases: new CommittedCache(store.writes, 1_000),
     linked: { values: new StampedCache<string, Readonly<Record<string, unknown>>>(store.sqlite, 50_000, 64 * MB, roughBytes), linksJson: new StampedCache(store.sqlite, 200, 16 * MB, (json) => json.length * 2) },
     counts: new StampedCache<string, number>(store.sqlite, 1_000),
-    trees: new StampedCache(store.sqlite, 200, 32 * MB, (tree) => roughBytes([...tree.values()])),
+    trees: new StampedCache(store.sqlite, 200, 32 * MB, (tree) => roughBytes([...tree.byParent.values()])),
     rankedSearches: new Set(),
     snapshots: new SnapshotReaders(store.sqlite.filename, () => clock.now()),
     indexDemand: { asked: new Map(), touched: new Map() },

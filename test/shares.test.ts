@@ -58,4 +58,23 @@ describe("public shares", () => {
     server.clock.advance(5 * 60_000);
     expect((await visit(doc)).status).toBe(404);
   });
+
+  test("the tree shows a node shared until its share expires, though nothing is written in between (the tree is kept until then)", async () => {
+    const sharedIn = async (path: string) => {
+      const tree = (await server.call("GET", path, { key: ws.read })).body;
+      const flat = (nodes: { id: string; shared: boolean; children: unknown[] }[]): { id: string; shared: boolean }[] => nodes.flatMap((node) => [node, ...flat(node.children as never)]);
+      return Object.fromEntries(flat(Array.isArray(tree) ? tree : [tree]).filter((node) => node.id === folder || node.id === doc).map((node) => [node.id === folder ? "folder" : "doc", node.shared]));
+    };
+    await share(folder, { scope: "public" });
+    await share(doc, { scope: "public", expiresAt: new Date(server.clock.now() + 60_000).toISOString() });
+    for (let i = 0; i < 2; i++) expect(await sharedIn("/api/v1/nodes")).toEqual({ folder: true, doc: true });
+    expect(await sharedIn(`/api/v1/nodes/${folder}`)).toEqual({ folder: true, doc: true });
+    server.clock.advance(59_000);
+    expect(await sharedIn("/api/v1/nodes")).toEqual({ folder: true, doc: true });
+    server.clock.advance(1_000);
+    expect(await sharedIn("/api/v1/nodes")).toEqual({ folder: true, doc: false });
+    expect(await sharedIn(`/api/v1/nodes/${folder}`)).toEqual({ folder: true, doc: false });
+    await share(folder, { scope: "none" });
+    expect(await sharedIn("/api/v1/nodes")).toEqual({ folder: false, doc: false });
+  });
 });

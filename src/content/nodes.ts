@@ -13,7 +13,7 @@ import { JsonObject, Nullable, oneOf, Timestamp, WholeNumber } from "../shared/s
 import { forgetBases } from "./bases";
 import { checkMetadata } from "../shared/json";
 import { relationsInto } from "./relations/schema";
-import { bases, fields, NODE_STATUSES, NODE_TYPES, NODE_VISIBILITIES, nodeFavorites, nodes, nodeShares, type NodeStatus, type NodeType } from "../tables/content";
+import { bases, fields, NODE_STATUSES, NODE_TYPES, NODE_VISIBILITIES, nodeFavorites, nodes, nodeShares, type NodeStatus, type NodeType, type SpaceTree } from "../tables/content";
 import { iso } from "../shared/clock";
 
 export type NodeRow = typeof nodes.$inferSelect;
@@ -75,9 +75,10 @@ const NODE_COLUMNS = Object.entries(getTableColumns(nodes));
 /**
  * The space's tree as `sight` sees it, by parent. Kept until the database changes (`ctx.trees`),
  * under the space and the nodes the sight hides (the only part of a sight the tree depends on):
- * read-only, shared by every caller with the same sight.
+ * shared by every caller with the same sight (read-only; its public shares are read again once the
+ * first of them expires).
  */
-function treeOf(ctx: AppContext, spaceId: string, sight: Sight): ReadonlyMap<string | null, readonly NodeWithBase[]> {
+function treeOf(ctx: AppContext, spaceId: string, sight: Sight): SpaceTree {
   const cached = ctx.trees.open();
   const key = sight.hiddenNodes.size === 0 ? spaceId : `${spaceId} ${[...sight.hiddenNodes].sort().join(" ")}`;
   const kept = cached ? ctx.trees.get(key) : undefined;
@@ -93,8 +94,9 @@ function treeOf(ctx: AppContext, spaceId: string, sight: Sight): ReadonlyMap<str
     if (siblings) siblings.push(seen);
     else byParent.set(parentId, [seen]);
   }
-  if (cached) ctx.trees.set(key, byParent);
-  return byParent;
+  const tree: SpaceTree = { byParent };
+  if (cached) ctx.trees.set(key, tree);
+  return tree;
 }
 
 /** A node the caller sees under a hidden one (a grant opened it) hangs from its nearest seen ancestor (the root is never hidden). */
@@ -112,15 +114,30 @@ export const liveShare = (now: string | Placeholder) => and(eq(nodeShares.scope,
 
 const sharedOfSpace = preparedFor((db) =>
   db
-    .select({ id: nodeShares.nodeId })
+    .select({ id: nodeShares.nodeId, expiresAt: nodeShares.expiresAt })
     .from(nodeShares)
     .where(and(eq(nodeShares.spaceId, sql.placeholder("spaceId")), liveShare(sql.placeholder("now"))))
     .prepare(),
 );
 
-/** The nodes of the space shared publicly right now, by their own share (read with the tree: one indexed select). */
-export function liveSharedIds(ctx: AppContext, spaceId: string): Set<string> {
-  return new Set(sharedOfSpace(ctx).all({ spaceId, now: iso(ctx.clock.now()) }).map((row) => row.id));
+/** The nodes of the space shared publicly right now, by their own share (one indexed select), and when the first of those shares expires. */
+function liveShares(ctx: AppContext, spaceId: string): { ids: ReadonlySet<string>; until: number } {
+  const now = ctx.clock.now();
+  const rows = sharedOfSpace(ctx).all({ spaceId, now: iso(now) });
+  let until = Number.POSITIVE_INFINITY;
+  // A moment that does not parse is read again on the next request.
+  for (const { expiresAt } of rows) if (expiresAt !== null) until = Math.min(until, Date.parse(expiresAt) || now);
+  return { ids: new Set(rows.map((row) => row.id)), until };
+}
+
+/**
+ * The space's public shares, kept with its tree until the first of them expires (read per
+ * request, they were a ninth of a `GET /nodes`). A share made, changed or revoked is a change to
+ * the database, which empties the tree's cache.
+ */
+function sharedNow(ctx: AppContext, spaceId: string, tree: SpaceTree): ReadonlySet<string> {
+  if (!tree.shares || ctx.clock.now() >= tree.shares.until) tree.shares = liveShares(ctx, spaceId);
+  return tree.shares.ids;
 }
 
 function view(row: NodeWithBase, byParent: ReadonlyMap<string | null, readonly NodeWithBase[]>, status: NodeStatus, depth: number, shared: ReadonlySet<string>): NodeView {
@@ -162,11 +179,12 @@ export const DEFAULT_TREE_DEPTH = 5;
 
 /** `GET /nodes`: the children of `parentId` (default: the root), each with `depth` levels of children below it (default 5). */
 export function listNodes(ctx: AppContext, spaceId: string, sight: Sight, query: { parentId?: string; depth?: number; status?: NodeStatus; types?: readonly string[] }): NodeView[] {
-  const byParent = treeOf(ctx, spaceId, sight);
+  const tree = treeOf(ctx, spaceId, sight);
+  const { byParent } = tree;
   const status = query.status ?? "active";
-  if (query.types && query.types.length > 0) return nodesOfTypes(byParent, new Set(query.types), status, liveSharedIds(ctx, spaceId));
+  if (query.types && query.types.length > 0) return nodesOfTypes(byParent, new Set(query.types), status, sharedNow(ctx, spaceId, tree));
   const parent = query.parentId ? findNode(ctx, spaceId, query.parentId, "active") : byParent.get(null)![0];
-  const shared = liveSharedIds(ctx, spaceId);
+  const shared = sharedNow(ctx, spaceId, tree);
   return (byParent.get(parent.id) ?? []).filter((row) => row.status === status).map((row) => view(row, byParent, status, query.depth ?? DEFAULT_TREE_DEPTH, shared));
 }
 
@@ -191,9 +209,9 @@ export function getNode(ctx: AppContext, spaceId: string, sight: Sight, ref: str
 
 /** A node as the tree shows it, with its direct children. */
 function withChildren(ctx: AppContext, spaceId: string, sight: Sight, row: NodeRow): NodeView {
-  const byParent = treeOf(ctx, spaceId, sight);
-  const self = [...byParent.values()].flat().find((node) => node.id === row.id)!;
-  return view(self, byParent, "active", 1, liveSharedIds(ctx, spaceId));
+  const tree = treeOf(ctx, spaceId, sight);
+  const self = [...tree.byParent.values()].flat().find((node) => node.id === row.id)!;
+  return view(self, tree.byParent, "active", 1, sharedNow(ctx, spaceId, tree));
 }
 
 export const NodeHitSchema = t.Object({
@@ -236,7 +254,7 @@ function placesIn(byId: Map<string, NodeWithBase>): (node: NodeWithBase) => Plac
 /** `GET /nodes/search` (and the names of `GET /search`): active nodes whose name or slug contains each of `texts`, case-insensitive; shallowest first. */
 export function searchNodes(ctx: AppContext, spaceId: string, sight: Sight, texts: string[], limit: number): NodeHit[] {
   const byId = new Map<string, NodeWithBase>();
-  for (const siblings of treeOf(ctx, spaceId, sight).values()) for (const node of siblings) byId.set(node.id, node);
+  for (const siblings of treeOf(ctx, spaceId, sight).byParent.values()) for (const node of siblings) byId.set(node.id, node);
   const placeOf = placesIn(byId);
   const needles = texts.map((text) => text.toLowerCase());
   const hits: (NodeHit & { depth: number })[] = [];
@@ -254,7 +272,7 @@ export function searchNodes(ctx: AppContext, spaceId: string, sight: Sight, text
 
 /** The node and every node below it. */
 function subtree(ctx: AppContext, spaceId: string, rootId: string): string[] {
-  const byParent = treeOf(ctx, spaceId, SEES_ALL);
+  const { byParent } = treeOf(ctx, spaceId, SEES_ALL);
   const ids: string[] = [];
   const visit = (id: string) => {
     ids.push(id);
@@ -275,7 +293,7 @@ export function isDescendant(ctx: AppContext, spaceId: string, nodeRef: string, 
 
 /** How many levels of nodes hang below a node (0 for one with no children). */
 function heightBelow(ctx: AppContext, spaceId: string, nodeId: string): number {
-  const byParent = treeOf(ctx, spaceId, SEES_ALL);
+  const { byParent } = treeOf(ctx, spaceId, SEES_ALL);
   let height = 0;
   for (let level = byParent.get(nodeId) ?? []; level.length > 0; height++) level = level.flatMap((node) => byParent.get(node.id) ?? []);
   return height;
@@ -435,7 +453,7 @@ export function nodeSummary(ctx: AppContext, spaceId: string, nodeId: string): N
   if (!row) return null;
   const node = { ...row.node, baseId: row.baseId };
   const hasChildren = (childCount(ctx).get({ parentId: node.id, status: node.status })?.n ?? 0) > 0;
-  return { ...view(node, new Map(), node.status, 0, liveSharedIds(ctx, spaceId)), hasChildren };
+  return { ...view(node, new Map(), node.status, 0, liveShares(ctx, spaceId).ids), hasChildren };
 }
 
 // ---- favorites: each user's own, per space ----

@@ -572,6 +572,16 @@ export type BaseRow = typeof bases.$inferSelect;
 export type FieldRow = typeof fields.$inferSelect;
 export type NodeRow = typeof nodes.$inferSelect;
 
+/**
+ * A space's tree as one sight sees it, by its nodes' parents: what the tree cache (`ctx.trees`)
+ * holds. `shares`, once read, are the nodes shared publicly, good until the first of those shares
+ * expires (`until`, in ms); any change to the database empties the cache, shares included.
+ */
+export interface SpaceTree {
+  byParent: ReadonlyMap<string | null, readonly (NodeRow & { baseId: string | null })[]>;
+  shares?: { ids: ReadonlySet<string>; until: number };
+}
+
 /** A base with its node and its fields in order: what the base cache (`findBase`) holds. */
 export interface LoadedBase {
   base: BaseRow;
