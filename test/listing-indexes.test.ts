@@ -149,6 +149,19 @@ describe("indexed filters and sorts", () => {
     expect(pageStep(plan(cursor))).not.toContain("TEMP B-TREE");
   });
 
+  test("a page walked in its order is read with its head commits by the statement that walks it; a page sorted after reads its ids first", () => {
+    const loaded = findBase(server.ctx, ws.space.id, "papers");
+    const plan = (query: Record<string, unknown>) => explainListing(server.ctx, loaded, { status: "active", filters: [], limit: 50, ...query }).join(" / ");
+    const walked = [{}, { sort: "updatedAt" }, { sort: "-year" }, { filters: [{ fieldSlug: "venue", operator: "eq", value: "vldb" }] }];
+    for (const query of walked) {
+      expect(plan(query), JSON.stringify(query)).toContain("SEARCH commits");
+      expect(plan(query), JSON.stringify(query)).not.toContain("TEMP B-TREE");
+    }
+    // Notes are not indexed: their order is sorted, of the page's ids only.
+    expect(plan({ sort: "notes" })).toContain("TEMP B-TREE");
+    expect(plan({ sort: "notes" })).not.toContain("commits");
+  });
+
   test("the schema does not grow with fields: no index per field, one table of values; a deleted field's values are removed in the background", async () => {
     const loaded = findBase(server.ctx, ws.space.id, "papers");
     const venue = loaded.fields.find((field) => field.slug === "venue")!;

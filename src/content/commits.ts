@@ -63,8 +63,11 @@ export function userRefs(ctx: AppContext, ids: Iterable<string>): Map<string, Us
   return new Map(rows.map((row) => [row.id, row]));
 }
 
+/** What the API shows of a commit but its payload. */
+export type ShownCommit = Pick<CommitRow, "id" | "baseId" | "nodeId" | "operationId" | "parentCommitId" | "message" | "authorId" | "targetType" | "kind" | "createdAt">;
+
 /** A commit as the API shows it; `payload` is given apart when the caller holds it already (a record's head: its field map), so the row is not copied to hold it. */
-export const commitView = (row: Omit<CommitRow, "payload">, people: Map<string, UserRef>, payload: CommitRow["payload"] = (row as CommitRow).payload): CommitView => ({
+export const commitView = (row: ShownCommit, people: Map<string, UserRef>, payload: CommitRow["payload"] = (row as CommitRow).payload): CommitView => ({
   id: row.id,
   baseId: row.baseId,
   nodeId: row.nodeId,

@@ -2,13 +2,12 @@ import { roughSize, withinBudget } from "../../shared/limits";
 import { baseRecordCounts } from "../../tables/derived/tables";
 import { compiledRows, preparedFor, queryPlan } from "../../db/client";
 import { FULL_SHAPE, RecordShape, RecordView, requireShapeFields } from "./view";
-import { CREATED_AT_AT, ID_AT, RECORD_COLUMNS, authorColumns, headColumns, recordOfRow } from "./read";
+import { CREATED_AT_AT, ID_AT, RECORD_COLUMNS, headAuthors, headColumns, recordOfRow } from "./read";
 import { ListingShape, RecordFilter, RecordQuery, SortPlan, V, decodeCursor, encodeCursor, fieldNamed, allFilters, filterCondition, groupCondition, requireBounded, sortPlan, indexed, INDEXED_FROM, containsOnValues } from "./query";
 import { noteFieldsQueried } from "../indexes";
 import { comparisonOf } from "../fields/registry";
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type UserRef } from "../commits";
-import { users } from "../../tables/auth";
 import type { AppContext } from "../../context";
 import { badRequest } from "../../shared/errors";
 import type { FilterOperator } from "../../shared/field-types";
@@ -109,15 +108,26 @@ function source(shape: ListingShape, loaded: LoadedBase, query: RecordQuery, dri
   return { from, where };
 }
 
+/** The record's columns when `records` is named in a FROM written as SQL (drizzle checks that selected tables are in the query, and cannot see into one). */
+const RECORD_IN_FROM = Object.fromEntries(RECORD_COLUMNS.map(([key, column]) => [key, sql`${column}`]));
+
 type ListingQuery = RecordQuery & { limit: number; cursor?: string; offset?: number; shape?: RecordShape };
 
-/** A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`. */
-function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
+/**
+ * A page's statement (shape key, builder, parameters), shared by `listRecords` and `explainListing`.
+ * When what drives the page walks it in its order (the records' creation or update index, or a
+ * field's values), the statement reads the page's records with their head commits as it walks
+ * (`inOrder`: one statement, and nothing sorted). Otherwise (a sort read from the record, or a
+ * filter's matches sorted) it reads their rowids, so that only those are sorted, and `pageRows`
+ * reads the records after.
+ */
+function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQuery, recordShape: RecordShape = query.shape ?? FULL_SHAPE) {
   requireBounded(query);
   const plan = sortPlan(loaded.fields, query.sort);
   const driver = pageDriver(ctx, loaded, query, plan);
+  const inOrder = driver.by === "values" || (driver.by === "records" && plan.column !== null);
   const shape = new ListingShape();
-  shape.key.push("list", plan.key, query.cursor ? "after" : query.offset ? "offset" : "first");
+  shape.key.push("list", plan.key, query.cursor ? "after" : query.offset ? "offset" : "first", inOrder ? (recordShape.headCommit ? "rows" : "lean rows") : "rowids");
   const { from, where } = source(shape, loaded, query, driver);
   // The terms the page is ordered by, read from what drives it: the walked values, or the record.
   const walked = driver.by === "values";
@@ -134,21 +144,27 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
   const limit = shape.param(query.limit + 1);
   const offset = query.offset ? shape.param(query.offset) : null;
   const direction = sql.raw(plan.descending ? "DESC" : "ASC");
-  // The page's rowids, in order; `pageRows` then reads those records.
   const build = () => {
-    const page = ctx.db
-      .select({ rowid: sql<number>`"records"."rowid"` })
-      .from(from)
+    // The first term is the cursor's sort value (the same value as `plan.expression` on the record).
+    const select = !inOrder
+      ? ctx.db.select({ rowid: sql<number>`"records"."rowid"` }).from(from)
+      : recordShape.headCommit
+        ? ctx.db
+            .select({ row: RECORD_IN_FROM, sortValue: sql`${terms[0]}`, head: headColumns })
+            .from(from)
+            .leftJoin(commits, eq(commits.id, records.headCommitId))
+        : ctx.db.select({ row: RECORD_IN_FROM, sortValue: sql`${terms[0]}`, parentCommitId: commits.parentCommitId }).from(from).leftJoin(commits, eq(commits.id, records.headCommitId));
+    const page = select
       .where(and(...where))
       .orderBy(...terms.map((t) => sql`${t} ${direction}`))
       .limit(limit);
     return offset ? page.offset(offset) : page;
   };
-  return { key: shape.key.join("|"), build, params: shape.params, plan };
+  return { key: shape.key.join("|"), build, params: shape.params, plan, inOrder };
 }
 
 /**
- * The records of a page with their head commits and authors, by rowid (no second descent through
+ * The records of a page with their head commits, by rowid (no second descent through
  * the id index), each with its place in the page: they are put in order in JS, since an ORDER BY
  * here would sort the wide rows again (a page of 50: 186-200 -> 144 us). Matches beyond the page
  * are never read.
@@ -156,14 +172,13 @@ function listingStatement(ctx: AppContext, loaded: LoadedBase, query: ListingQue
 const pageRows = (ctx: AppContext, plan: SortPlan) =>
   compiledRows(ctx.store, `page rows|${plan.key}`, () =>
     ctx.db
-      .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, author: authorColumns, place: sql<number>`"page"."key"` })
+      .select({ row: records, sortValue: sql`${plan.expression}`, head: headColumns, place: sql<number>`"page"."key"` })
       .from(sql`json_each(${sql.placeholder("rowids")}) AS "page"`)
       .innerJoin(records, sql`"records"."rowid" = "page"."value"`)
-      .leftJoin(commits, eq(commits.id, records.headCommitId))
-      .leftJoin(users, eq(users.id, commits.authorId)),
+      .leftJoin(commits, eq(commits.id, records.headCommitId)),
   );
 
-/** `pageRows` for a shape without head commits: of the head, only its parent (which a record shows), and no author. */
+/** `pageRows` for a shape without head commits: of the head, only its parent (which a record shows). */
 const leanPageRows = (ctx: AppContext, plan: SortPlan) =>
   compiledRows(ctx.store, `lean page rows|${plan.key}`, () =>
     ctx.db
@@ -172,6 +187,21 @@ const leanPageRows = (ctx: AppContext, plan: SortPlan) =>
       .innerJoin(records, sql`"records"."rowid" = "page"."value"`)
       .leftJoin(commits, eq(commits.id, records.headCommitId)),
   );
+
+/** The rows of a page, in order, and whether more match past them: read as the page is walked, or by rowid after (`listingStatement`). */
+function readPage(ctx: AppContext, statement: ReturnType<typeof listingStatement>, limit: number, shape: RecordShape): { page: unknown[][]; more: boolean } {
+  const found = compiledRows(ctx.store, statement.key, statement.build)(statement.params);
+  const more = found.length > limit;
+  if (statement.inOrder) {
+    if (more) found.length = limit;
+    return { page: found, more };
+  }
+  const rowids = found.slice(0, limit).map((values) => values[0]);
+  const page: unknown[][] = new Array(rowids.length);
+  const rows = shape.headCommit ? pageRows(ctx, statement.plan) : leanPageRows(ctx, statement.plan);
+  for (const values of rows({ rowids: JSON.stringify(rowids) })) page[values.at(-1) as number] = values;
+  return { page, more };
+}
 
 /** SQLite's plan for a listing: which index answers its filters and sort (for tests and operators). */
 export function explainListing(ctx: AppContext, loaded: LoadedBase, query: ListingQuery): string[] {
@@ -186,21 +216,19 @@ export function explainListing(ctx: AppContext, loaded: LoadedBase, query: Listi
  */
 export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQuery) {
   if (query.shape) requireShapeFields(loaded, query.shape);
-  const statement = listingStatement(ctx, loaded, query);
-  noteFieldsQueried(ctx, queriedFields(loaded, query, statement.plan));
-  const rowids = compiledRows(ctx.store, statement.key, statement.build)(statement.params).map((values) => values[0]);
-  const page: unknown[][] = new Array(Math.min(rowids.length, query.limit));
   const shape = query.shape ?? FULL_SHAPE;
-  const rows = shape.headCommit ? pageRows(ctx, statement.plan) : leanPageRows(ctx, statement.plan);
-  for (const values of rows({ rowids: JSON.stringify(rowids.slice(0, query.limit)) })) page[values.at(-1) as number] = values;
-  const people = new Map<string, UserRef>();
+  const statement = listingStatement(ctx, loaded, query, shape);
+  noteFieldsQueried(ctx, queriedFields(loaded, query, statement.plan));
+  const { page, more: beyond } = readPage(ctx, statement, query.limit, shape);
+  // Each row holds its sort value after the record's columns, then its head commit's.
+  const headAt = RECORD_COLUMNS.length + 1;
+  const people = shape.headCommit ? headAuthors(ctx, page, headAt) : new Map<string, UserRef>();
   const base = baseView(loaded);
   const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
-  // Each row holds its sort value after the record's columns.
   const now = ctx.clock.now();
-  const views = page.map((values) => recordOfRow(values, RECORD_COLUMNS.length + 1, loaded, people, linked, base, now, shape, !shape.headCommit));
+  const views = page.map((values) => recordOfRow(values, headAt, loaded, people, linked, base, now, shape, !shape.headCommit));
   const kept = query.offset ? views.length : withinBudget(views, (view) => roughSize(view.fields));
-  const more = rowids.length > query.limit || kept < views.length;
+  const more = beyond || kept < views.length;
   views.length = page.length = kept;
   const last = page.at(-1);
   if (!more || !last) return { records: views, nextCursor: null };

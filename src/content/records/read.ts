@@ -15,13 +15,12 @@ import { commits, records } from "../../tables/content";
 
 /** Reading one record: by id with its head commit and author, its links, and its history. */
 
+/** What a record shows of its head commit (`CommitHead`). */
 export const headColumns = {
   id: commits.id,
-  spaceId: commits.spaceId,
   baseId: commits.baseId,
   nodeId: commits.nodeId,
   operationId: commits.operationId,
-  recordId: commits.recordId,
   parentCommitId: commits.parentCommitId,
   message: commits.message,
   authorId: commits.authorId,
@@ -56,19 +55,40 @@ const HEAD_COLUMNS = Object.entries(headColumns);
 const AUTHOR_COLUMNS = Object.entries(authorColumns);
 
 /**
- * A record read as an array (its columns, then its head commit's from `headAt`, then the author's;
- * `lean`: then only the head's parent), as the API shows it: decoded column by column, which costs
- * less than drizzle's mapping of joined rows.
+ * A record read as an array (its columns, then its head commit's from `headAt`; `lean`: then only
+ * the head's parent), as the API shows it, the head's author taken from `people`: decoded column by
+ * column, which costs less than drizzle's mapping of joined rows.
  */
 export function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBase, people: Map<string, UserRef>, linked: LinkedValues, base: BaseView, now: number, shape: RecordShape, lean = false): RecordView {
   const row = decodeRow<RecordRow>(values, 0, RECORD_COLUMNS);
   if (lean) return recordView(row, loaded, { parentCommitId: values[headAt] as string | null }, people, base, linked.get(row.id), now, shape);
   const head = values[headAt] === null ? undefined : decodeRow<CommitHead>(values, headAt, HEAD_COLUMNS);
-  const authorAt = headAt + HEAD_COLUMNS.length;
-  // A page's records share few authors: each is decoded once.
-  const authorId = values[authorAt] as string | null;
-  if (authorId !== null && !people.has(authorId)) people.set(authorId, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
   return recordView(row, loaded, head, people, base, linked.get(row.id), now, shape);
+}
+
+const AUTHOR_ID_IN_HEAD = HEAD_COLUMNS.findIndex(([key]) => key === "authorId");
+
+const authorsById = (ctx: AppContext) =>
+  compiledRows(ctx.store, "authors by id", () =>
+    ctx.db
+      .select(authorColumns)
+      .from(users)
+      .where(sql`${users.id} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`),
+  );
+
+/**
+ * The authors of the head commits of rows read as `recordOfRow` reads them, by id: one statement
+ * for a page, whose records share few authors (joined to each row, each author was read, scanned
+ * for and decoded once a record).
+ */
+export function headAuthors(ctx: AppContext, rows: unknown[][], headAt: number): Map<string, UserRef> {
+  const ids = new Set<string>();
+  for (const values of rows) {
+    const id = values[headAt + AUTHOR_ID_IN_HEAD];
+    if (typeof id === "string") ids.add(id);
+  }
+  if (ids.size === 0) return new Map();
+  return new Map(authorsById(ctx)({ ids: JSON.stringify([...ids]) }).map((values) => [values[0] as string, decodeRow<UserRef>(values, 0, AUTHOR_COLUMNS)]));
 }
 
 const recordWithHead = (ctx: AppContext) =>
@@ -87,7 +107,10 @@ export function getRecord(ctx: AppContext, spaceId: string, recordId: string, sh
   if (!values) throw notInSpace("record", recordId);
   const loaded = seenBase(findBase(ctx, spaceId, values[BASE_ID_AT] as string, { archived: true }), sight);
   requireShapeFields(loaded, shape);
-  return recordOfRow(values, RECORD_COLUMNS.length, loaded, new Map(), linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);
+  const authorAt = RECORD_COLUMNS.length + HEAD_COLUMNS.length;
+  const people = new Map<string, UserRef>();
+  if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, people, linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);
 }
 
 /** A record's links either way (`GET /records/{id}/links`). */

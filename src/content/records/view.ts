@@ -5,7 +5,7 @@ import type { RecordSnapshot } from "../../events/outbox";
 import { convertedValue } from "../field-convert";
 import type { Static } from "@sinclair/typebox";
 import { t } from "elysia";
-import { CommitSchema, type CommitRow, commitView, type UserRef } from "../commits";
+import { CommitSchema, commitView, type ShownCommit, type UserRef } from "../commits";
 import type { AppContext } from "../../context";
 import { badRequest } from "../../shared/errors";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../../shared/schemas";
@@ -93,7 +93,7 @@ export function requireShapeFields(loaded: LoadedBase, shape: RecordShape): void
 }
 
 /** A head commit as records show it: its payload is the record's field map, so it is not read. */
-export type CommitHead = Omit<CommitRow, "payload">;
+export type CommitHead = ShownCommit;
 
 /** What a record shows of its head commit: all of it, or (the lean shape) only its parent. */
 type HeadOfRecord = CommitHead | { id?: undefined; parentCommitId: string | null };
