@@ -111,7 +111,8 @@ export function recordView(
 ): RecordView {
   const all = recordFields(row, loaded.fields, linked, now);
   const fields = shape.fields ? Object.fromEntries(shape.fields.map((slug) => [slug, all[slug] ?? null])) : all;
-  return {
+  // Keys are added in the answer's order (JSON keeps it), without spreading objects made for the purpose.
+  const view: RecordView = {
     id: row.id,
     baseId: row.baseId,
     status: row.status,
@@ -121,35 +122,39 @@ export function recordView(
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     archivedAt: row.archivedAt,
-    ...(shape.headCommit ? { headCommit: head?.id !== undefined ? commitView(head, people, fields) : null } : {}),
-    parentRecordId: null,
-    parentCommitId: head?.parentCommitId ?? null,
-    ...(shape.base ? { base } : {}),
-  };
+  } as RecordView;
+  if (shape.headCommit) view.headCommit = head?.id !== undefined ? commitView(head, people, fields) : null;
+  view.parentRecordId = null;
+  view.parentCommitId = head?.parentCommitId ?? null;
+  if (shape.base) view.base = base;
+  return view;
 }
 
 /**
  * A page's answer (`{ records, ... }`, records first) as the JSON text `JSON.stringify` writes for
- * it, with the base the records share written once and copied into each: a base with its fields is
- * most of a full record's bytes (2 of 3 KB for a base of nine fields), and writing it again for
- * every record was most of a page's JSON (docs/performance.md, "Linked data"). Relies on
- * `recordView` putting `base` last.
+ * it, with the base its records share written once: a base with its fields is most of a full
+ * record's bytes (2 of 3 KB for a base of nine fields), and writing it again for every record was
+ * most of a page's JSON (docs/performance.md, "Linked data"). The text is joined in one go, with the
+ * base in the separator: text made by concatenating (a rope) is copied again whole when the answer
+ * is sent, which cost more than writing the base 50 times (docs/performance.md, "listing pages").
+ * Relies on `recordView` putting `base` last.
  */
 export function pageJson<A extends { records: RecordView[] }>(answer: A): string {
-  const texts = new Map<BaseView, string>();
-  const parts = answer.records.map((record) => {
-    const base = record.base;
-    if (base === undefined) return JSON.stringify(record);
-    let text = texts.get(base);
-    if (text === undefined) texts.set(base, (text = JSON.stringify(base)));
+  const { records } = answer;
+  const base = records[0]?.base;
+  if (base === undefined || records.some((record) => record.base !== base)) return JSON.stringify(answer);
+  const rest = JSON.stringify({ ...answer, records: undefined });
+  const baseText = `,"base":${JSON.stringify(base)}}`;
+  const parts = records.map((record) => {
     // A property set to undefined is left out, and the object keeps its shape (a delete would not).
     record.base = undefined;
     const own = JSON.stringify(record);
     record.base = base;
-    return `${own.slice(0, -1)},"base":${text}}`;
+    return own.slice(0, -1);
   });
-  const rest = JSON.stringify({ ...answer, records: undefined });
-  return `{"records":[${parts.join(",")}]${rest === "{}" ? "" : `,${rest.slice(1, -1)}`}}`;
+  parts[0] = `{"records":[${parts[0]}`;
+  parts[parts.length - 1] += `${baseText}]${rest === "{}" ? "" : `,${rest.slice(1, -1)}`}}`;
+  return parts.join(`${baseText},`);
 }
 
 /**
