@@ -1,5 +1,27 @@
+import { Database, type Statement } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { TestServer, freshPapersWorkspace, type Workspace } from "./helpers";
+
+/** The SQL of the statements run while `ran` is a list (Bun keeps a statement's methods on the statement itself, so each one's are wrapped as it is made). */
+let ran: string[] | null = null;
+const recorded = new WeakSet<object>();
+for (const method of ["query", "prepare"] as const) {
+  const original = Database.prototype[method] as (this: Database, text: string, ...args: unknown[]) => Statement;
+  (Database.prototype as unknown as Record<string, unknown>)[method] = function (this: Database, text: string, ...args: unknown[]) {
+    const statement = original.call(this, text, ...args);
+    if (recorded.has(statement)) return statement;
+    recorded.add(statement);
+    for (const name of ["all", "get", "values", "run", "iterate"]) {
+      let inner = (statement as unknown as Record<string, (...values: unknown[]) => unknown>)[name];
+      const recording = (...values: unknown[]) => {
+        ran?.push(text);
+        return inner.apply(statement, values);
+      };
+      Object.defineProperty(statement, name, { configurable: true, get: () => recording, set: (fn) => (inner = fn) });
+    }
+    return statement;
+  };
+}
 
 // A direct create (one record, merged at once, no idempotency key) stores no change request or
 // operation row: its commit stands for both (src/changes/direct.ts). Everything a client sees of
@@ -45,6 +67,25 @@ describe("a direct create's change request", () => {
     expect([stored("change_requests", keptCr.id), stored("operations", keptCr.operations[0].id)]).toEqual([{ n: 1 }, { n: 1 }]);
     const history = (await server.call("GET", `/api/v1/records/${direct.id}/history`, { key: ws.read })).body;
     expect(history.map((commit: { id: string }) => commit.id)).toEqual([direct.headCommitId]);
+  });
+
+  test("its commit is written once, as the record's first: one insert, never an update of it", async () => {
+    const commitWrites = async (send: () => Promise<unknown>) => {
+      ran = [];
+      try {
+        await send();
+        return ran.filter((text) => /^\s*(insert into|update) "commits"/i.test(text)).map((text) => text.trim().split(" ")[0].toLowerCase());
+      } finally {
+        ran = null;
+      }
+    };
+    let direct: { id: string; headCommitId: string } | undefined;
+    expect(await commitWrites(async () => (direct = await create({ title: "Attention", year: 2017 })))).toEqual(["insert"]);
+    // While it is its record's head, its values are the record's (no second copy), and it names its record.
+    expect(server.ctx.store.sqlite.query("SELECT record_id, payload FROM commits WHERE id = ?").get(direct!.headCommitId)).toEqual({ record_id: direct!.id, payload: null });
+    // A bulk create merged at once writes each record's commit once too.
+    const bulk = () => server.call("POST", "/api/v1/bases/papers/records/bulk-change-request", { key: ws.write, body: { records: [{ fields: { title: "A" } }, { fields: { title: "B" } }] } });
+    expect(await commitWrites(bulk)).toEqual(["insert", "insert"]);
   });
 
   test("the review loop answers it as any merged change request", async () => {
