@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { browserAvailable, launchBrowser } from "./browser";
-import { freshWorkspace, type TestServer, type Workspace } from "./helpers";
+import { fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 /**
  * Nothing a person does on the page loses data without saying so (issue 47, items 1 to 6): a
@@ -367,4 +367,46 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 90_000);
+});
+
+/** A base of `count` records titled "Entry 1" to "Entry <count>" (the grid shows the newest first: row 0 is the last made). */
+async function longBase(slug: string, count: number): Promise<string> {
+  const base = (await server.call("POST", "/api/v1/bases", { key: ws.write, body: { slug, name: slug[0].toUpperCase() + slug.slice(1), fields: [{ slug: "title", name: "Title", type: "text" }] } })).body;
+  await fillBase(server, ws.write, slug, count, (i) => ({ title: `Entry ${i + 1}` }));
+  return base.id;
+}
+
+describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
+  test("a frame made taller draws the rows it then shows at once, before and after a cell is clicked, and when a phone is turned", async () => {
+    const id = await longBase("tall", 200);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Tall records" });
+    await grid.locator('tr[data-row="0"] td[role=gridcell]:not(.loading)').first().waitFor();
+    /** The frame's last visible line is a drawn row's, not the blank that stands for rows not drawn (no scroll happens meanwhile). */
+    const bottomDrawn = () =>
+      page.waitForFunction(
+        () => {
+          const box = document.querySelector(".grid-scroll")!.getBoundingClientRect();
+          return !!document.elementFromPoint(box.left + 120, Math.min(box.bottom, innerHeight) - 6)?.closest("tr[data-row]");
+        },
+        null,
+        { timeout: 3000 },
+      );
+    await page.setViewportSize({ width: 1440, height: 1600 });
+    await bottomDrawn();
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await grid.locator('tr[data-row="1"] td[role=gridcell]').first().click();
+    await page.setViewportSize({ width: 1440, height: 1600 });
+    await bottomDrawn();
+    // A phone shown the grid, turned from sideways to upright.
+    await page.evaluate(() => localStorage.setItem("basalt.records.layout", "grid"));
+    await page.setViewportSize({ width: 667, height: 375 });
+    await page.reload();
+    await grid.locator('tr[data-row="0"] td[role=gridcell]:not(.loading)').first().waitFor();
+    await page.setViewportSize({ width: 375, height: 667 });
+    await bottomDrawn();
+    expect(await page.locator(".grid-scroll").evaluate((scroller) => scroller.scrollTop)).toBe(0);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
 });

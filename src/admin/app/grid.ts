@@ -428,6 +428,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     if (!frame) frame = requestAnimationFrame(() => ((frame = 0), draw()));
   };
   scroller.addEventListener("scroll", drawSoon);
+  // The frame changes size with the window (a taller window, a phone turned): the rows it then shows are drawn at once.
+  new ResizeObserver(() => {
+    const top = Math.floor(scroller.scrollTop / ROW_HEIGHT);
+    const bottom = Math.min(reachable() - 1, Math.ceil((scroller.scrollTop + scroller.clientHeight) / ROW_HEIGHT) - 1);
+    if (scroller.isConnected && (top < drawn.first || bottom > drawn.last)) draw();
+  }).observe(scroller);
 
   function focusCell(row: number, col: number): void {
     const count = reachable();
