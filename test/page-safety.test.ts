@@ -409,4 +409,81 @@ describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
+  test("a record opened beside the grid keeps the grid's place and keyboard, and so does closing it, at 1440 and 375 px; so do an edit, its undo, a proposal arriving, the rows' height changed and a filter put back", async () => {
+    const id = await longBase("placed", 300);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Placed records" });
+    const scroller = page.locator(".grid-scroll");
+    const rowShown = (row: number) => grid.locator(`tr[data-row="${row}"] td[role=gridcell]:not(.loading)`).first();
+    /** The first row the frame shows. */
+    const firstInView = () => scroller.evaluate((frame) => Math.floor(frame.scrollTop / 34));
+    const focusedRow = () => page.evaluate(() => document.activeElement?.closest("tr")?.getAttribute("data-row") ?? null);
+    await page.evaluate(() => localStorage.setItem("basalt.records.layout", "grid"));
+    for (const width of [1440, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.url}/admin/bases/${id}`);
+      await rowShown(0).waitFor();
+      await scroller.evaluate((frame) => frame.scrollTo(0, 145 * 34));
+      await rowShown(145).waitFor();
+      await grid.locator('tr[data-row="145"] th a').click();
+      const panel = page.getByRole("complementary", { name: "Record Entry 155" });
+      await panel.waitFor();
+      await rowShown(145).waitFor();
+      expect(await firstInView()).toBe(145);
+      await panel.getByRole("link", { name: "Close" }).click();
+      await panel.waitFor({ state: "detached" });
+      await rowShown(145).waitFor();
+      expect(await firstInView()).toBe(145);
+      // The keyboard is back on the row whose record was opened.
+      expect(await focusedRow()).toBe("145");
+      // Ctrl+End: the last record, opened and closed with the keyboard.
+      await page.keyboard.press("Control+End");
+      await rowShown(299).waitFor();
+      expect(await focusedRow()).toBe("299");
+      const bottom = await scroller.evaluate((frame) => frame.scrollTop);
+      await grid.locator('tr[data-row="299"] th a').click();
+      await page.getByRole("complementary", { name: "Record Entry 1" }).waitFor();
+      await page.keyboard.press("Escape");
+      await page.getByRole("complementary").waitFor({ state: "detached" });
+      await rowShown(299).waitFor();
+      expect(await scroller.evaluate((frame) => frame.scrollTop)).toBe(bottom);
+      expect(await focusedRow()).toBe("299");
+    }
+    // What redraws the grid in place keeps it: an edit, its undo, a proposal arriving by the stream.
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await scroller.evaluate((frame) => frame.scrollTo(0, 100 * 34));
+    await rowShown(100).waitFor();
+    await grid.locator('tr[data-row="102"] td[role=gridcell]').first().click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.type(" edited");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Saved Title." }).waitFor();
+    expect([await firstInView(), await focusedRow()]).toEqual([100, "103"]);
+    await page.keyboard.press("Control+z");
+    await page.getByRole("status").filter({ hasText: "Undid" }).waitFor();
+    await grid.getByRole("gridcell", { name: "Entry 198", exact: true }).waitFor();
+    expect([await firstInView(), await focusedRow()]).toEqual([100, "103"]);
+    const proposedId = new URL((await grid.locator('tr[data-row="101"] th a').getAttribute("href"))!, server.url).searchParams.get("record");
+    await server.call("POST", `/api/v1/records/${proposedId}/change-requests`, { key: ws.propose, body: { operation: "update", fields: { title: "Entry 199 renamed" } } });
+    await grid.locator(".proposed-value").filter({ hasText: "Entry 199 renamed" }).waitFor();
+    expect([await firstInView(), await focusedRow()]).toEqual([100, "103"]);
+    // A screen drawn again for another reason keeps it too: the rows' height changed (the place is a row, not pixels).
+    await page.getByLabel("Row height").selectOption("medium");
+    await grid.locator('tr[data-row="100"] td[role=gridcell]:not(.loading)').first().waitFor();
+    expect(await scroller.evaluate((frame) => Math.floor(frame.scrollTop / 56))).toBe(100);
+    await page.getByLabel("Row height").selectOption("short");
+    await rowShown(100).waitFor();
+    // A filter is a listing of its own: it opens at its top, and the grid without it where it was.
+    const where = encodeURIComponent(JSON.stringify({ match: "all", conditions: [{ field: "title", op: "contains", value: "Entry 1" }], groups: [] }));
+    // Moved to within the page, as its own links and filter do (a load of the page starts at the top).
+    await page.evaluate((address) => (history.pushState(null, "", address), dispatchEvent(new PopStateEvent("popstate"))), `${new URL(page.url()).pathname}?where=${where}`);
+    await page.getByText("111 of 300 records").waitFor();
+    await rowShown(0).waitFor();
+    expect(await firstInView()).toBe(0);
+    await page.goBack();
+    await rowShown(100).waitFor();
+    expect(await firstInView()).toBe(100);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 90_000);
 });

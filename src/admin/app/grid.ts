@@ -54,7 +54,35 @@ export interface GridSetup {
   pending?: () => Promise<Map<string, PendingValue>>;
   /** How many records the base holds when a filter (the screen's or the view's) narrows the grid: "124 of 2,000 records". */
   unfiltered?: Promise<number>;
+  /**
+   * Names the listing the grid shows (its base, view, filter and sort): a grid drawn again for the
+   * same one (its screen drawn again: a record opened beside it or closed, a column hidden, the rows'
+   * height changed, a filter put back) opens where the last one was (`GridPlace`).
+   */
+  place?: string;
+  /** Something else takes the keyboard as the screen is drawn (a record opened beside the grid): the grid gives it back once that is gone. */
+  keyboardElsewhere?: boolean;
 }
+
+/**
+ * Where a grid was: the first row in view (a row, not pixels, as the rows' height may change), how
+ * far it was scrolled sideways, its active cell, whether it had the keyboard, and the pages it had
+ * read (shown at once, and read again as they come into view).
+ */
+interface GridPlace {
+  topRow: number;
+  left: number;
+  active: { row: number; col: number };
+  keyboard: boolean;
+  /** The grid's frame: still on the page while the grid that follows is made only when its own screen is being drawn again. */
+  frame: HTMLElement;
+  pages: Map<string, RecordView[]>;
+  names: Map<string, string | null>;
+  total: number;
+}
+/** The places of the listings shown last, by `GridSetup.place`, the newest last. */
+const places = new Map<string, GridPlace>();
+const PLACES_KEPT = 10;
 
 /** A value an open change request proposes for a cell: what it is, as text, who proposes it and where. */
 export interface PendingValue {
@@ -85,9 +113,10 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const columns = orderedColumns(base, primary, layout.order).filter((field) => !layout.hidden.includes(field.slug));
   const hiddenFields = base.fields.filter((field) => layout.hidden.includes(field.slug));
   const ADD_WIDTH = setup.fieldChanges ? 44 : 0;
-  const pages = new Map<string, RecordView[]>();
-  /** Pages to read again (records were added, removed or changed): shown as they were until then. */
-  const stale = new Set<string>();
+  const kept = setup.place ? places.get(setup.place) : undefined;
+  const pages = new Map<string, RecordView[]>(kept?.pages);
+  /** Pages to read again (records were added, removed or changed, or a grid before this one read them): shown as they were until then. */
+  const stale = new Set<string>(kept?.pages.keys());
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
   const { writeCells, writeCell, created, undo, redo } = gridWrites({ base, say: (...message: Child[]) => say(...message), reread: () => reread(), waiting: proposed });
@@ -110,11 +139,13 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       void readPending();
     }, 150);
   };
-  const names = new Map<string, string | null>();
+  const names = new Map<string, string | null>(kept?.names);
   /** The rows chosen for a bulk proposal, with the record as it was when chosen (its head commit is the update's base). */
   const selected = new Map<string, RecordView>();
-  let total = 0;
-  let active = { row: 0, col: 0 };
+  let total = kept?.total ?? 0;
+  let active = kept ? { row: kept.active.row, col: Math.min(kept.active.col, columns.length - 1) } : { row: 0, col: 0 };
+  /** Where the frame is to be scrolled to once it is on the page (a grid's kept place): the rows are drawn for it meanwhile. */
+  let restoring: number | null = kept ? kept.topRow * ROW_HEIGHT : null;
   /** The cell being edited, with its record as the edit began (its rows may be read again meanwhile). */
   let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement; record: RecordView } | null = null;
   let drawn = { first: 0, last: -1 };
@@ -390,8 +421,9 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const view = Math.max(scroller.clientHeight, window.innerHeight * FRAME_SHARE);
     // The first rows drawn are those in view, no more: they are what the first paint waits for.
     const overscan = drawn.last < 0 ? 0 : OVERSCAN;
-    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - overscan);
-    const last = Math.min(count - 1, Math.ceil((scroller.scrollTop + view) / ROW_HEIGHT) - 1 + overscan);
+    const scrolled = restoring ?? scroller.scrollTop;
+    const first = Math.max(0, Math.floor(scrolled / ROW_HEIGHT) - overscan);
+    const last = Math.min(count - 1, Math.ceil((scrolled + view) / ROW_HEIGHT) - 1 + overscan);
     readPages(first, last);
     const rows: HTMLTableRowElement[] = [];
     for (let index = first; index <= last; index++) {
@@ -416,10 +448,39 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
 
   /** Whether the keyboard is in the grid: a row drawn again under it must not lose it. */
   let keyboardInGrid = false;
-  table.addEventListener("focusin", () => (keyboardInGrid = true));
+  table.addEventListener("focusin", () => (keyboardInGrid = keeping.keyboard = true));
   table.addEventListener("focusout", (event) => {
     const next = (event as FocusEvent).relatedTarget as Node | null;
-    if (next && !table.contains(next)) keyboardInGrid = false;
+    if (!next || table.contains(next)) return;
+    keyboardInGrid = false;
+    // Beside an open record the keyboard leaves for it, and comes back to the grid when it closes.
+    if (!setup.keyboardElsewhere) keeping.keyboard = false;
+  });
+
+  /** This grid's place, kept for the next grid of the same listing. */
+  const keeping: GridPlace = {
+    topRow: kept?.topRow ?? 0,
+    left: kept?.left ?? 0,
+    get active() {
+      return active;
+    },
+    keyboard: kept?.keyboard ?? false,
+    frame: scroller,
+    pages,
+    names,
+    get total() {
+      return total;
+    },
+  };
+  if (setup.place) {
+    places.delete(setup.place);
+    places.set(setup.place, keeping);
+    for (const old of places.keys()) if (places.size > PLACES_KEPT) places.delete(old);
+  }
+  scroller.addEventListener("scroll", () => {
+    if (restoring !== null) return;
+    keeping.topRow = scroller.scrollTop / ROW_HEIGHT;
+    keeping.left = scroller.scrollLeft;
   });
 
   let frame = 0;
@@ -430,9 +491,16 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   scroller.addEventListener("scroll", drawSoon);
   // The frame changes size with the window (a taller window, a phone turned): the rows it then shows are drawn at once.
   new ResizeObserver(() => {
+    if (!scroller.isConnected) return;
+    // On the page at last: scrolled to the place kept (the rows there are drawn already).
+    if (restoring !== null) {
+      scroller.scrollTop = restoring;
+      scroller.scrollLeft = keeping.left;
+      restoring = null;
+    }
     const top = Math.floor(scroller.scrollTop / ROW_HEIGHT);
     const bottom = Math.min(reachable() - 1, Math.ceil((scroller.scrollTop + scroller.clientHeight) / ROW_HEIGHT) - 1);
-    if (scroller.isConnected && (top < drawn.first || bottom > drawn.last)) draw();
+    if (top < drawn.first || bottom > drawn.last) draw();
   }).observe(scroller);
 
   function focusCell(row: number, col: number): void {
@@ -774,8 +842,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   });
   // A click starts a new selection (Shift+click stretches the one there is), and leaves a cell being edited.
   body.addEventListener("click", (event) => {
+    const link = (event.target as HTMLElement).closest("a");
+    // A record opened from its row: that row is where the grid's keyboard is when the record closes.
+    const opened = link?.closest<HTMLElement>("th.open-col")?.parentElement?.dataset.row;
+    if (opened) active = { row: Number(opened), col: active.col };
     const place = placeOf(event.target);
-    if (!place || (event.target as HTMLElement).closest("a")) return;
+    if (!place || link) return;
     if (editing) return leaveEdit(place);
     if ((event as MouseEvent).shiftKey) anchor ??= { ...active };
     else anchor = null;
@@ -793,10 +865,13 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     }
   });
 
-  // The first page, then rows as they come into view.
-  if (setup.first) {
-    keepPage("f0", setup.first);
+  // The first page (or the pages a grid of the same listing had, shown at once and read again), then rows as they come into view.
+  if (setup.first) keepPage("f0", setup.first);
+  if (setup.first || kept) {
     draw();
+    // The keyboard comes back to the cell it was on (the screen's `data-focus`) when this screen is drawn again, unless something else takes it.
+    const cell = kept?.keyboard && kept.frame.isConnected && !setup.keyboardElsewhere ? cellAt(active.row, active.col) : null;
+    if (cell?.hasAttribute("tabindex")) cell.setAttribute("data-focus", "");
   } else
     setup
       .load(1)

@@ -277,6 +277,8 @@ async function basePage(ctx: Context): Promise<Node> {
       pending: () => api<{ changeRequests: ChangeRequestView[] }>("GET", openChangeRequestsOf(base.id)).then((page) => pendingValues(page.changeRequests, base.fields)),
       load: (page, fromEnd) => api<GridPage>("GET", gridPagePath(base.id, view?.id, page, fromEnd ? reversed(sort ?? sortOfView(view)) : sort, filter)),
       first: firstPage,
+      place: JSON.stringify([base.id, view?.id ?? null, where ?? null, sort ?? null]),
+      keyboardElsewhere: panel !== null,
       sort,
       sortBy: (next) => ctx.go(here({ sort: next })),
       openHref: (id) => here({ record: id }),
