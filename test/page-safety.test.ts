@@ -487,3 +487,36 @@ describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
     expect(consoleErrors).toEqual([]);
   }, 90_000);
 });
+
+describe.skipIf(!browserAvailable)("the page shows what applies, once", () => {
+  test("a conversion's dialog shows the options of the type chosen, and only those", async () => {
+    await baseWith("crew", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Ada" }]);
+    const { id } = await baseWith("converts", [{ slug: "task", name: "Task", type: "text" }, { slug: "owner", name: "Owner", type: "text" }], [{ task: "Plan", owner: "Ada" }]);
+    const page = await signedIn(`/admin/bases/${id}`);
+    await page.getByRole("grid", { name: "Converts records" }).getByRole("button", { name: "Owner: field menu" }).click();
+    await page.getByRole("dialog", { name: "Owner" }).getByRole("button", { name: "Edit field…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Edit Owner" });
+    const options = {
+      addChoices: dialog.getByLabel("Add the values the choices lack as choices"),
+      splitChoices: dialog.getByLabel("Split text on commas into several choices"),
+      target: dialog.getByLabel("Links to records of"),
+      splitNames: dialog.getByLabel("Split text on commas: “a, b” names two records"),
+    };
+    const shown = async () => Object.fromEntries(await Promise.all(Object.entries(options).map(async ([name, control]) => [name, await control.isVisible()])));
+    expect(await shown()).toEqual({ addChoices: false, splitChoices: false, target: false, splitNames: false });
+    await dialog.getByLabel("Type").selectOption({ label: "Link to records" });
+    await dialog.getByRole("status").filter({ hasText: /./ }).waitFor();
+    expect(await shown()).toEqual({ addChoices: false, splitChoices: false, target: true, splitNames: true });
+    await dialog.getByLabel("Type").selectOption({ label: "Multiple select" });
+    await dialog.getByRole("status").filter({ hasText: "Multiple select" }).waitFor();
+    expect(await shown()).toEqual({ addChoices: true, splitChoices: true, target: false, splitNames: false });
+    await dialog.getByLabel("Type").selectOption({ label: "Single select" });
+    await dialog.getByRole("status").filter({ hasText: "Single select" }).waitFor();
+    expect(await shown()).toEqual({ addChoices: true, splitChoices: false, target: false, splitNames: false });
+    await dialog.getByLabel("Type").selectOption({ label: "Number" });
+    await dialog.getByRole("status").filter({ hasText: "Number" }).waitFor();
+    expect(await shown()).toEqual({ addChoices: false, splitChoices: false, target: false, splitNames: false });
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+});

@@ -4,7 +4,7 @@ import { FIELD_TRAITS, FIELD_TYPES, type FieldType, traitsOf } from "../../share
 import { slugFrom } from "../../shared/formats";
 import { api } from "./api";
 import { fill, h } from "./dom";
-import type { SettingsPart } from "./kinds/kind";
+import type { ConversionPart, SettingsPart } from "./kinds/kind";
 import { PAGE_KINDS } from "./kinds/registry";
 import { checkbox, dialogForm, failureText, input, select } from "./ui";
 import type { ConvertPreview } from "../../content/field-convert";
@@ -97,34 +97,15 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
   const part = traits.source === "links" ? null : optionsPart(field.type as FieldType, base, bases, field.options, field);
   const preview = h("p", { class: "convert-preview", role: "status" });
   const typeSelect = type?.querySelector("select");
-  // Into choices: a value the choices lack becomes one (else it is lost); into several choices, text is split on commas only when asked.
-  const addChoices = checkbox("Add the values the choices lack as choices", "auto-create", true);
-  const splitText = checkbox("Split text on commas into several choices", "split-text", false);
-  // Into links: the base whose records the names name (matched by its primary field), and whether "a, b" names two.
-  const others = bases.filter((other) => other.id !== base.id);
-  const linkTarget = select("Links to records of", "convert-target", others.map((other) => ({ value: other.id, label: other.name })), others[0]?.id, "Each value is matched to that base's first text field, in any case and with or without accents.");
-  const splitNames = checkbox("Split text on commas: “a, b” names two records", "split-names", false);
-  const conversion = () => {
-    const newType = typeSelect!.value as FieldType;
-    const intoChoices = FIELD_TRAITS[newType].choices !== "none";
-    if (newType === "relation") {
-      return { fieldId: field.id, newType, targetBaseId: linkTarget.querySelector("select")!.value, ...(splitNames.querySelector("input")!.checked ? { splitText: true } : {}) };
-    }
-    return {
-      fieldId: field.id,
-      newType,
-      ...(intoChoices ? { selectChoiceMode: addChoices.querySelector("input")!.checked ? "auto_create" : "null_on_missing" } : {}),
-      ...(intoChoices && FIELD_TRAITS[newType].choices === "many" && splitText.querySelector("input")!.checked ? { splitText: true } : {}),
-    };
-  };
+  // What a conversion into the type chosen asks (its kind's part): drawn while that type is chosen, and only then.
+  const convertSlot = h("div", { class: "convert-options" });
+  let converting: ConversionPart | null = null;
+  const conversion = () => ({ fieldId: field.id, newType: typeSelect!.value as FieldType, ...converting?.read() });
   let asked = 0;
   const showPreview = async () => {
     const mine = ++asked;
     preview.textContent = "";
     const newType = typeSelect!.value as FieldType;
-    addChoices.hidden = newType === field.type || FIELD_TRAITS[newType].choices === "none";
-    splitText.hidden = addChoices.hidden || FIELD_TRAITS[newType].choices !== "many" || traits.choices !== "none";
-    linkTarget.hidden = splitNames.hidden = newType === field.type || newType !== "relation";
     if (newType === field.type) return;
     try {
       const seen = await api<ConvertPreview>("POST", `/bases/${base.id}/fields/convert/preview`, conversion());
@@ -134,11 +115,14 @@ export async function editField(changes: FieldChanges, field: FieldView): Promis
       if (mine === asked) preview.textContent = failureText(failure);
     }
   };
-  addChoices.hidden = splitText.hidden = linkTarget.hidden = splitNames.hidden = true;
-  typeSelect?.addEventListener("change", showPreview);
-  for (const box of [addChoices, splitText, splitNames]) box.querySelector("input")!.addEventListener("change", showPreview);
-  linkTarget.querySelector("select")!.addEventListener("change", showPreview);
-  dialogForm(`Edit ${field.name}`, [name, type, linkTarget, splitNames, addChoices, splitText, preview, required, part?.node ?? null], "Save", async () => {
+  typeSelect?.addEventListener("change", () => {
+    const newType = typeSelect.value as FieldType;
+    converting = newType === field.type ? null : (PAGE_KINDS[newType].conversion?.({ base, bases, field }) ?? null);
+    fill(convertSlot, converting?.node ?? null);
+    void showPreview();
+  });
+  convertSlot.addEventListener("change", showPreview);
+  dialogForm(`Edit ${field.name}`, [name, type, convertSlot, preview, required, part?.node ?? null], "Save", async () => {
     if (typeSelect && typeSelect.value !== field.type) {
       // Its own title in the Inbox: which field becomes what.
       const to = FIELD_TRAITS[typeSelect.value as FieldType].label;

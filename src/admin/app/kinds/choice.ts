@@ -1,9 +1,25 @@
 import type { FieldView } from "../../../content/bases";
-import { CHOICE_COLORS, colorOfChoice } from "../../../shared/field-types";
+import { CHOICE_COLORS, colorOfChoice, traitsOf } from "../../../shared/field-types";
 import { fill, h } from "../dom";
 import { api, query } from "../api";
-import { confirmDialog, input, select } from "../ui";
-import { choicesQuestion, copiedText, firstAnswer, labelOf, lineQuestion, type PageKind, pastedAsWritten, plainWords, questionLabel, readLine, type SettingsContext, type SettingsPart, textOfValue } from "./kind";
+import { checkbox, confirmDialog, input, select } from "../ui";
+import {
+  choicesQuestion,
+  type ConversionContext,
+  type ConversionPart,
+  copiedText,
+  firstAnswer,
+  labelOf,
+  lineQuestion,
+  type PageKind,
+  pastedAsWritten,
+  plainWords,
+  questionLabel,
+  readLine,
+  type SettingsContext,
+  type SettingsPart,
+  textOfValue,
+} from "./kind";
 
 type Choice = { id?: string; name: string; color?: string };
 
@@ -58,6 +74,21 @@ function choicesSettings(context: SettingsContext, operator: "eq" | "contains"):
   };
 }
 
+/**
+ * A conversion into choices: a value the choices lack becomes one (else it is lost); into several
+ * choices (`many`), a field that held no choices may have its text split on commas, only when asked.
+ */
+function choicesConversion({ field }: ConversionContext, many: boolean): ConversionPart {
+  const addChoices = checkbox("Add the values the choices lack as choices", "auto-create", true);
+  const splitText = many && traitsOf(field.type).choices === "none" ? checkbox("Split text on commas into several choices", "split-text", false) : null;
+  return {
+    node: h("div", {}, addChoices, splitText),
+    read: () => ({
+      selectChoiceMode: addChoices.querySelector("input")!.checked ? "auto_create" : "null_on_missing",
+      ...(splitText?.querySelector("input")!.checked ? { splitText: true } : {}),
+    }),
+  };
+}
 
 /** One choice of the field's list: a chip in its colour, picked from a list. */
 export const selectKind: PageKind = {
@@ -70,6 +101,7 @@ export const selectKind: PageKind = {
   pasted: pastedAsWritten,
   words: plainWords,
   settings: (context) => choicesSettings(context, "eq"),
+  conversion: (context) => choicesConversion(context, false),
   question: (item) =>
     item.choices.length > 0
       ? h("label", {}, questionLabel(item), h("select", { name: item.inputName, required: item.required }, h("option", { value: "" }, "—"), item.choices.map((choice) => h("option", { value: choice }, choice))))
@@ -89,6 +121,7 @@ export const multiselectKind: PageKind = {
   pasted: (_field, text) => ({ value: text.trim().split(/\s*[,;]\s*/).filter(Boolean) }),
   words: plainWords,
   settings: (context) => choicesSettings(context, "contains"),
+  conversion: (context) => choicesConversion(context, true),
   question: (item) => (item.choices.length > 0 ? choicesQuestion(item) : lineQuestion("text")(item)),
   answer: (given, item) => (item.choices.length > 0 ? given : firstAnswer(given)),
 };

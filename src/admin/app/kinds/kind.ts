@@ -36,6 +36,8 @@ export interface PageKind {
   words(value: unknown, names: Record<string, string | null>): string;
   /** What a field of the type asks for beside its name (its options), or nothing. */
   settings?: (context: SettingsContext) => SettingsPart | null;
+  /** What a conversion of `field` into the type asks (the base a link's names name, whether text is split, ...), drawn only while the type is chosen; without it, nothing. */
+  conversion?: (context: ConversionContext) => ConversionPart;
   /** A public form's question for a field of the type. */
   question(item: Question): HTMLElement;
   /** A public form's answer: the values its inputs hold, as the field's value; undefined when none. */
@@ -60,6 +62,19 @@ export interface SettingsContext {
 export interface SettingsPart {
   node: Child;
   read(): Record<string, unknown> | undefined;
+}
+
+/** What a conversion's options are drawn from: the base, every base, and the field converted, as it is. */
+export interface ConversionContext {
+  base: BaseView;
+  bases: BaseView[];
+  field: FieldView;
+}
+
+/** The part of the "Edit field" dialog a conversion into a type adds, read back into the conversion's request (its inputs' changes preview it again). */
+export interface ConversionPart {
+  node: Child;
+  read(): Record<string, unknown>;
 }
 
 /** A public form's question, as `GET /forms/{node}/public` gives it. */

@@ -57,6 +57,16 @@ export const relationKind: PageKind = {
       read: () => ({ targetBaseId: target.querySelector("select")!.value, multiple: !one.querySelector("input")!.checked }),
     };
   },
+  // Text into links: the base whose records the names name (matched by its primary field), and whether "a, b" names two.
+  conversion: ({ base, bases }) => {
+    const others = bases.filter((other) => other.id !== base.id);
+    const target = select("Links to records of", "convert-target", others.map((other) => ({ value: other.id, label: other.name })), others[0]?.id, "Each value is matched to that base's first text field, in any case and with or without accents.");
+    const splitNames = checkbox("Split text on commas: “a, b” names two records", "split-names", false);
+    return {
+      node: h("div", {}, target, splitNames),
+      read: () => ({ targetBaseId: target.querySelector("select")!.value, ...(splitNames.querySelector("input")!.checked ? { splitText: true } : {}) }),
+    };
+  },
   question: lineQuestion("text"),
   answer: firstAnswer,
 };
