@@ -519,4 +519,36 @@ describe.skipIf(!browserAvailable)("the page shows what applies, once", () => {
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);
+  test("Shift stretches a range with every key that moves: arrows, PageUp and PageDown, Home and End, with Ctrl or without", async () => {
+    await fillBase(server, ws.write, (await baseWith("ranges", [{ slug: "item", name: "Item", type: "text" }, { slug: "note", name: "Note", type: "text" }], [])).id, 40, (i) => ({ item: `Item ${i + 1}`, note: `Note ${i + 1}` }));
+    const page = await signedIn("/admin/data");
+    await page.getByRole("link", { name: "Ranges" }).click();
+    const grid = page.getByRole("grid", { name: "Ranges records" });
+    await grid.locator('tr[data-row="2"] td[role=gridcell]').first().click();
+    /** The range's size as a copy says it: rows by columns. */
+    const copied = () =>
+      page.evaluate(() => {
+        const data = new DataTransfer();
+        document.activeElement!.dispatchEvent(new ClipboardEvent("copy", { clipboardData: data, bubbles: true, cancelable: true }));
+        const rows = data.getData("text/plain").split("\n");
+        return [rows.length, rows[0].split("\t").length];
+      });
+    const steps: [string, number[]][] = [
+      ["Shift+ArrowDown", [2, 1]],
+      ["Shift+PageDown", [12, 1]],
+      ["Shift+End", [12, 2]],
+      ["Shift+Control+ArrowDown", [38, 2]],
+      ["Shift+PageUp", [28, 2]],
+      ["Shift+Home", [28, 1]],
+      ["Shift+Control+End", [38, 2]],
+      ["Shift+Control+Home", [3, 1]],
+      ["PageDown", [1, 1]],
+    ];
+    for (const [keys, size] of steps) {
+      await page.keyboard.press(keys);
+      expect([keys, ...(await copied())]).toEqual([keys, ...size]);
+    }
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
 });

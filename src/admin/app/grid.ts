@@ -663,27 +663,55 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     if (editing || (event.target as HTMLElement).closest(".new-row")) return;
     const key = (event as KeyboardEvent).key;
     if (!(event.target as HTMLElement).matches("td[role=gridcell]")) return;
+    const to = moveOf(event as KeyboardEvent);
+    if (to) {
+      event.preventDefault();
+      const { shiftKey, ctrlKey, metaKey } = event as KeyboardEvent;
+      // Up from the first row, alone, goes to the line that adds a record.
+      if (key === "ArrowUp" && active.row === 0 && newRow && !shiftKey && !ctrlKey && !metaKey) {
+        anchor = null;
+        draw();
+        return newRow.entry.focus();
+      }
+      // With Shift every move stretches the range from where it began; without, it leaves it.
+      const hadRange = anchor !== null;
+      anchor = shiftKey ? (anchor ?? { ...active }) : null;
+      focusCell(to.row, to.col);
+      if (anchor || hadRange) draw();
+      return;
+    }
     if (spreadsheetKey(event as KeyboardEvent)) return void event.preventDefault();
-    const moves: Record<string, () => void> = {
-      ArrowDown: () => focusCell(active.row + 1, active.col),
-      ArrowUp: () => (active.row === 0 && newRow ? newRow.entry.focus() : focusCell(active.row - 1, active.col)),
-      ArrowRight: () => focusCell(active.row, active.col + 1),
-      ArrowLeft: () => focusCell(active.row, active.col - 1),
-      Home: () => focusCell(active.row, 0),
-      End: () => focusCell(active.row, columns.length - 1),
-      PageDown: () => focusCell(active.row + PAGE_STEP, active.col),
-      PageUp: () => focusCell(active.row - PAGE_STEP, active.col),
-      Enter: () => startEdit(active.row, active.col),
-      F2: () => startEdit(active.row, active.col),
-    };
-    if (!moves[key]) return;
+    if (key !== "Enter" && key !== "F2") return;
     event.preventDefault();
     if (anchor) {
       anchor = null;
       draw();
     }
-    moves[key]();
+    startEdit(active.row, active.col);
   });
+
+  /**
+   * Where a key moves the active cell: an arrow by one (with Ctrl or ⌘, to the edge), Home and End
+   * to the row's ends (with Ctrl or ⌘, to the first and the last cell), PageUp and PageDown by
+   * `PAGE_STEP` rows; null for a key that does not move.
+   */
+  function moveOf(event: KeyboardEvent): { row: number; col: number } | null {
+    const command = event.ctrlKey || event.metaKey;
+    const { row, col } = active;
+    const lastRow = reachable() - 1;
+    const lastCol = columns.length - 1;
+    const moves: Record<string, { row: number; col: number }> = {
+      ArrowDown: { row: command ? lastRow : row + 1, col },
+      ArrowUp: { row: command ? 0 : row - 1, col },
+      ArrowRight: { row, col: command ? lastCol : col + 1 },
+      ArrowLeft: { row, col: command ? 0 : col - 1 },
+      Home: command ? { row: 0, col: 0 } : { row, col: 0 },
+      End: command ? { row: lastRow, col: lastCol } : { row, col: lastCol },
+      PageDown: { row: row + PAGE_STEP, col },
+      PageUp: { row: row - PAGE_STEP, col },
+    };
+    return moves[event.key] ?? null;
+  }
 
   // ---- a spreadsheet's keys: ranges, jumps, typing, clearing, filling down, copy and paste, undo ----
 
@@ -699,29 +727,10 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return row >= top && row <= bottom && col >= left && col <= right;
   }
 
-  /** Handles a spreadsheet's key; answers whether it was one. */
+  /** Handles a spreadsheet's key that changes cells (undo, redo, fill down, clear, a key typed); answers whether it was one. */
   function spreadsheetKey(event: KeyboardEvent): boolean {
     const { key, shiftKey } = event;
     const command = event.ctrlKey || event.metaKey;
-    const last = reachable() - 1;
-    const arrows: Record<string, { row: number; col: number }> = {
-      ArrowDown: { row: command ? last : active.row + 1, col: active.col },
-      ArrowUp: { row: command ? 0 : active.row - 1, col: active.col },
-      ArrowRight: { row: active.row, col: command ? columns.length - 1 : active.col + 1 },
-      ArrowLeft: { row: active.row, col: command ? 0 : active.col - 1 },
-    };
-    if (arrows[key] && (shiftKey || command)) {
-      if (shiftKey) anchor ??= { ...active };
-      else anchor = null;
-      focusCell(arrows[key].row, arrows[key].col);
-      draw();
-      return true;
-    }
-    if (command && (key === "Home" || key === "End")) {
-      anchor = null;
-      focusCell(key === "Home" ? 0 : last, key === "Home" ? 0 : columns.length - 1);
-      return true;
-    }
     if (!setup.canPropose) return false;
     const letter = key.toLowerCase();
     const commands: Record<string, () => unknown> = {
