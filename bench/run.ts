@@ -18,13 +18,14 @@ cli("users", "create", "--email", "bench@example.com", "--name", "Bench", "--pas
 cli("spaces", "create", "--name", "Bench", "--slug", "bench", "--owner", "bench@example.com");
 const key = cli("keys", "create", "--email", "bench@example.com", "--name", "bench", "--level", "write").trim();
 
-const port = 17431;
+// `BENCH_PORT` (and the next port, the floor's) when another run's servers still hold the defaults.
+const port = Number(process.env.BENCH_PORT ?? 17431);
 const server = Bun.spawn(["taskset", "-c", "0", binary, "serve", "--port", String(port), "--data-dir", dataDir], { stdout: "ignore", stderr: "inherit" });
 const startupMs = await waitFor(`http://127.0.0.1:${port}/api/health`);
 await Bun.sleep(1000);
 const idleRss = rssMb(server.pid);
 
-const floorPort = 17432;
+const floorPort = port + 1;
 const floor = Bun.spawn(["taskset", "-c", "0", BUN, join(REPO, "bench/floor.ts"), join(dataDir, "basalt.db"), String(floorPort)], { stdout: "ignore", stderr: "inherit" });
 await waitFor(`http://127.0.0.1:${floorPort}/health`);
 
