@@ -146,11 +146,11 @@ describe.skipIf(!browserAvailable)("nothing a person does on the page loses data
         document.activeElement!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
       }, text);
     await paste("ZOE MULLER\nNobody\n");
-    await page.getByRole("alert").filter({ hasText: "Nothing was pasted: row 2: “Nobody” names no record of Crew." }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "Nothing was pasted: line 2 of the pasted text (first): “Nobody” names no record of Crew." }).waitFor();
     expect(await valueOf(recordIds[1], "lead")).toEqual([]);
     // Two records bear this name: which one is meant is asked, not guessed.
     await paste("ZOE MULLER\nada lovelace\n");
-    await page.getByRole("alert").filter({ hasText: "Nothing was pasted: row 2: “ada lovelace” names several records of Crew" }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "Nothing was pasted: line 2 of the pasted text (first): “ada lovelace” names several records of Crew" }).waitFor();
     expect(await valueOf(recordIds[1], "lead")).toEqual([]);
     expect(await valueOf(recordIds[0], "lead")).toEqual([]);
     await paste("ZOE MULLER\ngrace hopper, zoë müller\n");
@@ -416,7 +416,7 @@ describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
     const scroller = page.locator(".grid-scroll");
     const rowShown = (row: number) => grid.locator(`tr[data-row="${row}"] td[role=gridcell]:not(.loading)`).first();
     /** The first row the frame shows. */
-    const firstInView = () => scroller.evaluate((frame) => Math.floor(frame.scrollTop / 34));
+    const firstInView = () => scroller.evaluate((frame) => Math.round(frame.scrollTop / 34));
     const focusedRow = () => page.evaluate(() => document.activeElement?.closest("tr")?.getAttribute("data-row") ?? null);
     await page.evaluate(() => localStorage.setItem("basalt.records.layout", "grid"));
     for (const width of [1440, 375]) {
@@ -470,7 +470,7 @@ describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
     // A screen drawn again for another reason keeps it too: the rows' height changed (the place is a row, not pixels).
     await page.getByLabel("Row height").selectOption("medium");
     await grid.locator('tr[data-row="100"] td[role=gridcell]:not(.loading)').first().waitFor();
-    expect(await scroller.evaluate((frame) => Math.floor(frame.scrollTop / 56))).toBe(100);
+    expect(await scroller.evaluate((frame) => Math.round(frame.scrollTop / 56))).toBe(100);
     await page.getByLabel("Row height").selectOption("short");
     await rowShown(100).waitFor();
     // A filter is a listing of its own: it opens at its top, and the grid without it where it was.
@@ -490,7 +490,7 @@ describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
 
 describe.skipIf(!browserAvailable)("the page shows what applies, once", () => {
   test("a conversion's dialog shows the options of the type chosen, and only those", async () => {
-    await baseWith("crew", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Ada" }]);
+    await baseWith("owners", [{ slug: "name", name: "Name", type: "text" }], [{ name: "Ada" }]);
     const { id } = await baseWith("converts", [{ slug: "task", name: "Task", type: "text" }, { slug: "owner", name: "Owner", type: "text" }], [{ task: "Plan", owner: "Ada" }]);
     const page = await signedIn(`/admin/bases/${id}`);
     await page.getByRole("grid", { name: "Converts records" }).getByRole("button", { name: "Owner: field menu" }).click();
@@ -520,10 +520,10 @@ describe.skipIf(!browserAvailable)("the page shows what applies, once", () => {
     expect(consoleErrors).toEqual([]);
   }, 60_000);
   test("Shift stretches a range with every key that moves: arrows, PageUp and PageDown, Home and End, with Ctrl or without", async () => {
-    await fillBase(server, ws.write, (await baseWith("ranges", [{ slug: "item", name: "Item", type: "text" }, { slug: "note", name: "Note", type: "text" }], [])).id, 40, (i) => ({ item: `Item ${i + 1}`, note: `Note ${i + 1}` }));
+    await fillBase(server, ws.write, (await baseWith("stretch", [{ slug: "item", name: "Item", type: "text" }, { slug: "note", name: "Note", type: "text" }], [])).id, 40, (i) => ({ item: `Item ${i + 1}`, note: `Note ${i + 1}` }));
     const page = await signedIn("/admin/data");
-    await page.getByRole("link", { name: "Ranges" }).click();
-    const grid = page.getByRole("grid", { name: "Ranges records" });
+    await page.getByRole("link", { name: "Stretch" }).click();
+    const grid = page.getByRole("grid", { name: "Stretch records" });
     await grid.locator('tr[data-row="2"] td[role=gridcell]').first().click();
     /** The range's size as a copy says it: rows by columns. */
     const copied = () =>
@@ -548,6 +548,28 @@ describe.skipIf(!browserAvailable)("the page shows what applies, once", () => {
       await page.keyboard.press(keys);
       expect([keys, ...(await copied())]).toEqual([keys, ...size]);
     }
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
+  test("a paste's error is said once, by one live region, naming the line of the pasted text and the record it was for", async () => {
+    const { id } = await baseWith("shelf", [{ slug: "item", name: "Item", type: "text" }, { slug: "qty", name: "Qty", type: "number" }], [{ item: "Pens", qty: 1 }, { item: "Ink", qty: 2 }]);
+    const page = await signedIn(`/admin/bases/${id}`);
+    const grid = page.getByRole("grid", { name: "Shelf records" });
+    // The newest record is the first row: Ink, then Pens.
+    await grid.getByRole("row", { name: /\bInk\b/ }).getByRole("gridcell").nth(1).click();
+    await page.evaluate(() => {
+      const data = new DataTransfer();
+      data.setData("text/plain", "3\nmany\n");
+      document.activeElement!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    const said = "Nothing was pasted: line 2 of the pasted text (Pens):";
+    await page.getByText(said).waitFor();
+    const heard = await page.evaluate((said) => {
+      const regions = [...document.querySelectorAll("[role=status], [role=alert], [aria-live]")].filter((region) => region.textContent?.includes(said));
+      return { times: document.body.innerText.split(said).length - 1, regions: regions.map((region) => region.getAttribute("role") ?? region.getAttribute("aria-live")) };
+    }, said);
+    expect(heard).toEqual({ times: 1, regions: ["alert"] });
+    expect(await valueOf((await server.call("GET", `/api/v1/records?baseId=${id}`, { key: ws.read })).body.records.find((record: { fields: { item: string } }) => record.fields.item === "Ink").id, "qty")).toBe(2);
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 60_000);

@@ -2,7 +2,7 @@ import type { ChangeRequestView } from "../../changes/views";
 import type { BaseView, FieldView } from "../../content/bases";
 import type { RecordView } from "../../content/records/view";
 import { api, ApiError } from "./api";
-import { type Child, h } from "./dom";
+import type { Child } from "./dom";
 import { saveRecordChange } from "./record-save";
 import { failureText, link } from "./ui";
 
@@ -17,6 +17,8 @@ export interface CellWrite {
 export interface WritesHome {
   base: BaseView;
   say(...message: Child[]): void;
+  /** Says an error, at once. */
+  fail(...message: Child[]): void;
   reread(): void;
   /** `recordId:slug` → the change request a cell's new value waits in. */
   waiting: Map<string, string>;
@@ -25,15 +27,13 @@ export interface WritesHome {
 /** A change of the page's own that merged, to undo: each cell's value before and after, and the records it added. */
 type Step = { label: string; cells: { recordId: string; slug: string; before: unknown; after: unknown }[]; created: string[] };
 
-const error = (failure: unknown) => h("span", { class: "error", role: "alert" }, failureText(failure));
-
 /**
  * The grid's writes, each a change request (merged at once where the level allows, else waiting
  * for review with its cells marked), and the undo of every one that merged, however it was made:
  * a cell typed in, a checkbox toggled, a paste, a clear, a fill, a value set on chosen rows.
  */
 export function gridWrites(home: WritesHome) {
-  const { base, say } = home;
+  const { base, say, fail } = home;
   const undoable: Step[] = [];
   const redoable: Step[] = [];
   const remember = (label: string, cells: CellWrite[], created: string[] = []) => {
@@ -82,9 +82,9 @@ export function gridWrites(home: WritesHome) {
     } catch (failure) {
       if (failure instanceof ApiError && failure.reason === "MERGE_CONFLICT") {
         // Someone changed some of these cells meanwhile: nothing was written; the rows are read again, so doing it again writes over what is there now.
-        say(h("span", { class: "error", role: "alert" }, `${label}: nothing was written, as someone changed some of these records meanwhile. The rows show their values now: do it again to write over them.`));
+        fail(`${label}: nothing was written, as someone changed some of these records meanwhile. The rows show their values now: do it again to write over them.`);
         home.reread();
-      } else say(error(failure));
+      } else fail(failureText(failure));
       return false;
     }
   }
@@ -101,7 +101,7 @@ export function gridWrites(home: WritesHome) {
     try {
       answer = await saveRecordChange(record, { [field.slug]: value }, { fields: base.fields, message });
     } catch (failure) {
-      say(error(failure));
+      fail(failureText(failure));
       return null;
     }
     if (answer === null) {
@@ -136,7 +136,7 @@ export function gridWrites(home: WritesHome) {
       say(`Undid: ${step.label}: archiving the ${count} waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
       return true;
     } catch (failure) {
-      say(error(failure));
+      fail(failureText(failure));
       return false;
     }
   }

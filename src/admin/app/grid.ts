@@ -7,7 +7,7 @@ import type { RecordView } from "../../content/records/view";
 import { api } from "./api";
 import { type Child, fill, h } from "./dom";
 import type { LiveEvent } from "./live";
-import { confirmDialog, failureText, link, menuDialog, recordName, shown } from "./ui";
+import { confirmDialog, failureText, link, menuDialog, recordName, shown, statusLine } from "./ui";
 import { addField, deleteField, editField, type FieldChanges } from "./fields";
 import { cellText, parseTsv, pastable, pastedValue, pasteReaders, toTsv } from "./clipboard";
 import { gridWrites } from "./grid-writes";
@@ -119,7 +119,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   const stale = new Set<string>(kept?.pages.keys());
   const reading = new Map<string, Promise<void>>();
   const proposed = new Map<string, string>();
-  const { writeCells, writeCell, created, undo, redo } = gridWrites({ base, say: (...message: Child[]) => say(...message), reread: () => reread(), waiting: proposed });
+  const { writeCells, writeCell, created, undo, redo } = gridWrites({ base, say: (...message: Child[]) => say(...message), fail: (...message: Child[]) => fail(...message), reread: () => reread(), waiting: proposed });
   /** What others' open change requests propose for cells, shown beside their values. */
   let pending = new Map<string, PendingValue>();
   const readPending = () =>
@@ -150,7 +150,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   let editing: { row: number; col: number; editor: HTMLInputElement | HTMLSelectElement; element: HTMLTableRowElement; record: RecordView } | null = null;
   let drawn = { first: 0, last: -1 };
 
-  const status = h("p", { class: "grid-status", role: "status" });
+  const status = statusLine("grid-status");
   const counter = h("p", { class: "record-count", "aria-live": "polite" });
   let unfiltered: number | undefined;
   setup.unfiltered?.then((all) => ((unfiltered = all), showCount())).catch(() => undefined);
@@ -255,7 +255,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
       say(`Archiving ${named} is proposed: it waits for review in the Inbox. `, link(`/admin/change-requests/${answer.id}`, "See the change request"));
       return true;
     } catch (failure) {
-      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+      fail(failureText(failure));
       return false;
     }
   }
@@ -332,8 +332,12 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     return pages.get(source.key)?.[source.at];
   };
 
+  /** News in the status line (politely); an error in it at once. */
   function say(...message: Child[]): void {
-    fill(status, ...message);
+    status.say(...message);
+  }
+  function fail(...message: Child[]): void {
+    status.fail(...message);
   }
 
   function rowElement(index: number): HTMLTableRowElement | null {
@@ -401,7 +405,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         setup
           .load(source.page + 1, source.fromEnd)
           .then((answer) => keepPage(source.key, answer))
-          .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))))
+          .catch((failure) => fail(failureText(failure)))
           .finally(() => {
             reading.delete(source.key);
             draw();
@@ -551,7 +555,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         event.preventDefault();
         event.stopPropagation();
         const edited = editedValue(field, editor);
-        if ("refused" in edited) return void say(h("span", { class: "error", role: "alert" }, edited.refused));
+        if ("refused" in edited) return void fail(edited.refused);
         const moveTo = key === "Tab" ? { row, col: col + ((event as KeyboardEvent).shiftKey ? -1 : 1) } : { row: row + 1, col };
         void save(row, col, edited.value, moveTo);
       }
@@ -577,7 +581,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const edited = editedValue(field, editing.editor);
     if ("refused" in edited) {
       stopEdit(next);
-      say(h("span", { class: "error", role: "alert" }, `Not saved: ${field.name} keeps its value (${edited.refused})`));
+      fail(`Not saved: ${field.name} keeps its value (${edited.refused})`);
       return;
     }
     void save(editing.row, editing.col, edited.value, next, true);
@@ -632,7 +636,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
           reread();
         } else say("The new record is proposed: it waits for review in the Inbox. ", link(`/admin/change-requests/${answer.id}`, "See the change request"));
       } catch (failure) {
-        say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+        fail(failureText(failure));
       }
     });
     return { row: h("tr", {}, h("td", { colspan: columns.length + 2 }, entry)), entry };
@@ -830,7 +834,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     try {
       readers = await pasteReaders(fields, matrix);
     } catch (failure) {
-      return void say(h("span", { class: "error", role: "alert" }, `Nothing was pasted: ${failureText(failure)}`));
+      return void fail(`Nothing was pasted: ${failureText(failure)}`);
     }
     matrix.forEach((row, i) => {
       const values: Record<string, unknown> = {};
@@ -838,14 +842,14 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         const field = fields[j];
         if (!field || !pastable(field)) return;
         const read = pastedValue(field, text, readers);
-        if ("refused" in read) return void refused.push(`row ${i + 1}: ${read.refused}`);
+        if ("refused" in read) return void refused.push(`line ${i + 1} of the pasted text (${records[i] ? recordName(base.fields, records[i].fields, records[i].id) : "a new record"}): ${read.refused}`);
         values[field.slug] = read.value;
       });
       const record = records[i];
       if (record) for (const [slug, value] of Object.entries(values)) cells.push({ record, field: fields.find((field) => field.slug === slug)!, value });
       else if (Object.values(values).some((value) => value !== null)) creates.push(values);
     });
-    if (refused.length > 0) return void say(h("span", { class: "error", role: "alert" }, `Nothing was pasted: ${refused.slice(0, 3).join("; ")}${refused.length > 3 ? ` and ${refused.length - 3} more` : ""}.`));
+    if (refused.length > 0) return void fail(`Nothing was pasted: ${refused.slice(0, 3).join("; ")}${refused.length > 3 ? ` and ${refused.length - 3} more` : ""}.`);
     const written = await writeCells(`Pasted ${matrix.length} row${matrix.length === 1 ? "" : "s"}`, cells, creates);
     if (written && skipped.length) say(`Pasted; ${skipped.join(", ")} ${skipped.length === 1 ? "is" : "are"} edited elsewhere and kept ${skipped.length === 1 ? "its" : "their"} values.`);
   });
@@ -888,7 +892,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
         keepPage("f0", answer);
         draw();
       })
-      .catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
+      .catch((failure) => fail(failureText(failure)));
 
   // ---- bulk: one change request setting a field on every row chosen ----
   const bulkField = h("select", { "aria-label": "Field to set" }, ...columns.filter(editable).filter((field) => !toggled(field)).map((field) => h("option", { value: field.slug }, field.name)));
@@ -950,7 +954,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   proposeBulk.addEventListener("click", async () => {
     const field = fieldOfBulk();
     const edited = editedValue(field, bulkEditor);
-    if ("refused" in edited) return void say(h("span", { class: "error", role: "alert" }, edited.refused));
+    if ("refused" in edited) return void fail(edited.refused);
     proposeBulk.disabled = true;
     const records = [...selected.values()];
     if (await writeCells(`Set ${field.name} on ${records.length} records`, records.map((record) => ({ record, field, value: edited.value })))) {
@@ -972,7 +976,7 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
   readPending();
 
   return {
-    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, h("div", { class: "grid-bar" }, counter, rowHeightPick()), status, setup.canPropose ? bulkBar : null, scroller),
+    node: h("div", { class: "grid-frame" }, hiddenFields.length ? hiddenNote() : null, h("div", { class: "grid-bar" }, counter, rowHeightPick()), status.node, setup.canPropose ? bulkBar : null, scroller),
     live(event: LiveEvent) {
       if (event.type.startsWith("change_request.")) readPendingSoon();
       // Rows whose lookups or links another record's change altered: read again if any is loaded.

@@ -1,9 +1,9 @@
 import type { BaseView, FieldView } from "../../content/bases";
 import { primaryField } from "../../shared/field-types";
 import type { RecordView } from "../../content/records/view";
-import { type Child, fill, h } from "./dom";
+import { h } from "./dom";
 import type { LiveEvent } from "./live";
-import { failureText, link, recordName, shown } from "./ui";
+import { failureText, link, recordName, shown, statusLine } from "./ui";
 import { saveRecordChange } from "./record-save";
 
 /** Cards a column shows (the newest). */
@@ -30,11 +30,11 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
   const shownFields = base.fields.filter((other) => other !== primary && other !== field).slice(0, 2);
   const choices: (string | null)[] = [...((field.options.choices as { name: string }[] | undefined) ?? []).map((choice) => choice.name), null];
   const label = (choice: string | null) => choice ?? `No ${field.name.toLowerCase()}`;
-  const status = h("p", { class: "grid-status", role: "status" });
+  const status = statusLine("grid-status");
   const board = h("div", { class: "board" });
   const waiting = new Map<string, string | null>();
 
-  const say = (...message: Child[]) => fill(status, ...message);
+  const { say, fail } = status;
 
   function card(record: RecordView): HTMLElement {
     const name = recordName(base.fields, record.fields, record.id);
@@ -105,7 +105,7 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
       }
       await load();
     } catch (failure) {
-      say(h("span", { class: "error", role: "alert" }, failureText(failure)));
+      fail(failureText(failure));
     }
   }
 
@@ -116,11 +116,11 @@ export function kanbanBoard(setup: BoardSetup): { node: HTMLElement; live(event:
     board.replaceChildren(...choices.map((choice, i) => column(choice, columns[i].records, columns[i].total)));
   }
 
-  void load().catch((failure) => say(h("span", { class: "error", role: "alert" }, failureText(failure))));
+  void load().catch((failure) => fail(failureText(failure)));
 
   let due: ReturnType<typeof setTimeout> | null = null;
   return {
-    node: h("div", { class: "board-frame" }, status, board),
+    node: h("div", { class: "board-frame" }, status.node, board),
     live(event: LiveEvent) {
       if (event.baseId !== base.id || !event.type.startsWith("record.")) return;
       // The record changed for good (a reviewer merged the move, or someone else moved it): no longer "proposed".

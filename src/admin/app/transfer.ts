@@ -4,8 +4,8 @@ import { formatOf, IMPORT_ACCEPT } from "../../shared/import-formats";
 import { FIELD_TRAITS, IMPORTABLE_TYPES, traitsOf } from "../../shared/field-types";
 import type { ImportJob } from "../../transfer/import-jobs";
 import { api, query, send } from "./api";
-import { type Child, fill, h } from "./dom";
-import { card, checkbox, failureText, link, shown, table } from "./ui";
+import { type Child, h } from "./dom";
+import { card, checkbox, failureText, link, shown, statusLine, table } from "./ui";
 
 const FORMATS = [
   { format: "csv", label: "CSV" },
@@ -33,8 +33,8 @@ async function download(path: string, fileName: string): Promise<void> {
  * review); a file with any error imports nothing.
  */
 export function transferCard(base: BaseView, shown: () => Record<string, string | undefined>, canPropose: boolean, canWrite: boolean): HTMLElement {
-  const status = h("div", { class: "transfer-status", role: "status" });
-  const say = (...message: Child[]) => fill(status, ...message);
+  const status = statusLine("transfer-status");
+  const { say, fail } = status;
   const exports = h(
     "p",
     { class: "actions" },
@@ -46,7 +46,7 @@ export function transferCard(base: BaseView, shown: () => Record<string, string 
         try {
           await download(`/bases/${base.id}/export${query({ ...shown(), format })}`, `${base.slug}.${format}`);
         } catch (failure) {
-          say(h("p", { class: "error", role: "alert" }, failureText(failure)));
+          fail(failureText(failure));
         } finally {
           button.disabled = false;
         }
@@ -54,7 +54,7 @@ export function transferCard(base: BaseView, shown: () => Record<string, string 
       return button;
     }),
   );
-  if (!canPropose) return card("Data in and out", exports, status);
+  if (!canPropose) return card("Data in and out", exports, status.node);
 
   const picker = h("input", { type: "file", accept: IMPORT_ACCEPT, "aria-label": "File to import" });
   const createFields = canWrite ? checkbox("Make a field for each column no field matches", "createFields") : null;
@@ -86,7 +86,7 @@ export function transferCard(base: BaseView, shown: () => Record<string, string 
       );
       commit.disabled = answer.errorCount > 0 || answer.rowCount === 0;
     } catch (failure) {
-      say(h("p", { class: "error", role: "alert" }, failureText(failure)));
+      fail(failureText(failure));
     }
   };
   preview.addEventListener("click", previewFile);
@@ -114,22 +114,18 @@ export function transferCard(base: BaseView, shown: () => Record<string, string 
         ),
       );
     } catch (failure) {
-      say(h("p", { class: "error", role: "alert" }, failureText(failure)));
+      fail(failureText(failure));
     }
   });
   void api<ImportJob[]>("GET", `/bases/${base.id}/imports`).then(([latest]) => {
-    if (latest?.status === "failed" && status.childNodes.length === 0) say(cutShort(latest));
+    if (latest?.status === "failed" && !status.node.textContent) fail(cutShort(latest));
   }, () => undefined);
-  return card("Data in and out", exports, h("div", { class: "import" }, h("label", {}, "Import a CSV, Excel, JSON or JSON lines file "), picker, createFields, h("div", { class: "actions" }, preview, commit)), status);
+  return card("Data in and out", exports, h("div", { class: "import" }, h("label", {}, "Import a CSV, Excel, JSON or JSON lines file "), picker, createFields, h("div", { class: "actions" }, preview, commit)), status.node);
 }
 
 /** The base's last import stopped before its end: how far it went, why, and how to finish it. */
-function cutShort(job: ImportJob): Child {
-  return h(
-    "p",
-    { class: "error", role: "alert" },
-    `An import of ${job.rowCount.toLocaleString()} rows stopped after ${job.rowsMerged.toLocaleString()}: ${job.reason ?? "it did not finish"} Choose the same file and Import again to finish it; the rows already imported are not imported twice.`,
-  );
+function cutShort(job: ImportJob): string {
+  return `An import of ${job.rowCount.toLocaleString()} rows stopped after ${job.rowsMerged.toLocaleString()}: ${job.reason ?? "it did not finish"} Choose the same file and Import again to finish it; the rows already imported are not imported twice.`;
 }
 
 /**
@@ -152,7 +148,7 @@ function previewOf(answer: ImportPreview, choose: (column: string, type: string)
   const errors =
     answer.errorCount > 0
       ? [
-          h("p", { class: "error", role: "alert" }, `${answer.errorCount} ${answer.errorCount === 1 ? "error" : "errors"}: nothing is imported until the file is fixed.`),
+          h("p", { class: "error" }, `${answer.errorCount} ${answer.errorCount === 1 ? "error" : "errors"}: nothing is imported until the file is fixed.`),
           table(["Line", "Column", "Error"], answer.errors.map((error) => [String(error.line), error.column ?? "—", error.message]), "Errors by line"),
         ]
       : [h("p", {}, "No errors: the import can go ahead.")];

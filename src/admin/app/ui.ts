@@ -1,7 +1,7 @@
 import { type Expiration, EXPIRATION_LABELS, LEVEL_LABELS, type Level } from "../../shared/levels";
 import { isEmpty, primaryField } from "../../shared/field-types";
 import { ApiError } from "./api";
-import { type Child, h } from "./dom";
+import { type Child, fill, h } from "./dom";
 
 /** A screen's frame: its heading (focused on arrival, for keyboard and screen-reader users) and content. */
 export const screen = (title: string, ...children: Child[]) => h("div", { class: "screen" }, h("h1", { tabindex: "-1" }, title), ...children);
@@ -12,6 +12,21 @@ export const link = (href: string, ...children: Child[]) => h("a", { href }, ...
 
 /** What to do when there is nothing yet: a sentence and, where there is one, the next step. */
 export const empty = (message: string, ...next: Child[]) => h("p", { class: "empty" }, message, next.length ? " " : null, ...next);
+
+/**
+ * Where a part of a screen says what happened: news politely (`role="status"`), an error at once
+ * (`role="alert"`), each said by one live region, the other emptied. An alert put inside a status
+ * was announced twice.
+ */
+export function statusLine(className: string): { node: HTMLElement; say(...message: Child[]): void; fail(...message: Child[]): void } {
+  const news = h("div", { role: "status" });
+  const error = h("div", { class: "error", role: "alert" });
+  return {
+    node: h("div", { class: className }, news, error),
+    say: (...message) => (error.replaceChildren(), fill(news, ...message)),
+    fail: (...message) => (news.replaceChildren(), fill(error, ...message)),
+  };
+}
 
 export const notice = (kind: "success" | "error" | "info", ...children: Child[]) => h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, ...children);
 
