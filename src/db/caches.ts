@@ -103,7 +103,9 @@ export class CommittedCache<K, V> {
  */
 export class StampedCache<K, V> {
   private readonly entries = new Map<K, V>();
-  private stamp = "";
+  /** The stamp the entries were read under: the connection's changes and the database's `data_version`. */
+  private changes = -1;
+  private version = -1;
   /** What `weigh` said of the entries kept. */
   private bytes = 0;
 
@@ -118,10 +120,13 @@ export class StampedCache<K, V> {
   /** Whether the cache may be read and filled now (until the caller's code yields); emptied first when the database has changed. */
   open(): boolean {
     if (this.sqlite.inTransaction) return false;
-    const { stamp } = this.sqlite.query<{ stamp: string }, []>(`SELECT total_changes() || ':' || "data_version" AS "stamp" FROM pragma_data_version()`).get()!;
-    if (stamp !== this.stamp) {
+    // Two plain statements, not one joining the pragma as a table: 3.6 against 4.4 us, and this runs on every use.
+    const { changes } = this.sqlite.query<{ changes: number }, []>("SELECT total_changes() AS changes").get()!;
+    const { data_version: version } = this.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!;
+    if (changes !== this.changes || version !== this.version) {
       this.clear();
-      this.stamp = stamp;
+      this.changes = changes;
+      this.version = version;
     }
     return true;
   }
