@@ -19,7 +19,7 @@ import type { WriteQueue } from "./write-queue";
  *   values, the links of a record, a dump's people, filtered counts of records, a space's tree as a
  *   sight sees it). No write knows
  *   it: it empties itself when the database changed anywhere, in this process or another. Choose it when the writers are many or
- *   unknown; each use costs one read of a pragma.
+ *   unknown; each use costs two small reads (`total_changes()` and `PRAGMA data_version`, 3.6 us).
  */
 
 /** The store's compiled statements: built once per key; keys of clients' query shapes (strings) are bounded. */
