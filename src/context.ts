@@ -10,7 +10,7 @@ import { RateLimiter } from "./shared/rate-limit";
 import { BodyBudget } from "./shared/body-budget";
 import type { CachedKey } from "./tables/auth";
 import type { Membership } from "./tables/spaces";
-import type { LoadedBase, SpaceTree } from "./tables/content";
+import type { LoadedBase, SpaceTree, views } from "./tables/content";
 
 export interface Logger {
   info(line: string): void;
@@ -161,6 +161,8 @@ export interface AppContext {
   counts: StampedCache<string, number>;
   /** A space's tree as one sight sees it, by its nodes' parents, and its public shares (`content/nodes.ts`): every `GET /nodes` and tree read would read and decode the whole tree again. */
   trees: StampedCache<string, SpaceTree>;
+  /** Views' rows by "<space id> <view id>" (`findView`): every page through a view reads its view. */
+  views: StampedCache<string, typeof views.$inferSelect>;
   /** Searches' matches last seen few enough to rank (`search/search.ts`): a hint of which way to run the match first, never of what it answers. */
   rankedSearches: Set<string>;
   /** A space's people as a dump names them (`transfer/dump-api.ts`): each page of `users` would otherwise read the whole space again. */
@@ -236,6 +238,7 @@ export function createContext(store: Store, config: Config, clock: Clock, log: L
     linked: { values: new StampedCache<string, Readonly<Record<string, unknown>>>(store.sqlite, 50_000, 64 * MB, roughBytes), linksJson: new StampedCache(store.sqlite, 200, 16 * MB, (json) => json.length * 2) },
     counts: new StampedCache<string, number>(store.sqlite, 1_000),
     trees: new StampedCache(store.sqlite, 200, 32 * MB, (tree) => roughBytes([...tree.byParent.values()])),
+    views: new StampedCache(store.sqlite, 1_000),
     rankedSearches: new Set(),
     snapshots: new SnapshotReaders(store.sqlite.filename, () => clock.now()),
     indexDemand: { asked: new Map(), touched: new Map() },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { createBase, deleteField, freshPapersWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -80,6 +81,15 @@ describe("saved views", () => {
     expect(await page()).toEqual(["Attention", "BERT"]);
     await propose({ operation: "update", viewId: view.id, config: { filters: [{ fieldSlug: "year", operator: "gte", value: 2019 }], sorts: [{ fieldSlug: "year", direction: "desc" }] } });
     expect(await page()).toEqual(["Draft one", "GPT-3"]);
+    // A view read for a page is kept until the database changes: a change committed by another connection (a command on the data directory) is seen at once.
+    const other = new Database(server.dbPath);
+    try {
+      const config = { filters: [{ fieldSlug: "year", operator: "lt", value: 2018 }], sorts: [{ fieldSlug: "year", direction: "asc" }] };
+      other.query("UPDATE views SET config = ? WHERE id = ?").run(JSON.stringify(config), view.id);
+    } finally {
+      other.close();
+    }
+    expect(await page()).toEqual(["Attention"]);
   });
 
   test("a configuration is checked against the base's fields, naming what is wrong", async () => {

@@ -275,9 +275,20 @@ const viewById = preparedFor((db) =>
     .prepare(),
 );
 
+/** A view's row, kept until the database next changes (`ctx.views`): every page through a view reads it. */
+function viewRow(ctx: AppContext, spaceId: string, viewId: string): ViewRow | undefined {
+  const open = ctx.views.open();
+  const key = `${spaceId} ${viewId}`;
+  const kept = open ? ctx.views.get(key) : undefined;
+  if (kept) return kept;
+  const row = viewById(ctx).get({ id: viewId, spaceId });
+  if (row && open) ctx.views.set(key, row);
+  return row;
+}
+
 /** A view of the space, or 404 (another space's ids are not found). */
 export function findView(ctx: AppContext, spaceId: string, viewId: string, status?: NodeStatus): ViewRow {
-  const row = viewById(ctx).get({ id: viewId, spaceId });
+  const row = viewRow(ctx, spaceId, viewId);
   if (!row || (status && row.status !== status)) throw notInSpace("view", viewId);
   return row;
 }

@@ -17,7 +17,7 @@ import type { WriteQueue } from "./write-queue";
  *   the writes that change the rows are few and known: it costs nothing to read.
  * - **What reads derive from rows that any write may change: `StampedCache`** (a page's linked
  *   values, the links of a record, a dump's people, filtered counts of records, a space's tree as a
- *   sight sees it). No write knows
+ *   sight sees it, a view's row). No write knows
  *   it: it empties itself when the database changed anywhere, in this process or another. Choose it when the writers are many or
  *   unknown; each use costs two small reads (`total_changes()` and `PRAGMA data_version`, 3.6 us).
  */
