@@ -331,6 +331,15 @@ export function recordGrid(setup: GridSetup): { node: HTMLElement; live(event: L
     const source = sourceOf(index);
     return pages.get(source.key)?.[source.at];
   };
+  // Of the pages a grid before this one read, those around its place and its active row are kept, to show at once; the others are read again when they come into view.
+  if (kept) {
+    const near = new Set([active.row, ...Array.from({ length: 3 * ROWS_A_PAGE }, (_, i) => Math.floor(kept.topRow) - ROWS_A_PAGE + i)].filter((index) => index >= 0 && index < reachable()).map((index) => sourceOf(index).key));
+    for (const key of [...pages.keys()]) {
+      if (near.has(key)) continue;
+      pages.delete(key);
+      stale.delete(key);
+    }
+  }
 
   /** News in the status line (politely); an error in it at once. */
   function say(...message: Child[]): void {
