@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 
 /** A value that is not a promise nor any other thenable: a write's work must finish before it returns. */
 export type Settled<T> = T extends { then(...args: never): unknown } ? never : T;
@@ -67,6 +67,9 @@ export class WriteQueue {
   onSlowBatch: (ms: number, writes: number, lockWaitMs: number) => void = () => undefined;
   private lockWaitMs = 0;
   private others = { version: 0, readAt: Number.NEGATIVE_INFINITY };
+  /** Each write's savepoint, compiled once: `run` of a text compiles it again every time, and every write opens and releases one. */
+  private readonly savepoint: Statement;
+  private readonly release: Statement;
 
   /**
    * `beforeCommit` runs in each transaction after its writes, before its COMMIT (the store brings
@@ -79,7 +82,10 @@ export class WriteQueue {
     private readonly sqlite: Database,
     private readonly beforeCommit: () => void = () => undefined,
     private readonly afterCommit: () => void = () => undefined,
-  ) {}
+  ) {
+    this.savepoint = sqlite.prepare("SAVEPOINT write");
+    this.release = sqlite.prepare("RELEASE write");
+  }
 
   write<T>(work: (scope: TxScope) => Settled<T>): Promise<T> {
     if (this.running) return this.join(this.running, work) as Promise<T>;
@@ -199,11 +205,11 @@ export class WriteQueue {
   private runOne(item: Pending): Outcome {
     const scope = new Scope();
     this.running = scope;
-    this.sqlite.run("SAVEPOINT write");
+    this.savepoint.run();
     try {
       const value = item.work(scope);
       refuseThenable(value);
-      this.sqlite.run("RELEASE write");
+      this.release.run();
       return { ok: true, value, scope };
     } catch (error) {
       if (this.sqlite.inTransaction) {
