@@ -5,7 +5,7 @@ import type { NodeStatus } from "../tables/content";
 import { insertRow } from "../db/client";
 import { newId } from "../db/ids";
 import type { Tx } from "../context";
-import type { EventType } from "../shared/event-types";
+import type { EventType, LiveEvent } from "../shared/event-types";
 import { events } from "../tables/events";
 
 /** A record as an event carries it: its values and ids at that moment (not its head commit or base, which the event names). */
@@ -67,8 +67,22 @@ export interface EventOrigin {
 export function recordEvent<K extends EventType>(tx: Tx, type: K, origin: EventOrigin, data: EventPayloads[K]): void {
   const id = newId("evt");
   const seq = insertRow(tx, events, { id, spaceId: origin.spaceId, baseId: origin.baseId, type, data, createdAt: origin.at });
-  tx.afterCommit(tx.deliveries.wake);
-  tx.afterCommit(() => tx.eventStream.publish({ seq, id, type, timestamp: origin.at, spaceId: origin.spaceId, baseId: origin.baseId, data: data as object }));
+  const event: LiveEvent = { seq, id, type, timestamp: origin.at, spaceId: origin.spaceId, baseId: origin.baseId, data: data as object };
+  const recorded = recordedIn.get(tx);
+  if (recorded) recorded.push(event);
+  else {
+    const first = [event];
+    recordedIn.set(tx, first);
+    tx.afterCommit(() => publishAll(tx, first));
+  }
+}
+
+/** The events each write has recorded so far: its commit wakes the deliveries once and publishes them in order (one hook a write, not two an event: a create records three). */
+const recordedIn = new WeakMap<Tx, LiveEvent[]>();
+
+function publishAll(tx: Tx, recorded: LiveEvent[]): void {
+  tx.deliveries.wake();
+  for (const event of recorded) tx.eventStream.publish(event);
 }
 
 /** What records an upload's `asset.uploaded` in the write that makes the asset ready (`OnUploaded`). */
