@@ -164,7 +164,8 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
         kind: op.kind,
         payload: op.payload,
         createdAt: at,
-        ...op.commit,
+        id: op.commit?.id,
+        origin: op.commit?.origin,
       }, own);
       // A record created by this write's merge: its commit is written once, as the record's first (`insertRecord`).
       if (autoMerge && !p.checkAtMerge && op.kind === "record_create") unwritten.push({ row: commit, own });

@@ -89,6 +89,19 @@ export const baseView = ({ base, node, fields: list }: LoadedBase): BaseView => 
   fields: list.map(fieldView),
 });
 
+const viewsOfLoaded = new WeakMap<LoadedBase, BaseView>();
+
+/**
+ * A loaded base's view, made once per loaded base (a change to the base or its fields loads it
+ * anew) and shared by the answers that show it, which never change it: a create answers its base
+ * with every record, and building it was a share of the create's allocations.
+ */
+export function sharedBaseView(loaded: LoadedBase): BaseView {
+  let view = viewsOfLoaded.get(loaded);
+  if (!view) viewsOfLoaded.set(loaded, (view = baseView(loaded)));
+  return view;
+}
+
 const fieldsOfBase = preparedFor((db) => db.select().from(fields).where(eq(fields.baseId, sql.placeholder("baseId"))).orderBy(asc(fields.position), asc(fields.id)).prepare());
 
 export const loadFields = (reader: Reading, baseId: string): FieldRow[] => fieldsOfBase(reader).all({ baseId });

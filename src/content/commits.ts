@@ -92,7 +92,23 @@ export interface OwnChangeRequest {
 type NewCommit = Omit<CommitRow, "id" | "origin"> & Partial<Pick<CommitRow, "id" | "origin">>;
 
 /** A commit's row: its id is made here, or is the change request's it stands for, or (pulled from a remote) its own. */
-export const commitRow = (commit: NewCommit, own?: OwnChangeRequest): CommitRow => ({ id: own?.id ?? newId("cmt"), origin: null, ...commit });
+export const commitRow = (commit: NewCommit, own?: OwnChangeRequest): CommitRow => ({
+  // Built key by key rather than spread: a create makes one, and every copy is the collector's to clear.
+  id: commit.id ?? own?.id ?? newId("cmt"),
+  spaceId: commit.spaceId,
+  baseId: commit.baseId,
+  nodeId: commit.nodeId,
+  operationId: commit.operationId,
+  recordId: commit.recordId,
+  parentCommitId: commit.parentCommitId,
+  message: commit.message,
+  authorId: commit.authorId,
+  targetType: commit.targetType,
+  kind: commit.kind,
+  payload: commit.payload,
+  origin: commit.origin ?? null,
+  createdAt: commit.createdAt,
+});
 
 /**
  * A commit built by the write that proposes it and written later in that write: a record's first
@@ -104,9 +120,29 @@ export interface UnwrittenCommit {
   own?: OwnChangeRequest;
 }
 
-/** Writes a commit's row, with what it holds of the change request it stands for (`own`); a NULL payload is read from its record (`commitColumns`). */
-export function writeCommit(tx: Tx, row: Omit<CommitRow, "payload"> & { payload: CommitRow["payload"] | null }, own?: OwnChangeRequest): void {
-  insertRow(tx, commits, { ...row, sourceAttribution: own?.sourceAttribution ?? null, reviewPolicySnapshot: own?.reviewPolicySnapshot ?? null });
+/**
+ * Writes a commit's row, with what it holds of the change request it stands for (`own`); `payload`
+ * is what is stored of it (default its own): a NULL payload is read from its record (`commitColumns`).
+ */
+export function writeCommit(tx: Tx, row: CommitRow, own?: OwnChangeRequest, payload: CommitRow["payload"] | null = row.payload): void {
+  insertRow(tx, commits, {
+    id: row.id,
+    spaceId: row.spaceId,
+    baseId: row.baseId,
+    nodeId: row.nodeId,
+    operationId: row.operationId,
+    recordId: row.recordId,
+    parentCommitId: row.parentCommitId,
+    message: row.message,
+    authorId: row.authorId,
+    targetType: row.targetType,
+    kind: row.kind,
+    payload,
+    origin: row.origin,
+    createdAt: row.createdAt,
+    sourceAttribution: own?.sourceAttribution ?? null,
+    reviewPolicySnapshot: own?.reviewPolicySnapshot ?? null,
+  });
 }
 
 /** Inserts a commit (`commitRow`, `writeCommit`). */

@@ -88,10 +88,10 @@ function splitLinked(loaded: LoadedBase, values: Record<string, unknown>, before
   return { data, links, linked: { ...before, ...links } };
 }
 
-/** The values of the base's stored formulas for a record about to be written (computed from its row). */
-function storedFormulaValues(row: RecordRow, fieldRows: FieldRow[]): Record<string, unknown> {
+/** The values of the base's stored formulas for a record about to be written (computed from its row); null when it has none. */
+function storedFormulaValues(row: RecordRow, fieldRows: FieldRow[]): Record<string, unknown> | null {
   const stored = storedFormulas(fieldRows);
-  if (stored.length === 0) return {};
+  if (stored.length === 0) return null;
   const values = recordFields(row, fieldRows);
   return Object.fromEntries(stored.map((field) => [field.slug, values[field.slug]]));
 }
@@ -120,11 +120,15 @@ function insertRecord(tx: Tx, loaded: LoadedBase, values: Record<string, unknown
     archivedAt: null,
   };
   const formulas = storedFormulaValues(row, loaded.fields);
-  row.data = { ...data, ...formulas };
+  // Values are copied only to add what formulas store: what a merge hands over is its own, not read again by anyone.
+  if (formulas) row.data = { ...data, ...formulas };
   let commit: CommitRow;
   if (adopted) {
-    commit = { ...adopted.row, recordId: row.id, payload: { ...values, ...formulas } };
-    writeCommit(tx, links ? commit : { ...commit, payload: null }, adopted.own);
+    // The proposal built the row for this write only: it becomes the record's first commit as it is.
+    commit = adopted.row;
+    commit.recordId = row.id;
+    commit.payload = formulas ? { ...values, ...formulas } : values;
+    writeCommit(tx, commit, adopted.own, links ? commit.payload : null);
   } else {
     commit = recordCommit(tx, row, loaded.fields, null, by, "record_create", linked);
   }
