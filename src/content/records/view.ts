@@ -157,6 +157,26 @@ export function pageJson<A extends { records: RecordView[] }>(answer: A): string
   return parts.join(`${baseText},`);
 }
 
+const baseTexts = new WeakMap<BaseView, string>();
+
+/**
+ * One record's answer as the JSON text `JSON.stringify` writes for it, `tail` (`,"key":value`)
+ * added at its end: its base's text is written once per base view (`sharedBaseView`, one per
+ * loaded base) instead of again for every create, whose answer it is most of. Relies on
+ * `recordView` putting `base` last.
+ */
+export function recordJson(record: RecordView, tail = ""): string {
+  const { base } = record;
+  if (base === undefined) return `${JSON.stringify(record).slice(0, -1)}${tail}}`;
+  let baseText = baseTexts.get(base);
+  if (baseText === undefined) baseTexts.set(base, (baseText = JSON.stringify(base)));
+  // A property set to undefined is left out, and the object keeps its shape (as in `pageJson`).
+  record.base = undefined;
+  const own = JSON.stringify(record);
+  record.base = base;
+  return `${own.slice(0, -1)},"base":${baseText}${tail}}`;
+}
+
 /**
  * A record just written, as the API shows it: its links and lookups read in the same write. A new
  * record's links are the ids it was given (`given`, checked in this write), so without lookups to

@@ -26,7 +26,7 @@ import { RecordLinkSchema } from "../../content/relations/view";
 import { nodeDetail, NodeDetailSchema } from "../../content/node-kinds";
 import { countRecords, listRecords, NUMBERED_PAGE_BOUNDS, numberedPage, recordsWithValue } from "../../content/records/list";
 import { getRecord, linksOfRecordJson, recordHistory } from "../../content/records/read";
-import { linkedNamesOf, pageJson, NumberedRecordPageSchema, RecordPageSchema, RecordSchema } from "../../content/records/view";
+import { linkedNamesOf, pageJson, NumberedRecordPageSchema, recordJson, RecordPageSchema, RecordSchema } from "../../content/records/view";
 import type { SpaceScope } from "../../spaces/resolve";
 import { FIELD_TYPES, FILTER_OPERATORS } from "../../shared/field-types";
 import { NODE_TYPES, VIEW_TYPES } from "../../tables/content";
@@ -166,6 +166,13 @@ export const MERGE_REFUSALS = ["MERGE_CONFLICT", "NOT_MERGEABLE", "LIMIT_REACHED
 export function materialized<T extends object>(ctx: AppContext, sight: Sight, proposed: Proposed, merged: () => T) {
   if (proposed.outcome?.merged) return { ...merged(), materialized: true as const };
   return { ...viewOf(ctx, sight, proposed.changeRequest), materialized: false as const };
+}
+
+/** `materialized` of a record's change request: the merged record's answer written as text (`recordJson`: its base's text is kept). */
+function materializedRecord(ctx: AppContext, scope: SpaceScope, proposed: Proposed) {
+  if (!proposed.outcome?.merged) return materialized(ctx, scope.sight, proposed, () => ({}));
+  const record = mergedRecord(ctx, scope.space.id, scope.sight, proposed.outcome)!;
+  return new Response(recordJson(record, ',"materialized":true'), { status: 201, headers: { "content-type": "application/json;charset=utf-8" } });
 }
 
 /** Who proposes a change through a request: its caller, in its space, shown with its channel header. */
@@ -312,7 +319,7 @@ export function contentRoutes(ctx: AppContext) {
       async ({ space, actor, request, params, body, set }) => {
         set.status = 201;
         const proposed = await proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
-        return materialized(ctx, space.sight, proposed, () => mergedRecord(ctx, space.space.id, space.sight, proposed.outcome)!);
+        return materializedRecord(ctx, space, proposed);
       },
       { answers: { 201: Materialized(RecordSchema), 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: IdempotencyKey, ...Review }) },
     )
@@ -450,7 +457,7 @@ export function contentRoutes(ctx: AppContext) {
         const { message, ...change } = body;
         const autoMerge = "autoMerge" in body ? body.autoMerge : undefined;
         const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change, { message, autoMerge });
-        return materialized(ctx, space.sight, proposed, () => mergedRecord(ctx, space.space.id, space.sight, proposed.outcome)!);
+        return materializedRecord(ctx, space, proposed);
       },
       { answers: { 201: Materialized(RecordSchema), 409: ["RECORD_STATE", "RECORD_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: RecordChange },
     );
