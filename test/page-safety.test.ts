@@ -486,6 +486,34 @@ describe.skipIf(!browserAvailable)("the grid keeps what it shows", () => {
     await page.close();
     expect(consoleErrors).toEqual([]);
   }, 90_000);
+  test("on a phone, the list keeps the records it showed and the window's place when a record opens over it and closes; the keyboard comes back to that record", async () => {
+    const id = await longBase("listed", 120);
+    const page = await signedIn(`/admin/bases/${id}`);
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.evaluate(() => localStorage.removeItem("basalt.records.layout"));
+    await page.reload();
+    const list = page.getByRole("list", { name: "Listed records" });
+    const items = list.locator(":scope > li");
+    await page.getByRole("button", { name: "Show more" }).click();
+    await page.getByRole("button", { name: "Show more" }).click();
+    await page.getByRole("button", { name: "Show more" }).waitFor({ state: "hidden" });
+    expect(await items.count()).toBe(120);
+    const entry = list.getByRole("link", { name: "Entry 10", exact: true });
+    await entry.scrollIntoViewIfNeeded();
+    const scrolled = await page.evaluate(() => scrollY);
+    expect(scrolled).toBeGreaterThan(1000);
+    await entry.click();
+    const panel = page.getByRole("complementary", { name: "Record Entry 10" });
+    await panel.waitFor();
+    expect([await items.count(), await page.evaluate(() => scrollY)]).toEqual([120, scrolled]);
+    await panel.getByRole("link", { name: "Close" }).click();
+    await panel.waitFor({ state: "detached" });
+    expect(await items.count()).toBe(120);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Entry 10");
+    expect(await entry.evaluate((link) => link.getBoundingClientRect().top >= 0 && link.getBoundingClientRect().bottom <= innerHeight)).toBe(true);
+    await page.close();
+    expect(consoleErrors).toEqual([]);
+  }, 60_000);
 });
 
 describe.skipIf(!browserAvailable)("the page shows what applies, once", () => {

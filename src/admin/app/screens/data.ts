@@ -230,6 +230,8 @@ async function basePage(ctx: Context): Promise<Node> {
   // Grouped by a single-choice field: the address's `group` (empty for none), else the view's.
   const grouping = ctx.query.get("group") ?? (typeof view?.config.groupByFieldSlug === "string" ? view.config.groupByFieldSlug : "");
   const groupedBy = tabular && !listed ? base.fields.find((candidate) => candidate.slug === grouping && traitsOf(candidate.type).stacks) : undefined;
+  /** The listing shown (base, view, filter, sort): a grid or a list drawn again for it keeps its place. */
+  const place = JSON.stringify([base.id, view?.id ?? null, where ?? null, sort ?? null]);
   /** The records as the view shows them: a gallery, a calendar, a kanban board, the grid, or a list (a phone's). */
   const drawn = () => {
     if (view?.type === "gallery") return gallery(base, base.fields.find((candidate) => candidate.slug === view.config.coverFieldSlug), () => through({}));
@@ -270,6 +272,8 @@ async function basePage(ctx: Context): Promise<Node> {
             `/records/page${query({ baseId: base.id, viewId: view?.id, page, pageSize: LIST_PAGE, sort, include: "none", linkedNames: true, ...filter })}`,
           ),
         (id) => here({ record: id }),
+        place,
+        panel !== null,
       );
     return recordGrid({
       base,
@@ -277,7 +281,7 @@ async function basePage(ctx: Context): Promise<Node> {
       pending: () => api<{ changeRequests: ChangeRequestView[] }>("GET", openChangeRequestsOf(base.id)).then((page) => pendingValues(page.changeRequests, base.fields)),
       load: (page, fromEnd) => api<GridPage>("GET", gridPagePath(base.id, view?.id, page, fromEnd ? reversed(sort ?? sortOfView(view)) : sort, filter)),
       first: firstPage,
-      place: JSON.stringify([base.id, view?.id ?? null, where ?? null, sort ?? null]),
+      place,
       keyboardElsewhere: panel !== null,
       sort,
       sortBy: (next) => ctx.go(here({ sort: next })),
