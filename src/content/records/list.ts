@@ -11,7 +11,7 @@ import { type UserRef } from "../commits";
 import type { AppContext } from "../../context";
 import { badRequest } from "../../shared/errors";
 import type { FilterOperator } from "../../shared/field-types";
-import { baseView, type FieldRow, type LoadedBase } from "../bases";
+import { sharedBaseView, type FieldRow, type LoadedBase } from "../bases";
 import { linkedValues } from "../relations/read";
 import { commits, records, type RecordStatus } from "../../tables/content";
 
@@ -223,7 +223,7 @@ export function listRecords(ctx: AppContext, loaded: LoadedBase, query: ListingQ
   // Each row holds its sort value after the record's columns, then its head commit's.
   const headAt = RECORD_COLUMNS.length + 1;
   const people = shape.headCommit ? headAuthors(ctx, page, headAt) : new Map<string, UserRef>();
-  const base = baseView(loaded);
+  const base = sharedBaseView(loaded);
   const linked = linkedValues(ctx, loaded, page.map((values) => values[ID_AT] as string), { lookups: true });
   const now = ctx.clock.now();
   const views = page.map((values) => recordOfRow(values, headAt, loaded, people, linked, base, now, shape, !shape.headCommit));

@@ -8,7 +8,7 @@ import { users } from "../../tables/auth";
 import type { AppContext } from "../../context";
 import { compiledRows, decodeRow, preparedFor } from "../../db/client";
 import { notInSpace } from "../../shared/errors";
-import { type BaseView, baseView, findBase, type LoadedBase } from "../bases";
+import { type BaseView, sharedBaseView, findBase, type LoadedBase } from "../bases";
 import { type RecordLinkView, recordLinksJson, recordLinkViews } from "../relations/view";
 import { type LinkedValues, linkedValues } from "../relations/read";
 import { commits, records } from "../../tables/content";
@@ -110,7 +110,7 @@ export function getRecord(ctx: AppContext, spaceId: string, recordId: string, sh
   const authorAt = RECORD_COLUMNS.length + HEAD_COLUMNS.length;
   const people = new Map<string, UserRef>();
   if (values[authorAt] !== null) people.set(values[authorAt] as string, decodeRow<UserRef>(values, authorAt, AUTHOR_COLUMNS));
-  return recordOfRow(values, RECORD_COLUMNS.length, loaded, people, linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), baseView(loaded), ctx.clock.now(), shape);
+  return recordOfRow(values, RECORD_COLUMNS.length, loaded, people, linkedValues(ctx, loaded, [values[ID_AT] as string], { lookups: true }), sharedBaseView(loaded), ctx.clock.now(), shape);
 }
 
 /** A record's links either way (`GET /records/{id}/links`). */

@@ -144,7 +144,7 @@ export function pageJson<A extends { records: RecordView[] }>(answer: A): string
   const base = records[0]?.base;
   if (base === undefined || records.some((record) => record.base !== base)) return JSON.stringify(answer);
   const rest = JSON.stringify({ ...answer, records: undefined });
-  const baseText = `,"base":${JSON.stringify(base)}}`;
+  const baseText = `,"base":${baseTextOf(base)}}`;
   const parts = records.map((record) => {
     // A property set to undefined is left out, and the object keeps its shape (a delete would not).
     record.base = undefined;
@@ -159,6 +159,13 @@ export function pageJson<A extends { records: RecordView[] }>(answer: A): string
 
 const baseTexts = new WeakMap<BaseView, string>();
 
+/** A base view's JSON text, written once per base view (`sharedBaseView`: one per loaded base). */
+function baseTextOf(base: BaseView): string {
+  let text = baseTexts.get(base);
+  if (text === undefined) baseTexts.set(base, (text = JSON.stringify(base)));
+  return text;
+}
+
 /**
  * One record's answer as the JSON text `JSON.stringify` writes for it, `tail` (`,"key":value`)
  * added at its end: its base's text is written once per base view (`sharedBaseView`, one per
@@ -168,8 +175,7 @@ const baseTexts = new WeakMap<BaseView, string>();
 export function recordJson(record: RecordView, tail = ""): string {
   const { base } = record;
   if (base === undefined) return `${JSON.stringify(record).slice(0, -1)}${tail}}`;
-  let baseText = baseTexts.get(base);
-  if (baseText === undefined) baseTexts.set(base, (baseText = JSON.stringify(base)));
+  const baseText = baseTextOf(base);
   // A property set to undefined is left out, and the object keeps its shape (as in `pageJson`).
   record.base = undefined;
   const own = JSON.stringify(record);
