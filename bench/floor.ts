@@ -21,6 +21,10 @@ export function floorHandler(path: string): (request: Request) => Promise<Respon
   const heads = db.query(
     "SELECT c.id, c.base_id, c.node_id, c.operation_id, c.parent_commit_id, c.message, c.author_id, c.target_type, c.kind, c.created_at, u.name, u.email FROM commits c LEFT JOIN users u ON u.id = c.author_id WHERE c.id IN (SELECT value FROM json_each(?))",
   );
+  // A view's page: the view's field walked in its index (`field_values`) from the top down, to the filter's bound, then each row.
+  const viewPage = db.query(
+    "SELECT r.* FROM field_values v JOIN records r ON r.id = v.record_id WHERE v.field_id = ? AND v.status = 'active' AND v.value >= ? ORDER BY v.value DESC, v.created_at DESC, v.record_id DESC LIMIT 51",
+  );
   const baseOf = db.query("SELECT b.id, b.space_id, b.node_id FROM bases b JOIN nodes n ON n.id = b.node_id WHERE n.slug = ? OR b.id = ?");
   const fieldsOf = db.query("SELECT * FROM fields WHERE base_id = ? ORDER BY position");
   const baseRow = db.query("SELECT b.id, b.node_id, b.review_policy, b.created_at, b.updated_at, n.slug, n.name, n.description FROM bases b JOIN nodes n ON n.id = b.node_id WHERE b.id = ?");
@@ -168,6 +172,14 @@ export function floorHandler(path: string): (request: Request) => Promise<Respon
       const cursor = query.get("cursor");
       const baseId = query.get("baseId")!;
       const rows = (cursor ? laterPage.all(baseId, ...(JSON.parse(Buffer.from(cursor, "base64url").toString()) as [string, string])) : firstPage.all(baseId)) as Row[];
+      const page = rows.slice(0, 50);
+      const last = page.at(-1);
+      return Response.json({ records: listPage(baseId, page), nextCursor: rows.length > 50 && last ? Buffer.from(JSON.stringify([last.created_at, last.id])).toString("base64url") : null });
+    }
+    if (pathname === "/view") {
+      const query = new URL(request.url).searchParams;
+      const baseId = query.get("baseId")!;
+      const rows = viewPage.all(query.get("fieldId")!, Number(query.get("min"))) as Row[];
       const page = rows.slice(0, 50);
       const last = page.at(-1);
       return Response.json({ records: listPage(baseId, page), nextCursor: rows.length > 50 && last ? Buffer.from(JSON.stringify([last.created_at, last.id])).toString("base64url") : null });

@@ -80,6 +80,8 @@ return seed;
 const request = (url: string, headers: Record<string, string>, body?: unknown) =>
   new Request(url, { method: body === undefined ? "GET" : "POST", headers: body === undefined ? headers : { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
 const floor = floorHandler(join(dir, "basalt.db"));
+/** The view's field, which the floor's view page walks as Basalt's does. */
+const sorted = ((await (await app.handle(request("http://localhost/api/v1/bases/listing", inSpace))).json()) as { fields: { id: string; slug: string }[] }).fields.find((field) => field.slug === "f2")!.id;
 
 const routes = [
   { name: "health", path: "/api/health", floorPath: "/health", headers: {} },
@@ -91,7 +93,7 @@ const routes = [
   { name: "page-base", path: "/api/v1/records?baseId=listing&include=base", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
   { name: "page-head", path: "/api/v1/records?baseId=listing&include=headCommit", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
   { name: "lean", path: "/api/v1/records?baseId=listing&include=none", floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
-  { name: "view", path: `/api/v1/records?viewId=${seed.view}`, floorPath: `/list?baseId=${seed.listingBase}`, headers: inSpace },
+  { name: "view", path: `/api/v1/records?viewId=${seed.view}`, floorPath: `/view?baseId=${seed.listingBase}&fieldId=${sorted}&min=${LISTED / 2}`, headers: inSpace },
   { name: "create", path: "/api/v1/bases/papers/change-requests", floorPath: "/records", headers: inSpace, body: { fields: recordFields } },
 ];
 
