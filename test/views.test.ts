@@ -74,6 +74,25 @@ describe("saved views", () => {
     expect((await propose({ operation: "restore", viewId: view.id })).body).toMatchObject({ status: "active", archivedAt: null });
   });
 
+  test("a deleted view answers as a missing one on every route that lists through it, until it is restored", async () => {
+    const view = (await propose({ operation: "create", baseId: "papers", name: "Gone soon", config: published })).body;
+    const routes = [
+      `/api/v1/records?viewId=${view.id}`,
+      `/api/v1/records/page?viewId=${view.id}&page=1&pageSize=2`,
+      `/api/v1/records/count?viewId=${view.id}`,
+      `/api/v1/bases/papers/export?viewId=${view.id}&format=json`,
+    ];
+    for (const path of routes) expect((await server.call("GET", path, { key: ws.read })).status).toBe(200);
+    await propose({ operation: "delete", viewId: view.id });
+    const missing = (await server.call("GET", `/api/v1/records?viewId=viw_nothere`, { key: ws.read })).body;
+    for (const path of routes) {
+      const reply = await server.call("GET", path, { key: ws.read });
+      expect({ path, status: reply.status, error: reply.body.error }).toEqual({ path, status: 404, error: missing.error.replace("viw_nothere", view.id) });
+    }
+    await propose({ operation: "restore", viewId: view.id });
+    expect((await server.call("GET", `/api/v1/records/count?viewId=${view.id}`, { key: ws.read })).body).toEqual({ total: 3 });
+  });
+
   test("a page through a view follows its configuration from the update that changes it", async () => {
     const view = (await propose({ operation: "create", baseId: "papers", name: "Early", config: { filters: [{ fieldSlug: "year", operator: "lt", value: 2019 }], sorts: [{ fieldSlug: "year", direction: "asc" }] } })).body;
     const page = async () => titles((await server.call("GET", `/api/v1/records?viewId=${view.id}`, { key: ws.read })).body.records);

@@ -372,10 +372,11 @@ export function setViewStatus(tx: Tx, spaceId: string, viewId: string, status: N
 
 /**
  * A listing through a view: the view's filters and the query's together, the query's sort before
- * the view's. The view names its base; a `baseRef` naming another base is a 400.
+ * the view's. The view names its base; a `baseRef` naming another base is a 400. A deleted view
+ * answers as a missing one (restoring it makes it usable again).
  */
 export function throughView<Q extends RecordQuery>(ctx: AppContext, spaceId: string, viewId: string, baseRef: string | undefined, query: Q): { loaded: LoadedBase; query: Q } {
-  const view = findView(ctx, spaceId, viewId);
+  const view = findView(ctx, spaceId, viewId, "active");
   const loaded = findBase(ctx, spaceId, view.baseId);
   if (baseRef !== undefined && findBase(ctx, spaceId, baseRef).base.id !== loaded.base.id) throw badRequest(`The view "${viewId}" belongs to another base.`);
   const own = viewQuery(loaded, view);
