@@ -98,7 +98,7 @@ export interface EventStreamPort {
   publish(event: LiveEvent): void;
   recheck(): void;
   refusal(holder: StreamHolder): { limit: "streamsPerKey" | "streamsPerUser" | "streams"; max: number } | null;
-  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, view?: (event: LiveEvent) => LiveEvent | null): ReadableStream<Uint8Array>;
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, view?: (event: LiveEvent, tree: string) => LiveEvent | null): ReadableStream<Uint8Array>;
   latest(): number;
   since(spaceId: string, after: number): LiveEvent[] | null;
   next(spaceId: string, ms: number): Promise<void>;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
@@ -303,6 +304,48 @@ describe("what reaches a member as it happens", () => {
     expect(text).toContain("Streamed paper");
     expect(leaksIn(text)).toEqual([]);
     expect([memo, ...memoChanges].filter((id) => text.includes(id)), text.split("\n\n").filter((frame) => memoChanges.some((id) => frame.includes(id))).join("\n")).toEqual([]);
+  });
+
+  test("a base moved into a private folder, by a route or by another process, stops reaching a member's open stream at once", async () => {
+    const made2 = await made("POST", "/api/v1/nodes/change-requests", {
+      operations: [
+        { kind: "create", nodeType: "base", slug: "people", name: "People", fields: [{ slug: "name", name: "Name" }] },
+        { kind: "create", nodeType: "base", slug: "payroll", name: "Payroll", fields: [{ slug: "name", name: "Name" }] },
+      ],
+    });
+    const [people, payroll] = made2.operations.map((op: { nodeId: string }) => op.nodeId) as string[];
+    const controller = new AbortController();
+    const response = await fetch(`${server.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${bob.key}` }, signal: controller.signal });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const pump = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) return;
+        text += value;
+      }
+    })();
+    for (let waited = 0; !text.includes(": connected") && waited < 5000; waited += 5) await Bun.sleep(5);
+    // Both bases are seen while they stand at the root: their events reach the stream.
+    await made("POST", "/api/v1/bases/people/change-requests", { fields: { name: "Before the move" } });
+    await made("POST", "/api/v1/bases/payroll/change-requests", { fields: { name: "Payroll before" } });
+    await made("POST", `/api/v1/nodes/${people}/move`, { parentNodeId: hidden.folder });
+    await made("POST", "/api/v1/bases/people/change-requests", { fields: { name: `${SECRET} after the move` }, autoMerge: true });
+    // Another process (a command on the data directory) moves the other base in: the stream sees it too.
+    const other = new Database(server.dbPath);
+    try {
+      other.query("UPDATE nodes SET parent_id = ? WHERE id = ?").run(hidden.folder, payroll);
+    } finally {
+      other.close();
+    }
+    await made("POST", "/api/v1/bases/payroll/change-requests", { fields: { name: `${SECRET} payroll after` } });
+    await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Marker after the moves" } });
+    for (let waited = 0; !text.includes("Marker after the moves") && waited < 5000; waited += 10) await Bun.sleep(10);
+    controller.abort();
+    await pump;
+    expect(text).toContain("Before the move");
+    expect(text).toContain("Payroll before");
+    expect(leaksIn(text)).toEqual([]);
   });
 
   test("a grant revoked while an MCP wait_for_events waits narrows what it answers", async () => {

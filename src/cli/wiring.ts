@@ -3,6 +3,7 @@ import { FieldUpkeep } from "../content/field-upkeep";
 import { writeFieldKinds } from "../content/fields/registry";
 import { type AppContext, createContext, type Logger } from "../context";
 import type { Store } from "../db/client";
+import { treeStamp, watchTree } from "../db/tree-stamp";
 import { EventHub } from "../events/stream";
 import { lastEventSeq } from "../events/store";
 import type { Clock } from "../shared/clock";
@@ -21,7 +22,8 @@ export interface Wired {
 /** The one place the context's services are made: every command, the tests and the benches wire a process here (on a migrated store). */
 export function wire(store: Store, config: Config, clock: Clock, log: Logger): Wired {
   writeFieldKinds(store);
-  const eventStream = new EventHub(() => lastEventSeq(store), config.limits);
+  watchTree(store.sqlite);
+  const eventStream = new EventHub(() => lastEventSeq(store), config.limits, treeStamp(store.sqlite));
   const deliveries = new DeliveryLoop();
   const fieldUpkeep = new FieldUpkeep();
   const ctx = createContext(store, config, clock, log, {

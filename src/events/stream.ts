@@ -26,9 +26,10 @@ export interface Subscriber {
   /**
    * An event as it may see it: null when it may not (a member kept out of a private node does not
    * see its events), the event itself, or one narrowed for it (which gets a frame of its own); all
-   * as they are when absent.
+   * as they are when absent. `tree` is the tree's stamp now (`treeStamp`): a subscriber whose
+   * sight was worked out under another works it out again first.
    */
-  view?(event: LiveEvent): LiveEvent | null;
+  view?(event: LiveEvent, tree: string): LiveEvent | null;
   close(): void;
 }
 
@@ -70,10 +71,15 @@ export class EventHub implements EventStreamPort {
   /** Bytes of the frames kept, bounded by `KEPT_BYTES`. */
   private keptBytes = 0;
 
-  /** `lastSeq` answers the outbox's last seq, read once: events before this process started are not kept. */
+  /**
+   * `lastSeq` answers the outbox's last seq, read once: events before this process started are not
+   * kept. `treeStamp` answers a stamp that changes whenever a space's tree or grants may have
+   * (`db/tree-stamp.ts`), read once for each batch of events sent.
+   */
   constructor(
     private readonly lastSeq: () => number,
     private readonly caps: StreamCaps,
+    private readonly treeStamp: () => string = () => "",
   ) {}
 
   /**
@@ -157,8 +163,8 @@ export class EventHub implements EventStreamPort {
   }
 
   /** The frame of a kept event a subscriber sees: the shared one, one of its own for an event narrowed for it, or null. */
-  private frameFor(subscriber: Subscriber, kept: Kept, shared?: Uint8Array): Uint8Array | null {
-    const shown = subscriber.view ? subscriber.view(kept.event) : kept.event;
+  private frameFor(subscriber: Subscriber, kept: Kept, tree: string, shared?: Uint8Array): Uint8Array | null {
+    const shown = subscriber.view ? subscriber.view(kept.event, tree) : kept.event;
     if (shown === null) return null;
     return shown === kept.event ? (shared ?? this.frameOf(kept)) : encoder.encode(eventFrame(shown));
   }
@@ -172,11 +178,13 @@ export class EventHub implements EventStreamPort {
 
   private flush(): void {
     this.flushDue = false;
+    if (this.pending.size === 0) return;
+    const tree = this.treeStamp();
     for (const [spaceId, events] of this.pending) {
       const frames = events.map((kept) => this.frameOf(kept));
       const chunk = frames.length === 1 ? frames[0] : Buffer.concat(frames);
       for (const subscriber of this.subscribers.get(spaceId) ?? []) {
-        const seen = subscriber.view ? events.flatMap((kept, i) => this.frameFor(subscriber, kept, frames[i]) ?? []) : null;
+        const seen = subscriber.view ? events.flatMap((kept, i) => this.frameFor(subscriber, kept, tree, frames[i]) ?? []) : null;
         if (seen?.length === 0) continue;
         if (!subscriber.send(seen === null ? chunk : Buffer.concat(seen))) this.unsubscribe(subscriber);
       }
@@ -194,9 +202,10 @@ export class EventHub implements EventStreamPort {
     this.flush();
     if (lastEventId !== null) {
       if (lastEventId < floor) subscriber.send(encoder.encode(`event: reset\ndata: ${JSON.stringify({ reason: "Events after your last one are no longer kept: read the current state again.", lastEventId: floor })}\n\n`));
+      const tree = this.treeStamp();
       for (const kept of this.kept) {
         if (kept.event.seq <= lastEventId || kept.event.spaceId !== subscriber.spaceId) continue;
-        const frame = this.frameFor(subscriber, kept);
+        const frame = this.frameFor(subscriber, kept, tree);
         if (frame) subscriber.send(frame);
       }
     }
@@ -213,7 +222,7 @@ export class EventHub implements EventStreamPort {
    * its events. A client that stops reading is dropped once `MAX_QUEUED` frames wait for it, so a
    * slow reader costs bounded memory; it reconnects with `Last-Event-ID`.
    */
-  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, view?: (event: LiveEvent) => LiveEvent | null): ReadableStream<Uint8Array> {
+  open(spaceId: string, lastEventId: number | null, stillAllowed: () => boolean, holder?: StreamHolder, view?: (event: LiveEvent, tree: string) => LiveEvent | null): ReadableStream<Uint8Array> {
     let unsubscribe = () => undefined as void;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {

@@ -42,8 +42,17 @@ export function eventRoutes(ctx: AppContext) {
             return false;
           }
         };
-        // An event of a base made since the sight was worked out: it is worked out again first.
-        const view = (event: LiveEvent) => (knowsOf(ctx, sight, event) || stillAllowed() ? seenEvent(ctx, sight, event) : null);
+        // The sight is never older than the tree it filters against: once the tree or the grants may
+        // have changed (a move, a restore, a sync, another process's commit), or an event names a base
+        // made since, it is worked out again before the event is sent. The first event always does.
+        let sightTree: string | null = null;
+        const view = (event: LiveEvent, tree: string) => {
+          if (tree !== sightTree) {
+            if (!stillAllowed()) return null;
+            sightTree = tree;
+          }
+          return knowsOf(ctx, sight, event) || stillAllowed() ? seenEvent(ctx, sight, event) : null;
+        };
         const stream = ctx.eventStream.open(spaceId, lastEventIdOf(request), stillAllowed, holder, view);
         return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" } });
       },
