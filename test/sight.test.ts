@@ -277,6 +277,43 @@ describe("a hidden thing answers exactly as one that does not exist", () => {
   });
 });
 
+describe("a view shows a member no field hidden from them", () => {
+  test("its configuration names no link into a hidden base (nor its lookups), on every route that produces a view", async () => {
+    // Links, lookups and formulas reading them are never filtered or sorted by: a view names a hidden one only in what it shows.
+    const config = {
+      filters: [{ fieldSlug: "title", operator: "isNotEmpty" }],
+      visibleFieldSlugs: ["title", "payee", "payee_name"],
+      fieldWidths: { title: 200, payee: 120 },
+      coverFieldSlug: "payee_name",
+    };
+    const proposed = await made("POST", "/api/v1/views/change-requests", { operation: "create", baseId: "papers", name: "Paid papers", type: "gallery", config });
+    const viewId = proposed.id as string;
+    const changeRequest = (await made("GET", "/api/v1/change-requests?limit=1", undefined)).changeRequests[0].id as string;
+    const update = await made("POST", "/api/v1/views/change-requests", { operation: "update", viewId, config, autoMerge: false });
+    // The owner sees what they saved.
+    expect((await made("GET", `/api/v1/views/${viewId}`, undefined)).config.visibleFieldSlugs).toEqual(["title", "payee", "payee_name"]);
+    const client = new Client({ name: "basalt-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bob.key}` } } }));
+    const listed = ((await client.callTool({ name: "list_views", arguments: { base: "papers" } })) as { content: { text: string }[] }).content[0].text;
+    await client.close();
+    const answers = [
+      await call("GET", "/api/v1/bases/papers/views", bob.key),
+      await call("GET", `/api/v1/views/${viewId}`, bob.key),
+      await call("GET", `/api/v1/change-requests/${changeRequest}`, bob.key),
+      await call("GET", `/api/v1/change-requests/${update.id}`, bob.key),
+      await call("GET", "/api/v1/bases/papers", bob.key),
+    ];
+    for (const reply of answers) expect(reply.status).toBe(200);
+    const texts = [...answers.map((reply) => reply.text), listed];
+    expect(texts.filter((text) => text.includes("payee"))).toEqual([]);
+    expect(answers[1].body.config).toEqual({ filters: [{ fieldSlug: "title", fieldId: expect.any(String), operator: "isNotEmpty" }], sorts: [], visibleFieldSlugs: ["title"], fieldWidths: { title: 200 }, coverFieldSlug: null });
+    expect(answers[1].body.missingFieldSlugs).toEqual([]);
+    // Listing through the view applies what the owner saved, for the member as for the owner.
+    const count = async (key: string) => (await call("GET", `/api/v1/records/count?viewId=${viewId}`, key)).body;
+    expect(await count(bob.key)).toEqual(await count(ws.manage));
+  });
+});
+
 describe("what reaches a member as it happens", () => {
   test("a base made in a private folder, its records, and a visible record's values looked up from it never reach a member's open stream", async () => {
     const controller = new AbortController();

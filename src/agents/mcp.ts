@@ -190,7 +190,7 @@ export function toolsFor(ctx: AppContext, { actor, spaceRef, spaceHeader, stillR
   server.registerTool(
     "list_views",
     { description: "A base's saved views: type, filters, sort and the fields they show.", inputSchema: { base: z.string().min(1) } },
-    inSpace("read", (scope, { base }: { base: string }) => listViews(ctx, scope.space.id, base)),
+    inSpace("read", (scope, { base }: { base: string }) => listViews(ctx, scope.space.id, scope.sight, base)),
   );
   server.registerTool(
     "propose_view_change",

@@ -143,9 +143,9 @@ export const MergeResultSchema = t.Object({
 });
 
 /** The view a merged change request made or changed, if any (a merge that ran now names it; an earlier one's operations do). */
-function mergedView(ctx: AppContext, spaceId: string, outcome: MergeOutcome & { merged: true }, ops: () => OperationRow[]): ViewView | null {
+function mergedView(ctx: AppContext, spaceId: string, sight: Sight, outcome: MergeOutcome & { merged: true }, ops: () => OperationRow[]): ViewView | null {
   const viewId = outcome.viewIds?.[0] ?? ops().find((op) => op.targetViewId)?.targetViewId;
-  return viewId ? getView(ctx, spaceId, viewId) : null;
+  return viewId ? getView(ctx, spaceId, sight, viewId) : null;
 }
 
 export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id: string, actor: AuditActor): Promise<Static<typeof MergeResultSchema>> {
@@ -170,7 +170,7 @@ export async function mergeChangeRequest(ctx: AppContext, scope: SpaceScope, id:
   if (!outcome.merged) {
     throw conflict("The data changed since this was proposed: the change request is now in conflict.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict, changeRequestId: id });
   }
-  return { changeRequest, record: mergedRecord(ctx, scope.space.id, scope.sight, outcome), view: mergedView(ctx, scope.space.id, outcome, () => operationsOf(ctx, id)) };
+  return { changeRequest, record: mergedRecord(ctx, scope.space.id, scope.sight, outcome), view: mergedView(ctx, scope.space.id, scope.sight, outcome, () => operationsOf(ctx, id)) };
 }
 
 function baseForOperation(ctx: AppContext, spaceId: string, op: OperationRow): LoadedBase {

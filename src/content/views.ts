@@ -10,6 +10,9 @@ import { ApiError, badRequest, conflict, invalid, notInSpace, pathText, type Iss
 import { Value } from "@sinclair/typebox/value";
 import { Nullable, oneOf, Timestamp, WholeNumber } from "../shared/schemas";
 import { type LoadedBase, findBase } from "./bases";
+import { hiddenFieldsOf } from "./records/seen";
+import { FIELD_KEYS, type FieldKey, seenViewConfig } from "./view-fields";
+import type { Sight } from "../spaces/sight";
 import { UserRefSchema, userRefs, userRefView } from "./commits";
 import { type FieldType, FILTER_OPERATORS, type FilterOperator, typesWith } from "../shared/field-types";
 import { checkRecordQuery, type FilterGroup, LISTING_BOUNDS, type RecordFilter, type RecordQuery } from "./records/query";
@@ -18,9 +21,6 @@ import { type FieldRow, NODE_STATUSES, type NodeStatus, VIEW_TYPES, type ViewCon
 export type ViewRow = typeof views.$inferSelect;
 type Path = Issue["path"];
 
-/** The keys of a view's configuration that name one field (each checked against the base). */
-const FIELD_KEYS = ["groupByFieldSlug", "stackByFieldSlug", "dateFieldSlug", "startFieldSlug", "endFieldSlug", "coverFieldSlug"] as const;
-type FieldKey = (typeof FIELD_KEYS)[number];
 
 /** Field types a key may name: grouping needs one choice each; the calendar and gantt keys need moments. */
 const KEY_TYPES: Partial<Record<FieldKey, readonly FieldType[]>> = {
@@ -244,27 +244,33 @@ function checkedViewQuery(loaded: LoadedBase, view: ViewRow): ViewQuery {
   return viewQueryOf(config.filters, config.sorts, config.groups);
 }
 
-export function viewViews(ctx: AppContext, rows: ViewRow[], fieldRows: FieldRow[]): ViewView[] {
+/** Views as a caller with `sight` sees them: their configurations name no field hidden from them (`seenViewConfig`). */
+export function viewViews(ctx: AppContext, sight: Sight, rows: ViewRow[], fieldRows: FieldRow[]): ViewView[] {
+  const hidden = new Map<string, ReturnType<typeof hiddenFieldsOf>>();
+  const hiddenOf = (row: ViewRow) => hidden.get(row.baseId) ?? hidden.set(row.baseId, hiddenFieldsOf(ctx, row.spaceId, sight, row.baseId)).get(row.baseId)!;
   const people = userRefs(
     ctx,
     rows.map((row) => row.createdBy),
   );
-  return rows.map((row) => ({
-    id: row.id,
-    baseId: row.baseId,
-    slug: row.slug,
-    name: row.name,
-    description: row.description,
-    type: row.type,
-    config: row.config as ViewView["config"],
-    status: row.status,
-    createdBy: row.createdBy,
-    createdByUser: userRefView(people.get(row.createdBy)),
-    archivedAt: row.archivedAt,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    missingFieldSlugs: missingFields(fieldRows, row.config),
-  }));
+  return rows.map((row) => {
+    const config = seenViewConfig(row.config, hiddenOf(row));
+    return {
+      id: row.id,
+      baseId: row.baseId,
+      slug: row.slug,
+      name: row.name,
+      description: row.description,
+      type: row.type,
+      config: config as ViewView["config"],
+      status: row.status,
+      createdBy: row.createdBy,
+      createdByUser: userRefView(people.get(row.createdBy)),
+      archivedAt: row.archivedAt,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      missingFieldSlugs: missingFields(fieldRows, config),
+    };
+  });
 }
 
 const viewById = preparedFor((db) =>
@@ -293,13 +299,13 @@ export function findView(ctx: AppContext, spaceId: string, viewId: string, statu
   return row;
 }
 
-export function getView(ctx: AppContext, spaceId: string, viewId: string): ViewView {
+export function getView(ctx: AppContext, spaceId: string, sight: Sight, viewId: string): ViewView {
   const row = findView(ctx, spaceId, viewId);
-  return viewViews(ctx, [row], findBase(ctx, spaceId, row.baseId, { archived: true }).fields)[0];
+  return viewViews(ctx, sight, [row], findBase(ctx, spaceId, row.baseId, { archived: true }).fields)[0];
 }
 
 /** `GET /bases/{baseId}/views`: the base's views of a status (default active), oldest first. */
-export function listViews(ctx: AppContext, spaceId: string, baseRef: string, status: NodeStatus = "active"): ViewView[] {
+export function listViews(ctx: AppContext, spaceId: string, sight: Sight, baseRef: string, status: NodeStatus = "active"): ViewView[] {
   const loaded = findBase(ctx, spaceId, baseRef);
   const rows = ctx.db
     .select()
@@ -307,7 +313,7 @@ export function listViews(ctx: AppContext, spaceId: string, baseRef: string, sta
     .where(and(eq(views.baseId, loaded.base.id), eq(views.status, status)))
     .orderBy(asc(views.id))
     .all();
-  return viewViews(ctx, rows, loaded.fields);
+  return viewViews(ctx, sight, rows, loaded.fields);
 }
 
 /** A new view's fields checked now (the merge checks the configuration again against the base as it is then). */

@@ -3,6 +3,8 @@ import { formulasReading } from "../fields/formula/plan";
 import { isLookup, lookupOf } from "../fields/lookup";
 import { isRelation } from "../fields/relation";
 import { seenBase } from "./seen-base";
+import { seenViewConfig } from "../view-fields";
+import type { ViewConfig } from "../../tables/content";
 import type { CommitRow } from "../commits";
 import type { AppContext } from "../../context";
 import type { RecordSnapshot } from "../../events/outbox";
@@ -49,6 +51,7 @@ export function seenCommits<C extends CommitRow>(ctx: AppContext, spaceId: strin
     const hidden = hiddenOf(row.baseId);
     if (hidden.slugs.size === 0) return [row];
     if (row.kind.startsWith("record_")) return [{ ...row, payload: seenValues(payload, hidden) }];
+    if (row.kind.startsWith("view_")) return [payload.config ? { ...row, payload: { ...payload, config: seenViewConfig(payload.config as Partial<ViewConfig>, hidden) } } : row];
     if (hidden.slugs.has(payload.slug as string) || hidden.ids.has(payload.fieldId as string)) return [];
     if (Array.isArray(payload.fieldIds)) return [{ ...row, payload: { ...payload, fieldIds: payload.fieldIds.filter((id) => !hidden.ids.has(id as string)) } }];
     return [row];

@@ -365,17 +365,17 @@ export function contentRoutes(ctx: AppContext) {
         }),
       },
     )
-    .get("/bases/:baseId/views", ({ space, params, query }) => listViews(ctx, space.space.id, params.baseId, query.status), {
+    .get("/bases/:baseId/views", ({ space, params, query }) => listViews(ctx, space.space.id, space.sight, params.baseId, query.status), {
       answers: { 200: t.Array(ViewSchema) }, level: "read", query: t.Object({ status: t.Optional(Status) }),
     })
-    .get("/views/:viewId", ({ space, params }) => getView(ctx, space.space.id, params.viewId), { answers: { 200: ViewSchema }, level: "read" })
+    .get("/views/:viewId", ({ space, params }) => getView(ctx, space.space.id, space.sight, params.viewId), { answers: { 200: ViewSchema }, level: "read" })
     .post(
       "/views/change-requests",
       async ({ space, actor, request, body, set }) => {
         set.status = 201;
         const { message, autoMerge, ...change } = body;
         const proposed = await proposeViewChange(ctx, proposer(space, actor, request), change, { message, autoMerge });
-        return materialized(ctx, space.sight, proposed, () => getView(ctx, space.space.id, (proposed.outcome as { viewIds: string[] }).viewIds[0]));
+        return materialized(ctx, space.sight, proposed, () => getView(ctx, space.space.id, space.sight, (proposed.outcome as { viewIds: string[] }).viewIds[0]));
       },
       { answers: { 201: Materialized(ViewSchema), 409: ["SLUG_TAKEN", "VIEW_STATE", ...MERGE_REFUSALS] }, level: "changeRequest", body: ViewChange },
     )
