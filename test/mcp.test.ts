@@ -93,6 +93,12 @@ test("an agent saves a view, lists through it, searches the space and comments, 
   expect(JSON.parse(text(await agent.callTool({ name: "list_comments", arguments: { subjectType: "record", subjectId: recordId } })))).toEqual([comment]);
   const missing = await agent.callTool({ name: "propose_view_change", arguments: { operation: "update", name: "x" } });
   expect(missing.isError).toBe(true);
+  // A deleted view lists nothing: it answers as one that does not exist, as REST does.
+  await agent.callTool({ name: "propose_view_change", arguments: { operation: "delete", viewId: view.id } });
+  const throughDeleted = await agent.callTool({ name: "list_records", arguments: { base: "papers", viewId: view.id } });
+  expect(throughDeleted.isError).toBe(true);
+  expect(text(throughDeleted)).toBe((await server.call("GET", `/api/v1/records?viewId=${view.id}`, { key: ws.read })).body.error);
+  expect(text(throughDeleted)).toBe(`No view "${view.id}" in this space.`);
   await agent.close();
   const reader = await connect(ws.read);
   expect((await reader.callTool({ name: "add_comment", arguments: { subjectType: "record", subjectId: recordId, body: "no" } })).isError).toBe(true);
