@@ -54,27 +54,12 @@ if (!process.env.BUN_JSC_logGC) {
   process.exit(0);
 }
 
-const { createApp } = await import("../src/http/app");
-const { wire } = await import("../src/cli/wiring");
-const { migrate, openStore, closeStore } = await import("../src/db/client");
-const { loadConfig } = await import("../src/shared/config");
-const { systemClock } = await import("../src/shared/clock");
-const { write } = await import("../src/db/tx");
-const { createUser } = await import("../src/auth/users");
-const { createApiKey } = await import("../src/auth/api-keys");
-const { createSpace } = await import("../src/spaces/spaces");
 const { floorHandler } = await import("./floor");
+const { inProcessApp, benchKey } = await import("./in-process");
 
 const dir = mkdtempSync(join(tmpdir(), "basalt-allocations-"));
-const store = openStore(join(dir, "basalt.db"));
-migrate(store);
-const config = loadConfig({ "data-dir": dir, "public-url": "http://localhost" }, {});
-const { ctx, fieldUpkeep } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
-fieldUpkeep.start(ctx);
-const app = createApp(ctx);
-const user = await createUser(ctx, { email: "bench@example.com", name: "Bench", password: "bench password" });
-await write(ctx, (tx) => createSpace(tx, user.id, { name: "Bench", slug: "bench" }));
-const { apiKey } = await write(ctx, (tx) => createApiKey(tx, user.id, { name: "bench", level: "write", expiration: "30d" }));
+const { ctx, app, close } = await inProcessApp(dir);
+const apiKey = await benchKey(ctx);
 const headers = { authorization: `Bearer ${apiKey}`, "x-basalt-space": "bench", "content-type": "application/json" };
 const fields = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
 await app.handle(new Request("http://localhost/api/v1/bases", { method: "POST", headers, body: JSON.stringify({ slug: "papers", name: "Papers", fields }) }));
@@ -97,6 +82,5 @@ for (let done = 0; done < CREATES; done += 50) {
   console.error("-- batch --");
 }
 console.error(END);
-await fieldUpkeep.stop();
-await closeStore(ctx.store);
+await close();
 rmSync(dir, { recursive: true, force: true });

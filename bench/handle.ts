@@ -12,15 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 process.env.NODE_ENV ??= "production";
-const { createApp } = await import("../src/http/app");
-const { wire } = await import("../src/cli/wiring");
-const { migrate, openStore, closeStore } = await import("../src/db/client");
-const { loadConfig } = await import("../src/shared/config");
-const { systemClock } = await import("../src/shared/clock");
-const { write } = await import("../src/db/tx");
-const { createUser } = await import("../src/auth/users");
-const { createApiKey } = await import("../src/auth/api-keys");
-const { createSpace } = await import("../src/spaces/spaces");
+const { inProcessApp, benchKey } = await import("./in-process");
 const { floorHandler } = await import("./floor");
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -33,12 +25,7 @@ const dir = kept ?? mkdtempSync(join(tmpdir(), "basalt-handle-"));
 if (kept) mkdirSync(kept, { recursive: true });
 const seeded = join(dir, "seeded.json");
 const reused = existsSync(seeded);
-const store = openStore(join(dir, "basalt.db"));
-migrate(store);
-const config = loadConfig({ "data-dir": dir, "public-url": "http://localhost" }, {});
-const { ctx, fieldUpkeep } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
-fieldUpkeep.start(ctx);
-const app = createApp(ctx);
+const { ctx, app, fieldUpkeep, close } = await inProcessApp(dir);
 
 const recordFields = { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" };
 type Seed = { apiKey: string; sample: string; listingBase: string; view: string };
@@ -48,9 +35,7 @@ const inSpace = { ...auth, "x-basalt-space": "bench" };
 
 /** The data of `bun run bench`: a user, space and write key, a base "papers" with one record, a base "listing" of `LISTED` records and a view of it. */
 async function made(): Promise<Seed> {
-  const user = await createUser(ctx, { email: "bench@example.com", name: "Bench", password: "bench password" });
-  await write(ctx, (tx) => createSpace(tx, user.id, { name: "Bench", slug: "bench" }));
-  const { apiKey } = await write(ctx, (tx) => createApiKey(tx, user.id, { name: "bench", level: "write", expiration: "30d" }));
+  const apiKey = await benchKey(ctx);
   const headers = { authorization: `Bearer ${apiKey}`, "x-basalt-space": "bench", "content-type": "application/json" };
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
@@ -134,6 +119,5 @@ for (const route of routes.filter((one) => !ONLY || ONLY.split(",").includes(one
   }
   console.log(`| ${route.name} | ${basalt.toFixed(1)} | ${bare.toFixed(1)} | ${((bare / basalt) * 100).toFixed(0)}% |`);
 }
-await fieldUpkeep.stop();
-await closeStore(ctx.store);
+await close();
 if (!kept) rmSync(dir, { recursive: true, force: true });

@@ -70,27 +70,12 @@ queue.runTransaction = function (this: unknown, ...args: unknown[]) {
     inTransactions += cpuNow() - start;
   }
 };
-const { createApp } = await import("../src/http/app");
-const { wire } = await import("../src/cli/wiring");
-const { migrate, openStore, closeStore } = await import("../src/db/client");
-const { loadConfig } = await import("../src/shared/config");
-const { systemClock } = await import("../src/shared/clock");
-const { write } = await import("../src/db/tx");
-const { createUser } = await import("../src/auth/users");
-const { createApiKey } = await import("../src/auth/api-keys");
-const { createSpace } = await import("../src/spaces/spaces");
+const { inProcessApp, benchKey } = await import("./in-process");
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 5000);
 const dir = mkdtempSync(join(tmpdir(), "basalt-statements-"));
-const store = openStore(join(dir, "basalt.db"));
-migrate(store);
-const config = loadConfig({ "data-dir": dir, "public-url": "http://localhost" }, {});
-const { ctx, fieldUpkeep } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
-fieldUpkeep.start(ctx);
-const app = createApp(ctx);
-const user = await createUser(ctx, { email: "bench@example.com", name: "Bench", password: "bench password" });
-await write(ctx, (tx) => createSpace(tx, user.id, { name: "Bench", slug: "bench" }));
-const { apiKey } = await write(ctx, (tx) => createApiKey(tx, user.id, { name: "bench", level: "write", expiration: "30d" }));
+const { ctx, app, close } = await inProcessApp(dir);
+const apiKey = await benchKey(ctx);
 const headers = { authorization: `Bearer ${apiKey}`, "x-basalt-space": "bench", "content-type": "application/json" };
 const post = (path: string, body: unknown) => app.handle(new Request(`http://localhost${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
 const fields = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
@@ -113,8 +98,7 @@ for (let done = 0; done < CREATES; done += 50) await create();
 const spent = process.cpuUsage(cpu);
 const spentOnMain = cpuNow() - mainThread;
 timing = false;
-await fieldUpkeep.stop();
-await closeStore(ctx.store);
+await close();
 rmSync(dir, { recursive: true, force: true });
 
 const rows = [...timings].sort((a, b) => b[1].us - a[1].us);

@@ -1,0 +1,38 @@
+/**
+ * Basalt's app over a database in a folder, in this process, as the in-process benches drive it
+ * (`handle.ts`, `statements.ts`, `allocations.ts`). Its modules are imported when it is made, so a
+ * bench may first set `NODE_ENV` or patch bun:sqlite.
+ */
+import { join } from "node:path";
+import type { AppContext } from "../src/context";
+
+export async function inProcessApp(dir: string) {
+  process.env.NODE_ENV ??= "production";
+  const { createApp } = await import("../src/http/app");
+  const { wire } = await import("../src/cli/wiring");
+  const { migrate, openStore, closeStore } = await import("../src/db/client");
+  const { loadConfig } = await import("../src/shared/config");
+  const { systemClock } = await import("../src/shared/clock");
+  const store = openStore(join(dir, "basalt.db"));
+  migrate(store);
+  const config = loadConfig({ "data-dir": dir, "public-url": "http://localhost" }, {});
+  const { ctx, fieldUpkeep } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
+  fieldUpkeep.start(ctx);
+  const app = createApp(ctx);
+  const close = async () => {
+    await fieldUpkeep.stop();
+    await closeStore(ctx.store);
+  };
+  return { ctx, app, fieldUpkeep, close };
+}
+
+/** The benches' user, their space "bench" and a write key in it: the key. */
+export async function benchKey(ctx: AppContext): Promise<string> {
+  const { write } = await import("../src/db/tx");
+  const { createUser } = await import("../src/auth/users");
+  const { createApiKey } = await import("../src/auth/api-keys");
+  const { createSpace } = await import("../src/spaces/spaces");
+  const user = await createUser(ctx, { email: "bench@example.com", name: "Bench", password: "bench password" });
+  await write(ctx, (tx) => createSpace(tx, user.id, { name: "Bench", slug: "bench" }));
+  return (await write(ctx, (tx) => createApiKey(tx, user.id, { name: "bench", level: "write", expiration: "30d" }))).apiKey;
+}
