@@ -314,20 +314,33 @@ describe("a view shows a member no field hidden from them", () => {
   });
 });
 
+/** A key's open event stream, read as it comes: closed once it has said `marker` (or after 5 s), answering all it said. */
+async function openStream(key: string) {
+  const controller = new AbortController();
+  const response = await fetch(`${server.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      text += value;
+    }
+  })();
+  for (let waited = 0; !text.includes(": connected") && waited < 5000; waited += 5) await Bun.sleep(5);
+  return {
+    async closeOnceItSays(marker: string): Promise<string> {
+      for (let waited = 0; !text.includes(marker) && waited < 5000; waited += 10) await Bun.sleep(10);
+      controller.abort();
+      await pump;
+      return text;
+    },
+  };
+}
+
 describe("what reaches a member as it happens", () => {
   test("a base made in a private folder, its records, and a visible record's values looked up from it never reach a member's open stream", async () => {
-    const controller = new AbortController();
-    const response = await fetch(`${server.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${bob.key}` }, signal: controller.signal });
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    const pump = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-        if (done) return;
-        text += value;
-      }
-    })();
-    for (let waited = 0; !text.includes(": connected") && waited < 5000; waited += 5) await Bun.sleep(5);
+    const stream = await openStream(bob.key);
     await made("POST", "/api/v1/nodes/change-requests", { operations: [{ kind: "create", parentNodeId: hidden.folder, nodeType: "base", slug: "bonuses", name: `${SECRET} bonuses`, fields: [{ slug: "amount", name: "Amount" }] }] });
     await made("POST", "/api/v1/bases/bonuses/change-requests", { fields: { amount: SECRET } });
     await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Streamed paper", payee: [hidden.salary] } });
@@ -335,9 +348,7 @@ describe("what reaches a member as it happens", () => {
     await made("PUT", `/api/v1/nodes/${memo}/content`, { content: { kind: "doc", body: "memo, again" } });
     const memoChanges = (await made("GET", "/api/v1/change-requests?limit=2", undefined)).changeRequests.map((cr: { id: string }) => cr.id) as string[];
     await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Marker paper" } });
-    for (let waited = 0; !text.includes("Marker paper") && waited < 5000; waited += 10) await Bun.sleep(10);
-    controller.abort();
-    await pump;
+    const text = await stream.closeOnceItSays("Marker paper");
     expect(text).toContain("Streamed paper");
     expect(leaksIn(text)).toEqual([]);
     expect([memo, ...memoChanges].filter((id) => text.includes(id)), text.split("\n\n").filter((frame) => memoChanges.some((id) => frame.includes(id))).join("\n")).toEqual([]);
@@ -351,18 +362,7 @@ describe("what reaches a member as it happens", () => {
       ],
     });
     const [people, payroll] = made2.operations.map((op: { nodeId: string }) => op.nodeId) as string[];
-    const controller = new AbortController();
-    const response = await fetch(`${server.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${bob.key}` }, signal: controller.signal });
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    const pump = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-        if (done) return;
-        text += value;
-      }
-    })();
-    for (let waited = 0; !text.includes(": connected") && waited < 5000; waited += 5) await Bun.sleep(5);
+    const stream = await openStream(bob.key);
     // Both bases are seen while they stand at the root: their events reach the stream.
     await made("POST", "/api/v1/bases/people/change-requests", { fields: { name: "Before the move" } });
     await made("POST", "/api/v1/bases/payroll/change-requests", { fields: { name: "Payroll before" } });
@@ -377,9 +377,7 @@ describe("what reaches a member as it happens", () => {
     }
     await made("POST", "/api/v1/bases/payroll/change-requests", { fields: { name: `${SECRET} payroll after` } });
     await made("POST", "/api/v1/bases/papers/change-requests", { fields: { title: "Marker after the moves" } });
-    for (let waited = 0; !text.includes("Marker after the moves") && waited < 5000; waited += 10) await Bun.sleep(10);
-    controller.abort();
-    await pump;
+    const text = await stream.closeOnceItSays("Marker after the moves");
     expect(text).toContain("Before the move");
     expect(text).toContain("Payroll before");
     expect(leaksIn(text)).toEqual([]);
