@@ -175,15 +175,23 @@ describe("converting a field's type", () => {
 });
 
 describe("converting names to links", () => {
+  /** People made in the base "people", by name: their ids, in order. */
+  const peopleNamed = async (...names: string[]) => {
+    const made: string[] = [];
+    for (const name of names) made.push((await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } })).body.id);
+    return made;
+  };
+  /** The text a record of "things" holds in its colour field, which these tests fill with people's names. */
+  const colourOf = (recordId: string, text: string) => server.call("POST", `/api/v1/records/${recordId}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: text } } });
+
   test("each name links the record of the target base it names (case and accents folded); the rest are counted and shown before the merge", async () => {
-    const people: string[] = [];
-    for (const name of ["Zoë Müller", "Grace Hopper", "Ada Lovelace"]) people.push((await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } })).body.id);
+    const people = await peopleNamed("Zoë Müller", "Grace Hopper", "Ada Lovelace");
     const colour = await fieldId("colour");
     // "things" names people in its colour field for this test: two match, one matches some, one none.
     for (const [i, owner] of [["0", "ZOE MULLER"], ["1", "grace hopper, Nobody"], ["2", "Someone Else"]] as const) {
-      await server.call("POST", `/api/v1/records/${ids[Number(i)]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: owner } } });
+      await colourOf(ids[Number(i)], owner);
     }
-    await server.call("POST", `/api/v1/records/${ids[3]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: "Zoë Müller" } } });
+    await colourOf(ids[3], "Zoë Müller");
     const body = { fieldId: colour.id, newType: "relation", targetBaseId: "people", splitText: true };
     const preview = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body });
     expect(preview.status).toBe(200);
@@ -230,12 +238,11 @@ describe("converting names to links", () => {
   });
 
   test("a name two records of the target base bear links neither: the preview and the change request count it with examples, as unmatched names are, and the merge drops it", async () => {
-    const people: string[] = [];
-    for (const name of ["Ada Lovelace", "Grace Hopper", "ADA LOVELACE"]) people.push((await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } })).body.id);
+    const people = await peopleNamed("Ada Lovelace", "Grace Hopper", "ADA LOVELACE");
     const colour = await fieldId("colour");
     // Only a shared name; a shared name beside one that names a single record; that one alone.
     for (const [i, named] of [[0, "ada lovelace"], [1, "Grace Hopper, Ada Lovelace"], [2, "grace hopper"]] as const) {
-      await server.call("POST", `/api/v1/records/${ids[i]}/change-requests`, { key: ws.write, body: { operation: "update", fields: { colour: named } } });
+      await colourOf(ids[i], named);
     }
     const body = { fieldId: colour.id, newType: "relation", targetBaseId: "people", splitText: true };
     const preview = await server.call("POST", "/api/v1/bases/things/fields/convert/preview", { key: ws.read, body });
@@ -267,8 +274,7 @@ describe("converting names to links", () => {
   });
 
   test("names are matched to a base's records as a paste into a link column asks: case and accents folded, none for a name no record has or several have", async () => {
-    const zoe = (await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name: "Zoë Müller" } } })).body.id;
-    for (const name of ["Ada Lovelace", "ada lovelace"]) await server.call("POST", "/api/v1/bases/people/change-requests", { key: ws.write, body: { fields: { name } } });
+    const [zoe] = await peopleNamed("Zoë Müller", "Ada Lovelace", "ada lovelace");
     const reply = await server.call("POST", "/api/v1/bases/people/records/match", { key: ws.read, body: { names: ["ZOE MULLER", "zoë müller", "Nobody", "ADA LOVELACE"] } });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
