@@ -162,6 +162,30 @@ describe("indexed filters and sorts", () => {
     expect(plan({ sort: "notes" })).not.toContain("commits");
   });
 
+  test("a page's statements bind no bare LIMIT or OFFSET, which SQLite would prepare again at every run", async () => {
+    const { sqlite } = server.ctx.store;
+    const prepared: string[] = [];
+    const prepare = sqlite.prepare;
+    sqlite.prepare = ((text: string, ...rest: unknown[]) => {
+      prepared.push(text);
+      return prepare.call(sqlite, text, ...(rest as []));
+    }) as typeof sqlite.prepare;
+    try {
+      // Shapes no other test asks, so that their statements are compiled now: a walk, a sort after, a cursor's page, a numbered page.
+      for (const query of ["&limit=7&sort=-title&filters[0][fieldSlug]=year&filters[0][operator]=gte&filters[0][value]=2003", "&limit=7&sort=notes&status=archived"]) {
+        const first = await server.call("GET", `/api/v1/records?baseId=papers${query}`, { key: ws.read });
+        expect(first.status).toBe(200);
+        if (first.body.nextCursor) expect((await server.call("GET", `/api/v1/records?baseId=papers${query}&cursor=${first.body.nextCursor}`, { key: ws.read })).status).toBe(200);
+      }
+      expect((await server.call("GET", "/api/v1/records/page?baseId=papers&page=3&pageSize=9&sort=title&filters[0][fieldSlug]=notes&filters[0][operator]=isEmpty", { key: ws.read })).status).toBe(200);
+    } finally {
+      sqlite.prepare = prepare;
+    }
+    expect(prepared.some((text) => /\blimit cast\(/i.test(text))).toBe(true);
+    expect(prepared.some((text) => /\boffset cast\(/i.test(text))).toBe(true);
+    expect(prepared.filter((text) => /\b(limit|offset) \?/i.test(text))).toEqual([]);
+  });
+
   test("the schema does not grow with fields: no index per field, one table of values; a deleted field's values are removed in the background", async () => {
     const loaded = findBase(server.ctx, ws.space.id, "papers");
     const venue = loaded.fields.find((field) => field.slug === "venue")!;
