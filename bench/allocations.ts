@@ -55,7 +55,7 @@ if (!process.env.BUN_JSC_logGC) {
 }
 
 const { floorHandler } = await import("./floor");
-const { inProcessApp, benchKey } = await import("./in-process");
+const { inProcessApp, benchKey, wireRequest } = await import("./in-process");
 
 const dir = mkdtempSync(join(tmpdir(), "basalt-allocations-"));
 const { ctx, app, close } = await inProcessApp(dir);
@@ -66,7 +66,7 @@ await app.handle(new Request("http://localhost/api/v1/bases", { method: "POST", 
 const floor = process.env.BENCH_FLOOR === "1" ? floorHandler(join(dir, "basalt.db")) : undefined;
 const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
 const createOne = () =>
-  floor ? floor(new Request("http://localhost/records", { method: "POST", headers, body })) : app.handle(new Request("http://localhost/api/v1/bases/papers/change-requests", { method: "POST", headers, body }));
+  floor ? floor(wireRequest("http://localhost/records", { headers, body })) : app.handle(wireRequest("http://localhost/api/v1/bases/papers/change-requests", { headers, body }));
 const batch = async () => {
   const responses = await Promise.all(Array.from({ length: 50 }, createOne));
   for (const response of responses) {

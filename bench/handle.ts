@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 process.env.NODE_ENV ??= "production";
-const { inProcessApp, benchKey } = await import("./in-process");
+const { inProcessApp, benchKey, wireRequest } = await import("./in-process");
 const { floorHandler } = await import("./floor");
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -63,7 +63,7 @@ return seed;
 }
 
 const request = (url: string, headers: Record<string, string>, body?: unknown) =>
-  new Request(url, { method: body === undefined ? "GET" : "POST", headers: body === undefined ? headers : { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  body === undefined ? wireRequest(url, { headers }) : wireRequest(url, { headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
 const floor = floorHandler(join(dir, "basalt.db"));
 /** The view's field, which the floor's view page walks as Basalt's does. */
 const sorted = ((await (await app.handle(request("http://localhost/api/v1/bases/listing", inSpace))).json()) as { fields: { id: string; slug: string }[] }).fields.find((field) => field.slug === "f2")!.id;

@@ -36,3 +36,13 @@ export async function benchKey(ctx: AppContext): Promise<string> {
   await write(ctx, (tx) => createSpace(tx, user.id, { name: "Bench", slug: "bench" }));
   return (await write(ctx, (tx) => createApiKey(tx, user.id, { name: "bench", level: "write", expiration: "30d" }))).apiKey;
 }
+
+/**
+ * A request as a client on the wire sends it (wrk, curl, an SDK): a body comes with its
+ * `content-length`, which `new Request` alone does not set, and the server reads such a body in
+ * one native call instead of as a stream (`readBodyText`).
+ */
+export function wireRequest(url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Request {
+  const headers = init.body === undefined ? init.headers : { ...init.headers, "content-length": String(Buffer.byteLength(init.body)) };
+  return new Request(url, { method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body });
+}

@@ -70,7 +70,7 @@ queue.runTransaction = function (this: unknown, ...args: unknown[]) {
     inTransactions += cpuNow() - start;
   }
 };
-const { inProcessApp, benchKey } = await import("./in-process");
+const { inProcessApp, benchKey, wireRequest } = await import("./in-process");
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 5000);
 const dir = mkdtempSync(join(tmpdir(), "basalt-statements-"));
@@ -85,7 +85,7 @@ const { floorHandler } = await import("./floor");
 const floor = process.env.BENCH_FLOOR === "1" ? floorHandler(join(dir, "basalt.db")) : undefined;
 const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
 const createOne = () =>
-  floor ? floor(new Request("http://localhost/records", { method: "POST", headers, body })) : app.handle(new Request("http://localhost/api/v1/bases/papers/change-requests", { method: "POST", headers, body }));
+  floor ? floor(wireRequest("http://localhost/records", { headers, body })) : app.handle(wireRequest("http://localhost/api/v1/bases/papers/change-requests", { headers, body }));
 const create = async () => {
   const responses = await Promise.all(Array.from({ length: 50 }, createOne));
   for (const response of responses) if (response.status !== 201) throw new Error(`${response.status} ${await response.text()}`);
