@@ -168,11 +168,20 @@ export function materialized<T extends object>(ctx: AppContext, sight: Sight, pr
   return { ...viewOf(ctx, sight, proposed.changeRequest), materialized: false as const };
 }
 
-/** `materialized` of a record's change request: the merged record's answer written as text (`recordJson`: its base's text is kept). */
-function materializedRecord(ctx: AppContext, scope: SpaceScope, proposed: Proposed) {
-  if (!proposed.outcome?.merged) return materialized(ctx, scope.sight, proposed, () => ({}));
+const RECORD_CREATED_HEADERS = { "content-type": "application/json;charset=utf-8" };
+/**
+ * `materialized` of a record's change request, answered 201: the merged record's answer written as
+ * text (`recordJson`: its base's text is kept), in a response of its own. The route leaves `set`
+ * alone on that path: a status set there makes Elysia copy the response into another, reading its
+ * body as a stream (measured in docs/performance.md, fourth round).
+ */
+function materializedRecord(ctx: AppContext, scope: SpaceScope, proposed: Proposed, set: { status?: number | string }) {
+  if (!proposed.outcome?.merged) {
+    set.status = 201;
+    return materialized(ctx, scope.sight, proposed, () => ({}));
+  }
   const record = mergedRecord(ctx, scope.space.id, scope.sight, proposed.outcome)!;
-  return new Response(recordJson(record, ',"materialized":true'), { status: 201, headers: { "content-type": "application/json;charset=utf-8" } });
+  return new Response(recordJson(record, ',"materialized":true'), { status: 201, headers: RECORD_CREATED_HEADERS });
 }
 
 /** Who proposes a change through a request: its caller, in its space, shown with its channel header. */
@@ -317,9 +326,8 @@ export function contentRoutes(ctx: AppContext) {
     .post(
       "/bases/:baseId/change-requests",
       async ({ space, actor, request, params, body, set }) => {
-        set.status = 201;
         const proposed = await proposeRecords(ctx, proposer(space, actor, request), params.baseId, [{ fields: body.fields }], body);
-        return materializedRecord(ctx, space, proposed);
+        return materializedRecord(ctx, space, proposed, set);
       },
       { answers: { 201: Materialized(RecordSchema), 409: MERGE_REFUSALS }, level: "changeRequest", body: t.Object({ fields: Json, idempotencyKey: IdempotencyKey, ...Review }) },
     )
@@ -453,11 +461,10 @@ export function contentRoutes(ctx: AppContext) {
     .post(
       "/records/:recordId/change-requests",
       async ({ space, actor, request, params, body, set }) => {
-        set.status = 201;
         const { message, ...change } = body;
         const autoMerge = "autoMerge" in body ? body.autoMerge : undefined;
         const proposed = await proposeRecordChange(ctx, proposer(space, actor, request), params.recordId, change, { message, autoMerge });
-        return materializedRecord(ctx, space, proposed);
+        return materializedRecord(ctx, space, proposed, set);
       },
       { answers: { 201: Materialized(RecordSchema), 409: ["RECORD_STATE", "RECORD_ARCHIVED", ...MERGE_REFUSALS] }, level: "changeRequest", body: RecordChange },
     );
