@@ -37,7 +37,19 @@ export interface RecordQuery {
 }
 
 /** A field's value and its sortable form, as read from the record (`field_values` holds the same sortable form). */
-const fieldExpression = (field: FieldRow) => ({ value: sql.raw(valueSql(field)), sortable: sql.raw(sortableSql(field)) });
+function fieldExpression(field: FieldRow): { value: SQL; sortable: SQL } {
+  let found = expressions.get(field);
+  if (found === undefined) expressions.set(field, (found = { value: sql.raw(valueSql(field)), sortable: sql.raw(sortableSql(field)) }));
+  return found;
+}
+
+/**
+ * Memos of a loaded base's field rows, which never change (a change to a field loads the base
+ * again, with new rows): each field's expressions, and each sort's plan, are written once instead
+ * of for every page.
+ */
+const expressions = new WeakMap<FieldRow, { value: SQL; sortable: SQL }>();
+const sortPlans = new WeakMap<FieldRow[], Map<string, SortPlan>>();
 
 function typedValue(field: FieldRow, text: string): string | number {
   if (isBoolean(field)) {
@@ -227,6 +239,14 @@ export interface SortPlan {
 }
 
 export function sortPlan(fieldRows: FieldRow[], sort = "-createdAt"): SortPlan {
+  let plans = sortPlans.get(fieldRows);
+  if (plans === undefined) sortPlans.set(fieldRows, (plans = new Map()));
+  let plan = plans.get(sort);
+  if (plan === undefined) plans.set(sort, (plan = sortPlanOf(fieldRows, sort)));
+  return plan;
+}
+
+function sortPlanOf(fieldRows: FieldRow[], sort: string): SortPlan {
   const descending = sort.startsWith("-");
   const key = descending ? sort.slice(1) : sort;
   if (key === "createdAt") return { expression: sql`${records.createdAt}`, descending, key: sort, column: "created_at", field: null, time: true };

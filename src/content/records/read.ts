@@ -6,7 +6,7 @@ import { and, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { commitColumns, type CommitView, commitView, type UserRef, userRefs } from "../commits";
 import { users } from "../../tables/auth";
 import type { AppContext } from "../../context";
-import { compiledRows, decodeRow, preparedFor } from "../../db/client";
+import { compiledRows, decodeRow, preparedFor, qualified } from "../../db/client";
 import { notInSpace } from "../../shared/errors";
 import { type BaseView, sharedBaseView, findBase, type LoadedBase } from "../bases";
 import { type RecordLinkView, recordLinksJson, recordLinkViews } from "../relations/view";
@@ -68,12 +68,13 @@ export function recordOfRow(values: unknown[], headAt: number, loaded: LoadedBas
 
 const AUTHOR_ID_IN_HEAD = HEAD_COLUMNS.findIndex(([key]) => key === "authorId");
 
+/** The users of a JSON list of ids, the list driving (as `id IN (SELECT … json_each)` the statement built a Bloom filter of the list and scanned `users`: 5.2 against 1.7 µs for one author, least of 30 rounds). */
 const authorsById = (ctx: AppContext) =>
   compiledRows(ctx.store, "authors by id", () =>
     ctx.db
-      .select(authorColumns)
-      .from(users)
-      .where(sql`${users.id} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`),
+      // The columns as SQL: drizzle checks that selected tables are in the query, and cannot see into a FROM written as SQL.
+      .select(Object.fromEntries(AUTHOR_COLUMNS.map(([key, column]) => [key, qualified(column)])))
+      .from(sql`json_each(${sql.placeholder("ids")}) AS "wanted" CROSS JOIN ${users} ON ${users.id} = "wanted"."value"`),
   );
 
 /**
