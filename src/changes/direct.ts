@@ -38,30 +38,46 @@ export interface ProposalStorage {
   asRows: boolean;
 }
 
+/** A change request and its operations stored as rows. */
+class StoredAsRows implements ProposalStorage {
+  readonly changeRequestId = newId("crq");
+  readonly asRows = true;
+  operationId(): string {
+    return newId("opr");
+  }
+  commitStandsFor(): undefined {
+    return undefined;
+  }
+  store(tx: Tx, cr: ChangeRequestRow, ops: OperationRow[]): void {
+    insertRow(tx, changeRequests, cr);
+    for (const op of ops) insertRow(tx, operations, op);
+  }
+}
+
+/** A direct create's: its one commit stands for its change request and operation. A class, not closures: every create makes one. */
+class StoodForByCommit implements ProposalStorage {
+  readonly changeRequestId: string;
+  readonly asRows = false;
+  private readonly commitId = newId("cmt");
+  private readonly operation: string;
+  constructor() {
+    const suffix = suffixOf(this.commitId);
+    this.changeRequestId = `crq_${suffix}`;
+    this.operation = `opr_${suffix}`;
+  }
+  operationId(): string {
+    return this.operation;
+  }
+  commitStandsFor(cr: ChangeRequestRow): OwnChangeRequest {
+    return { id: this.commitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot };
+  }
+  store(): void {}
+}
+
 /** A proposal is a direct create when it is one record, merged at once, without an idempotency key (which needs a row to be found by). */
 export function proposalStorage(mergesAtOnce: boolean, proposal: { idempotencyKey?: string; operations: { kind: OperationKind }[] }): ProposalStorage {
   const direct = mergesAtOnce && !proposal.idempotencyKey && proposal.operations.length === 1 && proposal.operations[0].kind === "record_create";
-  if (!direct) {
-    return {
-      changeRequestId: newId("crq"),
-      operationId: () => newId("opr"),
-      commitStandsFor: () => undefined,
-      asRows: true,
-      store(tx, cr, ops) {
-        insertRow(tx, changeRequests, cr);
-        for (const op of ops) insertRow(tx, operations, op);
-      },
-    };
-  }
-  const commitId = newId("cmt");
-  const ids = directIds(commitId);
-  return {
-    changeRequestId: ids.changeRequestId,
-    operationId: () => ids.operationId,
-    commitStandsFor: (cr) => ({ id: commitId, sourceAttribution: cr.sourceAttribution, reviewPolicySnapshot: cr.reviewPolicySnapshot }),
-    store() {},
-    asRows: false,
-  };
+  return direct ? new StoodForByCommit() : new StoredAsRows();
 }
 
 /** The commit that would stand for a change request (`crq_`) or operation (`opr_`) id. */

@@ -12,6 +12,7 @@ import { preparedFor } from "../db/client";
 import { badRequest, conflict, notInSpace } from "../shared/errors";
 import { recordEvent } from "../events/outbox";
 import type { SpaceScope } from "../spaces/resolve";
+import type { Sight } from "../spaces/sight";
 import { commitRow, type UnwrittenCommit, type UserRef, writeCommit } from "../content/commits";
 import { proposalStorage } from "./direct";
 import { mergeInTransaction, type MergeOutcome } from "./merge";
@@ -84,8 +85,17 @@ export interface Proposal {
  * sent to review.
  */
 function alwaysReviewed(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<ProposedOperation, "kind">[] }): string | undefined {
-  return p.reviewAlways ?? (p.operations ?? []).map((op) => OPERATIONS[op.kind].review).find((reason) => reason !== undefined);
+  if (p.reviewAlways !== undefined) return p.reviewAlways;
+  for (const op of p.operations ?? []) {
+    const reason = OPERATIONS[op.kind].review;
+    if (reason !== undefined) return reason;
+  }
+  return undefined;
 }
+
+/** Whether a proposal or one of its operations targets a node or base hidden from the proposer. */
+const isHidden = (target: { nodeId: string | null; baseId: string | null }, { hiddenNodes, hiddenBases }: Sight): boolean =>
+  (!!target.nodeId && hiddenNodes.has(target.nodeId)) || (!!target.baseId && hiddenBases.has(target.baseId));
 
 export interface Proposed {
   changeRequest: ChangeRequestRow;
@@ -114,9 +124,9 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   // Whatever route or form it came through, nothing is proposed into a node or base hidden from the proposer.
-  const { hiddenNodes, hiddenBases } = p.scope.sight;
-  const hidden = [p, ...p.operations].find((target) => (target.nodeId && hiddenNodes.has(target.nodeId)) || (target.baseId && hiddenBases.has(target.baseId)));
-  if (hidden) return Promise.reject(hidden.baseId && hiddenBases.has(hidden.baseId) ? notInSpace("base", hidden.baseId) : notInSpace("node", hidden.nodeId!));
+  const { sight } = p.scope;
+  const hidden = isHidden(p, sight) ? p : p.operations.find((op) => isHidden(op, sight));
+  if (hidden) return Promise.reject(hidden.baseId && sight.hiddenBases.has(hidden.baseId) ? notInSpace("base", hidden.baseId) : notInSpace("node", hidden.nodeId!));
   const reviewReason = alwaysReviewed(p);
   if (reviewReason && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${reviewReason}`));
   const autoMerge = !p.conflict && mergesAtOnce(p.scope.level, p);
@@ -131,7 +141,7 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     status: p.conflict ? "conflict" : "in_review",
     submittedBy: p.actor.user.id,
     sourceAttribution: p.attribution,
-    sourceMeta: { ...p.meta, ...(p.message ? { message: p.message } : {}) },
+    sourceMeta: p.message ? { ...p.meta, message: p.message } : { ...p.meta },
     reviewPolicySnapshot: { ...p.reviewPolicy },
     mergeSummary: p.conflict ? { conflict: p.conflict } : {},
     rejectedReason: null,

@@ -249,7 +249,12 @@ function compile(store: Store, query: { toSQL(): { sql: string; params: unknown[
   const text = withCastLimits(built);
   const statement = store.sqlite.prepare<unknown[], SQLQueryBindings[]>(text);
   const binders = params.map(binder);
-  const bind = (values: Record<string, unknown>) => binders.map((bind) => bind(values)) as SQLQueryBindings[];
+  // A loop, not `map` with a closure over `values`: every insert of every write binds through here.
+  const bind = (values: Record<string, unknown>) => {
+    const bound = new Array<SQLQueryBindings>(binders.length);
+    for (let i = 0; i < binders.length; i++) bound[i] = binders[i](values) as SQLQueryBindings;
+    return bound;
+  };
   return { statement, bind };
 }
 

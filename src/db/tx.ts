@@ -19,17 +19,43 @@ export type TxOf<C extends Writer> = C & {
   afterCommit(fn: () => void): void;
 };
 
-function txOf<C extends Writer>(ctx: C, scope: TxScope): TxOf<C> {
+/** Where a write's handle keeps its scope: a symbol, so that nothing of the context it extends is shadowed. */
+const SCOPE = Symbol("write scope");
+
+type Handle = { readonly [SCOPE]: TxScope };
+
+/**
+ * Each context's write handles share one prototype (the context, with `db` and `afterCommit`
+ * reading the handle's scope): a write then makes one object, where a getter and a closure of its
+ * own cost every write five more (docs/performance.md, fourth round).
+ */
+const handlePrototypes = new WeakMap<Writer, object>();
+
+function handlePrototype(ctx: Writer): object {
+  let prototype = handlePrototypes.get(ctx);
+  if (prototype) return prototype;
   const db = ctx.store.db;
-  return Object.create(ctx, {
+  prototype = Object.create(ctx, {
     db: {
-      get() {
-        if (!scope.open) throw new Error("This write has already finished: a write's work must not keep its handle past its return.");
+      get(this: Handle) {
+        if (!this[SCOPE].open) throw new Error("This write has already finished: a write's work must not keep its handle past its return.");
         return db;
       },
     },
-    afterCommit: { value: (fn: () => void) => scope.afterCommit(fn) },
-  }) as TxOf<C>;
+    afterCommit: {
+      value(this: Handle, fn: () => void) {
+        this[SCOPE].afterCommit(fn);
+      },
+    },
+  }) as object;
+  handlePrototypes.set(ctx, prototype);
+  return prototype;
+}
+
+function txOf<C extends Writer>(ctx: C, scope: TxScope): TxOf<C> {
+  const tx = Object.create(handlePrototype(ctx)) as TxOf<C> & { [SCOPE]: TxScope };
+  tx[SCOPE] = scope;
+  return tx;
 }
 
 /**
