@@ -97,7 +97,8 @@ export function mergeInTransaction(tx: Tx, cr: ChangeRequestRow, ops: OperationR
     recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: found });
     return { merged: false, conflict: found };
   }
-  const people = new Map([...proposed.values()].map(({ author }) => [author.id, author]));
+  const people = new Map<string, UserRef>();
+  for (const { author } of proposed.values()) people.set(author.id, author);
   const m: MergeContext = { tx, cr, at, proposedNow: known !== undefined, refs: new Map(), bases: new Map(), people, derived: new Map() };
   const records: RecordView[] = [];
   const viewIds: string[] = [];

@@ -70,11 +70,11 @@ const checkedValues =
   (tx: Tx): void => {
     const loaded = seenBase(findBase(tx, scope.space.id, baseId), scope.sight);
     const errors: (FieldError & { index: number })[] = [];
-    ops.forEach((op, index) => {
+    for (let index = 0; index < ops.length; index++) {
       const checked = check(tx, loaded, index);
       for (const error of checked.errors) errors.push({ index, ...error });
-      (op as { payload: Record<string, unknown> }).payload = checked.values;
-    });
+      (ops[index] as { payload: Record<string, unknown> }).payload = checked.values;
+    }
     if (errors.length === 0) return;
     if (!bulk) throw invalidValues(loaded.fields, errors.map(({ index: _, ...error }) => error), `Invalid field values: ${errors.map((e) => e.message).join(" ")}`);
     throw invalidValues(loaded.fields, errors, `Invalid field values in ${new Set(errors.map((e) => e.index)).size} of ${ops.length} ${bulk}.`, bulk);

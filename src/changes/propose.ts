@@ -93,9 +93,18 @@ function alwaysReviewed(p: Pick<Proposal, "reviewAlways"> & { operations?: Pick<
   return undefined;
 }
 
+type Target = { nodeId: string | null; baseId: string | null };
+
 /** Whether a proposal or one of its operations targets a node or base hidden from the proposer. */
-const isHidden = (target: { nodeId: string | null; baseId: string | null }, { hiddenNodes, hiddenBases }: Sight): boolean =>
+const isHidden = (target: Target, { hiddenNodes, hiddenBases }: Sight): boolean =>
   (!!target.nodeId && hiddenNodes.has(target.nodeId)) || (!!target.baseId && hiddenBases.has(target.baseId));
+
+/** The proposal itself or the first of its operations that targets what the proposer cannot see, if any. */
+function hiddenTarget(p: Proposal): Target | undefined {
+  if (isHidden(p, p.scope.sight)) return p;
+  for (const op of p.operations) if (isHidden(op, p.scope.sight)) return op;
+  return undefined;
+}
 
 export interface Proposed {
   changeRequest: ChangeRequestRow;
@@ -124,9 +133,8 @@ export const mergesAtOnce = (level: Level, review: Pick<Proposal, "autoMerge"> &
  */
 export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
   // Whatever route or form it came through, nothing is proposed into a node or base hidden from the proposer.
-  const { sight } = p.scope;
-  const hidden = isHidden(p, sight) ? p : p.operations.find((op) => isHidden(op, sight));
-  if (hidden) return Promise.reject(hidden.baseId && sight.hiddenBases.has(hidden.baseId) ? notInSpace("base", hidden.baseId) : notInSpace("node", hidden.nodeId!));
+  const hidden = hiddenTarget(p);
+  if (hidden) return Promise.reject(hidden.baseId && p.scope.sight.hiddenBases.has(hidden.baseId) ? notInSpace("base", hidden.baseId) : notInSpace("node", hidden.nodeId!));
   const reviewReason = alwaysReviewed(p);
   if (reviewReason && p.autoMerge === true) return Promise.reject(badRequest(`\`autoMerge: true\` is not accepted here: ${reviewReason}`));
   const autoMerge = !p.conflict && mergesAtOnce(p.scope.level, p);
@@ -206,7 +214,11 @@ export function propose(ctx: AppContext, p: Proposal): Promise<Proposed> {
     recordEvent(tx, "change_request.created", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, operationCount: rows.length, submittedBy: cr.submittedBy });
     if (p.conflict) recordEvent(tx, "change_request.conflict", { spaceId: cr.spaceId, baseId: cr.baseId, at }, { changeRequestId: cr.id, conflict: p.conflict });
     const author = authorOf(p.actor);
-    const known = p.checkAtMerge ? undefined : new Map(rows.map((row, i) => [row.id, { change: p.operations[i], author, unwritten: unwritten[i] }]));
+    let known: Map<string, { change: ProposedOperation; author: UserRef; unwritten: UnwrittenCommit | undefined }> | undefined;
+    if (!p.checkAtMerge) {
+      known = new Map();
+      for (let i = 0; i < rows.length; i++) known.set(rows[i].id, { change: p.operations[i], author, unwritten: unwritten[i] });
+    }
     const outcome = autoMerge ? mergeInTransaction(tx, cr, rows, at, known, storage.asRows) : null;
     // A direct write made on a base commit that is no longer the head, whose fields changed since: refused whole, never stored as a proposal in conflict under a 2xx.
     if (outcome && !outcome.merged) throw conflict("The record changed since the baseCommitId you sent: nothing was written. Read it again and send its headCommitId.", { reason: "MERGE_CONFLICT", conflict: outcome.conflict });

@@ -105,11 +105,14 @@ const cookiesOf = (request: Request) => {
 
 /** The caller of a request. Reads `request.headers`, always present, rather than the parsed `headers` Elysia may skip. */
 function actorOf(ctx: AppContext, request: Request, cookies = cookiesOf(request)): Actor {
-  const header = (name: string) => request.headers.get(name) ?? undefined;
+  const { headers } = request;
   const token = cookies?.get(SESSION_COOKIE) ?? null;
-  const actor = authenticate(ctx, { apiKey: presentedKey(header("authorization"), header("x-api-key")), sessionToken: token });
+  // x-api-key counts only without an Authorization header (`presentedKey`): not read when one came.
+  const authorization = headers.get("authorization") ?? undefined;
+  const apiKey = presentedKey(authorization, authorization === undefined ? (headers.get("x-api-key") ?? undefined) : undefined);
+  const actor = authenticate(ctx, { apiKey, sessionToken: token });
   const { credential } = actor;
-  if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(header("x-csrf-token") ?? "", credential.csrfToken)) {
+  if (credential.type === "session" && !SAFE_METHODS.has(request.method) && !sameText(headers.get("x-csrf-token") ?? "", credential.csrfToken)) {
     throw forbidden("A signed-in request that changes state needs the x-csrf-token header: the csrfToken answered by POST /api/v1/auth/login (or GET /api/v1/auth).", { reason: "CSRF_TOKEN_INVALID" });
   }
   return actor;

@@ -159,13 +159,17 @@ const urlPath = (url: string) => {
   const query = url.indexOf("?", start);
   return url.slice(start, query < 0 ? undefined : query);
 };
-const uploadOf = (request: Request) => {
-  if (request.method !== "POST" && request.method !== "PUT") return undefined;
-  const path = urlPath(request.url);
-  return UPLOADS.find((upload) => upload.method === request.method && upload.path.test(path));
-};
+/** The upload route a request with a body goes to, if any (loops: every request with a body asks, and `find` made a closure each time). */
+function uploadOf(method: string, path: string) {
+  if (method !== "POST" && method !== "PUT") return undefined;
+  for (const upload of UPLOADS) if (upload.method === method && upload.path.test(path)) return upload;
+  return undefined;
+}
 
-const largeJsonOf = (request: Request) => (request.method === "POST" ? LARGE_JSON.find((route) => route.method === request.method && route.path === urlPath(request.url)) : undefined);
+function largeJsonOf(method: string, path: string) {
+  for (const route of LARGE_JSON) if (route.method === method && route.path === path) return route;
+  return undefined;
+}
 
 export type ServerLike = { requestIP(request: Request): { address: string } | null } | null;
 /** The address a request came from, for the rate limits of what can be guessed or abused without a key. */
@@ -274,8 +278,9 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     // check: an announced length over the route's limit is refused before a byte is read.
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       if (!request.body) return undefined;
-      const upload = uploadOf(request);
-      const large = upload ? undefined : largeJsonOf(request);
+      const path = urlPath(request.url);
+      const upload = uploadOf(request.method, path);
+      const large = upload ? undefined : largeJsonOf(request.method, path);
       const limit = upload ? upload.limit(ctx.config) : large ? large.limit(ctx.config) : maxBody;
       const announced = request.headers.get("content-length");
       if (Number(announced ?? 0) > limit) {
