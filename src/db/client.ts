@@ -235,10 +235,11 @@ function binder(param: unknown): (values: Record<string, unknown>) => unknown {
 
 /**
  * SQL as the store prepares it: a LIMIT or OFFSET that is a bare bound parameter (`limit ?`, as
- * drizzle writes `.limit()`, or `LIMIT ?2`) is cast. Bound bare, SQLite (3.53, Bun's) prepares the
- * statement again at every run: a listing page's statement ran 163 µs with `limit ?4` and 115 µs
- * with `limit cast(?4 as integer)`, least of 30 rounds (docs/performance.md, "fourth round:
- * listing pages"). The value is the same whole number either way.
+ * drizzle writes `.limit()`, or `LIMIT ?2`) is cast. Bound bare, SQLite (3.53, Bun's) plans with
+ * its value, marks it, and prepares the statement again whenever it is bound, so at every run: a
+ * listing page's statement ran 163 µs with `limit ?4` and 115 µs with `limit cast(?4 as integer)`,
+ * least of 30 rounds (docs/performance.md, "fourth round: listing pages"). The value is the same
+ * whole number either way.
  */
 const BARE_BOUND_LIMIT = /\b(limit|offset) (\?\d*)/gi;
 export const withCastLimits = (text: string): string => text.replace(BARE_BOUND_LIMIT, "$1 cast($2 as integer)");
