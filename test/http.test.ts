@@ -249,8 +249,40 @@ process.exit(0);`;
     await server.call("GET", "/api/v1/auth", { headers: { "x-api-key": key } });
     await eventually(() => server.logs.length >= 2);
     expect(server.logs).toHaveLength(2);
-    expect(server.logs[0]).toMatch(/^GET \/api\/v1\/auth 200 \d+\.\d+ms$/);
+    expect(server.logs[0]).toMatch(/^GET \/api\/v1\/auth 200 \d+\.\d\dms$/);
     expect(server.logs.join("\n")).not.toContain(key);
+  });
+
+  test("each line names the path asked for and the status answered, whichever route answered it", async () => {
+    await server.call("GET", "/api/v1"); // the first call of a run also reads the document its answers are checked against
+    server.logs.length = 0;
+    // A route without parameters keeps its line's start (read once from its first request), yet still follows its status and method.
+    const asked: [string, string, { key?: string; headers?: Record<string, string> }?][] = [
+      ["GET", "/api/v1/auth", { key }],
+      ["GET", "/api/v1/auth"],
+      ["GET", "/api/v1/auth?x=1", { key }],
+      ["HEAD", "/api/health"],
+      ["GET", "/api/health"],
+      ["GET", "/api/v1/health"],
+      ["GET", "/api/v1/records/rec_missing", { key, headers: { "x-basalt-space": "research" } }],
+      ["GET", "/api/v1/records/rec_other?include=none", { key, headers: { "x-basalt-space": "research" } }],
+      ["GET", "/api/v1/no-such-route"],
+      ["OPTIONS", "/api/v1/auth", { headers: { origin: "http://localhost:3000", "access-control-request-method": "GET" } }],
+    ];
+    for (const [method, path, options] of asked) await server.call(method, path, options);
+    await eventually(() => server.logs.length >= asked.length);
+    expect(server.logs.map((line) => line.replace(/ \d+\.\d\dms$/, ""))).toEqual([
+      "GET /api/v1/auth 200",
+      "GET /api/v1/auth 401",
+      "GET /api/v1/auth 200",
+      "HEAD /api/health 200",
+      "GET /api/health 200",
+      "GET /api/v1/health 200",
+      "GET /api/v1/records/rec_missing 404",
+      "GET /api/v1/records/rec_other 404",
+      "GET /api/v1/no-such-route 404",
+      "OPTIONS /api/v1/auth 204",
+    ]);
   });
 });
 

@@ -190,11 +190,50 @@ export function clientAddress(server: ServerLike, request: Request): string {
   return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(":")}::/64`;
 }
 
-/** A duration in milliseconds as the log writes it, to the hundredth ("1.25"): `toFixed` cost a tenth of a health check's own work. */
-function milliseconds(ms: number): string {
+/**
+ * A request's log line: its start (method, path, status) and its duration in milliseconds to the
+ * hundredth ("GET /api/health 200 1.25ms"), made as one concatenation: `toFixed` cost a tenth of a
+ * health check's own work, and a template of the line's seven parts half a microsecond.
+ */
+function logLine(start: string, ms: number): string {
   const hundredths = Math.round(ms * 100);
   const fraction = hundredths % 100;
-  return `${(hundredths - fraction) / 100}.${fraction < 10 ? "0" : ""}${fraction}`;
+  return start + (hundredths - fraction) / 100 + (fraction < 10 ? ".0" : ".") + fraction + "ms";
+}
+
+/**
+ * The start of a route's log lines, kept per route handler the wrap is given. A route that Bun's
+ * own router answers by a path without parameters only ever answers that path, so its path is
+ * known from the first request and its URL is never read again for the log: Bun builds a request's
+ * URL only when first read, about 0.8 µs on the wire (docs/performance.md, 2026-11-29, fourth
+ * round). Any other request (a path with parameters, the app's own router: unknown routes,
+ * preflights, `app.handle`) reads its path from its URL.
+ */
+type LineStart = { path: string | null; method: string; status: number; text: string };
+
+function lineStarts(known: KnownRoute[]) {
+  let fixedPaths: ReadonlySet<string> | null = null;
+  const starts = new WeakMap<object, LineStart>();
+  /** The request's path when its route answers that path only: a request of Bun's router (it has `params`) with none, to a route path without any. */
+  const fixedPath = (request: Request): string | null => {
+    const params = (request as { params?: object }).params;
+    if (params === undefined || Object.keys(params).length > 0) return null;
+    fixedPaths ??= new Set(known.map((route) => route.path).filter((path) => !/[:*]/.test(path)));
+    const path = urlPath(request.url);
+    return fixedPaths.has(path) ? path : null;
+  };
+  return (route: object, request: Request, status: number): string => {
+    let start = starts.get(route);
+    if (start === undefined) starts.set(route, (start = { path: fixedPath(request), method: "", status: 0, text: "" }));
+    const method = request.method;
+    if (start.path === null) return `${method} ${urlPath(request.url)} ${status} `;
+    if (start.method !== method || start.status !== status) {
+      start.method = method;
+      start.status = status;
+      start.text = `${method} ${start.path} ${status} `;
+    }
+    return start.text;
+  };
 }
 
 /**
@@ -208,19 +247,19 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
   const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBody} bytes.`);
   const largeTooLarge = (large: (typeof LARGE_JSON)[number]) => new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${large.limit(ctx.config)} bytes, the most this route reads (the operator sets it with ${large.flag}).`);
 
+  const lineStart = lineStarts(known);
   /**
-   * A request in flight: when it came, and its Origin. It is out of flight once its answer is
-   * handed back: an event stream's answer is handed back at once, so an open stream, which lasts
-   * as long as its client reads, is never counted among the requests long work gives way to.
+   * A request is out of flight once its answer is handed back: an event stream's answer is handed
+   * back at once, so an open stream, which lasts as long as its client reads, is never counted
+   * among the requests long work gives way to. `route` is what the wrap was given for it.
    */
-  type Flight = { request: Request; start: number; origin: string | null };
-  function answered({ request, start, origin }: Flight, response: Response): Response {
+  function answered(route: object, request: Request, start: number, origin: string | null, response: Response): Response {
     ctx.requests.inFlight--;
     ctx.bodies.uploads.giveBack(request);
-    ctx.log.info(`${request.method} ${urlPath(request.url)} ${response.status} ${milliseconds(performance.now() - start)}ms`);
+    ctx.log.info(logLine(lineStart(route, request, response.status), performance.now() - start));
     return origin === null ? response : withHeaders(response, corsHeaders(origin));
   }
-  function failed({ request }: Flight): void {
+  function failed(request: Request): void {
     ctx.requests.inFlight--;
     ctx.bodies.uploads.giveBack(request);
   }
@@ -307,25 +346,26 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
     // rather than request and after-response hooks: those cost every request a context hook and a
     // deferred task, measured as a fifth of a health check (docs/performance.md, 2026-11-29).
     .wrap(((handle: (request: Request) => Response | Promise<Response>) => (request: Request) => {
-      const flight = { request, start: performance.now(), origin: request.headers.get("origin") };
+      const start = performance.now();
+      const origin = request.headers.get("origin");
       ctx.requests.inFlight++;
-      if (flight.origin !== null && request.method === "OPTIONS") return answered(flight, new Response(null, { status: 204 }));
+      if (origin !== null && request.method === "OPTIONS") return answered(handle, request, start, origin, new Response(null, { status: 204 }));
       let response: Response | Promise<Response>;
       try {
         response = handle(request);
       } catch (error) {
-        failed(flight);
+        failed(request);
         throw error;
       }
       return response instanceof Promise
         ? response.then(
-            (done) => answered(flight, done),
+            (done) => answered(handle, request, start, origin, done),
             (error) => {
-              failed(flight);
+              failed(request);
               throw error;
             },
           )
-        : answered(flight, response);
+        : answered(handle, request, start, origin, response);
     }) as never);
   return plumbing;
 }
