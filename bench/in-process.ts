@@ -1,7 +1,8 @@
 /**
  * Basalt's app over a database in a folder, in this process, as the in-process benches drive it
  * (`handle.ts`, `statements.ts`, `allocations.ts`). Its modules are imported when it is made, so a
- * bench may first set `NODE_ENV` or patch bun:sqlite.
+ * bench may first set `NODE_ENV` or patch bun:sqlite. `BENCH_DELIVERIES=1` also starts the webhook
+ * delivery loop, as `serve` does: each batch of writes then wakes it to read the events they wrote.
  */
 import { join } from "node:path";
 import type { AppContext } from "../src/context";
@@ -16,11 +17,14 @@ export async function inProcessApp(dir: string) {
   const store = openStore(join(dir, "basalt.db"));
   migrate(store);
   const config = loadConfig({ "data-dir": dir, "public-url": "http://localhost" }, {});
-  const { ctx, fieldUpkeep } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
+  const { ctx, fieldUpkeep, deliveries } = wire(store, config, systemClock, { info: () => {}, error: (line) => console.error(line) });
   fieldUpkeep.start(ctx);
+  const delivering = process.env.BENCH_DELIVERIES === "1";
+  if (delivering) deliveries.start(ctx);
   const app = createApp(ctx);
   const close = async () => {
     await fieldUpkeep.stop();
+    if (delivering) await deliveries.stop();
     await closeStore(ctx.store);
   };
   return { ctx, app, fieldUpkeep, close };
