@@ -224,7 +224,7 @@ process.exit(0);`;
     expect(run.stderr.toString()).toBe("unhandled error on /b\n");
   });
 
-  test("a read is compiled as a plain function: no body parser (Elysia makes a route with one async) and no server looked up per request", () => {
+  test("a read is compiled as a plain function: no body parser (Elysia makes a route with one async), no server looked up per request, no route-word check where no parameter is", () => {
     const app = createApp(server.ctx);
     for (const path of ["/api/health", "/api/v1/health"]) {
       const health = app.routes.find((route) => route.method === "GET" && route.path === path)!;
@@ -232,7 +232,10 @@ process.exit(0);`;
       const compiled = health.compile();
       expect(compiled.constructor.name).toBe("Function");
       expect(String(compiled)).not.toContain("getServer");
+      expect(String(compiled)).not.toContain("transform");
     }
+    const record = app.routes.find((route) => route.method === "GET" && route.path === "/api/v1/records/:recordId")!;
+    expect(record.hooks.transform).toHaveLength(2);
     const create = app.routes.find((route) => route.method === "POST" && route.path === "/api/v1/bases/:baseId/change-requests")!;
     expect(create.hooks.parse).toBeDefined();
   });

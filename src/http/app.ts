@@ -16,7 +16,7 @@ import { authRoutes, rfcDeviceRoutes } from "./routes/auth";
 import type { AppContext } from "../context";
 import { access, declaredPublic, requireDeclaredAccess } from "./access";
 import { answers, completeDocument, type DocumentedRoute, requireDeclaredAnswers, requireDeclaredBodies } from "./openapi";
-import { type KnownRoute, plumbing, withoutParsersOnReads } from "./plumbing";
+import { type KnownRoute, plumbing, withoutUnusedHooks } from "./plumbing";
 import { searchRoutes } from "./routes/search";
 import { transferRoutes } from "./routes/transfer";
 import { assetRoutes } from "./routes/assets";
@@ -105,7 +105,7 @@ export function createApp(ctx: AppContext) {
   requireDeclaredAccess(app.routes);
   requireDeclaredAnswers(app.routes);
   requireDeclaredBodies(app.routes);
-  withoutParsersOnReads(app.routes);
+  withoutUnusedHooks(app.routes);
   known.push(...app.routes);
   handle = (request) => app.handle(request);
   return app;

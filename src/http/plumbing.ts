@@ -129,6 +129,11 @@ const ROUTE_WORDS: ReadonlySet<string> = new Set(["page", "favorites", "search",
 /** Thrown where a path names no route; answered as Elysia's own unknown route is. */
 class UnknownRoute extends Error {}
 
+/** A route word in a path parameter's place: an unknown route. A wildcard's rest (`/admin/*`, the page's own addresses such as /admin/search) is not an id. */
+function refuseRouteWords({ params }: { params: Record<string, string | undefined> }): void {
+  for (const name in params) if (name !== "*" && ROUTE_WORDS.has(params[name] ?? "")) throw new UnknownRoute();
+}
+
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
@@ -190,15 +195,19 @@ export function clientAddress(server: ServerLike, request: Request): string {
   return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(":")}::/64`;
 }
 
+/** The end of a log line after the whole milliseconds: ".00ms" to ".99ms". */
+const HUNDREDTHS = Array.from({ length: 100 }, (_, hundredths) => `.${String(hundredths).padStart(2, "0")}ms`);
+
 /**
  * A request's log line: its start (method, path, status) and its duration in milliseconds to the
- * hundredth ("GET /api/health 200 1.25ms"), made as one concatenation: `toFixed` cost a tenth of a
- * health check's own work, and a template of the line's seven parts half a microsecond.
+ * hundredth ("GET /api/health 200 1.25ms"), made as one concatenation of three parts: `toFixed`
+ * cost a tenth of a health check's own work, and a template of the line's seven parts half a
+ * microsecond.
  */
 function logLine(start: string, ms: number): string {
   const hundredths = Math.round(ms * 100);
   const fraction = hundredths % 100;
-  return start + (hundredths - fraction) / 100 + (fraction < 10 ? ".0" : ".") + fraction + "ms";
+  return start + (hundredths - fraction) / 100 + HUNDREDTHS[fraction];
 }
 
 /**
@@ -303,11 +312,8 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
       if (failure.headers) Object.assign(set.headers, failure.headers);
       return envelope(failure);
     })
-    // Before the access macro's own transform: a route word is no credential's business. A
-    // wildcard's rest (`/admin/*`, the page's own addresses such as /admin/search) is not an id.
-    .onTransform({ as: "global" }, ({ params }) => {
-      for (const name in params) if (name !== "*" && ROUTE_WORDS.has((params as Record<string, string>)[name])) throw new UnknownRoute();
-    })
+    // Before the access macro's own transform: a route word is no credential's business.
+    .onTransform({ as: "global" }, refuseRouteWords)
     // The server, for a body's client address: read from the app once it listens, not from each
     // request's context (a hook that names `server` makes Elysia define it on every request's).
     .onStart((app) => {
@@ -371,12 +377,18 @@ export function plumbing(ctx: AppContext, known: KnownRoute[]) {
 }
 
 /**
- * GET and HEAD routes read no body, so the parser above never runs for them; but Elysia compiles
- * every route that has a parse hook as an async function, a promise and a turn of the microtask
- * queue per request. Dropped from them once every route is added, before any is compiled.
+ * The global hooks above, dropped from the routes they never serve once every route is added,
+ * before any is compiled (each hook left is a call in the route's compiled handler per request):
+ * - GET and HEAD routes read no body, so the parser never runs for them; but Elysia compiles
+ *   every route that has a parse hook as an async function, a promise and a turn of the microtask
+ *   queue per request;
+ * - a route without path parameters has no place a route word could stand in.
  */
-export function withoutParsersOnReads(routes: { method: string; hooks: { parse?: unknown } }[]): void {
-  for (const route of routes) if (route.method === "GET" || route.method === "HEAD") delete route.hooks.parse;
+export function withoutUnusedHooks(routes: { method: string; path: string; hooks: { parse?: unknown; transform?: { fn: unknown }[] } }[]): void {
+  for (const route of routes) {
+    if (route.method === "GET" || route.method === "HEAD") delete route.hooks.parse;
+    if (!route.path.includes(":") && route.hooks.transform) route.hooks.transform = route.hooks.transform.filter((hook) => hook.fn !== refuseRouteWords);
+  }
 }
 
 /** The CORS headers of an answer to `origin`. */
