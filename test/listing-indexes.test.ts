@@ -3,6 +3,8 @@ import { foldAccents } from "../src/db/functions";
 import { findBase } from "../src/content/bases";
 import { explainListing } from "../src/content/records/list";
 import { dailyUpkeep } from "../src/jobs/schedule";
+import { users } from "../src/tables/auth";
+import { sql } from "drizzle-orm";
 import { approveAndMerge, createBase, deleteField, fillBase, freshWorkspace, type TestServer, type Workspace } from "./helpers";
 
 let server: TestServer;
@@ -162,7 +164,8 @@ describe("indexed filters and sorts", () => {
     expect(plan({ sort: "notes" })).not.toContain("commits");
   });
 
-  test("a page's statements bind no bare LIMIT or OFFSET, which SQLite would prepare again at every run", async () => {
+  /** The SQL texts the store's connection prepares while `work` runs. */
+  async function preparedDuring(work: () => unknown): Promise<string[]> {
     const { sqlite } = server.ctx.store;
     const prepared: string[] = [];
     const prepare = sqlite.prepare;
@@ -171,6 +174,16 @@ describe("indexed filters and sorts", () => {
       return prepare.call(sqlite, text, ...(rest as []));
     }) as typeof sqlite.prepare;
     try {
+      await work();
+    } finally {
+      sqlite.prepare = prepare;
+    }
+    return prepared;
+  }
+  const bareLimits = (texts: string[]) => texts.filter((text) => /\b(limit|offset) \?/i.test(text));
+
+  test("a page's statements bind no bare LIMIT or OFFSET, which SQLite would prepare again at every run", async () => {
+    const prepared = await preparedDuring(async () => {
       // Shapes no other test asks, so that their statements are compiled now: a walk, a sort after, a cursor's page, a numbered page.
       for (const query of ["&limit=7&sort=-title&filters[0][fieldSlug]=year&filters[0][operator]=gte&filters[0][value]=2003", "&limit=7&sort=notes&status=archived"]) {
         const first = await server.call("GET", `/api/v1/records?baseId=papers${query}`, { key: ws.read });
@@ -178,12 +191,21 @@ describe("indexed filters and sorts", () => {
         if (first.body.nextCursor) expect((await server.call("GET", `/api/v1/records?baseId=papers${query}&cursor=${first.body.nextCursor}`, { key: ws.read })).status).toBe(200);
       }
       expect((await server.call("GET", "/api/v1/records/page?baseId=papers&page=3&pageSize=9&sort=title&filters[0][fieldSlug]=notes&filters[0][operator]=isEmpty", { key: ws.read })).status).toBe(200);
-    } finally {
-      sqlite.prepare = prepare;
-    }
+    });
     expect(prepared.some((text) => /\blimit cast\(/i.test(text))).toBe(true);
     expect(prepared.some((text) => /\boffset cast\(/i.test(text))).toBe(true);
-    expect(prepared.filter((text) => /\b(limit|offset) \?/i.test(text))).toEqual([]);
+    expect(bareLimits(prepared)).toEqual([]);
+  });
+
+  test("nor do drizzle's own statements on the store: those it prepares once and those it runs once", async () => {
+    const { db } = server.ctx.store;
+    const prepared = await preparedDuring(() => {
+      expect(db.select({ id: users.id }).from(users).limit(1).offset(0).all().length).toBe(1);
+      const statement = db.select({ id: users.id }).from(users).orderBy(users.id).limit(sql.placeholder("n")).prepare();
+      expect(statement.all({ n: 1 }).length).toBe(1);
+    });
+    expect(prepared.length).toBe(2);
+    expect(bareLimits(prepared)).toEqual([]);
   });
 
   test("the schema does not grow with fields: no index per field, one table of values; a deleted field's values are removed in the background", async () => {

@@ -63,7 +63,7 @@ export function openStore(path: string): Store {
   const dataDir = path === ":memory:" ? null : dirname(path);
   return {
     sqlite,
-    db: drizzle(sqlite),
+    db: drizzle({ client: castingLimits(sqlite) }),
     writes: new WriteQueue(sqlite, stagedSearchFlusher(sqlite), dataDir === null ? undefined : unnamedContentRemover(sqlite, dataDir)),
     statements: new StatementCache(),
   };
@@ -243,6 +243,19 @@ function binder(param: unknown): (values: Record<string, unknown>) => unknown {
  */
 const BARE_BOUND_LIMIT = /\b(limit|offset) (\?\d*)/gi;
 export const withCastLimits = (text: string): string => text.replace(BARE_BOUND_LIMIT, "$1 cast($2 as integer)");
+
+/**
+ * The connection as drizzle sees it: what it prepares (its `.prepare()`d statements and its queries
+ * run once) has its LIMIT and OFFSET cast as the store's own statements do. Only `prepare`, `exec`
+ * and `transaction` are what drizzle's session calls.
+ */
+function castingLimits(sqlite: Database): Database {
+  return {
+    prepare: (text: string) => sqlite.prepare(withCastLimits(text)),
+    exec: (text: string) => sqlite.exec(text),
+    transaction: (work: () => unknown) => sqlite.transaction(work),
+  } as unknown as Database;
+}
 
 /** Compiles drizzle-built SQL once and binds its placeholders by name at every run. */
 function compile(store: Store, query: { toSQL(): { sql: string; params: unknown[] } }) {
