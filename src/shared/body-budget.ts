@@ -15,6 +15,8 @@ export class BodyBudget {
   private readonly byCaller = new Map<string, number>();
   /** What each request being read gives back once answered. */
   private readonly held = new WeakMap<Request, () => void>();
+  /** How many requests hold something: while none does, an answered request looks nothing up. */
+  private holding = 0;
 
   constructor(
     readonly totalBytes: number,
@@ -53,14 +55,18 @@ export class BodyBudget {
 
   /** As `take`, given back by `giveBack(request)` once the request is answered. */
   takeFor(request: Request, caller: string | null, bytes: number): void {
-    this.held.set(request, this.take(caller, bytes));
+    const release = this.take(caller, bytes);
+    if (!this.held.has(request)) this.holding++;
+    this.held.set(request, release);
   }
 
   /** Gives back what `takeFor` counted for `request`, if anything. */
   giveBack(request: Request): void {
+    if (this.holding === 0) return;
     const release = this.held.get(request);
     if (!release) return;
     this.held.delete(request);
+    this.holding--;
     release();
   }
 }
