@@ -7,6 +7,7 @@ import { dailyUpkeep } from "../src/jobs/schedule";
 import { Receiver } from "./receiver";
 import { SecretBox } from "../src/webhooks/secrets";
 import { TargetGuard } from "../src/webhooks/ssrf";
+import { dueJobsOfRule } from "../src/webhooks/worker";
 
 const SECRET = `whsec_${Buffer.from("a".repeat(32)).toString("base64")}`;
 
@@ -250,7 +251,7 @@ describe("delivery (section 8.2)", () => {
     }
 
     test("a space whose targets never answer holds at most half the pool: another space's delivery arrives while all of its attempts still hang", async () => {
-      const other = await hangingSpace(20);
+      const other = await hangingSpace(40);
       try {
         for (let i = 0; i < 10; i++) await server.call("POST", "/api/v1/bases/papers/change-requests", { key: other.manage, body: { fields: { title: `b${i}` } } });
         await eventually(() => other.hanging.received.length >= 64);
@@ -258,12 +259,43 @@ describe("delivery (section 8.2)", () => {
         await createRecord("from the first space");
         await eventually(() => receiver.received.length === 1, 5000);
         expect(JSON.parse(receiver.received[0].body).data.record.fields.title).toBe("from the first space");
-        // None of the other space's 200 attempts has ended (each waits for its 10 s limit), and it never held more than its share.
+        // None of the other space's attempts has ended (each waits for its 10 s limit), and it never held more than its share (its 40 rules would take 80).
         expect(countOf(`SELECT count(*) AS n FROM webhook_deliveries WHERE request_url = '${other.hanging.url}'`)).toBe(0);
         expect(other.hanging.received.length).toBe(64);
       } finally {
         other.hanging.stop();
       }
+    });
+
+    test("a rule whose target has not answered holds 2 slots, not 16: beside another space's dead targets, this space's own dead target leaves its share to the rules that answer", async () => {
+      const dead = new Receiver();
+      dead.answers = Array.from({ length: 100 }, () => ({ status: 200, delayMs: 60_000 }));
+      // Two rules that answer once (so they have earned their 16 slots), then hold every answer.
+      const held = [new Receiver(), new Receiver()];
+      for (const receiver of held) receiver.answers = [200, ...Array.from({ length: 100 }, () => ({ status: 200, delayMs: 60_000 }))];
+      const other = await hangingSpace(25);
+      try {
+        for (const [i, receiver] of held.entries()) await rule({ name: `answers ${i}`, config: { targetUrl: receiver.url } });
+        await rule({ name: "dead", config: { targetUrl: dead.url } });
+        await createRecord("first");
+        await eventually(() => countOf("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'success'") === 2);
+        // The other space's rules hold its share (42 of 128 while both spaces have work).
+        for (let i = 0; i < 2; i++) await server.call("POST", "/api/v1/bases/papers/change-requests", { key: other.manage, body: { fields: { title: `b${i}` } } });
+        await eventually(() => other.hanging.received.length >= 42);
+        for (let i = 0; i < 16; i++) await createRecord(`r${i}`);
+        // 16 + 16 held attempts and the dead target's 2 fit in the share (its 16 would not).
+        await eventually(() => held.every((receiver) => receiver.received.length === 17), 5000);
+        expect(dead.received.length).toBe(2);
+      } finally {
+        for (const receiver of [dead, ...held, other.hanging]) receiver.stop();
+      }
+    });
+
+    test("a rule's due jobs are read by the rule's own index: a dead target's backlog is never walked to find another rule's jobs", () => {
+      // The loop's own statement; its placeholders (rule, now, jobs in flight, limit) bound to sample values.
+      const { sql } = dueJobsOfRule(server.ctx).getQuery();
+      const plan = (server.ctx.store.sqlite.query(`EXPLAIN QUERY PLAN ${sql}`).all("rul_x", Date.now(), "[]", 16) as { detail: string }[]).map((row) => row.detail);
+      expect(plan[0]).toBe("SEARCH webhook_jobs USING INDEX webhook_jobs_rule_due_idx (rule_id=? AND due_at<?)");
     });
 
     test("test-fire and redeliver wait for a slot of their space's share: past 32 waiting, 429; another space's deliveries go on", async () => {

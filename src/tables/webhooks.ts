@@ -49,7 +49,7 @@ export const webhookJobs = sqliteTable(
   {
     id: text("id").primaryKey(),
     ruleId: text("rule_id").notNull().references(() => webhookRules.id, { onDelete: "cascade" }),
-    /** The rule's space: the loop shares its slots between spaces and reads each one's due jobs apart. */
+    /** The rule's space: the loop shares its slots between spaces. */
     spaceId: text("space_id").notNull(),
     eventSeq: integer("event_seq").notNull(),
     /** The attempt this job makes next (1..retries + 1). */
@@ -57,8 +57,8 @@ export const webhookJobs = sqliteTable(
     /** Unix milliseconds. */
     dueAt: integer("due_at").notNull(),
   },
-  // What the loop asks for: a space's due jobs, soonest first; and when the next job falls due.
-  (table) => [index("webhook_jobs_space_due_idx").on(table.spaceId, table.dueAt), index("webhook_jobs_due_idx").on(table.dueAt)],
+  // What the loop asks for: a rule's due jobs, soonest first; and when the next job falls due.
+  (table) => [index("webhook_jobs_rule_due_idx").on(table.ruleId, table.dueAt), index("webhook_jobs_due_idx").on(table.dueAt)],
 );
 
 /** The delivery log: one row per attempt. */
