@@ -129,7 +129,11 @@ try {
     }
     const floorRuns = runs.at(-1)!;
     const cells = runs.map((each) => `${median(each.map((run) => run.cpuUs)).toFixed(1)} (${median(each.map((run) => run.rps)).toFixed(0)})`);
-    const ratios = runs.slice(0, -1).map((each) => `${(median(each.map((run, round) => floorRuns[round].cpuUs / run.cpuUs)) * 100).toFixed(0)}%`);
+    // The ratio of the medians, and in brackets the median of each round's ratio (a round's servers ran within seconds of each other).
+    const floorMedian = median(floorRuns.map((run) => run.cpuUs));
+    const ratios = runs
+      .slice(0, -1)
+      .map((each) => `${((floorMedian / median(each.map((run) => run.cpuUs))) * 100).toFixed(0)}% (${(median(each.map((run, round) => floorRuns[round].cpuUs / run.cpuUs)) * 100).toFixed(0)}%)`);
     console.log(`| ${route.name} | ${cells.join(" | ")} | ${ratios.join(" | ")} |`);
   }
 } finally {
