@@ -27,7 +27,13 @@ describe("section 1: conventions", () => {
       const reply = await server.call("GET", path);
       expect(reply.status).toBe(200);
       expect(reply.body).toEqual({ status: "ok", service: "basalt", version: VERSION, timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+      expect(reply.headers.get("content-type")).toBe("application/json;charset=utf-8");
     }
+    // Its answers share one init: the CORS headers of one answer are not in the next.
+    const fromPage = await server.call("GET", "/api/health", { headers: { origin: "http://localhost:3000" } });
+    expect(fromPage.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    const fromAgent = await server.call("GET", "/api/health");
+    expect([fromAgent.headers.get("access-control-allow-origin"), fromAgent.headers.get("vary")]).toEqual([null, null]);
   });
 
   test("an unknown route answers 404 in the envelope with its path", async () => {

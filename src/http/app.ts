@@ -31,18 +31,23 @@ const GENERATED_SPEC = "/api/v1/openapi.generated.json";
 /** The whole HTTP surface, composed once; `serve` listens with it and tests call it over a real port. */
 /** Whether the server answers: Basalt's `status` and `version`, with Busabase's `service` and `timestamp`. */
 const HealthSchema = t.Object({ status: t.Literal("ok"), service: t.Literal("basalt"), version: t.String(), timestamp: t.String({ format: "date-time" }) });
-/** The time as ISO text, written once a millisecond: under load many health checks share one (formatting a date was 6% of one). */
-let stampedAt = Number.NaN;
-let stamp = "";
-function isoNow(): string {
+/** A JSON answer's init as `Response.json` writes it (Bun copies an answer's headers from its init, so one serves all). */
+const JSON_INIT = { headers: new Headers({ "content-type": "application/json;charset=utf-8" }) };
+/**
+ * The health answer, its JSON written once a millisecond: under load many health checks share one
+ * (formatting a date was 6% of one, and `Response.json` of the object cost 0.2–0.3 µs more than an
+ * answer of its kept text, on the wire).
+ */
+let writtenAt = Number.NaN;
+let written = "";
+function health(): Response {
   const now = Date.now();
-  if (now !== stampedAt) {
-    stampedAt = now;
-    stamp = new Date(now).toISOString();
+  if (now !== writtenAt) {
+    writtenAt = now;
+    written = JSON.stringify({ status: "ok", service: "basalt", version: VERSION, timestamp: new Date(now).toISOString() });
   }
-  return stamp;
+  return new Response(written, JSON_INIT);
 }
-const health = () => ({ status: "ok" as const, service: "basalt" as const, version: VERSION, timestamp: isoNow() });
 
 export function createApp(ctx: AppContext) {
   const known: (KnownRoute & DocumentedRoute)[] = [];
