@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const REPO = join(import.meta.dir, "..");
-const binary = join(REPO, "dist/basalt");
+/** `BENCH_BINARY` measures another build (the code before a change, alternating with this one). */
+const binary = process.env.BENCH_BINARY ?? join(REPO, "dist/basalt");
 const dir = mkdtempSync(join(tmpdir(), "basalt-bench-hooks-"));
 const dataDir = join(dir, "data");
 
