@@ -9,10 +9,10 @@
  * thread: the collector's and the JIT's share the core), which the machine's other load moves far
  * less than the rate. Run it under the bench lock.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BUN } from "./harness";
+import { answering, BUN, cpuNs } from "./harness";
 
 const checkouts = process.argv.slice(2).map((path) => resolve(path));
 if (checkouts.length === 0) throw new Error("usage: bun bench/create-wire.ts <checkout> [<checkout> …]");
@@ -26,18 +26,6 @@ const run = (command: string[]) => {
   if (result.exitCode !== 0) throw new Error(`${command.join(" ")}: ${result.stderr}`);
   return result.stdout.toString();
 };
-/** The CPU time of every thread of a process, in nanoseconds. */
-const cpuNs = (pid: number) => readdirSync(`/proc/${pid}/task`).reduce((sum, task) => sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]), 0);
-async function answering(url: string) {
-  for (let tries = 0; tries < 500; tries++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await Bun.sleep(20);
-  }
-  throw new Error(`${url} did not answer`);
-}
-
 const script = join(dir, "create.lua");
 const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
 writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["content-type"] = "application/json"\n`);

@@ -1,5 +1,5 @@
 /** What the benchmarks share: a scratch directory, commands, waiting for a server, RSS, and wrk. */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -148,4 +148,26 @@ export function benchServer(harness: ReturnType<typeof benchHarness>, port: numb
       return response.json();
     },
   };
+}
+
+/** A process's CPU time so far, in nanoseconds: every thread's time on a CPU (a thread that ended meanwhile is left out). */
+export function cpuNs(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {}
+  }
+  return total;
+}
+
+/** Waits until `url` answers 2xx (a server starting). */
+export async function answering(url: string): Promise<void> {
+  for (let tries = 0; tries < 500; tries++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await Bun.sleep(20);
+  }
+  throw new Error(`${url} did not answer`);
 }

@@ -10,10 +10,10 @@
  * `WIRE_DATA=<folder>` keeps the seeded data there (with its key and record in `seed.json`) and
  * reuses it in later runs, e.g. for a profile of one server (`bun --cpu-prof-md`).
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, REPO } from "./harness";
+import { answering, BUN, cpuNs, REPO } from "./harness";
 
 process.env.NODE_ENV ??= "production";
 const ROUNDS = Number(process.env.WIRE_ROUNDS ?? 8);
@@ -45,27 +45,6 @@ async function seeded(): Promise<{ apiKey: string; record: string }> {
   return seed;
 }
 
-/** The server's CPU time so far, in nanoseconds: every thread's time on a CPU. */
-function cpuNs(pid: number): number {
-  let total = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-    } catch {} // a thread that ended meanwhile
-  }
-  return total;
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let tries = 0; tries < 500; tries++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await Bun.sleep(20);
-  }
-  throw new Error(`${url} did not answer`);
-}
-
 type Server = { name: string; pid: number; base: string; floor: boolean; stop: () => void };
 
 async function started(name: string, program: string | null, port: number): Promise<Server> {
@@ -74,7 +53,7 @@ async function started(name: string, program: string | null, port: number): Prom
   const command = program === null ? [BUN, join(REPO, "bench/floor.ts"), join(data, "basalt.db"), String(port)] : [...(program.endsWith(".ts") ? [BUN, program] : [program]), "serve", "--port", String(port), "--data-dir", data];
   const child = Bun.spawn(["taskset", "-c", "0", ...command], { stdout: "ignore", stderr: "inherit" });
   const base = `http://127.0.0.1:${port}`;
-  await waitFor(`${base}${program === null ? "/health" : "/api/health"}`);
+  await answering(`${base}${program === null ? "/health" : "/api/health"}`);
   return { name, pid: child.pid, base, floor: program === null, stop: () => child.kill() };
 }
 
