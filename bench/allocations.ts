@@ -54,19 +54,10 @@ if (!process.env.BUN_JSC_logGC) {
   process.exit(0);
 }
 
-const { floorHandler } = await import("./floor");
-const { inProcessApp, benchKey, wireRequest } = await import("./in-process");
+const { benchCreates } = await import("./in-process");
 
 const dir = mkdtempSync(join(tmpdir(), "basalt-allocations-"));
-const { ctx, app, close } = await inProcessApp(dir);
-const apiKey = await benchKey(ctx);
-const headers = { authorization: `Bearer ${apiKey}`, "x-basalt-space": "bench", "content-type": "application/json" };
-const fields = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
-await app.handle(new Request("http://localhost/api/v1/bases", { method: "POST", headers, body: JSON.stringify({ slug: "papers", name: "Papers", fields }) }));
-const floor = process.env.BENCH_FLOOR === "1" ? floorHandler(join(dir, "basalt.db")) : undefined;
-const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
-const createOne = () =>
-  floor ? floor(wireRequest("http://localhost/records", { headers, body })) : app.handle(wireRequest("http://localhost/api/v1/bases/papers/change-requests", { headers, body }));
+const { close, createOne } = await benchCreates(dir);
 const batch = async () => {
   const responses = await Promise.all(Array.from({ length: 50 }, createOne));
   for (const response of responses) {

@@ -50,3 +50,21 @@ export function wireRequest(url: string, init: { method?: string; headers: Recor
   const headers = init.body === undefined ? init.headers : { ...init.headers, "content-length": String(Buffer.byteLength(init.body)) };
   return new Request(url, { method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body });
 }
+
+/**
+ * The direct create of `bun run bench` in process, on a new app in `dir`: its key, its base
+ * "papers" of five fields, and `createOne`, a create as a client on the wire sends it (with
+ * `BENCH_FLOOR=1`, the floor's create on the same data instead).
+ */
+export async function benchCreates(dir: string) {
+  const { ctx, app, close } = await inProcessApp(dir);
+  const headers = { authorization: `Bearer ${await benchKey(ctx)}`, "x-basalt-space": "bench", "content-type": "application/json" };
+  const fields = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
+  await app.handle(wireRequest("http://localhost/api/v1/bases", { headers, body: JSON.stringify({ slug: "papers", name: "Papers", fields }) }));
+  const { floorHandler } = await import("./floor");
+  const floor = process.env.BENCH_FLOOR === "1" ? floorHandler(join(dir, "basalt.db")) : undefined;
+  const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
+  const createOne = () =>
+    floor ? floor(wireRequest("http://localhost/records", { headers, body })) : app.handle(wireRequest("http://localhost/api/v1/bases/papers/change-requests", { headers, body }));
+  return { ctx, app, close, createOne };
+}

@@ -70,22 +70,12 @@ queue.runTransaction = function (this: unknown, ...args: unknown[]) {
     inTransactions += cpuNow() - start;
   }
 };
-const { inProcessApp, benchKey, wireRequest } = await import("./in-process");
+const { benchCreates } = await import("./in-process");
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 5000);
 const dir = mkdtempSync(join(tmpdir(), "basalt-statements-"));
-const { ctx, app, close } = await inProcessApp(dir);
-const apiKey = await benchKey(ctx);
-const headers = { authorization: `Bearer ${apiKey}`, "x-basalt-space": "bench", "content-type": "application/json" };
-const post = (path: string, body: unknown) => app.handle(new Request(`http://localhost${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
-const fields = [1, 2, 3, 4, 5].map((i) => ({ slug: `f${i}`, name: `Field ${i}`, type: i % 2 ? "text" : "number" }));
-await post("/api/v1/bases", { slug: "papers", name: "Papers", fields });
 // `BENCH_FLOOR=1`: the floor's create (bench/floor.ts) on the same data instead, statement by statement.
-const { floorHandler } = await import("./floor");
-const floor = process.env.BENCH_FLOOR === "1" ? floorHandler(join(dir, "basalt.db")) : undefined;
-const body = JSON.stringify({ fields: { f1: "a title", f2: 42, f3: "some text", f4: 7, f5: "more text" } });
-const createOne = () =>
-  floor ? floor(wireRequest("http://localhost/records", { headers, body })) : app.handle(wireRequest("http://localhost/api/v1/bases/papers/change-requests", { headers, body }));
+const { close, createOne } = await benchCreates(dir);
 const create = async () => {
   const responses = await Promise.all(Array.from({ length: 50 }, createOne));
   for (const response of responses) if (response.status !== 201) throw new Error(`${response.status} ${await response.text()}`);
